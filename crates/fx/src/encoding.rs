@@ -1,0 +1,541 @@
+//! Canonical state encoding: explicit little-endian field bytes in a defined
+//! order, written to a [`Sink`] that is either a [`HashSink`] (the per-frame
+//! BLAKE3 checksum, no allocation) or a byte buffer (an exact snapshot).
+//!
+//! Invariants:
+//! - Every value is written as fixed-width little-endian bytes chosen by the
+//!   caller's method (`u32`, `i64`, ...), never from memory layout, and there is
+//!   no `usize` method: lengths go through [`StateWriter::write_len`], which
+//!   writes a `u32`. The same call sequence therefore yields the same bytes on
+//!   every target, big- or little-endian, 32- or 64-bit.
+//! - The checksum of a state is BLAKE3 of exactly the bytes its snapshot holds,
+//!   so a checksum can always be recomputed from a snapshot.
+//! - [`StateReader`] is safe on untrusted bytes: every read is bounds-checked and
+//!   returns a typed [`DecodeError`] carrying the byte offset; nothing panics.
+
+use crate::{Checksum, Fx, Mat3, Quat, Rng, Vec3};
+
+/// Where a [`StateWriter`] puts its bytes.
+pub trait Sink {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+}
+
+/// Bytes a [`HashSink`] gathers before handing them to BLAKE3: 16 chunks of
+/// 1 KiB, enough for its widest SIMD path (AVX-512 hashes 16 chunks at once).
+const HASH_BUFFER: usize = 16 * 1024;
+
+/// A BLAKE3 hasher behind an inline buffer. State is written a few bytes at a
+/// time; hashing each small write on its own would cost more than the hash,
+/// so writes are gathered and hashed many chunks at a time. Never allocates.
+#[derive(Clone)]
+pub struct HashSink {
+    hasher: blake3::Hasher,
+    buf: [u8; HASH_BUFFER],
+    len: usize,
+}
+
+impl HashSink {
+    /// An empty hasher.
+    pub fn new() -> HashSink {
+        HashSink {
+            hasher: blake3::Hasher::new(),
+            buf: [0; HASH_BUFFER],
+            len: 0,
+        }
+    }
+
+    /// The digest of everything written so far (the sink stays usable).
+    pub fn checksum(&self) -> Checksum {
+        let mut h = self.hasher.clone();
+        h.update(&self.buf[..self.len]);
+        Checksum::from_bytes(*h.finalize().as_bytes())
+    }
+}
+
+impl Default for HashSink {
+    fn default() -> HashSink {
+        HashSink::new()
+    }
+}
+
+impl core::fmt::Debug for HashSink {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("HashSink")
+            .field("buffered", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sink for HashSink {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        if bytes.len() <= HASH_BUFFER - self.len {
+            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+            return;
+        }
+        self.hasher.update(&self.buf[..self.len]);
+        self.len = 0;
+        if bytes.len() >= HASH_BUFFER {
+            self.hasher.update(bytes);
+        } else {
+            self.buf[..bytes.len()].copy_from_slice(bytes);
+            self.len = bytes.len();
+        }
+    }
+}
+
+impl Sink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// Counts bytes without storing them (to size a snapshot or a report).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ByteCounter(pub u64);
+
+impl Sink for ByteCounter {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.0 = self.0.wrapping_add(bytes.len() as u64);
+    }
+}
+
+/// Writes state fields canonically into a [`Sink`].
+#[derive(Debug, Clone)]
+pub struct StateWriter<S: Sink> {
+    sink: S,
+}
+
+impl StateWriter<HashSink> {
+    /// A writer that hashes what it is given, for a [`Checksum`].
+    pub fn hasher() -> Self {
+        StateWriter::new(HashSink::new())
+    }
+
+    /// The BLAKE3 checksum of everything written so far.
+    pub fn checksum(&self) -> Checksum {
+        self.sink.checksum()
+    }
+}
+
+impl StateWriter<Vec<u8>> {
+    /// A writer that records into a byte buffer, for an exact snapshot.
+    pub fn buffer() -> Self {
+        StateWriter::new(Vec::new())
+    }
+
+    /// The bytes written so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.sink
+    }
+}
+
+impl<S: Sink> StateWriter<S> {
+    /// A writer into `sink`.
+    pub fn new(sink: S) -> Self {
+        StateWriter { sink }
+    }
+
+    /// Gives back the sink.
+    pub fn into_inner(self) -> S {
+        self.sink
+    }
+
+    /// The sink, e.g. to read a [`ByteCounter`].
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+
+    /// Writes raw bytes as they are (no length prefix).
+    #[inline]
+    pub fn write_raw(&mut self, bytes: &[u8]) {
+        self.sink.put(bytes);
+    }
+
+    /// Writes one byte.
+    #[inline]
+    pub fn write_u8(&mut self, v: u8) {
+        self.sink.put(&[v]);
+    }
+
+    /// Writes a `bool` as one byte, `0` or `1`.
+    #[inline]
+    pub fn write_bool(&mut self, v: bool) {
+        self.write_u8(v as u8);
+    }
+
+    /// Writes a `u16`, little-endian.
+    #[inline]
+    pub fn write_u16(&mut self, v: u16) {
+        self.sink.put(&v.to_le_bytes());
+    }
+
+    /// Writes a `u32`, little-endian.
+    #[inline]
+    pub fn write_u32(&mut self, v: u32) {
+        self.sink.put(&v.to_le_bytes());
+    }
+
+    /// Writes a `u64`, little-endian.
+    #[inline]
+    pub fn write_u64(&mut self, v: u64) {
+        self.sink.put(&v.to_le_bytes());
+    }
+
+    /// Writes an `i32`, little-endian two's complement.
+    #[inline]
+    pub fn write_i32(&mut self, v: i32) {
+        self.sink.put(&v.to_le_bytes());
+    }
+
+    /// Writes an `i64`, little-endian two's complement.
+    #[inline]
+    pub fn write_i64(&mut self, v: i64) {
+        self.sink.put(&v.to_le_bytes());
+    }
+
+    /// Writes a collection length as a `u32`. Lengths above `u32::MAX` cannot be
+    /// part of a canonical state; they are a caller bug and saturate, which the
+    /// matching read then rejects as too long for the input.
+    #[inline]
+    pub fn write_len(&mut self, len: usize) {
+        self.write_u32(u32::try_from(len).unwrap_or(u32::MAX));
+    }
+
+    /// Writes a length-prefixed byte string.
+    #[inline]
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        self.write_len(bytes.len());
+        self.sink.put(bytes);
+    }
+
+    /// Writes an [`Fx`] as its 8 raw bytes.
+    #[inline]
+    pub fn write_fx(&mut self, v: Fx) {
+        self.write_i64(v.to_bits());
+    }
+
+    /// Writes a [`Vec3`] as `x`, `y`, `z`.
+    #[inline]
+    pub fn write_vec3(&mut self, v: Vec3) {
+        let mut b = [0u8; 24];
+        b[0..8].copy_from_slice(&v.x.to_bits().to_le_bytes());
+        b[8..16].copy_from_slice(&v.y.to_bits().to_le_bytes());
+        b[16..24].copy_from_slice(&v.z.to_bits().to_le_bytes());
+        self.sink.put(&b);
+    }
+
+    /// Writes a [`Quat`] as `w`, `x`, `y`, `z`.
+    #[inline]
+    pub fn write_quat(&mut self, q: Quat) {
+        let mut b = [0u8; 32];
+        b[0..8].copy_from_slice(&q.w.to_bits().to_le_bytes());
+        b[8..16].copy_from_slice(&q.x.to_bits().to_le_bytes());
+        b[16..24].copy_from_slice(&q.y.to_bits().to_le_bytes());
+        b[24..32].copy_from_slice(&q.z.to_bits().to_le_bytes());
+        self.sink.put(&b);
+    }
+
+    /// Writes a [`Mat3`] row by row.
+    #[inline]
+    pub fn write_mat3(&mut self, m: &Mat3) {
+        for row in m.rows {
+            self.write_vec3(row);
+        }
+    }
+}
+
+/// Why a [`StateReader`] could not decode its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The input ended inside a field.
+    #[error("input ends at byte {offset}: {needed} more byte(s) needed")]
+    UnexpectedEnd {
+        /// Byte offset where the field starts.
+        offset: u64,
+        /// Bytes the field still needs beyond the end.
+        needed: u64,
+    },
+    /// A field holds a value its type does not allow.
+    #[error("invalid {what} at byte {offset}")]
+    Invalid {
+        /// Byte offset of the field.
+        offset: u64,
+        /// What was being read.
+        what: &'static str,
+    },
+    /// Bytes remain after the last field.
+    #[error("{extra} unexpected trailing byte(s) at byte {offset}")]
+    TrailingBytes {
+        /// Byte offset of the first extra byte.
+        offset: u64,
+        /// How many bytes remain.
+        extra: u64,
+    },
+}
+
+/// Reads fields written by a [`StateWriter`] back, in the same order.
+#[derive(Debug, Clone)]
+pub struct StateReader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> StateReader<'a> {
+    /// A reader over `bytes`, starting at the first byte.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        StateReader { bytes, pos: 0 }
+    }
+
+    /// Byte offset of the next read.
+    pub fn offset(&self) -> u64 {
+        self.pos as u64
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    /// Succeeds only if every byte has been read.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        match self.remaining() {
+            0 => Ok(()),
+            extra => Err(DecodeError::TrailingBytes {
+                offset: self.offset(),
+                extra: extra as u64,
+            }),
+        }
+    }
+
+    /// Takes the next `n` bytes.
+    #[inline]
+    pub fn read_raw(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if n > self.remaining() {
+            return Err(DecodeError::UnexpectedEnd {
+                offset: self.offset(),
+                needed: (n - self.remaining()) as u64,
+            });
+        }
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    #[inline]
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.read_raw(N)?);
+        Ok(out)
+    }
+
+    /// Reads one byte.
+    #[inline]
+    pub fn read_u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    /// Reads a `bool`; any byte other than `0` or `1` is [`DecodeError::Invalid`].
+    #[inline]
+    pub fn read_bool(&mut self) -> Result<bool, DecodeError> {
+        let offset = self.offset();
+        match self.read_u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(DecodeError::Invalid {
+                offset,
+                what: "bool",
+            }),
+        }
+    }
+
+    /// Reads a little-endian `u16`.
+    #[inline]
+    pub fn read_u16(&mut self) -> Result<u16, DecodeError> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a little-endian `u32`.
+    #[inline]
+    pub fn read_u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a little-endian `u64`.
+    #[inline]
+    pub fn read_u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a little-endian `i32`.
+    #[inline]
+    pub fn read_i32(&mut self) -> Result<i32, DecodeError> {
+        Ok(i32::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a little-endian `i64`.
+    #[inline]
+    pub fn read_i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a length written by [`StateWriter::write_len`], rejecting one that
+    /// claims more items than there are bytes left (each item is at least
+    /// `min_item_bytes` long), so a hostile length cannot trigger a huge
+    /// allocation.
+    pub fn read_len(&mut self, min_item_bytes: u32) -> Result<usize, DecodeError> {
+        let offset = self.offset();
+        let len = self.read_u32()?;
+        let need = u64::from(len) * u64::from(min_item_bytes.max(1));
+        if need > self.remaining() as u64 {
+            return Err(DecodeError::Invalid {
+                offset,
+                what: "length (longer than the input)",
+            });
+        }
+        Ok(len as usize)
+    }
+
+    /// Reads a byte string written by [`StateWriter::write_bytes`].
+    pub fn read_bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+        let len = self.read_len(1)?;
+        self.read_raw(len)
+    }
+
+    /// Reads an [`Fx`].
+    #[inline]
+    pub fn read_fx(&mut self) -> Result<Fx, DecodeError> {
+        Ok(Fx::from_bits(self.read_i64()?))
+    }
+
+    /// Reads a [`Vec3`].
+    #[inline]
+    pub fn read_vec3(&mut self) -> Result<Vec3, DecodeError> {
+        Ok(Vec3::new(self.read_fx()?, self.read_fx()?, self.read_fx()?))
+    }
+
+    /// Reads a [`Quat`] (`w`, `x`, `y`, `z`).
+    #[inline]
+    pub fn read_quat(&mut self) -> Result<Quat, DecodeError> {
+        let w = self.read_fx()?;
+        let x = self.read_fx()?;
+        let y = self.read_fx()?;
+        let z = self.read_fx()?;
+        Ok(Quat::from_wxyz(w, x, y, z))
+    }
+
+    /// Reads a [`Mat3`] row by row.
+    #[inline]
+    pub fn read_mat3(&mut self) -> Result<Mat3, DecodeError> {
+        Ok(Mat3::from_rows(
+            self.read_vec3()?,
+            self.read_vec3()?,
+            self.read_vec3()?,
+        ))
+    }
+}
+
+/// A value with a canonical encoding: `encode` writes it, `decode` reads it
+/// back exactly, so `decode(encode(x)) == x` and the bytes are the same on every
+/// target.
+pub trait Canonical: Sized {
+    /// Writes `self`.
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>);
+    /// Reads a value written by `encode`.
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError>;
+
+    /// The BLAKE3 checksum of the encoding.
+    fn checksum(&self) -> Checksum {
+        let mut w = StateWriter::hasher();
+        self.encode(&mut w);
+        w.checksum()
+    }
+
+    /// The encoding as bytes (an exact snapshot).
+    fn to_snapshot(&self) -> Vec<u8> {
+        let mut w = StateWriter::buffer();
+        self.encode(&mut w);
+        w.into_inner()
+    }
+
+    /// Decodes a whole snapshot, rejecting trailing bytes.
+    fn from_snapshot(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = StateReader::new(bytes);
+        let v = Self::decode(&mut r)?;
+        r.finish()?;
+        Ok(v)
+    }
+}
+
+impl Canonical for Fx {
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_fx(*self);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        r.read_fx()
+    }
+}
+
+impl Canonical for Vec3 {
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_vec3(*self);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        r.read_vec3()
+    }
+}
+
+impl Canonical for Quat {
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_quat(*self);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        r.read_quat()
+    }
+}
+
+impl Canonical for Mat3 {
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_mat3(self);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        r.read_mat3()
+    }
+}
+
+impl Canonical for Rng {
+    /// The state word then the increment.
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        let (state, inc) = self.to_state();
+        w.write_u64(state);
+        w.write_u64(inc);
+    }
+    /// Rejects an even increment, which no generator has.
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        let state = r.read_u64()?;
+        let offset = r.offset();
+        let inc = r.read_u64()?;
+        if inc & 1 == 0 {
+            return Err(DecodeError::Invalid {
+                offset,
+                what: "rng increment (must be odd)",
+            });
+        }
+        Ok(Rng::from_state(state, inc))
+    }
+}
+
+impl Canonical for Checksum {
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_raw(self.as_bytes());
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        let mut b = [0u8; 32];
+        b.copy_from_slice(r.read_raw(32)?);
+        Ok(Checksum::from_bytes(b))
+    }
+}

@@ -1,0 +1,46 @@
+//! Deterministic fixed-point math for lockstep.
+//!
+//! Everything here is integer-only and gives the same bits on every target
+//! (x86_64, aarch64, s390x big-endian, i686 32-bit), in debug and release:
+//!
+//! - [`Fx`]: a signed Q32.32 scalar with saturating arithmetic.
+//! - [`Vec3`], [`Quat`], [`Mat3`]: the linear algebra of a rigid-body solver.
+//! - `sqrt`, `sin`, `cos`, `sin_cos`, `atan2`, `acos`, `asin` on [`Fx`], each
+//!   with a documented and tested maximum error in LSB.
+//! - [`Rng`]: a seeded, versioned PCG32 generator with published test vectors.
+//! - [`StateWriter`] / [`StateReader`]: canonical little-endian encoding of
+//!   state into a BLAKE3 [`Checksum`] or an exact snapshot buffer.
+//!
+//! ```
+//! use lockstep_fx::{Fx, Vec3};
+//!
+//! const GRAVITY: Fx = Fx::lit("-9.81");
+//! let v = Vec3::new(Fx::from_int(3), Fx::ZERO, Fx::from_int(4));
+//! assert_eq!(v.length(), Fx::from_int(5));
+//! assert!(GRAVITY.is_negative());
+//! ```
+#![deny(clippy::float_arithmetic, clippy::float_cmp)]
+
+mod checksum;
+mod encoding;
+mod mat3;
+mod norm;
+mod quat;
+mod rng;
+mod scalar;
+mod sqrt;
+mod trig;
+mod vec3;
+
+pub use checksum::{Checksum, ParseChecksumError, ShortChecksum};
+pub use encoding::{ByteCounter, Canonical, DecodeError, HashSink, Sink, StateReader, StateWriter};
+pub use mat3::Mat3;
+pub use quat::Quat;
+pub use rng::Rng;
+pub use scalar::{FRAC_BITS, Fx, ParseFxError};
+pub use vec3::Vec3;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;

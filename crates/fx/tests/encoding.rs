@@ -1,0 +1,172 @@
+//! Canonical encoding: byte-exact little-endian layout, checksum = BLAKE3 of
+//! the snapshot bytes, exact round trips, and typed errors (never a panic) on
+//! short, invalid or trailing input.
+
+use lockstep_fx::{
+    ByteCounter, Canonical, Checksum, DecodeError, Fx, Mat3, Quat, StateReader, StateWriter, Vec3,
+};
+use proptest::prelude::*;
+
+fn write_sample<S: lockstep_fx::Sink>(w: &mut StateWriter<S>) {
+    w.write_u8(0xab);
+    w.write_bool(true);
+    w.write_u16(0x0102);
+    w.write_u32(0x0304_0506);
+    w.write_i32(-2);
+    w.write_u64(0x0708_090a_0b0c_0d0e);
+    w.write_fx(Fx::NEG_ONE);
+    w.write_bytes(b"hi");
+    w.write_vec3(Vec3::from_ints(1, 2, 3));
+    w.write_quat(Quat::IDENTITY);
+}
+
+#[test]
+fn layout_is_little_endian_field_by_field() {
+    let mut w = StateWriter::buffer();
+    write_sample(&mut w);
+    let b = w.bytes();
+    assert_eq!(
+        &b[..24],
+        &[
+            0xab, 1, 0x02, 0x01, 0x06, 0x05, 0x04, 0x03, 0xfe, 0xff, 0xff, 0xff, 0x0e, 0x0d, 0x0c,
+            0x0b, 0x0a, 0x09, 0x08, 0x07, 0, 0, 0, 0
+        ]
+    );
+    // Fx::NEG_ONE = -2^32: low word 0, high word -1.
+    assert_eq!(&b[24..28], &[0xff, 0xff, 0xff, 0xff]);
+    // Length prefix is a u32, never a usize.
+    assert_eq!(&b[28..34], &[2, 0, 0, 0, b'h', b'i']);
+    assert_eq!(b.len(), 34 + 24 + 32);
+
+    let mut counter = StateWriter::new(ByteCounter::default());
+    write_sample(&mut counter);
+    assert_eq!(counter.sink().0, b.len() as u64);
+}
+
+#[test]
+fn checksum_is_blake3_of_the_snapshot() {
+    let mut buf = StateWriter::buffer();
+    let mut hash = StateWriter::hasher();
+    write_sample(&mut buf);
+    write_sample(&mut hash);
+    let sum = hash.checksum();
+    assert_eq!(sum, Checksum::of(buf.bytes()));
+    assert_eq!(sum.to_string().len(), 64, "hex form is 64 digits: {sum}");
+    assert_eq!(sum.to_string().parse::<Checksum>(), Ok(sum));
+    assert!(sum.to_string().starts_with(&sum.short().to_string()));
+    assert!("xyz".parse::<Checksum>().is_err());
+    assert!("zz".repeat(32).parse::<Checksum>().is_err());
+    // BLAKE3 of the empty input (from the BLAKE3 test vectors).
+    assert_eq!(
+        StateWriter::hasher().checksum().to_string(),
+        "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
+    );
+}
+
+#[test]
+fn reads_back_what_was_written() {
+    let mut w = StateWriter::buffer();
+    write_sample(&mut w);
+    let mut r = StateReader::new(w.bytes());
+    assert_eq!(r.read_u8(), Ok(0xab));
+    assert_eq!(r.read_bool(), Ok(true));
+    assert_eq!(r.read_u16(), Ok(0x0102));
+    assert_eq!(r.read_u32(), Ok(0x0304_0506));
+    assert_eq!(r.read_i32(), Ok(-2));
+    assert_eq!(r.read_u64(), Ok(0x0708_090a_0b0c_0d0e));
+    assert_eq!(r.read_fx(), Ok(Fx::NEG_ONE));
+    assert_eq!(r.read_bytes(), Ok(&b"hi"[..]));
+    assert_eq!(r.read_vec3(), Ok(Vec3::from_ints(1, 2, 3)));
+    assert_eq!(r.read_quat(), Ok(Quat::IDENTITY));
+    assert_eq!(r.finish(), Ok(()));
+}
+
+#[test]
+fn errors_say_where() {
+    let mut r = StateReader::new(&[1, 2, 3]);
+    assert_eq!(
+        r.read_u32(),
+        Err(DecodeError::UnexpectedEnd {
+            offset: 0,
+            needed: 1
+        })
+    );
+    let mut r = StateReader::new(&[7]);
+    assert_eq!(
+        r.read_bool(),
+        Err(DecodeError::Invalid {
+            offset: 0,
+            what: "bool"
+        })
+    );
+    // A length claiming more than the input holds is rejected before any
+    // allocation.
+    let mut r = StateReader::new(&[0xff, 0xff, 0xff, 0xff, 0]);
+    assert!(matches!(
+        r.read_bytes(),
+        Err(DecodeError::Invalid { offset: 0, .. })
+    ));
+    assert_eq!(
+        Fx::from_snapshot(&[0; 9]),
+        Err(DecodeError::TrailingBytes {
+            offset: 8,
+            extra: 1
+        })
+    );
+    let e = DecodeError::UnexpectedEnd {
+        offset: 5,
+        needed: 3,
+    };
+    assert_eq!(e.to_string(), "input ends at byte 5: 3 more byte(s) needed");
+}
+
+#[test]
+fn canonical_types_round_trip() {
+    let m = Mat3::from_quat(Quat::from_wxyz(Fx::HALF, Fx::HALF, Fx::HALF, Fx::HALF));
+    assert_eq!(Mat3::from_snapshot(&m.to_snapshot()), Ok(m));
+    assert_eq!(m.checksum(), Checksum::of(&m.to_snapshot()));
+    let c = Checksum::of(b"x");
+    assert_eq!(Checksum::from_snapshot(&c.to_snapshot()), Ok(c));
+}
+
+proptest! {
+    #[test]
+    fn reader_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64), ops in proptest::collection::vec(0u8..9, 0..16)) {
+        let mut r = StateReader::new(&bytes);
+        for op in ops {
+            let _ = match op {
+                0 => r.read_u8().map(|_| ()),
+                1 => r.read_bool().map(|_| ()),
+                2 => r.read_u16().map(|_| ()),
+                3 => r.read_u32().map(|_| ()),
+                4 => r.read_u64().map(|_| ()),
+                5 => r.read_bytes().map(|_| ()),
+                6 => r.read_vec3().map(|_| ()),
+                7 => r.read_quat().map(|_| ()),
+                _ => r.read_len(8).map(|_| ()),
+            };
+        }
+    }
+
+    #[test]
+    fn vec3_round_trips(x in any::<i64>(), y in any::<i64>(), z in any::<i64>()) {
+        let v = Vec3::new(Fx::from_bits(x), Fx::from_bits(y), Fx::from_bits(z));
+        prop_assert_eq!(Vec3::from_snapshot(&v.to_snapshot()), Ok(v));
+    }
+}
+
+proptest! {
+    /// The hashing sink buffers writes; whatever their sizes, the digest is
+    /// BLAKE3 of the concatenation.
+    #[test]
+    fn buffered_hash_equals_one_shot(sizes in proptest::collection::vec(0usize..40_000, 0..8)) {
+        let mut hash = StateWriter::hasher();
+        let mut all = Vec::new();
+        for (i, n) in sizes.into_iter().enumerate() {
+            let chunk: Vec<u8> = (0..n).map(|j| (i * 31 + j) as u8).collect();
+            hash.write_raw(&chunk);
+            all.extend_from_slice(&chunk);
+            prop_assert_eq!(hash.checksum(), Checksum::of(&all));
+        }
+    }
+}
