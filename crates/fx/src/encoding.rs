@@ -198,9 +198,10 @@ impl<S: Sink> StateWriter<S> {
         self.sink.put(&v.to_le_bytes());
     }
 
-    /// Writes a collection length as a `u32`. Lengths above `u32::MAX` cannot be
-    /// part of a canonical state; they are a caller bug and saturate, which the
-    /// matching read then rejects as too long for the input.
+    /// Writes a collection length as a `u32`. A canonical state never holds a
+    /// collection of more than `u32::MAX` items (i686 could not even address
+    /// it); passing a larger length is a caller bug, and it is written as
+    /// `u32::MAX`, so the encoding then no longer decodes to the same value.
     #[inline]
     pub fn write_len(&mut self, len: usize) {
         self.write_u32(u32::try_from(len).unwrap_or(u32::MAX));

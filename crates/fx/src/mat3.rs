@@ -108,10 +108,10 @@ impl Mat3 {
         )
     }
 
-    /// `selfᵀ * v`, without forming the transpose.
+    /// `selfᵀ * v`: each entry is a column of `self` dotted with `v`.
     #[inline(always)]
     pub fn transpose_mul_vec3(&self, v: Vec3) -> Vec3 {
-        self.rows[0] * v.x + self.rows[1] * v.y + self.rows[2] * v.z
+        Vec3::new(self.col(0).dot(v), self.col(1).dot(v), self.col(2).dot(v))
     }
 
     /// `self * o`.
@@ -155,9 +155,12 @@ impl Mat3 {
         self.rows[0].dot(self.rows[1].cross(self.rows[2]))
     }
 
-    /// The inverse, or `None` if the determinant is zero. Precision degrades
-    /// as the matrix nears singularity (the adjugate is exact to 0.5 LSB per
-    /// entry before the division by the determinant).
+    /// The inverse, or `None` if the computed determinant is zero. The adjugate
+    /// is exact to 0.5 LSB per entry before the division by the determinant, so
+    /// precision degrades as the matrix nears singularity: a singular matrix
+    /// whose rounded determinant is a few LSB gives huge (possibly saturated)
+    /// entries rather than `None`. Check the determinant against a tolerance
+    /// first where that matters.
     pub fn inverse(&self) -> Option<Mat3> {
         let [a, b, c] = self.rows;
         // The columns of the inverse are the cross products of the rows over

@@ -53,8 +53,9 @@ impl Rng {
     }
 
     /// The generator for one simulation frame: the seed is a SplitMix64 mix of
-    /// the world seed and the frame number, the stream the frame number. Two
-    /// frames (or two worlds) thus never share a sequence.
+    /// the world seed and the frame number, the stream (increment) the frame
+    /// number. Frames below 2^63 each get their own stream; two worlds on the
+    /// same frame share the stream but start at unrelated points of it.
     pub const fn for_frame(world_seed: u64, frame: u64) -> Rng {
         Rng::new(splitmix64(world_seed ^ splitmix64(frame)), frame)
     }
@@ -135,15 +136,22 @@ impl Rng {
         Fx::from_bits(self.next_u32() as i64)
     }
 
-    /// A uniform [`Fx`] in `[lo, hi)` with 2^-32 resolution of the unit draw.
+    /// A uniform [`Fx`] in `[lo, hi)` (`lo` when `hi <= lo`): `lo` plus the
+    /// span times a 32-bit unit draw, floored, computed in 128 bits so any
+    /// span, even wider than the `Fx` range, works.
     pub fn fx_range(&mut self, lo: Fx, hi: Fx) -> Fx {
-        lo + (hi - lo) * self.fx_unit()
+        if hi <= lo {
+            return lo;
+        }
+        let span = hi.to_bits() as i128 - lo.to_bits() as i128;
+        let offset = (span * self.next_u32() as i128) >> 32;
+        Fx::from_bits((lo.to_bits() as i128 + offset) as i64)
     }
 
     /// `true` with probability `numerator / denominator`
     /// (`denominator == 0` gives `false`).
     pub fn chance(&mut self, numerator: u32, denominator: u32) -> bool {
-        self.below(denominator) < numerator
+        denominator != 0 && self.below(denominator) < numerator
     }
 
     /// Shuffles `items` uniformly (Fisher–Yates, from the back, one

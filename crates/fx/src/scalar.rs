@@ -113,8 +113,8 @@ impl Fx {
     /// Parses a decimal literal at compile time: `const G: Fx = Fx::lit("-9.81");`.
     ///
     /// Accepts an optional sign, digits, and an optional `.` with digits after
-    /// it; the value is rounded to the nearest representable number (ties away
-    /// from zero; exact for up to 28 fractional digits, later ones are ignored). Meant for constants: a malformed or out-of-range literal
+    /// it; the value is correctly rounded to the nearest representable number,
+    /// ties away from zero, however many digits it has. Meant for constants: a malformed or out-of-range literal
     /// panics, which in a `const` is a compile error. Use [`str::parse`] for
     /// untrusted text.
     pub const fn lit(s: &str) -> Fx {
@@ -128,9 +128,10 @@ impl Fx {
 
     /// The decimal parser behind [`Fx::lit`] and [`FromStr`].
     const fn parse_decimal(s: &str) -> Result<Fx, ParseFxError> {
-        // Up to 28 fractional digits are used exactly (10^28 << 32 fits in a
-        // u128); later digits move the value by under 10^-18 LSB and are ignored.
-        const FRAC_DIGITS: u32 = 28;
+        // 33 fractional digits decide the rounding exactly: every rounding
+        // boundary (an odd multiple of 2^-33) has exactly 33, so digits past
+        // them can never move a value across one and are ignored.
+        const FRAC_DIGITS: u32 = 33;
         let b = s.as_bytes();
         let mut i = 0;
         let negative = if !b.is_empty() && (b[0] == b'-' || b[0] == b'+') {
@@ -168,11 +169,12 @@ impl Fx {
         if !seen_digit {
             return Err(ParseFxError::Empty);
         }
-        let scale = 10u128.pow(frac_len);
-        let num = frac << FRAC_BITS;
-        let mut frac_bits = num / scale;
+        // frac33 / 10^33 · 2^32 = frac33 / (2 · 5^33): exact, and frac33 < 2^110.
+        let frac33 = frac * 10u128.pow(FRAC_DIGITS - frac_len);
+        let unit = 2 * 5u128.pow(FRAC_DIGITS);
+        let mut frac_bits = frac33 / unit;
         // Round to nearest, ties away from zero (the sign is applied after).
-        if 2 * (num % scale) >= scale {
+        if 2 * (frac33 % unit) >= unit {
             frac_bits += 1;
         }
         let magnitude = (int << FRAC_BITS) + frac_bits;
@@ -226,9 +228,10 @@ impl Fx {
         if rhs.0 == 0 {
             return Fx::div_by_zero(self.0);
         }
-        // Fast path: when the shifted dividend fits in an i64, a 64-bit division
-        // gives exactly the same quotient as the 128-bit one.
-        if self.0 >= -(1 << 31) && self.0 < (1 << 31) {
+        // Fast path: when the shifted dividend fits in an i64 above i64::MIN
+        // (so that MIN / -1 cannot occur), a 64-bit division gives exactly the
+        // same quotient as the 128-bit one.
+        if self.0 > -(1 << 31) && self.0 < (1 << 31) {
             return Fx((self.0 << FRAC_BITS) / rhs.0);
         }
         Fx(saturate_i128(
@@ -367,7 +370,8 @@ impl Fx {
         Fx(self.0 & !((1 << FRAC_BITS) - 1))
     }
 
-    /// The smallest integer not below `self`, saturating at the top of the range.
+    /// The smallest integer not below `self`; above the largest integer
+    /// (`2^31 - 1`) it gives that integer, as the exact answer is out of range.
     #[inline(always)]
     pub const fn ceil(self) -> Fx {
         Fx(self.0.saturating_add((1 << FRAC_BITS) - 1)).floor()
@@ -460,27 +464,42 @@ impl FromStr for Fx {
 }
 
 impl fmt::Display for Fx {
-    /// Decimal form; the precision (default 10 digits, trailing zeros trimmed)
-    /// is honoured and rounded exactly.
+    /// Exact decimal form. Without a precision: rounded to 10 fractional
+    /// digits with trailing zeros trimmed (`1.25`, `-3.0`). With one, exactly
+    /// that many digits, rounded to nearest with ties away from zero; every
+    /// `Fx` has at most 32 fractional digits, so from `{:.32}` on the text is
+    /// exact. Width, fill, alignment, `+` and `0` are honoured as for integers.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let digits = f.precision().unwrap_or(10).min(19) as u32;
-        let mag = self.0.unsigned_abs() as u128;
-        let scale = 10u128.pow(digits);
-        // Round |x| * 10^digits to nearest, ties away from zero.
-        let scaled = (mag * scale + (1u128 << (FRAC_BITS - 1))) >> FRAC_BITS;
-        let int = scaled / scale;
-        let frac = scaled % scale;
-        let sign = if self.0 < 0 && scaled != 0 { "-" } else { "" };
-        if digits == 0 {
-            return write!(f, "{sign}{int}");
-        }
-        let mut frac_text = format!("{frac:0width$}", width = digits as usize);
-        if f.precision().is_none() {
-            while frac_text.len() > 1 && frac_text.ends_with('0') {
-                frac_text.pop();
+        // |x| = int + frac / 2^32, and frac / 2^32 = frac · 5^32 / 10^32.
+        let mag = self.0.unsigned_abs();
+        let mut int = mag >> FRAC_BITS;
+        let exact = (mag & ((1 << FRAC_BITS) - 1)) as u128 * 5u128.pow(32);
+        let digits = f.precision().unwrap_or(10);
+        let (frac, kept) = if digits >= 32 {
+            (exact, 32)
+        } else {
+            let unit = 10u128.pow(32 - digits as u32);
+            let mut rounded = exact / unit;
+            if 2 * (exact % unit) >= unit {
+                rounded += 1;
             }
+            let limit = 10u128.pow(digits as u32);
+            int += (rounded / limit) as u64;
+            (rounded % limit, digits)
+        };
+        let mut text = int.to_string();
+        if digits > 0 {
+            let mut frac_text = format!("{frac:0kept$}");
+            if f.precision().is_none() {
+                let trimmed = frac_text.trim_end_matches('0').len().max(1);
+                frac_text.truncate(trimmed);
+            }
+            text.push('.');
+            text.push_str(&frac_text);
+            text.extend(core::iter::repeat_n('0', digits - kept));
         }
-        write!(f, "{sign}{int}.{frac_text}")
+        let is_zero = int == 0 && frac == 0;
+        f.pad_integral(self.0 >= 0 || is_zero, "", &text)
     }
 }
 

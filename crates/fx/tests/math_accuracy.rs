@@ -108,24 +108,19 @@ impl MaxErr {
 // sqrt
 // ---------------------------------------------------------------------------
 
-/// floor(sqrt(n)) by the bit-by-bit method.
+/// floor(sqrt(n)) by binary search: deliberately a different method from
+/// both the library's Newton kernel and its compile-time table builder.
 fn isqrt_floor(n: u128) -> u128 {
-    let mut rem = n;
-    let mut root = 0u128;
-    let mut bit = 1u128 << 126;
-    while bit > n {
-        bit >>= 2;
-    }
-    while bit != 0 {
-        if rem >= root + bit {
-            rem -= root + bit;
-            root = (root >> 1) + bit;
+    let (mut lo, mut hi) = (0u128, 1u128 << 64);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if mid.checked_mul(mid).is_some_and(|sq| sq <= n) {
+            lo = mid;
         } else {
-            root >>= 1;
+            hi = mid;
         }
-        bit >>= 2;
     }
-    root
+    lo
 }
 
 /// Checks `Fx::sqrt` on raw bits `b ≥ 0` against the exact oracle; returns the

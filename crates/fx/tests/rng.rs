@@ -75,12 +75,35 @@ fn below_is_in_range_and_unbiased() {
         assert!((-3..=3).contains(&v));
     }
     assert_eq!(rng.range_i32(5, 5), 5);
-    let full = rng.range_i32(i32::MIN, i32::MAX);
-    let _ = full;
+    let full: Vec<i32> = (0..64).map(|_| rng.range_i32(i32::MIN, i32::MAX)).collect();
+    assert!(full.iter().any(|v| *v < -(1 << 30)) && full.iter().any(|v| *v > 1 << 30));
+    assert!(!rng.chance(1, 0), "a zero denominator is never a hit");
+    assert!(rng.chance(1, 1));
+    assert!(!rng.chance(0, 1));
     for _ in 0..100 {
         let u = rng.fx_unit();
         assert!(u >= Fx::ZERO && u < Fx::ONE);
     }
+}
+
+#[test]
+fn fx_range_is_half_open_and_spans_any_width() {
+    let mut rng = Rng::new(5, 5);
+    // A span of one LSB: always lo, never hi.
+    for _ in 0..1000 {
+        assert_eq!(rng.fx_range(Fx::ZERO, Fx::EPSILON), Fx::ZERO);
+    }
+    let (lo, hi) = (Fx::from_bits(-500), Fx::from_bits(500));
+    for _ in 0..10_000 {
+        let v = rng.fx_range(lo, hi);
+        assert!(v >= lo && v < hi);
+    }
+    // The full range: both far ends are reached.
+    let draws: Vec<Fx> = (0..1000).map(|_| rng.fx_range(Fx::MIN, Fx::MAX)).collect();
+    assert!(draws.iter().any(|v| *v > Fx::from_int(1 << 30)));
+    assert!(draws.iter().any(|v| *v < Fx::from_int(-(1 << 30))));
+    assert_eq!(rng.fx_range(Fx::ONE, Fx::ONE), Fx::ONE);
+    assert_eq!(rng.fx_range(Fx::ONE, Fx::ZERO), Fx::ONE);
 }
 
 #[test]

@@ -51,10 +51,23 @@ fn literals_round_to_nearest() {
     // 0.1 · 2^32 = 429496729.6 → 429496730.
     assert_eq!(Fx::lit("0.1").to_bits(), 429_496_730);
     assert_eq!(Fx::lit("-0.1").to_bits(), -429_496_730);
-    // Half an LSB is 2^-33 = 0.000000000116415321826934814453125; the first
-    // 28 fractional digits decide, so just above and below it round apart.
-    assert_eq!(Fx::lit("0.0000000001164153218269348145").to_bits(), 1);
-    assert_eq!(Fx::lit("0.0000000001164153218269348144").to_bits(), 0);
+    // Half an LSB is exactly 2^-33 = 0.000000000116415321826934814453125:
+    // the tie rounds away from zero, and anything below it rounds down.
+    assert_eq!(Fx::lit("0.000000000116415321826934814453125").to_bits(), 1);
+    assert_eq!(
+        Fx::lit("-0.000000000116415321826934814453125").to_bits(),
+        -1
+    );
+    assert_eq!(
+        Fx::lit("0.0000000001164153218269348144531250000001").to_bits(),
+        1
+    );
+    assert_eq!(
+        Fx::lit("0.0000000001164153218269348144531249999999").to_bits(),
+        0
+    );
+    // 1.5 LSB rounds to 2.
+    assert_eq!(Fx::lit("0.000000000349245965480804443359375").to_bits(), 2);
     assert_eq!(Fx::lit("-2147483648"), Fx::MIN);
     assert_eq!(
         Fx::lit("2147483647.99999999976716935634613037109375"),
@@ -92,6 +105,22 @@ fn display_is_exact_decimal() {
     assert_eq!(Fx::EPSILON.to_string(), "0.0000000002");
     assert_eq!(Fx::MIN.to_string(), "-2147483648.0");
     assert_eq!(format!("{:.2}", Fx::lit("-0.001")), "0.00");
+    // Every Fx is an exact 32-digit decimal; longer precisions pad zeros.
+    assert_eq!(
+        format!("{:.32}", Fx::EPSILON),
+        "0.00000000023283064365386962890625"
+    );
+    assert_eq!(
+        format!("{:.34}", -Fx::EPSILON),
+        "-0.0000000002328306436538696289062500"
+    );
+    assert_eq!(format!("{:.25}", Fx::HALF), "0.5000000000000000000000000");
+    assert_eq!(format!("{:.1}", Fx::lit("9.96")), "10.0");
+    // Width, fill, alignment and sign flags work as for integers.
+    assert_eq!(format!("[{:>8}]", Fx::ONE), "[     1.0]");
+    assert_eq!(format!("[{:<6.1}]", Fx::HALF), "[0.5   ]");
+    assert_eq!(format!("{:+}", Fx::TWO), "+2.0");
+    assert_eq!(format!("{:08.2}", Fx::lit("-1.5")), "-0001.50");
 }
 
 #[test]
@@ -123,9 +152,19 @@ fn rounding_of_mul_and_div() {
     // Division truncates toward zero.
     assert_eq!(Fx::ONE / Fx::from_int(3), Fx::from_bits(1_431_655_765));
     assert_eq!(-Fx::ONE / Fx::from_int(3), Fx::from_bits(-1_431_655_765));
+    // Regression: -0.5 / -EPSILON hit i64::MIN / -1 in the 64-bit fast path
+    // and panicked (in release too); it saturates.
+    assert_eq!(Fx::from_bits(-(1 << 31)) / Fx::from_bits(-1), Fx::MAX);
+    assert_eq!(Fx::MIN / Fx::from_bits(-1), Fx::MAX);
     // Fast and slow division paths agree around the 2^31 boundary.
-    for bits in [(1i64 << 31) - 1, 1 << 31, -(1 << 31), -(1 << 31) - 1] {
-        for d in [3i64, -7, 1 << 20, -(1 << 40)] {
+    for bits in [
+        (1i64 << 31) - 1,
+        1 << 31,
+        -(1 << 31),
+        -(1 << 31) + 1,
+        -(1 << 31) - 1,
+    ] {
+        for d in [3i64, -7, 1, -1, 2, -2, 1 << 20, -(1 << 40)] {
             assert_eq!(
                 (Fx::from_bits(bits) / Fx::from_bits(d)).to_bits(),
                 ref_div(bits, d)
@@ -143,7 +182,10 @@ fn floor_ceil_round() {
     assert_eq!(x.fract(), Fx::HALF);
     assert_eq!(x.to_int_floor(), -3);
     assert_eq!(Fx::lit("2.5").to_int_round(), 3);
-    assert_eq!(Fx::MAX.ceil(), Fx::MAX.floor().max(Fx::MAX.ceil()));
+    // Above the largest integer, ceil and round stay at it (2^31 is out of range).
+    assert_eq!(Fx::MAX.ceil(), Fx::from_int(i32::MAX));
+    assert_eq!(Fx::MAX.round(), Fx::from_int(i32::MAX));
+    assert_eq!(Fx::MIN.floor(), Fx::MIN);
 }
 
 #[test]

@@ -43,11 +43,38 @@ fn write_opt(w: &mut Writer, v: Option<Fx>) {
     w.write_fx(v.unwrap_or(Fx::ZERO));
 }
 
-/// Scalar arithmetic, rounding, conversions and all three overflow policies.
+/// Bit patterns at the edges of the scalar operations: the range ends, the
+/// 64-bit division fast path's bounds (±2^31 raw), one LSB, one and a half.
+const EDGES: [i64; 14] = [
+    i64::MIN,
+    i64::MIN + 1,
+    i64::MAX,
+    -(1 << 31) - 1,
+    -(1 << 31),
+    (1 << 31) - 1,
+    1 << 31,
+    -1,
+    0,
+    1,
+    2,
+    1 << 32,
+    -(1 << 32),
+    3 << 31,
+];
+
+/// Scalar arithmetic, rounding, conversions and all three overflow policies,
+/// on every pair of edge values and then on seeded random pairs.
 pub fn scalar(w: &mut Writer) {
-    let mut rng = Rng::new(1, 1);
-    for _ in 0..SAMPLES {
-        let (a, b) = (any_fx(&mut rng), any_fx(&mut rng));
+    let mut inputs = Rng::new(1, 1);
+    let edge_pairs = EDGES.iter().flat_map(|a| {
+        EDGES
+            .iter()
+            .map(move |b| (Fx::from_bits(*a), Fx::from_bits(*b)))
+    });
+    let random_pairs = (0..SAMPLES).map(|_| (any_fx(&mut inputs), any_fx(&mut inputs)));
+    // A second stream for the per-pair extras (shifts, integer factors).
+    let mut rng = Rng::new(1, 2);
+    for (a, b) in edge_pairs.chain(random_pairs) {
         let n = rng.next_u32() as i32 as i64;
         for v in [a + b, a - b, a * b, a / b, -a, a.abs(), a.signum()] {
             w.write_fx(v);
