@@ -435,7 +435,7 @@ impl Fx {
     /// result back into simulated state.
     #[allow(clippy::float_arithmetic)]
     pub fn to_f64_lossy(self) -> f64 {
-        self.0 as f64 * (1.0 / 4_294_967_296.0)
+        self.0 as f64 * (1.0 / 4_294_967_296.0) // lossy, for rendering only
     }
 }
 
