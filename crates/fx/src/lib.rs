@@ -39,8 +39,3 @@ pub use quat::Quat;
 pub use rng::Rng;
 pub use scalar::{FRAC_BITS, Fx, ParseFxError};
 pub use vec3::Vec3;
-
-/// The README's examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeExamples;

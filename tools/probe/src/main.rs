@@ -145,7 +145,9 @@ mod tests {
 
     #[test]
     fn cases_are_repeatable() {
-        for case in CASES {
+        // The physics scenes are long; their repeatability is tested by
+        // lockstep-physics' golden tests.
+        for case in CASES.iter().filter(|c| !c.name.starts_with("physics_")) {
             assert_eq!(run_case(case), run_case(case), "case `{}`", case.name);
         }
     }

@@ -13,6 +13,7 @@ use lockstep_fx::{HashSink, StateWriter};
 
 mod encoding;
 mod fx;
+mod physics;
 
 /// The hashing writer every case gets: what [`StateWriter::hasher`] returns.
 pub type Writer = StateWriter<HashSink>;
@@ -43,4 +44,9 @@ pub const CASES: &[Case] = &[
     Case::new("fx_mat3", fx::mat3),
     Case::new("fx_rng", fx::rng),
     Case::new("fx_text", fx::text_and_snapshots),
+    Case::new("physics_stack_sleep", physics::stack_sleep),
+    Case::new("physics_pyramid_15", physics::pyramid_15),
+    Case::new("physics_cubes_1000", physics::cubes_1000),
+    Case::new("physics_smash", physics::smash),
+    Case::new("physics_many_pyramids", physics::many_pyramids),
 ];

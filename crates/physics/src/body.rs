@@ -1,0 +1,277 @@
+//! Rigid bodies: their kinds, state, handles and the builder that creates them.
+//!
+//! A [`Body`] holds everything the simulation carries from one step to the
+//! next (pose, velocities, accumulated forces, material, sleep state); what is
+//! derived from it each step (rotation matrix, world inertia, bounds) lives in
+//! the world's per-step caches, not here. Bodies are addressed by
+//! [`BodyHandle`]s: a slot index plus a generation, so a handle to a removed
+//! body never reaches the body that later reuses its slot.
+
+use lockstep_fx::{Fx, Quat, Vec3};
+
+use crate::shape::Shape;
+
+/// How a body moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyKind {
+    /// Moved by forces and contacts.
+    Dynamic,
+    /// Moved only by the velocity the game sets; pushes dynamic bodies and is
+    /// never pushed.
+    Kinematic,
+    /// Never moves.
+    Static,
+}
+
+impl BodyKind {
+    pub(crate) fn tag(self) -> u8 {
+        match self {
+            BodyKind::Dynamic => 0,
+            BodyKind::Kinematic => 1,
+            BodyKind::Static => 2,
+        }
+    }
+}
+
+/// A typed reference to a body of a [`World`](crate::World).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BodyHandle {
+    /// Slot index (bodies are stored and processed in slot order).
+    pub index: u32,
+    /// Generation of the slot when the handle was made.
+    pub generation: u32,
+}
+
+/// A rigid body's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Body {
+    pub(crate) kind: BodyKind,
+    pub(crate) shape: Shape,
+    pub(crate) position: Vec3,
+    pub(crate) orientation: Quat,
+    pub(crate) linear_velocity: Vec3,
+    pub(crate) angular_velocity: Vec3,
+    pub(crate) force: Vec3,
+    pub(crate) torque: Vec3,
+    pub(crate) inv_mass: Fx,
+    pub(crate) inv_inertia: Vec3,
+    pub(crate) linear_damping: Fx,
+    pub(crate) angular_damping: Fx,
+    pub(crate) friction: Fx,
+    pub(crate) restitution: Fx,
+    pub(crate) gravity_scale: Fx,
+    /// Collision layers this body is in.
+    pub(crate) groups: u32,
+    /// Collision layers this body collides with.
+    pub(crate) mask: u32,
+    pub(crate) user_data: u64,
+    /// Frames in a row the body has been slow enough to sleep.
+    pub(crate) still_frames: u32,
+    pub(crate) awake: bool,
+    /// Taken out of the simulation because its state left the valid range.
+    pub(crate) contained: bool,
+}
+
+impl Body {
+    /// How the body moves.
+    pub fn kind(&self) -> BodyKind {
+        self.kind
+    }
+    /// Its shape.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+    /// World position of its centre of mass.
+    pub fn position(&self) -> Vec3 {
+        self.position
+    }
+    /// Orientation (unit quaternion).
+    pub fn orientation(&self) -> Quat {
+        self.orientation
+    }
+    /// Linear velocity (m/s).
+    pub fn linear_velocity(&self) -> Vec3 {
+        self.linear_velocity
+    }
+    /// Angular velocity (rad/s, world frame).
+    pub fn angular_velocity(&self) -> Vec3 {
+        self.angular_velocity
+    }
+    /// Mass (0 for static and kinematic bodies).
+    pub fn mass(&self) -> Fx {
+        if self.inv_mass.is_zero() {
+            Fx::ZERO
+        } else {
+            Fx::ONE / self.inv_mass
+        }
+    }
+    /// Whether it is simulated this step (static bodies are never awake).
+    pub fn is_awake(&self) -> bool {
+        self.awake
+    }
+    /// Whether it was taken out of the simulation for leaving the valid range.
+    pub fn is_contained(&self) -> bool {
+        self.contained
+    }
+    /// The game's own tag.
+    pub fn user_data(&self) -> u64 {
+        self.user_data
+    }
+    /// Friction coefficient.
+    pub fn friction(&self) -> Fx {
+        self.friction
+    }
+    /// Restitution (bounciness) coefficient.
+    pub fn restitution(&self) -> Fx {
+        self.restitution
+    }
+    /// Collision layers (membership, filter).
+    pub fn collision_groups(&self) -> (u32, u32) {
+        (self.groups, self.mask)
+    }
+    /// Kinetic energy `½ m v² + ½ ωᵀ I ω` (with the inertia in the body frame).
+    pub fn kinetic_energy(&self) -> Fx {
+        if self.inv_mass.is_zero() {
+            return Fx::ZERO;
+        }
+        let m = Fx::ONE / self.inv_mass;
+        let w = self.orientation.inverse_rotate(self.angular_velocity);
+        let inertia = |inv: Fx| {
+            if inv.is_zero() {
+                Fx::ZERO
+            } else {
+                Fx::ONE / inv
+            }
+        };
+        let rot = inertia(self.inv_inertia.x) * w.x * w.x
+            + inertia(self.inv_inertia.y) * w.y * w.y
+            + inertia(self.inv_inertia.z) * w.z * w.z;
+        (m * self.linear_velocity.length_squared() + rot).scale_pow2(-1)
+    }
+}
+
+/// Creates bodies: pick the kind and shape, chain the settings, and pass it to
+/// [`World::add_body`](crate::World::add_body).
+///
+/// Defaults: at the origin, unrotated, at rest, density 1 000 kg/m³ (water),
+/// friction 0.5, restitution 0, no damping, gravity scale 1, in every
+/// collision group and colliding with every group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BodyBuilder {
+    pub(crate) kind: BodyKind,
+    pub(crate) shape: Shape,
+    pub(crate) position: Vec3,
+    pub(crate) orientation: Quat,
+    pub(crate) linear_velocity: Vec3,
+    pub(crate) angular_velocity: Vec3,
+    pub(crate) density: Fx,
+    pub(crate) linear_damping: Fx,
+    pub(crate) angular_damping: Fx,
+    pub(crate) friction: Fx,
+    pub(crate) restitution: Fx,
+    pub(crate) gravity_scale: Fx,
+    pub(crate) groups: u32,
+    pub(crate) mask: u32,
+    pub(crate) user_data: u64,
+    pub(crate) asleep: bool,
+}
+
+impl BodyBuilder {
+    /// A body of the given kind and shape, with the defaults above.
+    pub fn new(kind: BodyKind, shape: Shape) -> BodyBuilder {
+        BodyBuilder {
+            kind,
+            shape,
+            position: Vec3::ZERO,
+            orientation: Quat::IDENTITY,
+            linear_velocity: Vec3::ZERO,
+            angular_velocity: Vec3::ZERO,
+            density: Fx::from_int(1000),
+            linear_damping: Fx::ZERO,
+            angular_damping: Fx::ZERO,
+            friction: Fx::HALF,
+            restitution: Fx::ZERO,
+            gravity_scale: Fx::ONE,
+            groups: u32::MAX,
+            mask: u32::MAX,
+            user_data: 0,
+            asleep: false,
+        }
+    }
+    /// A dynamic body.
+    pub fn dynamic(shape: Shape) -> BodyBuilder {
+        BodyBuilder::new(BodyKind::Dynamic, shape)
+    }
+    /// A static body.
+    pub fn fixed(shape: Shape) -> BodyBuilder {
+        BodyBuilder::new(BodyKind::Static, shape)
+    }
+    /// A kinematic body.
+    pub fn kinematic(shape: Shape) -> BodyBuilder {
+        BodyBuilder::new(BodyKind::Kinematic, shape)
+    }
+    /// Position of the centre.
+    pub fn position(mut self, p: Vec3) -> Self {
+        self.position = p;
+        self
+    }
+    /// Orientation (normalised when the body is added).
+    pub fn orientation(mut self, q: Quat) -> Self {
+        self.orientation = q;
+        self
+    }
+    /// Initial linear velocity.
+    pub fn linear_velocity(mut self, v: Vec3) -> Self {
+        self.linear_velocity = v;
+        self
+    }
+    /// Initial angular velocity.
+    pub fn angular_velocity(mut self, w: Vec3) -> Self {
+        self.angular_velocity = w;
+        self
+    }
+    /// Density in kg/m³ (dynamic bodies).
+    pub fn density(mut self, d: Fx) -> Self {
+        self.density = d;
+        self
+    }
+    /// Linear and angular damping rates (1/s).
+    pub fn damping(mut self, linear: Fx, angular: Fx) -> Self {
+        self.linear_damping = linear;
+        self.angular_damping = angular;
+        self
+    }
+    /// Friction coefficient (combined with the other body's by geometric-free
+    /// rule `sqrt(a·b)`).
+    pub fn friction(mut self, mu: Fx) -> Self {
+        self.friction = mu;
+        self
+    }
+    /// Restitution coefficient (combined by taking the larger).
+    pub fn restitution(mut self, e: Fx) -> Self {
+        self.restitution = e;
+        self
+    }
+    /// Gravity scale (0 floats).
+    pub fn gravity_scale(mut self, s: Fx) -> Self {
+        self.gravity_scale = s;
+        self
+    }
+    /// Collision layers: the body is in `groups` and collides with bodies in
+    /// `mask` (both must agree for a pair to collide).
+    pub fn collision_groups(mut self, groups: u32, mask: u32) -> Self {
+        self.groups = groups;
+        self.mask = mask;
+        self
+    }
+    /// A tag for the game's own use (an entity id).
+    pub fn user_data(mut self, data: u64) -> Self {
+        self.user_data = data;
+        self
+    }
+    /// Starts asleep (until something touches it).
+    pub fn asleep(mut self) -> Self {
+        self.asleep = true;
+        self
+    }
+}

@@ -1,0 +1,124 @@
+//! Islands and sleeping.
+//!
+//! An island is a set of awake dynamic bodies connected by touching contacts
+//! (static and kinematic bodies do not join islands: they would merge the
+//! whole world through the ground). After each step a body that moved slower
+//! than the sleep speed counts one more still frame; an island whose bodies
+//! have all been still for `sleep_frames` goes to sleep as a whole, with its
+//! velocities zeroed and its island id set to its lowest slot index. A body
+//! touching a moving kinematic body never sleeps.
+//!
+//! Islands come from a union-find whose root is always the lowest index, over
+//! contacts in `(a, b)` order, so the outcome depends only on the state.
+
+use lockstep_fx::{Fx, Vec3};
+
+use crate::body::{Body, BodyKind};
+use crate::shape::Shape;
+use crate::world::World;
+
+/// Updates still counters and puts still islands to sleep.
+pub(crate) fn update(world: &mut World) {
+    let n = world.slots.len();
+    let speed = world.settings.sleep_speed;
+    let speed2 = speed * speed;
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    let candidate = |b: &Body| b.kind == BodyKind::Dynamic && b.awake && !b.contained;
+    for slot in &mut world.slots {
+        let Some(b) = slot.body.as_mut() else {
+            continue;
+        };
+        if !candidate(b) {
+            continue;
+        }
+        // Speed of the fastest surface point: |v| + |ω|·extent, compared squared.
+        let extent = match b.shape {
+            Shape::Box { half_extents } => half_extents.length(),
+            Shape::Sphere { radius } => radius,
+            Shape::HalfSpace => Fx::ZERO,
+        };
+        let still = b.linear_velocity.length_squared() < speed2
+            && b.angular_velocity.length_squared() * extent * extent < speed2;
+        b.still_frames = if still {
+            b.still_frames.saturating_add(1)
+        } else {
+            0
+        };
+    }
+    let mut restless = Vec::new();
+    for c in &world.contacts {
+        if !c.fresh || c.manifold.count == 0 {
+            continue;
+        }
+        let (Some(a), Some(b)) = (
+            world.slots[c.a as usize].body.as_ref(),
+            world.slots[c.b as usize].body.as_ref(),
+        ) else {
+            continue;
+        };
+        match (candidate(a), candidate(b)) {
+            (true, true) => union(&mut parent, c.a, c.b),
+            (true, false) if is_moving_kinematic(b) => restless.push(c.a),
+            (false, true) if is_moving_kinematic(a) => restless.push(c.b),
+            _ => {}
+        }
+    }
+    for i in restless {
+        if let Some(b) = world.slots[i as usize].body.as_mut() {
+            b.still_frames = 0;
+        }
+    }
+    let mut min_still = vec![u32::MAX; n];
+    for i in 0..n {
+        let Some(b) = world.slots[i].body.as_ref() else {
+            continue;
+        };
+        if !candidate(b) {
+            continue;
+        }
+        let r = find(&mut parent, i as u32) as usize;
+        min_still[r] = min_still[r].min(b.still_frames);
+    }
+    let needed = world.settings.sleep_frames;
+    for i in 0..n {
+        let Some(b) = world.slots[i].body.as_ref() else {
+            continue;
+        };
+        if !candidate(b) {
+            continue;
+        }
+        let r = find(&mut parent, i as u32);
+        if min_still[r as usize] >= needed {
+            let slot = &mut world.slots[i];
+            slot.island = r;
+            let b = slot.body.as_mut().expect("checked above");
+            b.awake = false;
+            b.linear_velocity = Vec3::ZERO;
+            b.angular_velocity = Vec3::ZERO;
+        }
+    }
+}
+
+fn is_moving_kinematic(b: &Body) -> bool {
+    b.kind == BodyKind::Kinematic
+        && (b.linear_velocity != Vec3::ZERO || b.angular_velocity != Vec3::ZERO)
+}
+
+fn find(parent: &mut [u32], mut i: u32) -> u32 {
+    while parent[i as usize] != i {
+        let p = parent[i as usize];
+        parent[i as usize] = parent[p as usize];
+        i = p;
+    }
+    i
+}
+
+/// Joins two sets; the root is the lower index.
+fn union(parent: &mut [u32], a: u32, b: u32) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra < rb {
+        parent[rb as usize] = ra;
+    } else if rb < ra {
+        parent[ra as usize] = rb;
+    }
+}

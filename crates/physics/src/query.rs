@@ -1,0 +1,159 @@
+//! Queries game code asks of the world: ray casts and box overlaps.
+//!
+//! Both visit bodies in slot order and break ties by the lower slot index, so
+//! every peer gets the same answer. They look at shapes as of the last step
+//! (or the last edit) and never change the world.
+
+use lockstep_fx::{Fx, Vec3};
+
+use crate::aabb::Aabb;
+use crate::body::BodyHandle;
+use crate::shape::Shape;
+use crate::world::{World, handle_of};
+
+/// Where a ray first hit a body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RayHit {
+    /// The body hit.
+    pub body: BodyHandle,
+    /// Distance along the (normalised) ray direction.
+    pub distance: Fx,
+    /// World hit point.
+    pub point: Vec3,
+    /// Surface normal at the hit point.
+    pub normal: Vec3,
+}
+
+impl World {
+    /// The first body a ray from `origin` along `direction` hits within
+    /// `max_distance`, among bodies in any of the collision layers `mask`.
+    /// A ray starting inside a shape hits it at distance 0. Returns `None` for
+    /// a zero direction.
+    pub fn ray_cast(
+        &self,
+        origin: Vec3,
+        direction: Vec3,
+        max_distance: Fx,
+        mask: u32,
+    ) -> Option<RayHit> {
+        let d = direction.try_normalize()?;
+        let mut best: Option<RayHit> = None;
+        for (i, slot) in self.slots.iter().enumerate() {
+            let Some(b) = &slot.body else { continue };
+            if b.contained || b.groups & mask == 0 {
+                continue;
+            }
+            let i = i as u32;
+            let limit = best.map_or(max_distance, |h| h.distance);
+            let hit = match b.shape {
+                Shape::Sphere { radius } => ray_sphere(origin, d, b.position, radius),
+                Shape::Box { half_extents } => {
+                    let r = self.rotation(i);
+                    ray_box(
+                        r.transpose_mul_vec3(origin - b.position),
+                        r.transpose_mul_vec3(d),
+                        half_extents,
+                    )
+                    .map(|(t, n)| (t, r.mul_vec3(n)))
+                }
+                Shape::HalfSpace => {
+                    let n = self.rotation(i).col(1);
+                    ray_plane(origin, d, n, n.dot(b.position))
+                }
+            };
+            if let Some((t, normal)) = hit {
+                if t <= limit && best.is_none_or(|h| t < h.distance) {
+                    best = Some(RayHit {
+                        body: handle_of(&self.slots, i),
+                        distance: t,
+                        point: origin.add_scaled(d, t),
+                        normal,
+                    });
+                }
+            }
+        }
+        best
+    }
+
+    /// Bodies whose bounds overlap `area` (e.g. a unit-selection rectangle
+    /// extruded vertically), in slot order, among layers `mask`. Half-spaces
+    /// are never reported.
+    pub fn query_aabb(&self, area: &Aabb, mask: u32) -> Vec<BodyHandle> {
+        (0..self.slots.len() as u32)
+            .filter(|&i| {
+                let Some(b) = &self.slots[i as usize].body else {
+                    return false;
+                };
+                !b.contained
+                    && b.groups & mask != 0
+                    && self.shape_aabb(i).is_some_and(|a| a.overlaps(area))
+            })
+            .map(|i| handle_of(&self.slots, i))
+            .collect()
+    }
+}
+
+fn ray_sphere(o: Vec3, d: Vec3, c: Vec3, r: Fx) -> Option<(Fx, Vec3)> {
+    let m = o - c;
+    let b = m.dot(d);
+    let cc = m.length_squared() - r * r;
+    if cc.is_positive() && b.is_positive() {
+        return None;
+    }
+    let disc = b * b - cc;
+    if disc.is_negative() {
+        return None;
+    }
+    let t = (-b - disc.sqrt()).max(Fx::ZERO);
+    let n = (o.add_scaled(d, t) - c).normalize_or_zero();
+    Some((t, n))
+}
+
+/// Slab test in the box's frame; returns the entry distance and local normal.
+fn ray_box(o: Vec3, d: Vec3, h: Vec3) -> Option<(Fx, Vec3)> {
+    let mut t_min = Fx::ZERO;
+    let mut t_max = Fx::MAX;
+    let mut normal = Vec3::ZERO;
+    for axis in 0..3u8 {
+        let (oa, da, ha) = (o.axis(axis), d.axis(axis), h.axis(axis));
+        if da.abs() < Fx::from_bits(1 << 8) {
+            if oa.abs() > ha {
+                return None;
+            }
+            continue;
+        }
+        let (mut t1, mut t2) = ((-ha - oa) / da, (ha - oa) / da);
+        let mut sign = Fx::NEG_ONE;
+        if t1 > t2 {
+            core::mem::swap(&mut t1, &mut t2);
+            sign = Fx::ONE;
+        }
+        if t1 > t_min {
+            t_min = t1;
+            let mut n = [Fx::ZERO; 3];
+            n[usize::from(axis)] = sign;
+            normal = Vec3::from_array(n);
+        }
+        t_max = t_max.min(t2);
+        if t_min > t_max {
+            return None;
+        }
+    }
+    if normal == Vec3::ZERO {
+        // Started inside: report the exit-free hit at the origin.
+        normal = -d;
+    }
+    Some((t_min, normal))
+}
+
+fn ray_plane(o: Vec3, d: Vec3, n: Vec3, offset: Fx) -> Option<(Fx, Vec3)> {
+    let height = n.dot(o) - offset;
+    if !height.is_positive() {
+        return Some((Fx::ZERO, n));
+    }
+    let rate = n.dot(d);
+    if !rate.is_negative() {
+        return None;
+    }
+    Some((height / -rate, n))
+}

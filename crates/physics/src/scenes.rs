@@ -1,0 +1,284 @@
+//! The benchmark and determinism scenes, shared by tests, benches, the
+//! cross-architecture probe and the peer comparison.
+//!
+//! A [`Scene`] is plain data (settings and a list of [`BodyDesc`]s) so another
+//! engine can build the same thing; [`Scene::build`] makes the [`World`].
+//! Every scene uses unit cubes (half extent 0.5) on a ground whose top is
+//! `y = 0`, gravity −9.81 m/s² and 60 Hz, like the rapier figures in
+//! ANCHORS.md. Positions come from integers and ratios only, so every peer
+//! builds the same bits.
+
+use lockstep_fx::{Fx, Quat, Rng, Vec3};
+
+use crate::body::{BodyBuilder, BodyKind};
+use crate::settings::WorldSettings;
+use crate::shape::Shape;
+use crate::world::World;
+
+/// One body of a scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BodyDesc {
+    /// How it moves.
+    pub kind: BodyKind,
+    /// Its shape.
+    pub shape: Shape,
+    /// Centre position.
+    pub position: Vec3,
+    /// Orientation.
+    pub orientation: Quat,
+    /// Initial linear velocity.
+    pub linear_velocity: Vec3,
+    /// Density (kg/m³).
+    pub density: Fx,
+    /// Friction coefficient.
+    pub friction: Fx,
+    /// Restitution coefficient.
+    pub restitution: Fx,
+    /// Starts asleep.
+    pub asleep: bool,
+}
+
+impl BodyDesc {
+    fn new(kind: BodyKind, shape: Shape, position: Vec3) -> BodyDesc {
+        BodyDesc {
+            kind,
+            shape,
+            position,
+            orientation: Quat::IDENTITY,
+            linear_velocity: Vec3::ZERO,
+            density: Fx::ONE,
+            friction: Fx::HALF,
+            restitution: Fx::ZERO,
+            asleep: false,
+        }
+    }
+
+    /// The builder for this body.
+    pub fn builder(&self) -> BodyBuilder {
+        let b = BodyBuilder::new(self.kind, self.shape)
+            .position(self.position)
+            .orientation(self.orientation)
+            .linear_velocity(self.linear_velocity)
+            .density(self.density)
+            .friction(self.friction)
+            .restitution(self.restitution);
+        if self.asleep { b.asleep() } else { b }
+    }
+}
+
+/// A named scene.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scene {
+    /// Name, as used on the command line and in fixture file names.
+    pub name: &'static str,
+    /// World settings.
+    pub settings: WorldSettings,
+    /// Bodies in creation order (slot order); the ground comes first.
+    pub bodies: Vec<BodyDesc>,
+    /// Frames the scene is meant to run (its golden covers these).
+    pub frames: u32,
+}
+
+impl Scene {
+    /// Builds the world.
+    pub fn build(&self) -> World {
+        let mut w = World::new(self.settings);
+        for b in &self.bodies {
+            w.add_body(b.builder()).expect("scene bodies are valid");
+        }
+        w
+    }
+}
+
+/// Names of all scenes, in a fixed order.
+pub const NAMES: [&str; 5] = [
+    "stack-sleep",
+    "pyramid-15",
+    "cubes-1000",
+    "smash",
+    "many-pyramids",
+];
+
+/// A scene by name.
+pub fn by_name(name: &str) -> Option<Scene> {
+    Some(match name {
+        "stack-sleep" => stack_sleep(),
+        "pyramid-15" => pyramid_15(),
+        "cubes-1000" => cubes_1000(),
+        "smash" => smash(),
+        "many-pyramids" => many_pyramids(),
+        _ => return None,
+    })
+}
+
+fn ground() -> BodyDesc {
+    BodyDesc::new(BodyKind::Static, Shape::HalfSpace, Vec3::ZERO)
+}
+
+fn unit_cube() -> Shape {
+    Shape::Box {
+        half_extents: Vec3::splat(Fx::HALF),
+    }
+}
+
+fn cube_at(position: Vec3) -> BodyDesc {
+    BodyDesc::new(BodyKind::Dynamic, unit_cube(), position)
+}
+
+/// Gap left between neighbouring cubes when a scene is built (m).
+const GAP: Fx = Fx::lit("0.05");
+
+/// 80 unit cubes in 8 towers of 10, each cube nudged and turned a little by a
+/// fixed seed, stepped until everything sleeps (our counterpart of Box2D's
+/// FallingHinges determinism test).
+pub fn stack_sleep() -> Scene {
+    let mut rng = Rng::new(0x5eed, 3);
+    let mut bodies = vec![ground()];
+    for tower in 0..8 {
+        let x = Fx::from_int((tower % 4) * 3 - 5);
+        let z = Fx::from_int((tower / 4) * 3 - 2);
+        for level in 0..10 {
+            let jitter = |rng: &mut Rng| rng.fx_range(Fx::lit("-0.08"), Fx::lit("0.08"));
+            let y = Fx::HALF + (Fx::ONE + GAP).mul_int(level);
+            let mut b = cube_at(Vec3::new(x + jitter(&mut rng), y, z + jitter(&mut rng)));
+            let angle = rng.fx_range(Fx::lit("-0.2"), Fx::lit("0.2"));
+            b.orientation = Quat::from_axis_angle(Vec3::Y, angle);
+            bodies.push(b);
+        }
+    }
+    Scene {
+        name: "stack-sleep",
+        settings: WorldSettings::default(),
+        bodies,
+        frames: 1200,
+    }
+}
+
+/// A square pyramid of 1 240 cubes, 15 layers (15² … 1²), sleeping off, 600
+/// frames.
+pub fn pyramid_15() -> Scene {
+    let mut bodies = vec![ground()];
+    square_pyramid(&mut bodies, 15, Vec3::ZERO);
+    let settings = WorldSettings {
+        sleeping: false,
+        ..WorldSettings::default()
+    };
+    Scene {
+        name: "pyramid-15",
+        settings,
+        bodies,
+        frames: 600,
+    }
+}
+
+fn square_pyramid(bodies: &mut Vec<BodyDesc>, base: i32, at: Vec3) {
+    let pitch = Fx::ONE + GAP;
+    for layer in 0..base {
+        let n = base - layer;
+        // Centre the layer: offsets (i - (n-1)/2) · pitch.
+        for i in 0..n {
+            for k in 0..n {
+                let off = |j: i32| (pitch * Fx::from_int(2 * j - (n - 1))).scale_pow2(-1);
+                let y = Fx::HALF + Fx::from_int(layer);
+                bodies.push(cube_at(at + Vec3::new(off(i), y, off(k))));
+            }
+        }
+    }
+}
+
+/// A 10×10×10 block of cubes dropped from 1 m onto the ground.
+pub fn cubes_1000() -> Scene {
+    let mut bodies = vec![ground()];
+    let pitch = Fx::ONE + Fx::lit("0.1");
+    for y in 0..10 {
+        for x in 0..10 {
+            for z in 0..10 {
+                let p = Vec3::new(
+                    pitch * Fx::from_int(x - 5),
+                    Fx::lit("1.5") + pitch * Fx::from_int(y),
+                    pitch * Fx::from_int(z - 5),
+                );
+                bodies.push(cube_at(p));
+            }
+        }
+    }
+    Scene {
+        name: "cubes-1000",
+        settings: WorldSettings::default(),
+        bodies,
+        frames: 600,
+    }
+}
+
+/// A heavy 2 m box at 40 m/s into a sleeping wall of 20 × 10 cubes.
+pub fn smash() -> Scene {
+    let mut bodies = vec![ground()];
+    let pitch = Fx::ONE + GAP;
+    for y in 0..10 {
+        for z in 0..20 {
+            let mut b = cube_at(Vec3::new(
+                Fx::ZERO,
+                Fx::HALF + Fx::from_int(y),
+                pitch * Fx::from_int(z - 10),
+            ));
+            b.asleep = true;
+            bodies.push(b);
+        }
+    }
+    let mut ram = BodyDesc::new(
+        BodyKind::Dynamic,
+        Shape::Box {
+            half_extents: Vec3::splat(Fx::ONE),
+        },
+        Vec3::from_ints(-20, 3, 0),
+    );
+    ram.density = Fx::from_int(10);
+    ram.linear_velocity = Vec3::from_ints(40, 0, 0);
+    bodies.push(ram);
+    Scene {
+        name: "smash",
+        settings: WorldSettings::default(),
+        bodies,
+        frames: 300,
+    }
+}
+
+/// 40 triangular pyramids of 210 cubes (base 20), 8 400 bodies.
+pub fn many_pyramids() -> Scene {
+    let mut bodies = vec![ground()];
+    let pitch = Fx::ONE + GAP;
+    for p in 0..40 {
+        let ox = Fx::from_int((p % 5) * 24 - 48);
+        let oz = Fx::from_int((p / 5) * 4 - 14);
+        for row in 0..20 {
+            let n = 20 - row;
+            for i in 0..n {
+                let x = ox + (pitch * Fx::from_int(2 * i - (n - 1))).scale_pow2(-1);
+                bodies.push(cube_at(Vec3::new(x, Fx::HALF + Fx::from_int(row), oz)));
+            }
+        }
+    }
+    Scene {
+        name: "many-pyramids",
+        settings: WorldSettings::default(),
+        bodies,
+        frames: 240,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_counts() {
+        assert_eq!(stack_sleep().bodies.len(), 81);
+        assert_eq!(pyramid_15().bodies.len(), 1241);
+        assert_eq!(cubes_1000().bodies.len(), 1001);
+        assert_eq!(smash().bodies.len(), 202);
+        assert_eq!(many_pyramids().bodies.len(), 8401);
+        for name in NAMES {
+            assert_eq!(by_name(name).unwrap().name, name);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Determinism: golden per-frame checksums of every scene, exact save/load,
+//! and the world seed's effect.
+//!
+//! Goldens live in `fixtures/physics/<scene>.golden` (one short checksum per
+//! frame, the full checksum of the last frame, and for `stack-sleep` the frame
+//! at which everything sleeps). `tools/cross-verify` checks the same scenes
+//! on aarch64, s390x and i686. Regenerate after an intended change with
+//! `LOCKSTEP_BLESS=1 cargo test -p lockstep-physics --test determinism` and
+//! say why in the commit.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use lockstep_fx::Checksum;
+use lockstep_physics::scenes::{self, Scene};
+use lockstep_physics::{World, WorldSettings};
+
+fn golden_path(scene: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/physics")
+        .join(format!("{scene}.golden"))
+}
+
+/// Runs a scene and renders its golden text.
+fn golden_text(scene: &Scene, frames: u32) -> String {
+    let mut world = scene.build();
+    let mut out = format!(
+        "# lockstep-physics golden: scene {} frames {frames} state-version {}\n",
+        scene.name,
+        lockstep_physics::STATE_VERSION
+    );
+    let mut sleep_frame = None;
+    let mut last = world.checksum();
+    for _ in 0..frames {
+        world.step();
+        last = world.checksum();
+        writeln!(out, "{} {:016x}", world.frame(), last.short().0).unwrap();
+        if sleep_frame.is_none()
+            && world.settings().sleeping
+            && world.bodies().all(|(_, b)| !b.is_awake())
+        {
+            sleep_frame = Some(world.frame());
+        }
+    }
+    writeln!(out, "final {last}").unwrap();
+    if let Some(f) = sleep_frame {
+        writeln!(out, "asleep {f}").unwrap();
+    }
+    out
+}
+
+fn check_golden(name: &str, frames: Option<u32>) {
+    let scene = scenes::by_name(name).unwrap();
+    let frames = frames.unwrap_or(scene.frames);
+    let got = golden_text(&scene, frames);
+    let path = golden_path(name);
+    if std::env::var_os("LOCKSTEP_BLESS").is_some() {
+        std::fs::write(&path, &got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (bless with LOCKSTEP_BLESS=1)", path.display()));
+    if let Some((i, (g, w))) = got
+        .lines()
+        .zip(want.lines())
+        .enumerate()
+        .find(|(_, (g, w))| g != w)
+    {
+        panic!(
+            "{name}: first difference at line {}: got `{g}`, golden `{w}`",
+            i + 1
+        );
+    }
+    assert_eq!(
+        got.lines().count(),
+        want.lines().count(),
+        "{name}: golden has a different length"
+    );
+}
+
+#[test]
+fn golden_stack_sleep() {
+    check_golden("stack-sleep", None);
+    let text = std::fs::read_to_string(golden_path("stack-sleep")).unwrap();
+    assert!(
+        text.lines().any(|l| l.starts_with("asleep ")),
+        "stack-sleep must fall asleep within its frames"
+    );
+}
+
+#[test]
+fn golden_pyramid_15() {
+    check_golden("pyramid-15", None);
+}
+
+#[test]
+fn golden_cubes_1000() {
+    check_golden("cubes-1000", None);
+}
+
+#[test]
+fn golden_smash() {
+    check_golden("smash", None);
+}
+
+#[test]
+fn golden_many_pyramids() {
+    check_golden("many-pyramids", Some(120));
+}
+
+/// Save at frame k, load, step on: every later frame's bytes equal the
+/// uninterrupted run's.
+#[test]
+fn snapshot_restores_exactly() {
+    for name in ["smash", "stack-sleep"] {
+        let scene = scenes::by_name(name).unwrap();
+        let mut world = scene.build();
+        for _ in 0..40 {
+            world.step();
+        }
+        let saved = world.snapshot();
+        let mut reference = Vec::new();
+        for _ in 0..60 {
+            world.step();
+            reference.push(world.snapshot());
+        }
+        let mut restored = World::decode(&saved).unwrap();
+        assert_eq!(
+            restored.snapshot(),
+            saved,
+            "{name}: re-encoding a decoded world changes it"
+        );
+        for (k, want) in reference.iter().enumerate() {
+            restored.step();
+            assert!(
+                restored.snapshot() == *want,
+                "{name}: frame {} after the load differs",
+                k + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn seed_changes_checksums_and_same_seed_repeats() {
+    let run = |seed: u64| -> Vec<Checksum> {
+        let mut scene = scenes::cubes_1000();
+        scene.settings = WorldSettings {
+            seed,
+            ..scene.settings
+        };
+        let mut world = scene.build();
+        (0..60)
+            .map(|_| {
+                world.step();
+                world.checksum()
+            })
+            .collect()
+    };
+    let (a, b, c) = (run(1), run(1), run(2));
+    assert_eq!(a, b);
+    assert_ne!(a.last(), c.last());
+}

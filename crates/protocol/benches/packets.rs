@@ -1,0 +1,85 @@
+//! Encode and decode cost per packet (criterion): the steady-state inputs
+//! packet, a 120-input window, a handshake and a 1 KiB resync chunk.
+//!
+//! `cargo bench -p lockstep-protocol --bench packets`
+
+// criterion_group! generates an undocumented function.
+#![allow(missing_docs)]
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use lockstep_fx::Checksum;
+use lockstep_protocol::packet::{
+    Hello, InputsMsg, Message, Packet, ResyncChunk, Routed, ShortChecksums,
+};
+use lockstep_protocol::testgame::{Buttons, scripted};
+use lockstep_protocol::{Input, PlayerId};
+use std::hint::black_box;
+
+fn routed(message: Message<Buttons>) -> Packet<Buttons> {
+    Packet::Routed(Routed {
+        sender: PlayerId(1),
+        token: 0xdead_beef,
+        seq: 4242,
+        message,
+    })
+}
+
+fn inputs(n: u32) -> Packet<Buttons> {
+    routed(Message::Inputs(InputsMsg {
+        ack: Some(1000),
+        first_frame: 1001,
+        inputs: (1001..1001 + n).map(|f| scripted(1, f)).collect(),
+        checksums: Some(ShortChecksums {
+            epoch: 0,
+            newest: 998,
+            shorts: vec![0x1111_2222_3333_4444, 0x5555_6666_7777_8888],
+        }),
+    }))
+}
+
+fn packets() -> Vec<(&'static str, Packet<Buttons>)> {
+    vec![
+        ("inputs_8", inputs(8)),
+        ("inputs_120", inputs(120)),
+        (
+            "hello",
+            Packet::Hello(Hello {
+                sender: PlayerId(0),
+                schema_hash: Buttons::schema_hash(),
+                players: 4,
+                tick_micros: 16_667,
+                token: 7,
+                echo: 9,
+                ready: true,
+            }),
+        ),
+        (
+            "resync_chunk_1k",
+            routed(Message::ResyncChunk(ResyncChunk {
+                id: 1,
+                frame: 77,
+                compressed: true,
+                state_len: 8000,
+                payload_len: 3000,
+                index: 0,
+                checksum: Some(Checksum::of(b"x")),
+                data: vec![0x5a; 1024],
+            })),
+        ),
+    ]
+}
+
+fn bench(c: &mut Criterion) {
+    for (name, p) in packets() {
+        let bytes = p.encode();
+        c.bench_function(&format!("encode/{name} ({} B)", bytes.len()), |b| {
+            b.iter(|| black_box(&p).encode())
+        });
+        c.bench_function(&format!("decode/{name} ({} B)", bytes.len()), |b| {
+            b.iter(|| Packet::<Buttons>::decode(black_box(&bytes)).is_ok())
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

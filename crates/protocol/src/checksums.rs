@@ -1,0 +1,421 @@
+//! The checksum book: this peer's per-frame state checksums and the ones its
+//! peers report, compared frame by frame to detect a desync, and the verdict
+//! that says who drifted and who is the resync authority.
+//!
+//! Invariants:
+//! - Only confirmed frames are compared: a lockstep peer reports a checksum
+//!   only for a frame it simulated with every player's real input, so two
+//!   different checksums for one frame are a real desync, never a
+//!   misprediction.
+//! - Reports carry the sender's resync *epoch* (how many states it has
+//!   loaded). A report from an older epoch than already seen is ignored; a
+//!   newer epoch discards that peer's older reports, so checksums computed
+//!   before a resync are never compared with ones computed after it.
+//! - The verdict for a frame is a pure function of every player's checksum
+//!   for that frame, so all peers reach the same one: with two players the
+//!   host (seat 0) is the authority; with three or more, the group of
+//!   matching checksums holding a strict majority is right, its lowest seat is
+//!   the authority, and every other seat has drifted. No majority: no verdict
+//!   but [`Verdict::NoMajority`].
+//! - After a verdict, the drifted peers' reports (and, on a drifted peer, all
+//!   comparisons) are suspended until the drifted peer's new epoch (or the
+//!   local state load) arrives.
+
+use crate::player::{PlayerId, PlayerSet};
+use lockstep_fx::{Checksum, ShortChecksum};
+
+/// Frames of checksums remembered per player.
+pub const CHECKSUM_HISTORY: u32 = 256;
+
+/// What a comparison concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Checksums for `frame` differ; `drifted` must load the authority's state.
+    Desync {
+        /// The frame compared.
+        frame: u32,
+        /// The seat whose state is taken as right.
+        authority: PlayerId,
+        /// The seats whose state differs from the authority's.
+        drifted: PlayerSet,
+    },
+    /// Checksums for `frame` differ and no group holds a strict majority.
+    NoMajority {
+        /// The frame compared.
+        frame: u32,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Ring {
+    slots: Vec<Option<(u32, u64)>>,
+}
+
+impl Ring {
+    fn new() -> Ring {
+        Ring {
+            slots: vec![None; CHECKSUM_HISTORY as usize],
+        }
+    }
+    fn put(&mut self, frame: u32, short: u64) {
+        self.slots[(frame % CHECKSUM_HISTORY) as usize] = Some((frame, short));
+    }
+    fn get(&self, frame: u32) -> Option<u64> {
+        match self.slots[(frame % CHECKSUM_HISTORY) as usize] {
+            Some((f, s)) if f == frame => Some(s),
+            _ => None,
+        }
+    }
+    fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+    }
+    fn clear_after(&mut self, frame: u32) {
+        for s in &mut self.slots {
+            if s.is_some_and(|(f, _)| f > frame) {
+                *s = None;
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct PeerReports {
+    shorts: Ring,
+    epoch: Option<u8>,
+    suspended: bool,
+}
+
+/// Checksums by frame and player, and the desync detector.
+#[derive(Debug, Clone)]
+pub struct ChecksumBook {
+    local: PlayerId,
+    own_full: Vec<Option<(u32, Checksum)>>,
+    peers: Vec<PeerReports>,
+    compare_from: u32,
+    self_drifted: bool,
+    gave_up: bool,
+    pending: Option<u32>,
+    newest_clean: Option<u32>,
+}
+
+/// 8-bit epoch order: `a` newer than `b`.
+fn epoch_newer(a: u8, b: u8) -> bool {
+    let d = a.wrapping_sub(b);
+    d != 0 && d < 0x80
+}
+
+impl ChecksumBook {
+    /// An empty book for `players` seats, this peer at `local`.
+    pub fn new(players: u8, local: PlayerId) -> ChecksumBook {
+        ChecksumBook {
+            local,
+            own_full: vec![None; CHECKSUM_HISTORY as usize],
+            peers: (0..players)
+                .map(|_| PeerReports {
+                    shorts: Ring::new(),
+                    epoch: None,
+                    suspended: false,
+                })
+                .collect(),
+            compare_from: 0,
+            self_drifted: false,
+            gave_up: false,
+            pending: None,
+            newest_clean: None,
+        }
+    }
+
+    /// This peer's full checksum of `frame`, if recorded.
+    pub fn own(&self, frame: u32) -> Option<Checksum> {
+        match self.own_full[(frame % CHECKSUM_HISTORY) as usize] {
+            Some((f, c)) if f == frame => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The newest frame compared clean against every peer that reported it.
+    pub fn newest_clean(&self) -> Option<u32> {
+        self.newest_clean
+    }
+
+    /// Whether `seat`'s reports are suspended (it is being resynced).
+    pub fn is_suspended(&self, seat: PlayerId) -> bool {
+        self.peers.get(seat.index()).is_some_and(|p| p.suspended)
+    }
+
+    /// Records this peer's checksum of `frame` and compares it.
+    pub fn record_own(&mut self, frame: u32, checksum: Checksum) -> Option<Verdict> {
+        self.own_full[(frame % CHECKSUM_HISTORY) as usize] = Some((frame, checksum));
+        let local = self.local.index();
+        self.peers[local].shorts.put(frame, checksum.short().0);
+        self.compare(frame)
+    }
+
+    /// Records `from`'s short checksum of `frame` (epoch `epoch`) and compares.
+    pub fn record_short(
+        &mut self,
+        from: PlayerId,
+        epoch: u8,
+        frame: u32,
+        short: ShortChecksum,
+    ) -> Option<Verdict> {
+        if !self.accept_epoch(from, epoch) {
+            return None;
+        }
+        self.peers[from.index()].shorts.put(frame, short.0);
+        self.compare(frame)
+    }
+
+    /// Records `from`'s full checksum of `frame` and compares it with ours.
+    pub fn record_full(
+        &mut self,
+        from: PlayerId,
+        epoch: u8,
+        frame: u32,
+        full: Checksum,
+    ) -> Option<Verdict> {
+        if !self.accept_epoch(from, epoch) {
+            return None;
+        }
+        // A full checksum whose short form matches ours but whose other 24
+        // bytes differ is a 2^-64 event, yet cheap to catch: store the short
+        // form of a mismatching full checksum as its bitwise complement so
+        // the comparison below sees the difference.
+        let mut short = full.short().0;
+        if self
+            .own(frame)
+            .is_some_and(|own| own != full && own.short() == full.short())
+        {
+            short = !short;
+        }
+        self.peers[from.index()].shorts.put(frame, short);
+        self.compare(frame)
+    }
+
+    fn accept_epoch(&mut self, from: PlayerId, epoch: u8) -> bool {
+        let Some(p) = self.peers.get_mut(from.index()) else {
+            return false;
+        };
+        if from == self.local {
+            return false;
+        }
+        match p.epoch {
+            Some(e) if e == epoch => true,
+            Some(e) if !epoch_newer(epoch, e) => false,
+            _ => {
+                if p.epoch.is_some() {
+                    p.shorts.clear();
+                    p.suspended = false;
+                }
+                p.epoch = Some(epoch);
+                true
+            }
+        }
+    }
+
+    /// This peer loaded the authority's state after `frame` (checksum
+    /// `checksum`): older comparisons end, its own later checksums are
+    /// forgotten (they will be recomputed), comparing resumes.
+    pub fn on_loaded(&mut self, frame: u32, checksum: Checksum) {
+        self.self_drifted = false;
+        self.pending = None;
+        self.compare_from = frame + 1;
+        let local = self.local.index();
+        self.peers[local].shorts.clear_after(frame);
+        for s in &mut self.own_full {
+            if s.is_some_and(|(f, _)| f > frame) {
+                *s = None;
+            }
+        }
+        self.own_full[(frame % CHECKSUM_HISTORY) as usize] = Some((frame, checksum));
+        self.peers[local].shorts.put(frame, checksum.short().0);
+    }
+
+    /// Stops every comparison for good (resync failed).
+    pub fn give_up(&mut self) {
+        self.gave_up = true;
+    }
+
+    fn compare(&mut self, frame: u32) -> Option<Verdict> {
+        if self.gave_up || self.self_drifted || frame < self.compare_from {
+            return None;
+        }
+        if let Some(p) = self.pending {
+            // Waiting for a complete set of reports: try the pending frame,
+            // then this one.
+            if let Some(v) = self
+                .verdict(p)
+                .or_else(|| if frame > p { self.verdict(frame) } else { None })
+            {
+                return self.apply(v);
+            }
+            return None;
+        }
+        let own = self.peers[self.local.index()].shorts.get(frame)?;
+        let mut differs = false;
+        let mut compared = false;
+        for (i, p) in self.peers.iter().enumerate() {
+            if i == self.local.index() || p.suspended {
+                continue;
+            }
+            if let Some(s) = p.shorts.get(frame) {
+                compared = true;
+                differs |= s != own;
+            }
+        }
+        if !differs {
+            if compared {
+                self.newest_clean = Some(self.newest_clean.map_or(frame, |c| c.max(frame)));
+            }
+            return None;
+        }
+        match self.verdict(frame) {
+            Some(v) => self.apply(v),
+            None => {
+                self.pending = Some(frame);
+                None
+            }
+        }
+    }
+
+    /// The verdict for `frame` once every non-suspended seat has reported it.
+    fn verdict(&self, frame: u32) -> Option<Verdict> {
+        let n = self.peers.len();
+        let mut sums: Vec<(PlayerId, u64)> = Vec::with_capacity(n);
+        for (i, p) in self.peers.iter().enumerate() {
+            if p.suspended {
+                continue;
+            }
+            sums.push((PlayerId(i as u8), p.shorts.get(frame)?));
+        }
+        if sums.iter().all(|(_, s)| *s == sums[0].1) {
+            return None;
+        }
+        if n == 2 {
+            let authority = PlayerId(0);
+            let mut drifted = PlayerSet::EMPTY;
+            drifted.insert(PlayerId(1));
+            return Some(Verdict::Desync {
+                frame,
+                authority,
+                drifted,
+            });
+        }
+        // The largest group of equal checksums; ties go to the group with the
+        // lowest seat (seats are visited in order).
+        let mut best: Option<(usize, u64)> = None;
+        for (_, s) in &sums {
+            let count = sums.iter().filter(|(_, t)| t == s).count();
+            if best.is_none_or(|(c, _)| count > c) {
+                best = Some((count, *s));
+            }
+        }
+        let (count, right) = best?;
+        if count * 2 <= n {
+            return Some(Verdict::NoMajority { frame });
+        }
+        let authority = sums.iter().find(|(_, s)| *s == right).map(|(p, _)| *p)?;
+        let mut drifted = PlayerSet::EMPTY;
+        for (p, s) in &sums {
+            if *s != right {
+                drifted.insert(*p);
+            }
+        }
+        Some(Verdict::Desync {
+            frame,
+            authority,
+            drifted,
+        })
+    }
+
+    fn apply(&mut self, v: Verdict) -> Option<Verdict> {
+        self.pending = None;
+        match v {
+            Verdict::Desync { drifted, .. } => {
+                for p in drifted.iter() {
+                    if p == self.local {
+                        self.self_drifted = true;
+                    } else if let Some(r) = self.peers.get_mut(p.index()) {
+                        r.suspended = true;
+                    }
+                }
+            }
+            Verdict::NoMajority { .. } => self.gave_up = true,
+        }
+        Some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(b: u8) -> Checksum {
+        Checksum::from_bytes([b; 32])
+    }
+
+    #[test]
+    fn two_players_host_is_authority() {
+        let mut book = ChecksumBook::new(2, PlayerId(1));
+        assert_eq!(book.record_own(5, c(1)), None);
+        assert_eq!(book.record_short(PlayerId(0), 0, 5, c(1).short()), None);
+        assert_eq!(book.newest_clean(), Some(5));
+        book.record_own(6, c(2));
+        let v = book.record_short(PlayerId(0), 0, 6, c(3).short());
+        let mut drifted = PlayerSet::EMPTY;
+        drifted.insert(PlayerId(1));
+        assert_eq!(
+            v,
+            Some(Verdict::Desync {
+                frame: 6,
+                authority: PlayerId(0),
+                drifted
+            })
+        );
+        // Drifted: nothing more is compared until the state is loaded.
+        assert_eq!(book.record_short(PlayerId(0), 0, 7, c(9).short()), None);
+        book.on_loaded(7, c(9));
+        book.record_own(8, c(4));
+        assert_eq!(book.record_short(PlayerId(0), 0, 8, c(4).short()), None);
+        assert_eq!(book.newest_clean(), Some(8));
+    }
+
+    #[test]
+    fn majority_names_the_drifted_peer() {
+        let mut book = ChecksumBook::new(4, PlayerId(0));
+        book.record_own(3, c(1));
+        assert_eq!(book.record_short(PlayerId(2), 0, 3, c(7).short()), None);
+        assert_eq!(book.record_short(PlayerId(1), 0, 3, c(1).short()), None);
+        let v = book.record_short(PlayerId(3), 0, 3, c(1).short());
+        let mut drifted = PlayerSet::EMPTY;
+        drifted.insert(PlayerId(2));
+        assert_eq!(
+            v,
+            Some(Verdict::Desync {
+                frame: 3,
+                authority: PlayerId(0),
+                drifted
+            })
+        );
+        assert!(book.is_suspended(PlayerId(2)));
+        // Stale reports from the drifted peer's old epoch are ignored; its new
+        // epoch resumes comparisons.
+        book.record_own(4, c(5));
+        assert_eq!(book.record_short(PlayerId(2), 0, 4, c(8).short()), None);
+        assert_eq!(book.record_short(PlayerId(2), 1, 4, c(5).short()), None);
+        assert!(!book.is_suspended(PlayerId(2)));
+        assert_eq!(book.record_short(PlayerId(2), 0, 4, c(8).short()), None);
+    }
+
+    #[test]
+    fn no_majority() {
+        let mut book = ChecksumBook::new(4, PlayerId(0));
+        book.record_own(3, c(1));
+        book.record_short(PlayerId(1), 0, 3, c(1).short());
+        book.record_short(PlayerId(2), 0, 3, c(2).short());
+        assert_eq!(
+            book.record_short(PlayerId(3), 0, 3, c(2).short()),
+            Some(Verdict::NoMajority { frame: 3 })
+        );
+    }
+}

@@ -1,0 +1,617 @@
+//! Every datagram on the wire: [`Packet`] and its messages, each with one
+//! `serialize` function that writes, reads and measures it (see
+//! [`crate::bits`]). `protocol/SPEC.md` draws the same layouts bit by bit.
+//!
+//! Invariants:
+//! - [`Packet::decode`] is safe on untrusted bytes: it refuses empty and
+//!   oversized datagrams, checks every range, and returns a typed
+//!   [`DecodeError`]; it never panics and allocates at most a few times the
+//!   datagram's size.
+//! - Encoding is canonical: a decoder re-encodes what it read and refuses the
+//!   datagram unless the bytes are identical, so each value has exactly one
+//!   encoding (no stray padding bits, no "changed" flag on an unchanged input,
+//!   no trailing bytes).
+//! - Frame numbers travel as their low 16 bits and sequence numbers are 16
+//!   bits; [`crate::seq`] restores and orders them across wraparound.
+//! - No `usize` on the wire: every length is an explicitly sized field.
+
+use crate::bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
+use crate::input::Input;
+use crate::player::{MAX_PLAYERS, PlayerId};
+use lockstep_fx::Checksum;
+
+/// The protocol id every handshake starts with ("LKSP" read as big-endian).
+pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
+/// The wire-format version in the handshake.
+pub const VERSION: u8 = 1;
+/// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
+/// minimum MTU with room for IP and UDP headers).
+pub const MAX_DATAGRAM: usize = 1200;
+/// The most inputs one packet carries (the count field is 8 bits).
+pub const MAX_INPUTS_PER_PACKET: u32 = 255;
+/// The most short checksums one report carries.
+pub const MAX_SHORT_CHECKSUMS: u32 = 4;
+/// Bytes of state in every resync chunk but the last.
+pub const CHUNK_BYTES: u32 = 1024;
+/// The largest resync payload: 65 535 chunks.
+pub const MAX_PAYLOAD_BYTES: u32 = CHUNK_BYTES * 65_535;
+/// The largest uncompressed state a resync may announce (64 MiB).
+pub const MAX_STATE_BYTES: u32 = 64 << 20;
+
+/// Why a datagram was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// No bytes at all.
+    #[error("empty datagram")]
+    Empty,
+    /// More bytes than [`MAX_DATAGRAM`].
+    #[error("datagram of {len} bytes exceeds the {max}-byte limit")]
+    Oversized {
+        /// Its length.
+        len: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A field could not be read (truncated, out of range, bad padding).
+    #[error(transparent)]
+    Bits(#[from] BitError),
+    /// The handshake's protocol id is not [`PROTOCOL_ID`].
+    #[error("protocol id {found:#010x} is not lockstep's")]
+    WrongProtocol {
+        /// The id found.
+        found: u32,
+    },
+    /// The handshake's version is not [`VERSION`].
+    #[error("wire version {found}, expected {expected}")]
+    WrongVersion {
+        /// The version found.
+        found: u8,
+        /// The version this build speaks.
+        expected: u8,
+    },
+    /// The bytes decode, but re-encoding the result gives different bytes.
+    #[error("non-canonical encoding")]
+    NonCanonical,
+}
+
+/// A datagram.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Packet<I> {
+    /// Handshake (kind 0).
+    Hello(Hello),
+    /// Everything after the handshake (kinds 1–6).
+    Routed(Routed<I>),
+}
+
+/// The handshake: sent until the peer has echoed our token.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Hello {
+    /// The sender's seat.
+    pub sender: PlayerId,
+    /// The hash of the game's input schema ([`Input::schema_hash`]).
+    pub schema_hash: u64,
+    /// How many players the sender expects, `2..=8`.
+    pub players: u8,
+    /// The sender's tick length in microseconds.
+    pub tick_micros: u32,
+    /// The sender's session token (never 0): every later packet to the sender
+    /// must carry it.
+    pub token: u32,
+    /// The receiver's token as the sender knows it, 0 if not yet known.
+    pub echo: u32,
+    /// The sender already holds the receiver's echo of its token: the
+    /// handshake is complete on its side and this Hello needs no reply.
+    pub ready: bool,
+}
+
+/// A post-handshake packet: header plus one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Routed<I> {
+    /// The sender's seat.
+    pub sender: PlayerId,
+    /// The receiver's session token.
+    pub token: u32,
+    /// The sender's packet sequence number toward this receiver.
+    pub seq: u16,
+    /// The message.
+    pub message: Message<I>,
+}
+
+/// The messages after the handshake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<I> {
+    /// Kind 1: redundant inputs, the input ack and short checksums.
+    Inputs(InputsMsg<I>),
+    /// Kind 2: one frame's full checksum.
+    Checksum(ChecksumMsg),
+    /// Kind 3: a drifted peer asks the authority for its state.
+    ResyncRequest(ResyncRequest),
+    /// Kind 4: one fragment of a state transfer.
+    ResyncChunk(ResyncChunk),
+    /// Kind 5: which fragments of a transfer arrived.
+    ResyncAck(ResyncAck),
+    /// Kind 6: the sender leaves the session.
+    Disconnect(Disconnect),
+}
+
+/// Redundant inputs with the ack and the newest short checksums.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InputsMsg<I> {
+    /// Low 16 bits of the newest frame the sender has received from the
+    /// receiver (every earlier frame included), if any.
+    pub ack: Option<u16>,
+    /// Low 16 bits of the frame of `inputs[0]` (0 when `inputs` is empty).
+    pub first_frame: u16,
+    /// The sender's inputs not yet acked by the receiver, oldest first, at
+    /// most [`MAX_INPUTS_PER_PACKET`]. Sent as the first in full, then per
+    /// input one bit "changed" and, if set, the input.
+    pub inputs: Vec<I>,
+    /// The sender's newest short checksums.
+    pub checksums: Option<ShortChecksums>,
+}
+
+/// The sender's short checksums of consecutive frames ending at `newest`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ShortChecksums {
+    /// The sender's resync epoch (how many states it has loaded, mod 256).
+    pub epoch: u8,
+    /// Low 16 bits of the newest frame reported.
+    pub newest: u16,
+    /// `1..=MAX_SHORT_CHECKSUMS` short checksums, oldest first, for frames
+    /// `newest - len + 1 ..= newest`.
+    pub shorts: Vec<u64>,
+}
+
+/// A full 32-byte checksum of one frame.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChecksumMsg {
+    /// The sender's resync epoch.
+    pub epoch: u8,
+    /// Low 16 bits of the frame.
+    pub frame: u16,
+    /// The checksum of the state after that frame.
+    pub checksum: Checksum,
+}
+
+/// A drifted peer's request for the authority's state.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResyncRequest {
+    /// The requester's attempt number; chunks and acks echo it.
+    pub id: u8,
+    /// Low 16 bits of the first frame found to differ.
+    pub desync_frame: u16,
+}
+
+/// One fragment of a state transfer. The payload is split into
+/// [`CHUNK_BYTES`]-byte chunks, the last one shorter; chunk lengths follow
+/// from `payload_len` and are not sent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResyncChunk {
+    /// The request this answers.
+    pub id: u8,
+    /// Low 16 bits of the frame whose end state this is.
+    pub frame: u16,
+    /// Whether the payload is deflate-compressed.
+    pub compressed: bool,
+    /// Length of the state once decompressed, `1..=MAX_STATE_BYTES`
+    /// (equal to `payload_len` when not compressed).
+    pub state_len: u32,
+    /// Length of the payload on the wire, `1..=MAX_PAYLOAD_BYTES`.
+    pub payload_len: u32,
+    /// This chunk's index, below [`ResyncChunk::chunk_count`].
+    pub index: u16,
+    /// The full checksum of the state: present in chunk 0 only.
+    pub checksum: Option<Checksum>,
+    /// This chunk's bytes.
+    pub data: Vec<u8>,
+}
+
+impl ResyncChunk {
+    /// Chunks in a payload of `payload_len` bytes.
+    pub const fn count_for(payload_len: u32) -> u32 {
+        payload_len.div_ceil(CHUNK_BYTES)
+    }
+
+    /// Chunks in this transfer.
+    pub const fn chunk_count(&self) -> u32 {
+        Self::count_for(self.payload_len)
+    }
+
+    /// The length of chunk `index` of a `payload_len`-byte payload.
+    pub const fn len_of(payload_len: u32, index: u32) -> u32 {
+        let start = index.saturating_mul(CHUNK_BYTES);
+        let left = payload_len.saturating_sub(start);
+        if left < CHUNK_BYTES {
+            left
+        } else {
+            CHUNK_BYTES
+        }
+    }
+}
+
+/// Selective ack of a state transfer's chunks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResyncAck {
+    /// The request id being acked.
+    pub id: u8,
+    /// Every chunk below this index has arrived (the chunk count once all have).
+    pub next_missing: u16,
+    /// Bit `i`: chunk `next_missing + 1 + i` has arrived.
+    pub received: u32,
+}
+
+/// Why a peer leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Disconnect {
+    /// 0: the player quit; 1: the session gave up (timeout, failed resync);
+    /// other values are reserved and read as an error.
+    pub reason: u8,
+}
+
+fn ser_checksum<S: BitStream>(s: &mut S, c: &mut Checksum) -> Result<(), BitError> {
+    let mut bytes = *c.as_bytes();
+    for chunk in bytes.chunks_exact_mut(8) {
+        let mut w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        s.u64(&mut w)?;
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    *c = Checksum::from_bytes(bytes);
+    Ok(())
+}
+
+fn ser_player<S: BitStream>(s: &mut S, p: &mut PlayerId) -> Result<(), BitError> {
+    let mut v = u32::from(p.0);
+    s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "sender seat")?;
+    p.0 = v as u8;
+    Ok(())
+}
+
+impl Hello {
+    /// Serializes the body after the kind (see `SPEC.md`).
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        ser_player(s, &mut self.sender)?;
+        let mut id = PROTOCOL_ID;
+        s.u32(&mut id)?;
+        if id != PROTOCOL_ID {
+            return Err(DecodeError::WrongProtocol { found: id });
+        }
+        let mut version = VERSION;
+        s.u8(&mut version)?;
+        if version != VERSION {
+            return Err(DecodeError::WrongVersion {
+                found: version,
+                expected: VERSION,
+            });
+        }
+        s.u64(&mut self.schema_hash)?;
+        let mut players = u32::from(self.players);
+        s.ranged(&mut players, 2, u32::from(MAX_PLAYERS), "player count")?;
+        self.players = players as u8;
+        s.u32(&mut self.tick_micros)?;
+        s.u32(&mut self.token)?;
+        s.u32(&mut self.echo)?;
+        s.bool(&mut self.ready)?;
+        Ok(())
+    }
+}
+
+impl<I: Input> InputsMsg<I> {
+    /// Serializes the message after the routed header.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        let mut has_ack = self.ack.is_some();
+        s.bool(&mut has_ack)?;
+        if has_ack {
+            let mut a = self.ack.unwrap_or(0);
+            s.u16(&mut a)?;
+            self.ack = Some(a);
+        } else {
+            self.ack = None;
+        }
+        let mut count = self.inputs.len() as u32;
+        s.ranged(&mut count, 0, MAX_INPUTS_PER_PACKET, "input count")?;
+        if S::READING {
+            self.inputs.clear();
+        }
+        if count > 0 {
+            s.u16(&mut self.first_frame)?;
+            for i in 0..count as usize {
+                if S::READING {
+                    let mut input = I::default();
+                    let mut changed = true;
+                    if i > 0 {
+                        s.bool(&mut changed)?;
+                    }
+                    if changed {
+                        input.serialize(s)?;
+                    } else {
+                        input = self.inputs[i - 1].clone();
+                    }
+                    self.inputs.push(input);
+                } else {
+                    let mut changed = i == 0 || self.inputs[i] != self.inputs[i - 1];
+                    if i > 0 {
+                        s.bool(&mut changed)?;
+                    }
+                    if changed {
+                        self.inputs[i].serialize(s)?;
+                    }
+                }
+            }
+        } else if S::READING {
+            self.first_frame = 0;
+        }
+        let mut has_sums = self.checksums.is_some();
+        s.bool(&mut has_sums)?;
+        if has_sums {
+            let mut c = self.checksums.take().unwrap_or_default();
+            c.serialize(s)?;
+            self.checksums = Some(c);
+        } else {
+            self.checksums = None;
+        }
+        Ok(())
+    }
+}
+
+impl ShortChecksums {
+    /// Serializes the report.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u8(&mut self.epoch)?;
+        s.u16(&mut self.newest)?;
+        let mut n = self.shorts.len() as u32;
+        s.ranged(&mut n, 1, MAX_SHORT_CHECKSUMS, "short checksum count")?;
+        if S::READING {
+            self.shorts = vec![0; n as usize];
+        }
+        for v in self.shorts.iter_mut().take(n as usize) {
+            s.u64(v)?;
+        }
+        Ok(())
+    }
+}
+
+impl ChecksumMsg {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u8(&mut self.epoch)?;
+        s.u16(&mut self.frame)?;
+        ser_checksum(s, &mut self.checksum)?;
+        Ok(())
+    }
+}
+
+impl ResyncRequest {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u8(&mut self.id)?;
+        s.u16(&mut self.desync_frame)?;
+        Ok(())
+    }
+}
+
+impl ResyncChunk {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u8(&mut self.id)?;
+        s.u16(&mut self.frame)?;
+        s.bool(&mut self.compressed)?;
+        s.ranged(&mut self.state_len, 1, MAX_STATE_BYTES, "state length")?;
+        s.ranged(
+            &mut self.payload_len,
+            1,
+            MAX_PAYLOAD_BYTES,
+            "payload length",
+        )?;
+        let at = s.bit_position();
+        if !self.compressed && self.payload_len != self.state_len {
+            return Err(BitError::OutOfRange {
+                bit: at,
+                what: "uncompressed payload length",
+            }
+            .into());
+        }
+        s.u16(&mut self.index)?;
+        if u32::from(self.index) >= self.chunk_count() {
+            return Err(BitError::OutOfRange {
+                bit: at,
+                what: "chunk index",
+            }
+            .into());
+        }
+        if self.index == 0 {
+            let mut c = self.checksum.unwrap_or_default();
+            ser_checksum(s, &mut c)?;
+            self.checksum = Some(c);
+        } else if S::READING {
+            self.checksum = None;
+        }
+        let len = Self::len_of(self.payload_len, u32::from(self.index));
+        s.align()?;
+        s.bytes(&mut self.data, len as usize)?;
+        Ok(())
+    }
+}
+
+impl ResyncAck {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u8(&mut self.id)?;
+        s.u16(&mut self.next_missing)?;
+        s.u32(&mut self.received)?;
+        Ok(())
+    }
+}
+
+impl Disconnect {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        let mut r = u32::from(self.reason);
+        s.ranged(&mut r, 0, 1, "disconnect reason")?;
+        self.reason = r as u8;
+        Ok(())
+    }
+}
+
+/// The kind of a packet, its first 4 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    /// [`Hello`].
+    Hello = 0,
+    /// [`InputsMsg`].
+    Inputs = 1,
+    /// [`ChecksumMsg`].
+    Checksum = 2,
+    /// [`ResyncRequest`].
+    ResyncRequest = 3,
+    /// [`ResyncChunk`].
+    ResyncChunk = 4,
+    /// [`ResyncAck`].
+    ResyncAck = 5,
+    /// [`Disconnect`].
+    Disconnect = 6,
+}
+
+impl Kind {
+    /// Every kind, in wire order.
+    pub const ALL: [Kind; 7] = [
+        Kind::Hello,
+        Kind::Inputs,
+        Kind::Checksum,
+        Kind::ResyncRequest,
+        Kind::ResyncChunk,
+        Kind::ResyncAck,
+        Kind::Disconnect,
+    ];
+
+    /// A short lowercase name (file names, reports).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Hello => "hello",
+            Kind::Inputs => "inputs",
+            Kind::Checksum => "checksum",
+            Kind::ResyncRequest => "resync_request",
+            Kind::ResyncChunk => "resync_chunk",
+            Kind::ResyncAck => "resync_ack",
+            Kind::Disconnect => "disconnect",
+        }
+    }
+}
+
+impl<I> Message<I> {
+    /// The message's kind.
+    pub const fn kind(&self) -> Kind {
+        match self {
+            Message::Inputs(_) => Kind::Inputs,
+            Message::Checksum(_) => Kind::Checksum,
+            Message::ResyncRequest(_) => Kind::ResyncRequest,
+            Message::ResyncChunk(_) => Kind::ResyncChunk,
+            Message::ResyncAck(_) => Kind::ResyncAck,
+            Message::Disconnect(_) => Kind::Disconnect,
+        }
+    }
+}
+
+impl<I: Input> Packet<I> {
+    /// The packet's kind.
+    pub const fn kind(&self) -> Kind {
+        match self {
+            Packet::Hello(_) => Kind::Hello,
+            Packet::Routed(r) => r.message.kind(),
+        }
+    }
+
+    /// The sender's seat.
+    pub const fn sender(&self) -> PlayerId {
+        match self {
+            Packet::Hello(h) => h.sender,
+            Packet::Routed(r) => r.sender,
+        }
+    }
+
+    /// Serializes the whole packet: kind, then the kind's fields.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        let mut kind = u32::from(self.kind() as u8);
+        s.ranged(&mut kind, 0, Kind::Disconnect as u32, "packet kind")?;
+        if !S::READING {
+            return self.serialize_body(s);
+        }
+        let kind = Kind::ALL[kind as usize];
+        *self = match kind {
+            Kind::Hello => Packet::Hello(Hello::default()),
+            k => Packet::Routed(Routed {
+                sender: PlayerId(0),
+                token: 0,
+                seq: 0,
+                message: match k {
+                    Kind::Inputs => Message::Inputs(InputsMsg::default()),
+                    Kind::Checksum => Message::Checksum(ChecksumMsg::default()),
+                    Kind::ResyncRequest => Message::ResyncRequest(ResyncRequest::default()),
+                    Kind::ResyncChunk => Message::ResyncChunk(ResyncChunk::default()),
+                    Kind::ResyncAck => Message::ResyncAck(ResyncAck::default()),
+                    _ => Message::Disconnect(Disconnect::default()),
+                },
+            }),
+        };
+        self.serialize_body(s)
+    }
+
+    fn serialize_body<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        match self {
+            Packet::Hello(h) => h.serialize(s),
+            Packet::Routed(r) => {
+                ser_player(s, &mut r.sender)?;
+                s.u32(&mut r.token)?;
+                s.u16(&mut r.seq)?;
+                match &mut r.message {
+                    Message::Inputs(m) => m.serialize(s),
+                    Message::Checksum(m) => m.serialize(s),
+                    Message::ResyncRequest(m) => m.serialize(s),
+                    Message::ResyncChunk(m) => m.serialize(s),
+                    Message::ResyncAck(m) => m.serialize(s),
+                    Message::Disconnect(m) => m.serialize(s),
+                }
+            }
+        }
+    }
+
+    /// The packet's bytes.
+    ///
+    /// A packet built with out-of-range fields (e.g. more than
+    /// [`MAX_INPUTS_PER_PACKET`] inputs) encodes clamped and will not decode
+    /// back to itself; the session never builds one.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = BitWriter::new();
+        let _ = self.clone().serialize(&mut w);
+        w.finish()
+    }
+
+    /// Bits the packet takes before padding.
+    pub fn measure_bits(&self) -> u64 {
+        let mut m = BitMeasurer::new();
+        let _ = self.clone().serialize(&mut m);
+        m.bits()
+    }
+
+    /// Decodes a datagram, refusing anything but the canonical encoding of a
+    /// valid packet.
+    pub fn decode(bytes: &[u8]) -> Result<Packet<I>, DecodeError> {
+        if bytes.is_empty() {
+            return Err(DecodeError::Empty);
+        }
+        if bytes.len() > MAX_DATAGRAM {
+            return Err(DecodeError::Oversized {
+                len: bytes.len() as u64,
+                max: MAX_DATAGRAM as u64,
+            });
+        }
+        let mut r = BitReader::new(bytes);
+        let mut p = Packet::Hello(Hello::default());
+        p.serialize(&mut r)?;
+        r.finish()?;
+        if p.encode() != bytes {
+            return Err(DecodeError::NonCanonical);
+        }
+        Ok(p)
+    }
+}

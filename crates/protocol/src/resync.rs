@@ -1,0 +1,311 @@
+//! Exact-state transfers for resync: packing a state (deflate when it makes
+//! it smaller), cutting it into acked chunks on the authority's side, and
+//! reassembling and verifying it on the drifted peer's side.
+//!
+//! Invariants:
+//! - The transferred bytes are the authority's exact snapshot after `frame`;
+//!   the receiver accepts them only if their BLAKE3 checksum equals the one
+//!   announced in chunk 0 (which is the authority's reported checksum for
+//!   that frame, since a state's checksum is BLAKE3 of its snapshot bytes).
+//! - Every chunk of one transfer must agree on the transfer's header fields;
+//!   a chunk that disagrees is refused with a typed [`ResyncError`].
+//! - Decompression is bounded by the announced state length
+//!   ([`crate::packet::MAX_STATE_BYTES`] at most): a deflate bomb fails
+//!   instead of allocating.
+//! - A chunk is resent only after a retransmission timeout without an ack.
+
+use crate::packet::{CHUNK_BYTES, ResyncAck, ResyncChunk};
+use crate::player::PlayerId;
+use crate::time::Instant;
+use lockstep_fx::Checksum;
+
+/// Why a transfer failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ResyncError {
+    /// A chunk's header disagrees with earlier chunks of the transfer.
+    #[error("chunk {index} disagrees with the transfer's header")]
+    InconsistentChunk {
+        /// The chunk's index.
+        index: u16,
+    },
+    /// The payload did not decompress to the announced length.
+    #[error("state does not decompress to its announced {expected} bytes")]
+    Decompress {
+        /// The announced length.
+        expected: u32,
+    },
+    /// The reassembled state's checksum is not the announced one.
+    #[error("state checksum does not match the announced one")]
+    ChecksumMismatch,
+}
+
+/// A state ready to send: `(compressed, payload)`.
+pub fn pack_state(state: &[u8]) -> (bool, Vec<u8>) {
+    let packed = miniz_oxide::deflate::compress_to_vec(state, 6);
+    if packed.len() < state.len() {
+        (true, packed)
+    } else {
+        (false, state.to_vec())
+    }
+}
+
+/// The state inside a payload, checked to be `state_len` bytes.
+pub fn unpack_state(
+    compressed: bool,
+    payload: Vec<u8>,
+    state_len: u32,
+) -> Result<Vec<u8>, ResyncError> {
+    let bytes = if compressed {
+        miniz_oxide::inflate::decompress_to_vec_with_limit(&payload, state_len as usize).map_err(
+            |_| ResyncError::Decompress {
+                expected: state_len,
+            },
+        )?
+    } else {
+        payload
+    };
+    if bytes.len() != state_len as usize {
+        return Err(ResyncError::Decompress {
+            expected: state_len,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The authority's side of one transfer.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// Who receives the state.
+    pub to: PlayerId,
+    /// The request id it answers.
+    pub id: u8,
+    /// The frame whose end state is sent.
+    pub frame: u32,
+    /// When the transfer began.
+    pub started: Instant,
+    checksum: Checksum,
+    compressed: bool,
+    state_len: u32,
+    payload: Vec<u8>,
+    acked: Vec<bool>,
+    sent_at: Vec<Option<Instant>>,
+}
+
+impl Outgoing {
+    /// A transfer of `state` (the snapshot after `frame`) to `to`.
+    pub fn new(to: PlayerId, id: u8, frame: u32, state: &[u8], now: Instant) -> Outgoing {
+        let (compressed, payload) = pack_state(state);
+        let count = ResyncChunk::count_for(payload.len() as u32) as usize;
+        Outgoing {
+            to,
+            id,
+            frame,
+            started: now,
+            checksum: Checksum::of(state),
+            compressed,
+            state_len: state.len() as u32,
+            payload,
+            acked: vec![false; count],
+            sent_at: vec![None; count],
+        }
+    }
+
+    /// Bytes of payload (after compression).
+    pub fn payload_len(&self) -> u32 {
+        self.payload.len() as u32
+    }
+
+    /// Whether the receiver has acked every chunk.
+    pub fn done(&self) -> bool {
+        self.acked.iter().all(|a| *a)
+    }
+
+    /// Up to `max` chunks never sent, or unacked for `rto_micros` since sent.
+    pub fn due_chunks(&mut self, now: Instant, rto_micros: u64, max: u32) -> Vec<ResyncChunk> {
+        let mut out = Vec::new();
+        for i in 0..self.acked.len() {
+            if out.len() as u32 >= max {
+                break;
+            }
+            let due = !self.acked[i] && self.sent_at[i].is_none_or(|t| now.since(t) >= rto_micros);
+            if !due {
+                continue;
+            }
+            self.sent_at[i] = Some(now);
+            let start = i * CHUNK_BYTES as usize;
+            let len = ResyncChunk::len_of(self.payload.len() as u32, i as u32) as usize;
+            out.push(ResyncChunk {
+                id: self.id,
+                frame: self.frame as u16,
+                compressed: self.compressed,
+                state_len: self.state_len,
+                payload_len: self.payload.len() as u32,
+                index: i as u16,
+                checksum: (i == 0).then_some(self.checksum),
+                data: self.payload[start..start + len].to_vec(),
+            });
+        }
+        out
+    }
+
+    /// Applies the receiver's selective ack.
+    pub fn on_ack(&mut self, ack: &ResyncAck) {
+        if ack.id != self.id {
+            return;
+        }
+        let below = (ack.next_missing as usize).min(self.acked.len());
+        self.acked[..below].iter_mut().for_each(|a| *a = true);
+        for bit in 0..32usize {
+            if ack.received & (1 << bit) != 0 {
+                if let Some(a) = self.acked.get_mut(below + 1 + bit) {
+                    *a = true;
+                }
+            }
+        }
+    }
+}
+
+/// A verified transferred state: its frame, checksum and bytes.
+pub type Received = (u32, Checksum, Vec<u8>);
+
+/// The drifted peer's side of one transfer.
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    /// The request id.
+    pub id: u8,
+    /// The frame, once a chunk has arrived.
+    pub frame: Option<u32>,
+    header: Option<(bool, u32, u32)>,
+    checksum: Option<Checksum>,
+    chunks: Vec<Option<Vec<u8>>>,
+}
+
+impl Incoming {
+    /// Waiting for the first chunk of request `id`.
+    pub fn new(id: u8) -> Incoming {
+        Incoming {
+            id,
+            frame: None,
+            header: None,
+            checksum: None,
+            chunks: Vec::new(),
+        }
+    }
+
+    /// Stores a chunk whose frame the caller has restored to `frame`.
+    pub fn on_chunk(&mut self, chunk: ResyncChunk, frame: u32) -> Result<(), ResyncError> {
+        let header = (chunk.compressed, chunk.state_len, chunk.payload_len);
+        match self.header {
+            None => {
+                self.header = Some(header);
+                self.frame = Some(frame);
+                self.chunks = vec![None; chunk.chunk_count() as usize];
+            }
+            Some(h) if h == header && self.frame == Some(frame) => {}
+            Some(_) => return Err(ResyncError::InconsistentChunk { index: chunk.index }),
+        }
+        if let Some(c) = chunk.checksum {
+            self.checksum = Some(c);
+        }
+        if let Some(slot) = self.chunks.get_mut(chunk.index as usize) {
+            *slot = Some(chunk.data);
+        }
+        Ok(())
+    }
+
+    /// The ack describing what has arrived.
+    pub fn ack(&self) -> ResyncAck {
+        let next_missing = self
+            .chunks
+            .iter()
+            .position(|c| c.is_none())
+            .unwrap_or(self.chunks.len());
+        let mut received = 0u32;
+        for bit in 0..32usize {
+            if self
+                .chunks
+                .get(next_missing + 1 + bit)
+                .is_some_and(|c| c.is_some())
+            {
+                received |= 1 << bit;
+            }
+        }
+        ResyncAck {
+            id: self.id,
+            next_missing: next_missing as u16,
+            received,
+        }
+    }
+
+    /// Payload bytes received so far.
+    pub fn received_bytes(&self) -> u64 {
+        self.chunks.iter().flatten().map(|c| c.len() as u64).sum()
+    }
+
+    /// Once every chunk is in: the verified state and its frame and checksum.
+    pub fn finish(&self) -> Option<Result<Received, ResyncError>> {
+        let (compressed, state_len, _) = self.header?;
+        if self.chunks.iter().any(|c| c.is_none()) {
+            return None;
+        }
+        let frame = self.frame?;
+        let checksum = self.checksum?;
+        let payload: Vec<u8> = self.chunks.iter().flatten().flatten().copied().collect();
+        Some(
+            unpack_state(compressed, payload, state_len).and_then(|state| {
+                if Checksum::of(&state) == checksum {
+                    Ok((frame, checksum, state))
+                } else {
+                    Err(ResyncError::ChecksumMismatch)
+                }
+            }),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfer_with_loss_and_selective_acks() {
+        let state: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut out = Outgoing::new(PlayerId(1), 3, 77, &state, Instant(0));
+        let mut inc = Incoming::new(3);
+        let mut now = Instant(0);
+        let mut round = 0;
+        while !out.done() {
+            for (i, chunk) in out.due_chunks(now, 1000, 100).into_iter().enumerate() {
+                // Drop every other chunk in the first round.
+                if round == 0 && i % 2 == 1 {
+                    continue;
+                }
+                inc.on_chunk(chunk, 77).unwrap();
+            }
+            out.on_ack(&inc.ack());
+            now = now.plus(1000);
+            round += 1;
+        }
+        let (frame, sum, got) = inc.finish().unwrap().unwrap();
+        assert_eq!((frame, sum), (77, Checksum::of(&state)));
+        assert_eq!(got, state);
+    }
+
+    #[test]
+    fn incompressible_state_goes_raw() {
+        let mut x = 1u32;
+        let state: Vec<u8> = (0..300)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (x >> 16) as u8
+            })
+            .collect();
+        let (compressed, payload) = pack_state(&state);
+        assert!(!compressed);
+        assert_eq!(payload, state);
+        assert_eq!(
+            unpack_state(true, vec![0xff; 10], 100),
+            Err(ResyncError::Decompress { expected: 100 })
+        );
+    }
+}

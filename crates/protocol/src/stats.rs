@@ -1,0 +1,139 @@
+//! Counters a [`Session`](crate::Session) keeps about its traffic, its drops
+//! and its playout, for tests, reports and the later CLI.
+//!
+//! Invariant: counters only grow (they wrap at `u64::MAX`, which no session
+//! reaches); `delay_frames` is the current playout delay, not a counter.
+
+use crate::packet::{DecodeError, Kind};
+
+/// Packets and bytes of one kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KindCount {
+    /// Datagrams.
+    pub packets: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// Datagrams dropped, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Zero-length datagrams.
+    pub empty: u64,
+    /// Longer than [`crate::packet::MAX_DATAGRAM`].
+    pub oversized: u64,
+    /// Truncated, out-of-range fields, bad padding, trailing bytes.
+    pub malformed: u64,
+    /// Decodable but not the canonical encoding.
+    pub non_canonical: u64,
+    /// Wrong protocol id or wire version.
+    pub wrong_protocol: u64,
+    /// Carrying a session token that is not this session's (stray or stale).
+    pub wrong_token: u64,
+    /// A sequence number already received (duplicated or replayed).
+    pub duplicate: u64,
+    /// A sequence number older than the replay window.
+    pub too_old: u64,
+    /// From a seat that is not a peer, or not from where it claims.
+    pub unknown_sender: u64,
+    /// A handshake whose input schema, player count or tick differs.
+    pub incompatible: u64,
+    /// Well-formed but impossible in context (an ack of an unsent frame, a
+    /// gap in inputs, an inconsistent resync chunk).
+    pub invalid: u64,
+    /// Resync traffic that belongs to no current transfer.
+    pub unexpected: u64,
+    /// From a peer that left or timed out, or after this session closed.
+    pub from_gone: u64,
+}
+
+impl Dropped {
+    /// All drops.
+    pub fn total(&self) -> u64 {
+        self.empty
+            + self.oversized
+            + self.malformed
+            + self.non_canonical
+            + self.wrong_protocol
+            + self.wrong_token
+            + self.duplicate
+            + self.too_old
+            + self.unknown_sender
+            + self.incompatible
+            + self.invalid
+            + self.unexpected
+            + self.from_gone
+    }
+
+    /// Counts a decode failure.
+    pub fn count(&mut self, e: &DecodeError) {
+        match e {
+            DecodeError::Empty => self.empty += 1,
+            DecodeError::Oversized { .. } => self.oversized += 1,
+            DecodeError::Bits(_) => self.malformed += 1,
+            DecodeError::WrongProtocol { .. } | DecodeError::WrongVersion { .. } => {
+                self.wrong_protocol += 1
+            }
+            DecodeError::NonCanonical => self.non_canonical += 1,
+        }
+    }
+}
+
+/// A session's counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Sent, by [`Kind`] (index `kind as usize`).
+    pub sent: [KindCount; 7],
+    /// Datagrams handed to `handle_datagram`.
+    pub received: KindCount,
+    /// Datagrams dropped, by reason.
+    pub dropped: Dropped,
+    /// Ticks at which a due frame waited for a missing input.
+    pub stall_ticks: u64,
+    /// Frames released for the first time.
+    pub frames_released: u64,
+    /// Frames released again after loading a resync state.
+    pub frames_replayed: u64,
+    /// Bits of the input part (ack, count, frame, inputs and flags) of all
+    /// inputs packets sent.
+    pub input_bits: u64,
+    /// Inputs carried by all inputs packets sent (redundant copies counted).
+    pub inputs_carried: u64,
+    /// The most inputs one packet carried.
+    pub max_inputs_per_packet: u32,
+    /// The playout delay now, in frames.
+    pub delay_frames: u32,
+    /// The largest playout delay so far, in frames.
+    pub max_delay_frames: u32,
+    /// States loaded from an authority.
+    pub resyncs_completed: u64,
+    /// State transfers served to drifted peers.
+    pub resyncs_served: u64,
+    /// Ticks the frame clock ran slow (+1) or fast (−1) to stay aligned.
+    pub nudged_ticks: u64,
+}
+
+impl Stats {
+    /// Sent datagrams of every kind.
+    pub fn sent_total(&self) -> KindCount {
+        self.sent
+            .iter()
+            .fold(KindCount::default(), |a, k| KindCount {
+                packets: a.packets + k.packets,
+                bytes: a.bytes + k.bytes,
+            })
+    }
+
+    /// Sent datagrams of `kind`.
+    pub fn sent_of(&self, kind: Kind) -> KindCount {
+        self.sent[kind as usize]
+    }
+
+    /// Bytes of all resync traffic sent (requests, chunks, acks).
+    pub fn resync_bytes_sent(&self) -> u64 {
+        [Kind::ResyncRequest, Kind::ResyncChunk, Kind::ResyncAck]
+            .iter()
+            .map(|k| self.sent[*k as usize].bytes)
+            .sum()
+    }
+}

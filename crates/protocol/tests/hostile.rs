@@ -1,0 +1,291 @@
+//! Random, truncated, oversized, replayed, stale, wrong-token, spoofed and
+//! non-canonical datagrams are dropped and counted, never panic, and leave
+//! the session playing; sequence numbers wrap around safely.
+
+use lockstep_fx::Rng;
+use lockstep_protocol::bits::{BitStream, BitWriter};
+use lockstep_protocol::harness::{Condition, Scenario, run_particles};
+use lockstep_protocol::packet::{Message, Packet, Routed};
+use lockstep_protocol::testgame::{Buttons, scripted};
+use lockstep_protocol::{Config, Event, Instant, PlayerId, Session, Transmit};
+use proptest::prelude::*;
+
+type S = Session<Buttons>;
+
+/// Two sessions on a perfect, instant network, stepped one millisecond at a
+/// time; every datagram peer 1 sends peer 0 is also kept.
+struct Pair {
+    s: Vec<S>,
+    now: Instant,
+    to_zero: Vec<Vec<u8>>,
+    frames: [u32; 2],
+    cut_zero_to_one: bool,
+    events: Vec<(usize, Event<Buttons>)>,
+}
+
+impl Pair {
+    fn new() -> Pair {
+        let s = (0..2)
+            .map(|i| S::new(Config::new(2, PlayerId(i)), 77 + u32::from(i)).unwrap())
+            .collect();
+        Pair {
+            s,
+            now: Instant::ZERO,
+            to_zero: Vec::new(),
+            frames: [0; 2],
+            cut_zero_to_one: false,
+            events: Vec::new(),
+        }
+    }
+
+    fn step(&mut self) {
+        for i in 0..2 {
+            self.s[i].handle_timeout(self.now);
+            while let Some(e) = self.s[i].poll_event() {
+                match e {
+                    Event::InputNeeded { frame } => self.s[i]
+                        .add_local_input(frame, scripted(i as u8, frame))
+                        .unwrap(),
+                    Event::Frame { frame, .. } => self.frames[i] = frame,
+                    other => self.events.push((i, other)),
+                }
+            }
+            let mut out: Vec<Transmit> = Vec::new();
+            while let Some(t) = self.s[i].poll_transmit(self.now) {
+                out.push(t);
+            }
+            for t in out {
+                if i == 1 {
+                    self.to_zero.push(t.bytes.clone());
+                }
+                if i == 0 && self.cut_zero_to_one {
+                    continue;
+                }
+                self.s[t.to.index()].handle_datagram(self.now, PlayerId(i as u8), &t.bytes);
+            }
+        }
+        self.now = self.now.plus(1_000);
+    }
+
+    fn run_ms(&mut self, ms: u32) {
+        for _ in 0..ms {
+            self.step();
+        }
+    }
+
+    fn inject(&mut self, from: u8, bytes: &[u8]) {
+        self.s[0].handle_datagram(self.now, PlayerId(from), bytes);
+    }
+}
+
+#[test]
+fn hostile_datagrams_are_dropped_and_counted() {
+    let mut p = Pair::new();
+    p.run_ms(1500);
+    assert!(p.frames[0] > 10);
+    let base = p.s[0].stats().dropped;
+    assert_eq!(base.total(), 0);
+
+    // Random bytes of random lengths.
+    let mut rng = Rng::new(1, 2);
+    for _ in 0..2000 {
+        let len = rng.below(1400) as usize;
+        let bytes: Vec<u8> = (0..len).map(|_| rng.next_u32() as u8).collect();
+        p.inject(1, &bytes);
+    }
+    let d = p.s[0].stats().dropped;
+    assert_eq!(d.total(), 2000, "{d:?}");
+    assert!(
+        d.oversized > 0 && d.malformed > 0 && d.empty + d.wrong_token + d.wrong_protocol > 0,
+        "{d:?}"
+    );
+
+    // Truncations of real packets.
+    let real: Vec<Vec<u8>> = p.to_zero.iter().rev().take(20).cloned().collect();
+    let mut n = 0;
+    for pkt in &real {
+        for cut in 0..pkt.len() {
+            p.inject(1, &pkt[..cut]);
+            n += 1;
+        }
+    }
+    assert_eq!(p.s[0].stats().dropped.total(), 2000 + n);
+
+    // Oversized.
+    p.inject(1, &[0u8; 1201]);
+    assert_eq!(p.s[0].stats().dropped.oversized, d.oversized + 1);
+
+    // Replayed: a packet peer 0 already accepted.
+    let before = p.s[0].stats().dropped;
+    let last = p.to_zero.last().unwrap().clone();
+    p.inject(1, &last);
+    assert_eq!(p.s[0].stats().dropped.duplicate, before.duplicate + 1);
+
+    // Stale: a packet more than 64 sequence numbers old.
+    let old = p
+        .to_zero
+        .iter()
+        .find(|b| matches!(Packet::<Buttons>::decode(b), Ok(Packet::Routed(_))))
+        .unwrap()
+        .clone();
+    p.inject(1, &old);
+    assert_eq!(p.s[0].stats().dropped.too_old, before.too_old + 1);
+
+    // Wrong token: a valid packet addressed to another session.
+    let Ok(Packet::Routed(mut r)) = Packet::<Buttons>::decode(&last) else {
+        panic!()
+    };
+    r.token ^= 1;
+    r.seq = r.seq.wrapping_add(1);
+    p.inject(1, &Packet::Routed(r.clone()).encode());
+    assert_eq!(p.s[0].stats().dropped.wrong_token, before.wrong_token + 1);
+
+    // Spoofed: claims seat 1, arrives from seat 0's own address... or seat 5.
+    p.inject(0, &last);
+    p.inject(5, &last);
+    assert_eq!(
+        p.s[0].stats().dropped.unknown_sender,
+        before.unknown_sender + 2
+    );
+
+    // Non-canonical: an unchanged input sent with its "changed" flag set.
+    let mut w = BitWriter::new();
+    let (mut kind, mut sender, mut token, mut seq) = (1u64, 1u64, 77u64, 9u64);
+    w.bits(&mut kind, 3).unwrap();
+    w.bits(&mut sender, 3).unwrap();
+    w.bits(&mut token, 32).unwrap();
+    w.bits(&mut seq, 16).unwrap();
+    for (mut v, n) in [
+        (0u64, 1u32),
+        (2, 8),
+        (0, 16),
+        (5, 6),
+        (1, 1),
+        (5, 6),
+        (0, 1),
+    ] {
+        w.bits(&mut v, n).unwrap();
+    }
+    let bytes = w.finish();
+    p.inject(1, &bytes);
+    assert_eq!(
+        p.s[0].stats().dropped.non_canonical,
+        before.non_canonical + 1
+    );
+
+    // And the match goes on.
+    let f = p.frames;
+    p.run_ms(300);
+    assert!(p.frames[0] > f[0] + 10 && p.frames[1] > f[1] + 10);
+}
+
+/// Peer 0's datagrams stop reaching peer 1: peer 1 hears nothing for 2 s
+/// and times peer 0 out; peer 0 still hears peer 1 but its inputs go unacked
+/// past the cap, and it times peer 1 out.
+#[test]
+fn silence_and_unacked_inputs_time_out() {
+    use lockstep_protocol::TimeoutReason;
+    let mut p = Pair::new();
+    p.run_ms(1000);
+    p.events.clear();
+    p.cut_zero_to_one = true;
+    let cut = p.now;
+    p.run_ms(4000);
+    let timeouts: Vec<_> = p
+        .events
+        .iter()
+        .filter_map(|(i, e)| match e {
+            Event::PeerTimedOut { peer, reason } => Some((*i, *peer, *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        timeouts,
+        vec![
+            (1, PlayerId(0), TimeoutReason::Silent),
+            (0, PlayerId(1), TimeoutReason::TooManyUnacked)
+        ],
+        "{:?} after the cut at {cut:?}",
+        p.events
+    );
+}
+
+/// A handshake for another game (another input schema) is refused and
+/// reported once.
+#[test]
+fn incompatible_handshake_is_refused() {
+    use lockstep_protocol::packet::Hello;
+    let mut p = Pair::new();
+    let hello = Hello {
+        sender: PlayerId(1),
+        schema_hash: 42,
+        players: 2,
+        tick_micros: 16_667,
+        token: 5,
+        echo: 0,
+        ready: false,
+    };
+    for _ in 0..3 {
+        p.inject(1, &Packet::<Buttons>::Hello(hello.clone()).encode());
+    }
+    assert_eq!(p.s[0].stats().dropped.incompatible, 3);
+    let mut incompatible = 0;
+    while let Some(e) = p.s[0].poll_event() {
+        incompatible += usize::from(matches!(e, Event::Incompatible { peer: PlayerId(1) }));
+    }
+    assert_eq!(incompatible, 1);
+}
+
+#[test]
+fn sequence_numbers_wrap_around() {
+    let mut s = Scenario::new(2, 21, Condition::A.link());
+    s.frames = 600;
+    s.config.initial_seq = 65_500;
+    let r = run_particles(&s);
+    assert!(r.common_frames() >= 600);
+    assert!(r.checksums_agree());
+    assert_eq!(r.desyncs(), 0);
+    assert_eq!(r.stalls_after_warmup(), 0);
+    for p in &r.peers {
+        // Well past 65 535: the sequence wrapped.
+        assert!(p.stats.sent_total().packets > 100);
+        let d = p.stats.dropped;
+        assert_eq!(d.total(), d.duplicate, "{d:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The decoder never panics, and whatever it accepts re-encodes to the
+    /// same bytes.
+    #[test]
+    fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..1300)) {
+        if let Ok(p) = Packet::<Buttons>::decode(&bytes) {
+            prop_assert_eq!(p.encode(), bytes);
+        }
+    }
+
+    /// Any inputs packet round-trips.
+    #[test]
+    fn inputs_round_trip(
+        seq in any::<u16>(),
+        token in any::<u32>(),
+        ack in proptest::option::of(any::<u16>()),
+        first in any::<u16>(),
+        inputs in proptest::collection::vec(0u8..64, 0..=255),
+        sums in proptest::option::of((any::<u8>(), any::<u16>(), proptest::collection::vec(any::<u64>(), 1..=4))),
+    ) {
+        use lockstep_protocol::packet::{InputsMsg, ShortChecksums};
+        let msg = InputsMsg {
+            ack,
+            first_frame: if inputs.is_empty() { 0 } else { first },
+            inputs: inputs.into_iter().map(Buttons).collect(),
+            checksums: sums.map(|(epoch, newest, shorts)| ShortChecksums { epoch, newest, shorts }),
+        };
+        let p = Packet::Routed(Routed { sender: PlayerId(3), token, seq, message: Message::Inputs(msg) });
+        let bytes = p.encode();
+        prop_assert_eq!(Packet::<Buttons>::decode(&bytes), Ok(p.clone()));
+        prop_assert_eq!(p.measure_bits().div_ceil(8), bytes.len() as u64);
+    }
+}

@@ -1,0 +1,222 @@
+//! Test vectors: one canonical packet per kind (and a few inputs variants).
+//! Each is pinned twice: as a hex file in `protocol/vectors/` that is decoded
+//! and re-encoded byte for byte, and as an `insta` snapshot, so any change to
+//! the wire shows up in review.
+//!
+//! To regenerate the hex files after a deliberate wire change:
+//! `UPDATE_VECTORS=1 cargo test -p lockstep-protocol --test vectors`.
+
+use lockstep_fx::Checksum;
+use lockstep_protocol::packet::{
+    ChecksumMsg, Disconnect, Hello, InputsMsg, Message, Packet, ResyncAck, ResyncChunk,
+    ResyncRequest, Routed, ShortChecksums,
+};
+use lockstep_protocol::testgame::Buttons;
+use lockstep_protocol::{Input, PlayerId};
+use std::path::PathBuf;
+
+fn routed(message: Message<Buttons>) -> Packet<Buttons> {
+    Packet::Routed(Routed {
+        sender: PlayerId(1),
+        token: 0x1234_5678,
+        seq: 0xfffe,
+        message,
+    })
+}
+
+fn sample_checksum() -> Checksum {
+    Checksum::of(b"lockstep test vector")
+}
+
+/// `(file stem, what it shows, packet)`.
+fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
+    let window: Vec<Buttons> = [5u8, 5, 5, 9, 9, 0, 0, 0]
+        .into_iter()
+        .map(Buttons)
+        .collect();
+    let long: Vec<Buttons> = (0..120u32)
+        .map(|i| Buttons(if i < 60 { 7 } else { 12 }))
+        .collect();
+    let state: Vec<u8> = (0..100u8).collect();
+    vec![
+        (
+            "hello",
+            "handshake from seat 2 of 4, 60 Hz, token 0xcafef00d, peer's token 0x1234_5678 echoed, not ready",
+            Packet::Hello(Hello {
+                sender: PlayerId(2),
+                schema_hash: Buttons::schema_hash(),
+                players: 4,
+                tick_micros: 16_667,
+                token: 0xcafe_f00d,
+                echo: 0x1234_5678,
+                ready: false,
+            }),
+        ),
+        (
+            "inputs_empty",
+            "no inputs, no ack, no checksums (the first packet after the handshake)",
+            routed(Message::Inputs(InputsMsg {
+                ack: None,
+                first_frame: 0,
+                inputs: vec![],
+                checksums: None,
+            })),
+        ),
+        (
+            "inputs",
+            "ack of frame 65 535, 8 inputs from frame 65 533 (5 5 5 9 9 0 0 0), 2 short checksums ending at frame 65 530",
+            routed(Message::Inputs(InputsMsg {
+                ack: Some(65_535),
+                first_frame: 65_533,
+                inputs: window,
+                checksums: Some(ShortChecksums {
+                    epoch: 1,
+                    newest: 65_530,
+                    shorts: vec![0x0102_0304_0506_0708, sample_checksum().short().0],
+                }),
+            })),
+        ),
+        (
+            "inputs_120",
+            "120 unacked inputs with one change: 6 bits + 119 flags + 6 bits",
+            routed(Message::Inputs(InputsMsg {
+                ack: Some(1000),
+                first_frame: 1001,
+                inputs: long,
+                checksums: None,
+            })),
+        ),
+        (
+            "checksum",
+            "full checksum of frame 600, epoch 0",
+            routed(Message::Checksum(ChecksumMsg {
+                epoch: 0,
+                frame: 600,
+                checksum: sample_checksum(),
+            })),
+        ),
+        (
+            "resync_request",
+            "attempt 3 asks for the state; first differing frame 1234",
+            routed(Message::ResyncRequest(ResyncRequest {
+                id: 3,
+                desync_frame: 1234,
+            })),
+        ),
+        (
+            "resync_chunk",
+            "chunk 0 of a 100-byte uncompressed state of frame 1240, with its checksum",
+            routed(Message::ResyncChunk(ResyncChunk {
+                id: 3,
+                frame: 1240,
+                compressed: false,
+                state_len: 100,
+                payload_len: 100,
+                index: 0,
+                checksum: Some(Checksum::of(&state)),
+                data: state,
+            })),
+        ),
+        (
+            "resync_chunk_tail",
+            "chunk 2 (the last, 452 bytes) of a 2 500-byte compressed payload of a 9 000-byte state",
+            routed(Message::ResyncChunk(ResyncChunk {
+                id: 3,
+                frame: 1240,
+                compressed: true,
+                state_len: 9000,
+                payload_len: 2500,
+                index: 2,
+                checksum: None,
+                data: vec![0xa5; 452],
+            })),
+        ),
+        (
+            "resync_ack",
+            "chunks 0–4 received, 5 missing, 6 and 8 received",
+            routed(Message::ResyncAck(ResyncAck {
+                id: 3,
+                next_missing: 5,
+                received: 0b101,
+            })),
+        ),
+        (
+            "disconnect",
+            "the player quit",
+            routed(Message::Disconnect(Disconnect { reason: 0 })),
+        ),
+    ]
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for (i, line) in bytes.chunks(16).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let words: Vec<String> = line.iter().map(|b| format!("{b:02x}")).collect();
+        out.push_str(&words.join(" "));
+    }
+    out
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .flat_map(|l| l.split_whitespace())
+        .map(|w| u8::from_str_radix(w, 16).expect("hex byte"))
+        .collect()
+}
+
+fn vector_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../protocol/vectors")
+}
+
+#[test]
+fn vectors_decode_and_reencode_byte_exactly() {
+    let update = std::env::var_os("UPDATE_VECTORS").is_some();
+    for (name, what, packet) in vectors() {
+        let bytes = packet.encode();
+        let path = vector_dir().join(format!("{name}.hex"));
+        if update {
+            std::fs::create_dir_all(vector_dir()).unwrap();
+            let text = format!(
+                "# {name}: {what}\n# {} bytes ({} bits before padding); bytes in wire order, bits LSB first\n{}\n",
+                bytes.len(),
+                packet.measure_bits(),
+                hex(&bytes)
+            );
+            std::fs::write(&path, text).unwrap();
+        }
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file = unhex(&text);
+        let decoded = Packet::<Buttons>::decode(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(decoded, packet, "{name}: decodes to another packet");
+        assert_eq!(decoded.encode(), file, "{name}: re-encoding differs");
+        insta::assert_snapshot!(name, format!("{what}\n{}", hex(&bytes)));
+    }
+}
+
+#[test]
+fn flag_overhead_of_120_inputs_is_15_bytes() {
+    // 119 "changed" flags for 120 inputs: 15 bytes, the literature's bound.
+    let long: Vec<Buttons> = (0..120u32).map(|_| Buttons(7)).collect();
+    let m = InputsMsg::<Buttons> {
+        ack: None,
+        first_frame: 0,
+        inputs: long,
+        checksums: None,
+    };
+    let bits = Packet::Routed(Routed {
+        sender: PlayerId(0),
+        token: 1,
+        seq: 0,
+        message: Message::Inputs(m),
+    })
+    .measure_bits();
+    // Header 54, ack flag 1, count 8, first frame 16, one full input 6,
+    // 119 flags, checksum flag 1.
+    assert_eq!(bits, 54 + 1 + 8 + 16 + 6 + 119 + 1);
+    assert!(119u64.div_ceil(8) <= 15);
+}

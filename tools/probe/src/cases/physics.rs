@@ -1,0 +1,49 @@
+//! The physics scenes: each case steps one scene of `lockstep_physics::scenes`
+//! and writes every frame's state checksum, then the final full state.
+//!
+//! Frame counts are the cross-check's (≥ 240 per scene; `stack-sleep` runs
+//! until everything sleeps, which its golden shows happens well within its
+//! 1 200 frames); the native goldens under `fixtures/physics/` cover the
+//! scenes' own frame counts.
+
+use lockstep_physics::scenes;
+
+use super::Writer;
+
+fn run(name: &str, frames: u32, w: &mut Writer) {
+    let mut world = scenes::by_name(name).expect("known scene").build();
+    for _ in 0..frames {
+        world.step();
+        w.write_raw(world.checksum().as_bytes());
+        if name == "stack-sleep" && world.bodies().all(|(_, b)| !b.is_awake()) {
+            w.write_u64(world.frame());
+            break;
+        }
+    }
+    world.encode(w);
+}
+
+/// `stack-sleep` until all 80 boxes sleep.
+pub fn stack_sleep(w: &mut Writer) {
+    run("stack-sleep", 1200, w);
+}
+
+/// `pyramid-15`, 240 frames.
+pub fn pyramid_15(w: &mut Writer) {
+    run("pyramid-15", 240, w);
+}
+
+/// `cubes-1000`, 240 frames (falling, landing, going to sleep).
+pub fn cubes_1000(w: &mut Writer) {
+    run("cubes-1000", 240, w);
+}
+
+/// `smash`, 240 frames.
+pub fn smash(w: &mut Writer) {
+    run("smash", 240, w);
+}
+
+/// `many-pyramids`, 240 frames.
+pub fn many_pyramids(w: &mut Writer) {
+    run("many-pyramids", 240, w);
+}
