@@ -51,13 +51,31 @@ impl Broadphase {
             let p = &proxies[i as usize];
             (p.aabb.min.axis(axis), p.body)
         }));
-        // Insertion sort: linear when little moved since the last step.
-        for i in 1..n {
+        // Insertion sort: linear when little moved since the last step; past
+        // a budget of swaps (a fresh or scrambled order) a full sort is
+        // cheaper. Both give the one order of the total key.
+        let mut budget = 8 * n;
+        'insertion: for i in 1..n {
             let mut j = i;
             while j > 0 && self.keys[j - 1] > self.keys[j] {
                 self.keys.swap(j - 1, j);
                 self.order.swap(j - 1, j);
                 j -= 1;
+                budget = budget.saturating_sub(1);
+                if budget == 0 {
+                    let mut both: Vec<((Fx, u32), u32)> = self
+                        .keys
+                        .iter()
+                        .copied()
+                        .zip(self.order.iter().copied())
+                        .collect();
+                    both.sort_unstable();
+                    for (k, (key, idx)) in both.into_iter().enumerate() {
+                        self.keys[k] = key;
+                        self.order[k] = idx;
+                    }
+                    break 'insertion;
+                }
             }
         }
         for (i, &pi) in self.order.iter().enumerate() {

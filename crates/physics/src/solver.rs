@@ -81,11 +81,14 @@ pub(crate) struct Row {
 impl Row {
     /// A row along `d` at offsets `ra`, `rb` from the bodies' centres.
     fn new(a: &BodyInfo, b: &BodyInfo, ra: Vec3, rb: Vec3, d: Vec3, impulse: Fx) -> Row {
-        let ja = ra.cross(d);
-        let jb = rb.cross(d);
-        let ka = a.inv_inertia.mul_vec3(ja);
-        let kb = b.inv_inertia.mul_vec3(jb);
-        let k = a.inv_mass + b.inv_mass + ja.dot(ka) + jb.dot(kb);
+        let ja = hot::cross(ra, d);
+        let jb = hot::cross(rb, d);
+        let ka = hot::mat_vec(&a.inv_inertia, ja);
+        let kb = hot::mat_vec(&b.inv_inertia, jb);
+        let k = hot::add(
+            hot::add(a.inv_mass, b.inv_mass),
+            hot::add(hot::dot(ja, ka), hot::dot(jb, kb)),
+        );
         let mass = if k.is_positive() {
             Fx::ONE / k
         } else {
@@ -266,32 +269,102 @@ impl DivBy for Vec3 {
 pub(crate) fn warm_start(constraints: &[ContactConstraint], v: &mut [SolverBody]) {
     for c in constraints {
         let (mut va, mut vb) = (v[c.a as usize], v[c.b as usize]);
-        for p in &c.points[..usize::from(c.count)] {
-            apply(
-                &p.normal,
-                c.normal,
-                p.normal.impulse,
-                c.inv_mass_a,
-                c.inv_mass_b,
-                &mut va,
-                &mut vb,
-            );
+        // Sum the rows' impulses first: one linear impulse and one angular
+        // change per body.
+        let mut linear = Vec3::ZERO;
+        let mut turn_a = hot::scale(c.twist.ka, c.twist.impulse);
+        let mut turn_b = hot::scale(c.twist.kb, c.twist.impulse);
+        let rows = c.points[..usize::from(c.count)]
+            .iter()
+            .map(|p| (&p.normal, c.normal));
+        for (row, d) in rows.chain(c.tangent.iter().zip(c.tangents)) {
+            linear = hot::add3(linear, hot::scale(d, row.impulse));
+            turn_a = hot::add3(turn_a, hot::scale(row.ka, row.impulse));
+            turn_b = hot::add3(turn_b, hot::scale(row.kb, row.impulse));
         }
-        for (row, d) in c.tangent.iter().zip(c.tangents) {
-            apply(
-                row,
-                d,
-                row.impulse,
-                c.inv_mass_a,
-                c.inv_mass_b,
-                &mut va,
-                &mut vb,
-            );
-        }
-        va.angular -= c.twist.ka * c.twist.impulse;
-        vb.angular += c.twist.kb * c.twist.impulse;
+        va.linear = hot::sub3(va.linear, hot::scale(linear, c.inv_mass_a));
+        va.angular = hot::sub3(va.angular, turn_a);
+        vb.linear = hot::add3(vb.linear, hot::scale(linear, c.inv_mass_b));
+        vb.angular = hot::add3(vb.angular, turn_b);
         v[c.a as usize] = va;
         v[c.b as usize] = vb;
+    }
+}
+
+/// Arithmetic of the solver's inner loops: the same rounding as `Fx`'s
+/// operators and `Vec3::dot` (products rounded to nearest with ties up, a dot
+/// product rounded once), but two's-complement wrapping where those saturate.
+/// Inside the solver every value is bounded by the speed and mass limits, so
+/// the results are bit-identical to the saturating ones; dropping the
+/// saturation checks is what makes the loops fast. Wrapping is as
+/// deterministic as saturating (the same in debug and release) and never
+/// panics.
+mod hot {
+    use lockstep_fx::{Fx, Vec3};
+
+    const HALF: i128 = 1 << 31;
+
+    #[inline(always)]
+    fn wide(a: Fx, b: Fx) -> i128 {
+        i128::from(a.to_bits()) * i128::from(b.to_bits())
+    }
+
+    #[inline(always)]
+    fn round(p: i128) -> Fx {
+        Fx::from_bits((p.wrapping_add(HALF) >> 32) as i64)
+    }
+
+    #[inline(always)]
+    pub fn mul(a: Fx, b: Fx) -> Fx {
+        round(wide(a, b))
+    }
+
+    #[inline(always)]
+    pub fn dot(a: Vec3, b: Vec3) -> Fx {
+        round(
+            wide(a.x, b.x)
+                .wrapping_add(wide(a.y, b.y))
+                .wrapping_add(wide(a.z, b.z)),
+        )
+    }
+
+    #[inline(always)]
+    pub fn cross(a: Vec3, b: Vec3) -> Vec3 {
+        Vec3::new(
+            round(wide(a.y, b.z).wrapping_sub(wide(a.z, b.y))),
+            round(wide(a.z, b.x).wrapping_sub(wide(a.x, b.z))),
+            round(wide(a.x, b.y).wrapping_sub(wide(a.y, b.x))),
+        )
+    }
+
+    #[inline(always)]
+    pub fn mat_vec(m: &lockstep_fx::Mat3, v: Vec3) -> Vec3 {
+        Vec3::new(dot(m.rows[0], v), dot(m.rows[1], v), dot(m.rows[2], v))
+    }
+
+    #[inline(always)]
+    pub fn add(a: Fx, b: Fx) -> Fx {
+        Fx::from_bits(a.to_bits().wrapping_add(b.to_bits()))
+    }
+
+    #[inline(always)]
+    pub fn sub(a: Fx, b: Fx) -> Fx {
+        Fx::from_bits(a.to_bits().wrapping_sub(b.to_bits()))
+    }
+
+    #[inline(always)]
+    pub fn add3(a: Vec3, b: Vec3) -> Vec3 {
+        Vec3::new(add(a.x, b.x), add(a.y, b.y), add(a.z, b.z))
+    }
+
+    #[inline(always)]
+    pub fn sub3(a: Vec3, b: Vec3) -> Vec3 {
+        Vec3::new(sub(a.x, b.x), sub(a.y, b.y), sub(a.z, b.z))
+    }
+
+    #[inline(always)]
+    pub fn scale(v: Vec3, s: Fx) -> Vec3 {
+        Vec3::new(mul(v.x, s), mul(v.y, s), mul(v.z, s))
     }
 }
 
@@ -305,16 +378,34 @@ fn apply(
     va: &mut SolverBody,
     vb: &mut SolverBody,
 ) {
-    let p = d * impulse;
-    va.linear -= p * ma;
-    va.angular -= row.ka * impulse;
-    vb.linear += p * mb;
-    vb.angular += row.kb * impulse;
+    let p = hot::scale(d, impulse);
+    va.linear = hot::sub3(va.linear, hot::scale(p, ma));
+    va.angular = hot::sub3(va.angular, hot::scale(row.ka, impulse));
+    vb.linear = hot::add3(vb.linear, hot::scale(p, mb));
+    vb.angular = hot::add3(vb.angular, hot::scale(row.kb, impulse));
+}
+
+/// How far the anchors have moved apart along `d` since the step began.
+#[inline(always)]
+fn relative_displacement(row: &Row, d: Vec3, va: &SolverBody, vb: &SolverBody) -> Fx {
+    hot::sub(
+        hot::add(
+            hot::dot(d, hot::sub3(vb.dp, va.dp)),
+            hot::dot(row.jb, vb.dtheta),
+        ),
+        hot::dot(row.ja, va.dtheta),
+    )
 }
 
 #[inline(always)]
 fn relative_velocity(row: &Row, d: Vec3, va: &SolverBody, vb: &SolverBody) -> Fx {
-    d.dot(vb.linear - va.linear) + row.jb.dot(vb.angular) - row.ja.dot(va.angular)
+    hot::sub(
+        hot::add(
+            hot::dot(d, hot::sub3(vb.linear, va.linear)),
+            hot::dot(row.jb, vb.angular),
+        ),
+        hot::dot(row.ja, va.angular),
+    )
 }
 
 /// One pass over the constraints. With `use_bias`, overlap is pushed out
@@ -342,24 +433,23 @@ pub(crate) fn solve(
         for (row, d) in c.tangent.iter_mut().zip(c.tangents) {
             let vt = relative_velocity(row, d, &va, &vb);
             let old = row.impulse;
-            row.impulse = (old - row.mass * vt).clamp(-limit, limit);
+            row.impulse = hot::sub(old, hot::mul(row.mass, vt)).clamp(-limit, limit);
             apply(row, d, row.impulse - old, ma, mb, &mut va, &mut vb);
         }
         let twist_limit = limit * c.twist_radius;
         let t = &mut c.twist;
-        let w = c.normal.dot(vb.angular - va.angular);
+        let w = hot::dot(c.normal, hot::sub3(vb.angular, va.angular));
         let old = t.impulse;
-        t.impulse = (old - t.mass * w).clamp(-twist_limit, twist_limit);
+        t.impulse = hot::sub(old, hot::mul(t.mass, w)).clamp(-twist_limit, twist_limit);
         let delta = t.impulse - old;
-        va.angular -= t.ka * delta;
-        vb.angular += t.kb * delta;
+        va.angular = hot::sub3(va.angular, hot::scale(t.ka, delta));
+        vb.angular = hot::add3(vb.angular, hot::scale(t.kb, delta));
         for p in &mut c.points[..count] {
             let row = &mut p.normal;
             let vn = relative_velocity(row, c.normal, &va, &vb);
             // Current separation: the step's value moved by the displacement
             // of the two anchor points since the step began.
-            let s = p.separation + c.normal.dot(vb.dp - va.dp) + row.jb.dot(vb.dtheta)
-                - row.ja.dot(va.dtheta);
+            let s = hot::add(p.separation, relative_displacement(row, c.normal, &va, &vb));
             let (bias, mass_scale, impulse_scale) = if s.is_positive() {
                 // Speculative: allow closing the gap within this step.
                 (s * inv_h, Fx::ONE, Fx::ZERO)
@@ -370,8 +460,11 @@ pub(crate) fn solve(
                 (Fx::ZERO, Fx::ONE, Fx::ZERO)
             };
             let old = row.impulse;
-            let delta = -(row.mass * mass_scale * (vn + bias)) - impulse_scale * old;
-            row.impulse = (old + delta).max(Fx::ZERO);
+            let delta = hot::sub(
+                -hot::mul(hot::mul(row.mass, mass_scale), hot::add(vn, bias)),
+                hot::mul(impulse_scale, old),
+            );
+            row.impulse = hot::add(old, delta).max(Fx::ZERO);
             apply(row, c.normal, row.impulse - old, ma, mb, &mut va, &mut vb);
         }
         v[c.a as usize] = va;

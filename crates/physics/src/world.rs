@@ -431,34 +431,36 @@ impl World {
         self.events.clear();
         let h = self.settings.dt();
         self.integrate_velocities(h);
-        let any_asleep = self.slots.iter().any(|s| {
-            s.body
-                .as_ref()
-                .is_some_and(|b| b.kind == BodyKind::Dynamic && !b.awake && !b.contained)
-        });
-        let before = if any_asleep {
-            Some(self.contacts.clone())
-        } else {
-            None
-        };
+        if !self
+            .slots
+            .iter()
+            .any(|s| s.body.as_ref().is_some_and(World::is_active))
+        {
+            // Nothing moves: no pairs to find and nothing to solve; the cache
+            // merge alone keeps the resting contacts (and ends any with a
+            // contained body).
+            self.scratch.pairs.clear();
+            self.collide(h);
+            self.frame = self.frame.wrapping_add(1);
+            return;
+        }
         self.find_pairs(h);
         self.collide(h);
-        if let Some(before) = before {
-            if !self.scratch.wake.is_empty() {
-                // Something moving touched a sleeping island: wake it now and
-                // collide again, so the island takes part in this very step
-                // (a fast impact on an island treated as immovable for one
-                // step would bounce off it).
-                let mut wake = std::mem::take(&mut self.scratch.wake);
-                wake.sort_unstable();
-                wake.dedup();
-                self.wake_islands(&wake);
-                self.scratch.wake = wake;
-                self.contacts = before;
-                self.events.clear();
-                self.find_pairs(h);
-                self.collide(h);
-            }
+        if !self.scratch.wake.is_empty() {
+            // Something moving touched a sleeping island: wake it now and
+            // collide again from last step's cache (which `collide` left in
+            // `scratch.new_contacts`), so the island takes part in this very
+            // step (an island treated as immovable for one step would stop a
+            // fast body dead).
+            let mut wake = std::mem::take(&mut self.scratch.wake);
+            wake.sort_unstable();
+            wake.dedup();
+            self.wake_islands(&wake);
+            self.scratch.wake = wake;
+            std::mem::swap(&mut self.contacts, &mut self.scratch.new_contacts);
+            self.events.clear();
+            self.find_pairs(h);
+            self.collide(h);
         }
         self.solve();
         self.update_sleep();
