@@ -424,10 +424,9 @@ pub(crate) fn solve(
         let (mut va, mut vb) = (v[c.a as usize], v[c.b as usize]);
         let (ma, mb) = (c.inv_mass_a, c.inv_mass_b);
         let count = usize::from(c.count);
-        // Friction first, bounded by last pass's normal impulses: the normal
-        // rows then leave the normal velocities right, and those are what
-        // the positions integrate (friction's torque would otherwise tip the
-        // points of a stack in and out of contact: rocking).
+        // Friction first, bounded by the normal impulses of the last pass:
+        // the normal rows then go last, so non-penetration (what matters
+        // most) is what each pass leaves exact.
         let total: Fx = c.points[..count].iter().map(|p| p.normal.impulse).sum();
         let limit = c.friction * total;
         for (row, d) in c.tangent.iter_mut().zip(c.tangents) {

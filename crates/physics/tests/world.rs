@@ -1,0 +1,147 @@
+//! The game-facing API: handles, removal, events, queries, containment.
+
+use lockstep_fx::{Fx, Quat, Vec3};
+use lockstep_physics::{Aabb, BodyBuilder, BodyError, Event, Shape, World, WorldSettings};
+
+fn cube() -> Shape {
+    Shape::cuboid(Vec3::splat(Fx::ONE))
+}
+
+#[test]
+fn handles_go_stale_when_a_body_is_removed() {
+    let mut world = World::new(WorldSettings::default());
+    let a = world.add_body(BodyBuilder::dynamic(cube())).unwrap();
+    assert!(world.remove_body(a));
+    assert!(!world.remove_body(a));
+    let b = world.add_body(BodyBuilder::dynamic(cube())).unwrap();
+    assert_eq!(a.index, b.index, "the slot is reused");
+    assert!(
+        world.body(a).is_none(),
+        "but the old handle does not reach the new body"
+    );
+    assert!(world.body(b).is_some());
+    assert_eq!(
+        world.add_body(BodyBuilder::dynamic(Shape::Sphere { radius: Fx::ZERO })),
+        Err(BodyError::InvalidShape)
+    );
+    assert_eq!(
+        world.add_body(BodyBuilder::dynamic(Shape::HalfSpace)),
+        Err(BodyError::MovingHalfSpace)
+    );
+}
+
+#[test]
+fn contact_events_begin_and_end() {
+    let mut world = World::new(WorldSettings::default());
+    let ground = world
+        .add_body(BodyBuilder::fixed(Shape::HalfSpace))
+        .unwrap();
+    let ball = world
+        .add_body(
+            BodyBuilder::dynamic(Shape::Sphere { radius: Fx::HALF })
+                .position(Vec3::from_ints(0, 2, 0)),
+        )
+        .unwrap();
+    let mut began = None;
+    for _ in 0..60 {
+        world.step();
+        if world
+            .events()
+            .contains(&Event::ContactBegan { a: ground, b: ball })
+        {
+            began = Some(world.frame());
+        }
+    }
+    assert!(began.is_some(), "the ball lands");
+    world.set_linear_velocity(ball, Vec3::from_ints(0, 10, 0));
+    let mut ended = false;
+    for _ in 0..10 {
+        world.step();
+        ended |= world
+            .events()
+            .contains(&Event::ContactEnded { a: ground, b: ball });
+    }
+    assert!(ended, "the ball leaves the ground");
+}
+
+#[test]
+fn ray_cast_and_selection_box() {
+    let mut world = World::new(WorldSettings::default());
+    world
+        .add_body(BodyBuilder::fixed(Shape::HalfSpace))
+        .unwrap();
+    let near = world
+        .add_body(BodyBuilder::fixed(cube()).position(Vec3::from_ints(5, 0, 0)))
+        .unwrap();
+    let far = world
+        .add_body(
+            BodyBuilder::fixed(Shape::Sphere { radius: Fx::ONE })
+                .position(Vec3::from_ints(10, 0, 0)),
+        )
+        .unwrap();
+    // Above the ground (a ray starting inside a shape hits it at 0).
+    let origin = Vec3::new(Fx::ZERO, Fx::lit("0.25"), Fx::ZERO);
+    let hit = world
+        .ray_cast(origin, Vec3::X, Fx::from_int(100), u32::MAX)
+        .unwrap();
+    assert_eq!(hit.body, near);
+    assert_eq!(hit.distance, Fx::lit("4.5"));
+    assert_eq!(hit.normal, -Vec3::X);
+    // A rotated box still reports its surface.
+    world.set_pose(
+        near,
+        Vec3::from_ints(5, 0, 0),
+        Quat::from_axis_angle(Vec3::Y, Fx::FRAC_PI_4),
+    );
+    let hit = world
+        .ray_cast(origin, Vec3::X, Fx::from_int(100), u32::MAX)
+        .unwrap();
+    assert!(
+        (hit.distance - (Fx::from_int(5) - Fx::HALF * Fx::TWO.sqrt())).abs() < Fx::lit("0.0001")
+    );
+    // Straight down hits the ground.
+    let down = world
+        .ray_cast(
+            Vec3::from_ints(0, 3, 0),
+            -Vec3::Y,
+            Fx::from_int(10),
+            u32::MAX,
+        )
+        .unwrap();
+    assert_eq!(down.distance, Fx::from_int(3));
+    let area = Aabb::from_corners(Vec3::from_ints(8, -2, -2), Vec3::from_ints(12, 2, 2));
+    assert_eq!(world.query_aabb(&area, u32::MAX), vec![far]);
+}
+
+#[test]
+fn a_body_leaving_the_world_is_contained_and_reported() {
+    let settings = WorldSettings {
+        bounds: Fx::from_int(1000),
+        ..WorldSettings::default()
+    };
+    let mut world = World::new(settings);
+    let runaway = world
+        .add_body(
+            BodyBuilder::dynamic(cube())
+                .position(Vec3::from_ints(990, 50, 0))
+                .linear_velocity(Vec3::from_ints(200, 0, 0)),
+        )
+        .unwrap();
+    let mut reported = None;
+    for _ in 0..10 {
+        world.step();
+        if world.events().contains(&Event::BodyContained(runaway)) {
+            reported = Some(world.frame());
+        }
+    }
+    assert!(reported.is_some());
+    let b = world.body(runaway).unwrap();
+    assert!(b.is_contained() && !b.is_awake());
+    let frozen = b.position();
+    world.step();
+    assert_eq!(
+        world.body(runaway).unwrap().position(),
+        frozen,
+        "contained bodies stay put"
+    );
+}
