@@ -241,8 +241,8 @@ impl BodyBuilder {
         self.angular_damping = angular;
         self
     }
-    /// Friction coefficient (combined with the other body's by geometric-free
-    /// rule `sqrt(a·b)`).
+    /// Friction coefficient (combined with the other body's as the geometric
+    /// mean `sqrt(a·b)`).
     pub fn friction(mut self, mu: Fx) -> Self {
         self.friction = mu;
         self
