@@ -138,6 +138,8 @@ pub(crate) struct ContactConstraint {
     inv_mass_b: Fx,
     normal: Vec3,
     tangents: [Vec3; 2],
+    /// The normal and the tangents scaled by the inverse masses.
+    linear: [Linear; 3],
     friction: Fx,
     /// Mean distance of the points from their centroid (twist lever arm).
     twist_radius: Fx,
@@ -197,6 +199,11 @@ pub(crate) fn prepare(
         inv_mass_b: b.inv_mass,
         normal,
         tangents,
+        linear: [
+            Linear::new(normal, a.inv_mass, b.inv_mass),
+            Linear::new(tangents[0], a.inv_mass, b.inv_mass),
+            Linear::new(tangents[1], a.inv_mass, b.inv_mass),
+        ],
         friction,
         twist_radius: Fx::ZERO,
         restitution,
@@ -369,20 +376,28 @@ mod hot {
 }
 
 #[inline(always)]
-fn apply(
-    row: &Row,
-    d: Vec3,
-    impulse: Fx,
-    ma: Fx,
-    mb: Fx,
-    va: &mut SolverBody,
-    vb: &mut SolverBody,
-) {
-    let p = hot::scale(d, impulse);
-    va.linear = hot::sub3(va.linear, hot::scale(p, ma));
+fn apply(row: &Row, lin: &Linear, impulse: Fx, va: &mut SolverBody, vb: &mut SolverBody) {
+    va.linear = hot::sub3(va.linear, hot::scale(lin.a, impulse));
     va.angular = hot::sub3(va.angular, hot::scale(row.ka, impulse));
-    vb.linear = hot::add3(vb.linear, hot::scale(p, mb));
+    vb.linear = hot::add3(vb.linear, hot::scale(lin.b, impulse));
     vb.angular = hot::add3(vb.angular, hot::scale(row.kb, impulse));
+}
+
+/// A direction scaled by each body's inverse mass: the linear velocity
+/// change per unit impulse along it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Linear {
+    a: Vec3,
+    b: Vec3,
+}
+
+impl Linear {
+    fn new(d: Vec3, ma: Fx, mb: Fx) -> Linear {
+        Linear {
+            a: hot::scale(d, ma),
+            b: hot::scale(d, mb),
+        }
+    }
 }
 
 /// How far the anchors have moved apart along `d` since the step began.
@@ -422,18 +437,17 @@ pub(crate) fn solve(
 ) {
     for c in constraints.iter_mut() {
         let (mut va, mut vb) = (v[c.a as usize], v[c.b as usize]);
-        let (ma, mb) = (c.inv_mass_a, c.inv_mass_b);
         let count = usize::from(c.count);
         // Friction first, bounded by the normal impulses of the last pass:
         // the normal rows then go last, so non-penetration (what matters
         // most) is what each pass leaves exact.
         let total: Fx = c.points[..count].iter().map(|p| p.normal.impulse).sum();
         let limit = c.friction * total;
-        for (row, d) in c.tangent.iter_mut().zip(c.tangents) {
+        for ((row, d), lin) in c.tangent.iter_mut().zip(c.tangents).zip(&c.linear[1..]) {
             let vt = relative_velocity(row, d, &va, &vb);
             let old = row.impulse;
             row.impulse = hot::sub(old, hot::mul(row.mass, vt)).clamp(-limit, limit);
-            apply(row, d, row.impulse - old, ma, mb, &mut va, &mut vb);
+            apply(row, lin, row.impulse - old, &mut va, &mut vb);
         }
         let twist_limit = limit * c.twist_radius;
         let t = &mut c.twist;
@@ -464,7 +478,7 @@ pub(crate) fn solve(
                 hot::mul(impulse_scale, old),
             );
             row.impulse = hot::add(old, delta).max(Fx::ZERO);
-            apply(row, c.normal, row.impulse - old, ma, mb, &mut va, &mut vb);
+            apply(row, &c.linear[0], row.impulse - old, &mut va, &mut vb);
         }
         v[c.a as usize] = va;
         v[c.b as usize] = vb;
@@ -505,15 +519,7 @@ pub(crate) fn restitution(
             let vn = relative_velocity(row, c.normal, &va, &vb);
             let old = row.impulse;
             row.impulse = (old - row.mass * (vn + c.restitution * p.approach)).max(Fx::ZERO);
-            apply(
-                row,
-                c.normal,
-                row.impulse - old,
-                c.inv_mass_a,
-                c.inv_mass_b,
-                &mut va,
-                &mut vb,
-            );
+            apply(row, &c.linear[0], row.impulse - old, &mut va, &mut vb);
         }
         v[c.a as usize] = va;
         v[c.b as usize] = vb;
