@@ -54,10 +54,7 @@ fn main() {
                 let t = Instant::now();
                 world.step();
                 worst = worst.max(t.elapsed().as_micros());
-                if asleep_at.is_none()
-                    && world.settings().sleeping
-                    && world.bodies().all(|(_, b)| !b.is_awake())
-                {
+                if asleep_at.is_none() && world.settings().sleeping && world.all_asleep() {
                     asleep_at = Some(world.frame());
                 }
             }
@@ -72,7 +69,7 @@ fn main() {
         // Bytes without the contact cache: the same world's bodies alone.
         let mut bare = lockstep_physics::World::new(*world.settings());
         for b in &scene.bodies {
-            bare.add_body(b.builder()).unwrap();
+            bare.add_body(b.clone()).unwrap();
         }
         let body_bytes = bare.snapshot().len();
         let n = scene.bodies.len();

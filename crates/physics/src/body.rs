@@ -7,7 +7,9 @@
 //! [`BodyHandle`]s: a slot index plus a generation, so a handle to a removed
 //! body never reaches the body that later reuses its slot.
 
-use lockstep_fx::{Fx, Quat, Vec3};
+use lockstep_fx::{Fx, Mat3, Quat, Vec3};
+
+use crate::aabb::Aabb;
 
 use crate::shape::Shape;
 
@@ -129,6 +131,18 @@ impl Body {
     pub fn collision_groups(&self) -> (u32, u32) {
         (self.groups, self.mask)
     }
+    /// World-space bounds of its shape, given its rotation matrix
+    /// (half-spaces have none).
+    pub(crate) fn bounds(&self, rotation: &Mat3) -> Option<Aabb> {
+        match self.shape {
+            Shape::Box { half_extents } => {
+                Some(Aabb::of_box(self.position, rotation, half_extents))
+            }
+            Shape::Sphere { radius } => Some(Aabb::of_sphere(self.position, radius)),
+            Shape::HalfSpace => None,
+        }
+    }
+
     /// Kinetic energy `½ m v² + ½ ωᵀ I ω` (with the inertia in the body frame).
     pub fn kinetic_energy(&self) -> Fx {
         if self.inv_mass.is_zero() {
@@ -156,24 +170,44 @@ impl Body {
 /// Defaults: at the origin, unrotated, at rest, density 1 000 kg/m³ (water),
 /// friction 0.5, restitution 0, no damping, gravity scale 1, in every
 /// collision group and colliding with every group.
+///
+/// The fields are public so that a builder is also plain data another engine
+/// can read (the benchmark scenes and the rapier comparison use it that way);
+/// `add_body` validates them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BodyBuilder {
-    pub(crate) kind: BodyKind,
-    pub(crate) shape: Shape,
-    pub(crate) position: Vec3,
-    pub(crate) orientation: Quat,
-    pub(crate) linear_velocity: Vec3,
-    pub(crate) angular_velocity: Vec3,
-    pub(crate) density: Fx,
-    pub(crate) linear_damping: Fx,
-    pub(crate) angular_damping: Fx,
-    pub(crate) friction: Fx,
-    pub(crate) restitution: Fx,
-    pub(crate) gravity_scale: Fx,
-    pub(crate) groups: u32,
-    pub(crate) mask: u32,
-    pub(crate) user_data: u64,
-    pub(crate) asleep: bool,
+    /// How it moves.
+    pub kind: BodyKind,
+    /// Its shape.
+    pub shape: Shape,
+    /// Centre position.
+    pub position: Vec3,
+    /// Orientation (normalised when the body is added).
+    pub orientation: Quat,
+    /// Initial linear velocity.
+    pub linear_velocity: Vec3,
+    /// Initial angular velocity.
+    pub angular_velocity: Vec3,
+    /// Density (kg/m³); gives the mass of dynamic bodies.
+    pub density: Fx,
+    /// Linear damping rate (1/s).
+    pub linear_damping: Fx,
+    /// Angular damping rate (1/s).
+    pub angular_damping: Fx,
+    /// Friction coefficient.
+    pub friction: Fx,
+    /// Restitution coefficient.
+    pub restitution: Fx,
+    /// Gravity scale.
+    pub gravity_scale: Fx,
+    /// Collision layers the body is in.
+    pub groups: u32,
+    /// Collision layers the body collides with.
+    pub mask: u32,
+    /// The game's own tag.
+    pub user_data: u64,
+    /// Starts asleep (dynamic bodies).
+    pub asleep: bool,
 }
 
 impl BodyBuilder {

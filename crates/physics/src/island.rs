@@ -68,30 +68,26 @@ pub(crate) fn update(world: &mut World) {
             b.still_frames = 0;
         }
     }
+    // Each candidate's island root, and each island's fewest still frames.
+    let mut members = Vec::new();
     let mut min_still = vec![u32::MAX; n];
-    for i in 0..n {
-        let Some(b) = world.slots[i].body.as_ref() else {
+    for i in 0..n as u32 {
+        let Some(b) = world.slots[i as usize].body.as_ref() else {
             continue;
         };
         if !candidate(b) {
             continue;
         }
-        let r = find(&mut parent, i as u32) as usize;
-        min_still[r] = min_still[r].min(b.still_frames);
+        let r = find(&mut parent, i);
+        min_still[r as usize] = min_still[r as usize].min(b.still_frames);
+        members.push((i, r));
     }
     let needed = world.settings.sleep_frames;
-    for i in 0..n {
-        let Some(b) = world.slots[i].body.as_ref() else {
-            continue;
-        };
-        if !candidate(b) {
-            continue;
-        }
-        let r = find(&mut parent, i as u32);
+    for (i, r) in members {
         if min_still[r as usize] >= needed {
-            let slot = &mut world.slots[i];
+            let slot = &mut world.slots[i as usize];
             slot.island = r;
-            let b = slot.body.as_mut().expect("checked above");
+            let b = slot.body.as_mut().expect("members are live");
             b.awake = false;
             b.linear_velocity = Vec3::ZERO;
             b.angular_velocity = Vec3::ZERO;

@@ -1,7 +1,8 @@
 //! The benchmark and determinism scenes, shared by tests, benches, the
 //! cross-architecture probe and the peer comparison.
 //!
-//! A [`Scene`] is plain data (settings and a list of [`BodyDesc`]s) so another
+//! A [`Scene`] is plain data (settings and a list of [`BodyBuilder`]s, whose
+//! fields are public) so another
 //! engine can build the same thing; [`Scene::build`] makes the [`World`].
 //! Every scene uses unit cubes (half extent 0.5) on a ground whose top is
 //! `y = 0`, gravity −9.81 m/s² and 60 Hz, like the rapier figures in
@@ -10,61 +11,10 @@
 
 use lockstep_fx::{Fx, Quat, Rng, Vec3};
 
-use crate::body::{BodyBuilder, BodyKind};
+use crate::body::BodyBuilder;
 use crate::settings::WorldSettings;
 use crate::shape::Shape;
 use crate::world::World;
-
-/// One body of a scene.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BodyDesc {
-    /// How it moves.
-    pub kind: BodyKind,
-    /// Its shape.
-    pub shape: Shape,
-    /// Centre position.
-    pub position: Vec3,
-    /// Orientation.
-    pub orientation: Quat,
-    /// Initial linear velocity.
-    pub linear_velocity: Vec3,
-    /// Density (kg/m³).
-    pub density: Fx,
-    /// Friction coefficient.
-    pub friction: Fx,
-    /// Restitution coefficient.
-    pub restitution: Fx,
-    /// Starts asleep.
-    pub asleep: bool,
-}
-
-impl BodyDesc {
-    fn new(kind: BodyKind, shape: Shape, position: Vec3) -> BodyDesc {
-        BodyDesc {
-            kind,
-            shape,
-            position,
-            orientation: Quat::IDENTITY,
-            linear_velocity: Vec3::ZERO,
-            density: Fx::ONE,
-            friction: Fx::HALF,
-            restitution: Fx::ZERO,
-            asleep: false,
-        }
-    }
-
-    /// The builder for this body.
-    pub fn builder(&self) -> BodyBuilder {
-        let b = BodyBuilder::new(self.kind, self.shape)
-            .position(self.position)
-            .orientation(self.orientation)
-            .linear_velocity(self.linear_velocity)
-            .density(self.density)
-            .friction(self.friction)
-            .restitution(self.restitution);
-        if self.asleep { b.asleep() } else { b }
-    }
-}
 
 /// A named scene.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,7 +24,7 @@ pub struct Scene {
     /// World settings.
     pub settings: WorldSettings,
     /// Bodies in creation order (slot order); the ground comes first.
-    pub bodies: Vec<BodyDesc>,
+    pub bodies: Vec<BodyBuilder>,
     /// Frames the scene is meant to run (its golden covers these).
     pub frames: u32,
 }
@@ -84,7 +34,7 @@ impl Scene {
     pub fn build(&self) -> World {
         let mut w = World::new(self.settings);
         for b in &self.bodies {
-            w.add_body(b.builder()).expect("scene bodies are valid");
+            w.add_body(b.clone()).expect("scene bodies are valid");
         }
         w
     }
@@ -111,8 +61,8 @@ pub fn by_name(name: &str) -> Option<Scene> {
     })
 }
 
-fn ground() -> BodyDesc {
-    BodyDesc::new(BodyKind::Static, Shape::HalfSpace, Vec3::ZERO)
+fn ground() -> BodyBuilder {
+    BodyBuilder::fixed(Shape::HalfSpace).density(Fx::ONE)
 }
 
 fn unit_cube() -> Shape {
@@ -121,8 +71,11 @@ fn unit_cube() -> Shape {
     }
 }
 
-fn cube_at(position: Vec3) -> BodyDesc {
-    BodyDesc::new(BodyKind::Dynamic, unit_cube(), position)
+/// A unit cube of density 1 (1 kg), as in the rapier figures.
+fn cube_at(position: Vec3) -> BodyBuilder {
+    BodyBuilder::dynamic(unit_cube())
+        .position(position)
+        .density(Fx::ONE)
 }
 
 /// Gap left between neighbouring cubes when a scene is built (m).
@@ -171,7 +124,7 @@ pub fn pyramid_15() -> Scene {
     }
 }
 
-fn square_pyramid(bodies: &mut Vec<BodyDesc>, base: i32, at: Vec3) {
+fn square_pyramid(bodies: &mut Vec<BodyBuilder>, base: i32, at: Vec3) {
     let pitch = Fx::ONE + GAP;
     for layer in 0..base {
         let n = base - layer;
@@ -225,15 +178,12 @@ pub fn smash() -> Scene {
             bodies.push(b);
         }
     }
-    let mut ram = BodyDesc::new(
-        BodyKind::Dynamic,
-        Shape::Box {
-            half_extents: Vec3::splat(Fx::ONE),
-        },
-        Vec3::from_ints(-20, 3, 0),
-    );
-    ram.density = Fx::from_int(10);
-    ram.linear_velocity = Vec3::from_ints(40, 0, 0);
+    let ram = BodyBuilder::dynamic(Shape::Box {
+        half_extents: Vec3::splat(Fx::ONE),
+    })
+    .position(Vec3::from_ints(-20, 3, 0))
+    .density(Fx::from_int(10))
+    .linear_velocity(Vec3::from_ints(40, 0, 0));
     bodies.push(ram);
     Scene {
         name: "smash",

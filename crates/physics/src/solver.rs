@@ -225,7 +225,12 @@ pub(crate) fn prepare(
         pc.approach = relative_velocity(&pc.normal, normal, &va, &vb);
         centre += p.position;
     }
-    let centre = centre.div_by(count);
+    let n = count as i64;
+    let centre = Vec3::new(
+        centre.x.div_int(n),
+        centre.y.div_int(n),
+        centre.z.div_int(n),
+    );
     let ra = centre - a.position;
     let rb = centre - b.position;
     c.tangent = [
@@ -258,17 +263,6 @@ impl ContactConstraint {
     /// The accumulated tangent impulse as a world vector.
     pub fn friction_impulse(&self) -> Vec3 {
         self.tangents[0] * self.tangent[0].impulse + self.tangents[1] * self.tangent[1].impulse
-    }
-}
-
-trait DivBy {
-    fn div_by(self, n: usize) -> Self;
-}
-
-impl DivBy for Vec3 {
-    fn div_by(self, n: usize) -> Vec3 {
-        let n = n as i64;
-        Vec3::new(self.x.div_int(n), self.y.div_int(n), self.z.div_int(n))
     }
 }
 
@@ -400,27 +394,26 @@ impl Linear {
     }
 }
 
-/// How far the anchors have moved apart along `d` since the step began.
+/// The row's `J·x` for per-body (linear, angular) quantities: the relative
+/// velocity of the anchors along `d` for velocities, and how far they moved
+/// apart along `d` for displacements.
 #[inline(always)]
-fn relative_displacement(row: &Row, d: Vec3, va: &SolverBody, vb: &SolverBody) -> Fx {
+fn along(row: &Row, d: Vec3, (la, aa): (Vec3, Vec3), (lb, ab): (Vec3, Vec3)) -> Fx {
     hot::sub(
-        hot::add(
-            hot::dot(d, hot::sub3(vb.dp, va.dp)),
-            hot::dot(row.jb, vb.dtheta),
-        ),
-        hot::dot(row.ja, va.dtheta),
+        hot::add(hot::dot(d, hot::sub3(lb, la)), hot::dot(row.jb, ab)),
+        hot::dot(row.ja, aa),
     )
 }
 
 #[inline(always)]
 fn relative_velocity(row: &Row, d: Vec3, va: &SolverBody, vb: &SolverBody) -> Fx {
-    hot::sub(
-        hot::add(
-            hot::dot(d, hot::sub3(vb.linear, va.linear)),
-            hot::dot(row.jb, vb.angular),
-        ),
-        hot::dot(row.ja, va.angular),
-    )
+    along(row, d, (va.linear, va.angular), (vb.linear, vb.angular))
+}
+
+/// How far the anchors have moved apart along `d` since the step began.
+#[inline(always)]
+fn relative_displacement(row: &Row, d: Vec3, va: &SolverBody, vb: &SolverBody) -> Fx {
+    along(row, d, (va.dp, va.dtheta), (vb.dp, vb.dtheta))
 }
 
 /// One pass over the constraints. With `use_bias`, overlap is pushed out

@@ -250,6 +250,11 @@ impl World {
         })
     }
 
+    /// Whether every body is asleep (or static): the world is at rest.
+    pub fn all_asleep(&self) -> bool {
+        self.bodies().all(|(_, b)| !b.is_awake())
+    }
+
     /// Number of live bodies.
     pub fn body_count(&self) -> usize {
         self.slots.iter().filter(|s| s.body.is_some()).count()
@@ -257,22 +262,22 @@ impl World {
 
     /// Sets a dynamic or kinematic body's linear velocity (and wakes it).
     pub fn set_linear_velocity(&mut self, h: BodyHandle, v: Vec3) {
-        self.edit_moving(h, |b| b.linear_velocity = v);
+        self.edit(h, true, |b| b.linear_velocity = v);
     }
 
     /// Sets a dynamic or kinematic body's angular velocity (and wakes it).
     pub fn set_angular_velocity(&mut self, h: BodyHandle, w: Vec3) {
-        self.edit_moving(h, |b| b.angular_velocity = w);
+        self.edit(h, true, |b| b.angular_velocity = w);
     }
 
     /// Adds a force at the centre of mass for the next step (and wakes it).
     pub fn apply_force(&mut self, h: BodyHandle, f: Vec3) {
-        self.edit_dynamic(h, |b| b.force += f);
+        self.edit(h, false, |b| b.force += f);
     }
 
     /// Adds a torque for the next step (and wakes it).
     pub fn apply_torque(&mut self, h: BodyHandle, t: Vec3) {
-        self.edit_dynamic(h, |b| b.torque += t);
+        self.edit(h, false, |b| b.torque += t);
     }
 
     /// Applies an impulse at a world point, changing the velocities at once.
@@ -280,7 +285,7 @@ impl World {
         let Some(rotation) = self.scratch.rotations.get(h.index as usize).copied() else {
             return;
         };
-        self.edit_dynamic(h, |b| {
+        self.edit(h, false, |b| {
             b.linear_velocity += impulse * b.inv_mass;
             let inv_inertia = rotation.rotate_diagonal(b.inv_inertia);
             b.angular_velocity += inv_inertia.mul_vec3((point - b.position).cross(impulse));
@@ -307,18 +312,16 @@ impl World {
         }
     }
 
-    fn edit_moving(&mut self, h: BodyHandle, f: impl FnOnce(&mut Body)) {
+    /// Applies a game edit to a live, uncontained body that can take it
+    /// (dynamic, or also kinematic for velocities), then wakes its island.
+    fn edit(&mut self, h: BodyHandle, kinematic_too: bool, f: impl FnOnce(&mut Body)) {
         if let Some(b) = self.body_mut(h) {
-            if b.kind != BodyKind::Static && !b.contained {
-                f(b);
-                self.wake_island_of(h.index);
-            }
-        }
-    }
-
-    fn edit_dynamic(&mut self, h: BodyHandle, f: impl FnOnce(&mut Body)) {
-        if let Some(b) = self.body_mut(h) {
-            if b.kind == BodyKind::Dynamic && !b.contained {
+            let accepts = match b.kind {
+                BodyKind::Dynamic => true,
+                BodyKind::Kinematic => kinematic_too,
+                BodyKind::Static => false,
+            };
+            if accepts && !b.contained {
                 f(b);
                 self.wake_island_of(h.index);
             }
@@ -327,18 +330,17 @@ impl World {
 
     /// Wakes every sleeping body in the island of slot `i`.
     fn wake_island_of(&mut self, i: u32) {
-        let Some(slot) = self.slots.get(i as usize) else {
+        let Some(slot) = self.slots.get_mut(i as usize) else {
             return;
         };
-        let Some(b) = &slot.body else { return };
-        if b.kind != BodyKind::Dynamic || b.awake || b.contained {
-            if let Some(b) = self.slots[i as usize].body.as_mut() {
-                b.still_frames = 0;
-            }
-            return;
-        }
         let island = slot.island;
-        self.wake_islands(&[island]);
+        let Some(b) = slot.body.as_mut() else { return };
+        if b.kind == BodyKind::Dynamic && !b.awake && !b.contained {
+            self.wake_islands(&[island]);
+        } else {
+            // Awake already: an edit restarts its count towards sleep.
+            b.still_frames = 0;
+        }
     }
 
     /// Wakes the sleeping bodies whose island id is in `islands` (sorted).
@@ -415,15 +417,7 @@ impl World {
     /// The world-space bounds of a live body's shape (half-spaces: none).
     pub(crate) fn shape_aabb(&self, index: u32) -> Option<Aabb> {
         let b = self.slots.get(index as usize)?.body.as_ref()?;
-        match b.shape {
-            Shape::Box { half_extents } => Some(Aabb::of_box(
-                b.position,
-                &self.rotation(index),
-                half_extents,
-            )),
-            Shape::Sphere { radius } => Some(Aabb::of_sphere(b.position, radius)),
-            Shape::HalfSpace => None,
-        }
+        b.bounds(&self.rotation(index))
     }
 
     /// Advances the world by one time step.
@@ -518,6 +512,11 @@ impl World {
             }
     }
 
+    /// Whether a body is dynamic and awake (so the solver moves it).
+    fn is_moving_dynamic(b: &Body) -> bool {
+        b.kind == BodyKind::Dynamic && World::is_active(b)
+    }
+
     /// How far a body may travel this step along each axis (L1 bound).
     fn sweep(b: &Body, h: Fx) -> Fx {
         if !World::is_active(b) {
@@ -537,15 +536,9 @@ impl World {
             if b.contained {
                 continue;
             }
-            let aabb = match b.shape {
-                Shape::Box { half_extents } => {
-                    Aabb::of_box(b.position, &sc.rotations[i], half_extents)
-                }
-                Shape::Sphere { radius } => Aabb::of_sphere(b.position, radius),
-                Shape::HalfSpace => {
-                    sc.half_spaces.push(i as u32);
-                    continue;
-                }
+            let Some(aabb) = b.bounds(&sc.rotations[i]) else {
+                sc.half_spaces.push(i as u32);
+                continue;
             };
             let grow = margin + World::sweep(b, h);
             sc.proxies.push(Proxy {
@@ -812,8 +805,7 @@ impl World {
             ) else {
                 continue;
             };
-            let moving = |b: &Body| b.kind == BodyKind::Dynamic && World::is_active(b);
-            if c.fresh && (moving(ba) || moving(bb)) {
+            if c.fresh && (World::is_moving_dynamic(ba) || World::is_moving_dynamic(bb)) {
                 sc.order.push(ci as u32);
             }
         }
@@ -829,8 +821,8 @@ impl World {
             ) else {
                 continue;
             };
-            let dyn_a = ba.kind == BodyKind::Dynamic && World::is_active(ba);
-            let dyn_b = bb.kind == BodyKind::Dynamic && World::is_active(bb);
+            let dyn_a = World::is_moving_dynamic(ba);
+            let dyn_b = World::is_moving_dynamic(bb);
             let info = |i: u32, b: &Body, dynamic: bool| BodyInfo {
                 solver_index: sc.solver_index[i as usize],
                 position: b.position,

@@ -35,10 +35,7 @@ fn golden_text(scene: &Scene, frames: u32) -> String {
         world.step();
         last = world.checksum();
         writeln!(out, "{} {:016x}", world.frame(), last.short().0).unwrap();
-        if sleep_frame.is_none()
-            && world.settings().sleeping
-            && world.bodies().all(|(_, b)| !b.is_awake())
-        {
+        if sleep_frame.is_none() && world.settings().sleeping && world.all_asleep() {
             sleep_frame = Some(world.frame());
         }
     }

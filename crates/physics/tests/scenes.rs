@@ -99,7 +99,7 @@ fn cubes_1000_settle_to_sleep_without_tunnelling() {
             );
             settled_energy = Some(energy);
         }
-        if asleep_at.is_none() && world.bodies().all(|(_, b)| !b.is_awake()) {
+        if asleep_at.is_none() && world.all_asleep() {
             asleep_at = Some(world.frame());
             settled_energy = Some(energy);
         }

@@ -16,8 +16,8 @@ use lockstep_fx::{Fx, Quat, Vec3};
 use lockstep_physics::scenes::{self, Scene};
 use lockstep_physics::{BodyKind, Shape, World};
 use rapier3d::prelude::{
-    CoefficientCombineRule, ColliderBuilder, IntegrationParameters, PhysicsWorld, Pose, RigidBodyBuilder, RigidBodyHandle, Rotation,
-    SharedShape, Vector,
+    CoefficientCombineRule, ColliderBuilder, IntegrationParameters, PhysicsWorld, Pose,
+    RigidBodyBuilder, RigidBodyHandle, Rotation, SharedShape, Vector,
 };
 
 const DEFAULT_SCENES: [&str; 3] = ["cubes-1000", "pyramid-15", "many-pyramids"];
@@ -56,7 +56,10 @@ fn parse_args() -> Result<Args, String> {
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value\n{}", usage()));
+        let mut value = |name: &str| {
+            it.next()
+                .ok_or_else(|| format!("{name} needs a value\n{}", usage()))
+        };
         match a.as_str() {
             "--frames" => {
                 let v = value("--frames")?;
@@ -77,9 +80,12 @@ fn parse_args() -> Result<Args, String> {
                 };
             }
             "-h" | "--help" => return Err(usage()),
-            name if name.starts_with('-') => return Err(format!("unknown option {name}\n{}", usage())),
+            name if name.starts_with('-') => {
+                return Err(format!("unknown option {name}\n{}", usage()));
+            }
             name => {
-                let scene = scenes::by_name(name).ok_or_else(|| format!("unknown scene {name}\n{}", usage()))?;
+                let scene = scenes::by_name(name)
+                    .ok_or_else(|| format!("unknown scene {name}\n{}", usage()))?;
                 args.scenes.push(scene);
             }
         }
@@ -123,41 +129,58 @@ fn rot(q: Quat) -> Rotation {
 
 // ---------------------------------------------------------------- ours
 
-fn run_ours(scene: &Scene, frames: usize) -> Run {
-    let mut world: World = scene.build();
-    let dynamic = scene.bodies.iter().filter(|b| b.kind == BodyKind::Dynamic).count();
+/// What the timing loop needs from an engine.
+trait Engine {
+    fn step(&mut self);
+    /// Dynamic bodies awake now.
+    fn awake(&self) -> usize;
+    /// Body positions in scene order.
+    fn positions(&self) -> Vec<[f64; 3]>;
+}
+
+impl Engine for World {
+    fn step(&mut self) {
+        World::step(self);
+    }
+    fn awake(&self) -> usize {
+        self.bodies()
+            .filter(|(_, b)| b.kind() == BodyKind::Dynamic && b.is_awake())
+            .count()
+    }
+    fn positions(&self) -> Vec<[f64; 3]> {
+        // Scene bodies are added in order into fresh slots, so slot order = scene order.
+        self.bodies()
+            .map(|(_, b)| [f(b.position().x), f(b.position().y), f(b.position().z)])
+            .collect()
+    }
+}
+
+/// Steps an engine `frames` times, timing each step alone (the sleep check
+/// runs outside the timed region).
+fn time_run(engine: &mut impl Engine, scene: &Scene, frames: usize) -> Run {
+    let dynamic = scene
+        .bodies
+        .iter()
+        .filter(|b| b.kind == BodyKind::Dynamic)
+        .count();
     let mut step_secs = Vec::with_capacity(frames);
     let mut all_asleep_from = None;
     for frame in 0..frames {
         let t = Instant::now();
-        world.step();
+        engine.step();
         step_secs.push(t.elapsed().as_secs_f64());
-        // Outside the timed region.
-        if all_asleep_from.is_none() && dynamic > 0 && count_awake_ours(&world) == 0 {
+        if all_asleep_from.is_none() && dynamic > 0 && engine.awake() == 0 {
             all_asleep_from = Some(frame + 1);
         }
     }
-    // Scene bodies are added in order into fresh slots, so slot order = scene order.
-    let positions = world
-        .bodies()
-        .map(|(_, b)| [f(b.position().x), f(b.position().y), f(b.position().z)])
-        .collect();
-    let awake = count_awake_ours(&world);
     Run {
         step_secs,
         fin: Final {
-            positions,
-            awake,
+            positions: engine.positions(),
+            awake: engine.awake(),
             all_asleep_from,
         },
     }
-}
-
-fn count_awake_ours(world: &World) -> usize {
-    world
-        .bodies()
-        .filter(|(_, b)| b.kind() == BodyKind::Dynamic && b.is_awake())
-        .count()
 }
 
 // ---------------------------------------------------------------- rapier
@@ -190,7 +213,9 @@ fn build_rapier(scene: &Scene) -> RapierScene {
             .can_sleep(s.sleeping)
             .sleeping(b.asleep && s.sleeping);
         let shape = match b.shape {
-            Shape::Box { half_extents: h } => SharedShape::cuboid(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32),
+            Shape::Box { half_extents: h } => {
+                SharedShape::cuboid(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32)
+            }
             Shape::Sphere { radius } => SharedShape::ball(f(radius) as f32),
             // Matter below the body's local plane y = 0: outward normal +y in the
             // body frame; the body's pose tilts it like ours.
@@ -211,45 +236,28 @@ fn build_rapier(scene: &Scene) -> RapierScene {
     RapierScene { world, handles }
 }
 
-fn run_rapier(scene: &Scene, frames: usize) -> Run {
-    let RapierScene { mut world, handles } = build_rapier(scene);
-    let dynamic = scene.bodies.iter().filter(|b| b.kind == BodyKind::Dynamic).count();
-    let mut step_secs = Vec::with_capacity(frames);
-    let mut all_asleep_from = None;
-    for frame in 0..frames {
-        let t = Instant::now();
-        world.step();
-        step_secs.push(t.elapsed().as_secs_f64());
-        if all_asleep_from.is_none() && dynamic > 0 && count_awake_rapier(&world, &handles) == 0 {
-            all_asleep_from = Some(frame + 1);
-        }
+impl Engine for RapierScene {
+    fn step(&mut self) {
+        self.world.step();
     }
-    let positions = handles
-        .iter()
-        .map(|h| {
-            let t = world.bodies[*h].translation();
-            [t.x as f64, t.y as f64, t.z as f64]
-        })
-        .collect();
-    let awake = count_awake_rapier(&world, &handles);
-    Run {
-        step_secs,
-        fin: Final {
-            positions,
-            awake,
-            all_asleep_from,
-        },
+    fn awake(&self) -> usize {
+        self.handles
+            .iter()
+            .filter(|h| {
+                let b = &self.world.bodies[**h];
+                b.is_dynamic() && !b.is_sleeping()
+            })
+            .count()
     }
-}
-
-fn count_awake_rapier(world: &PhysicsWorld, handles: &[RigidBodyHandle]) -> usize {
-    handles
-        .iter()
-        .filter(|h| {
-            let b = &world.bodies[**h];
-            b.is_dynamic() && !b.is_sleeping()
-        })
-        .count()
+    fn positions(&self) -> Vec<[f64; 3]> {
+        self.handles
+            .iter()
+            .map(|h| {
+                let t = self.world.bodies[*h].translation();
+                [t.x as f64, t.y as f64, t.z as f64]
+            })
+            .collect()
+    }
 }
 
 // ---------------------------------------------------------------- stats
@@ -268,14 +276,23 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Median over runs of the mean ms/step of frames `range` in each run.
 fn median_ms(runs: &[Run], range: std::ops::Range<usize>) -> f64 {
     median(
         runs.iter()
-            .map(|r| mean_ms(&r.step_secs[range.start.min(r.step_secs.len())..range.end.min(r.step_secs.len())]))
+            .map(|r| {
+                mean_ms(
+                    &r.step_secs
+                        [range.start.min(r.step_secs.len())..range.end.min(r.step_secs.len())],
+                )
+            })
             .collect(),
     )
 }
@@ -336,7 +353,9 @@ fn divergence(a: &Final, b: &Final) -> (f64, f64) {
         .positions
         .iter()
         .zip(&b.positions)
-        .map(|(p, q)| ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt())
+        .map(|(p, q)| {
+            ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
+        })
         .collect();
     let max = d.iter().copied().fold(0.0, f64::max);
     (
@@ -362,7 +381,11 @@ struct Row {
 }
 
 fn fmt_ms(x: f64) -> String {
-    if x.is_nan() { "-".into() } else { format!("{x:.3}") }
+    if x.is_nan() {
+        "-".into()
+    } else {
+        format!("{x:.3}")
+    }
 }
 
 fn main() -> ExitCode {
@@ -377,7 +400,10 @@ fn main() -> ExitCode {
     println!(
         "peer-bench: lockstep-physics vs rapier3d 0.36.1 (f32, enhanced-determinism, single thread); \
          rapier solver: {} iterations, {} internal PGS, {} stabilization; {} run(s) alternating ours/rapier",
-        ip.num_solver_iterations, ip.num_internal_pgs_iterations, ip.num_internal_stabilization_iterations, args.runs
+        ip.num_solver_iterations,
+        ip.num_internal_pgs_iterations,
+        ip.num_internal_stabilization_iterations,
+        args.runs
     );
     let mut rows = Vec::new();
     let mut checks = Vec::new();
@@ -386,13 +412,23 @@ fn main() -> ExitCode {
         let (mut ours, mut rapier) = (Vec::new(), Vec::new());
         for run in 0..args.runs {
             if args.only != Only::Rapier {
-                let r = run_ours(scene, frames);
-                eprintln!("  {} run {}: ours   {:.3} ms/step", scene.name, run + 1, mean_ms(&r.step_secs));
+                let r = time_run(&mut scene.build(), scene, frames);
+                eprintln!(
+                    "  {} run {}: ours   {:.3} ms/step",
+                    scene.name,
+                    run + 1,
+                    mean_ms(&r.step_secs)
+                );
                 ours.push(r);
             }
             if args.only != Only::Ours {
-                let r = run_rapier(scene, frames);
-                eprintln!("  {} run {}: rapier {:.3} ms/step", scene.name, run + 1, mean_ms(&r.step_secs));
+                let r = time_run(&mut build_rapier(scene), scene, frames);
+                eprintln!(
+                    "  {} run {}: rapier {:.3} ms/step",
+                    scene.name,
+                    run + 1,
+                    mean_ms(&r.step_secs)
+                );
                 rapier.push(r);
             }
         }
@@ -406,7 +442,10 @@ fn main() -> ExitCode {
             awake: Some((median_awake_ms(&ours), median_awake_ms(&rapier))),
         });
         if scene.name == "cubes-1000" && frames > SETTLE_FRAME {
-            for (phase, range) in [("settling", 0..SETTLE_FRAME), ("settled", SETTLE_FRAME..frames)] {
+            for (phase, range) in [
+                ("settling", 0..SETTLE_FRAME),
+                ("settled", SETTLE_FRAME..frames),
+            ] {
                 rows.push(Row {
                     label: format!("  {phase}"),
                     bodies,
@@ -427,12 +466,20 @@ fn main() -> ExitCode {
     }
 
     println!();
-    println!("| scene | bodies | frames | ours ms/step | rapier ms/step | ours/rapier | until all asleep: ours / rapier ms/step |");
+    println!(
+        "| scene | bodies | frames | ours ms/step | rapier ms/step | ours/rapier | until all asleep: ours / rapier ms/step |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---|");
     for r in &rows {
         let ratio = r.ours / r.rapier;
-        let ratio = if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
-        let awake = r.awake.map_or(String::new(), |(o, a)| format!("{} / {}", fmt_ms(o), fmt_ms(a)));
+        let ratio = if ratio.is_finite() {
+            format!("{ratio:.2}")
+        } else {
+            "-".into()
+        };
+        let awake = r.awake.map_or(String::new(), |(o, a)| {
+            format!("{} / {}", fmt_ms(o), fmt_ms(a))
+        });
         println!(
             "| {} | {} | {} | {} | {} | {} | {} |",
             r.label,
@@ -452,7 +499,13 @@ fn main() -> ExitCode {
     );
     println!("|---|---|---|---|---|---|---|---|");
     for (name, _frames, so, sr, div) in &checks {
-        let pair = |g: &dyn Fn(&Sanity) -> String| format!("{} / {}", so.as_ref().map_or("-".into(), g), sr.as_ref().map_or("-".into(), g));
+        let pair = |g: &dyn Fn(&Sanity) -> String| {
+            format!(
+                "{} / {}",
+                so.as_ref().map_or("-".into(), g),
+                sr.as_ref().map_or("-".into(), g)
+            )
+        };
         let asleep = |s: &Sanity| s.all_asleep_from.map_or("never".into(), |f| f.to_string());
         let div = div.map_or("-".into(), |(max, mean)| format!("{max:.3} / {mean:.4}"));
         println!(
