@@ -19,6 +19,45 @@ use crate::{Checksum, Fx, Mat3, Quat, Rng, Vec3};
 pub trait Sink {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]);
+
+    /// Labels the bytes that follow (see [`Mark`]). Only sinks that map
+    /// fields for diagnosis look at labels; the others ignore them at no cost.
+    #[inline]
+    fn mark(&mut self, mark: Mark<'_>) {
+        let _ = mark;
+    }
+}
+
+/// A label a state encoding gives the bytes that follow it, so a diagnosis
+/// tool can say which entity and field two states disagree on. Labels are
+/// not part of the encoding: the bytes, and so the checksum, are the same
+/// with or without them.
+#[derive(Debug, Clone, Copy)]
+pub enum Mark<'a> {
+    /// The fields that follow belong to this entity, e.g. `("body", [17])`
+    /// or `("contact", [3, 9])`, until the next entity mark.
+    Entity {
+        /// What kind of entity.
+        kind: &'static str,
+        /// Its identity within that kind.
+        ids: &'a [u32],
+    },
+    /// The bytes that follow, up to the next mark, hold this field.
+    Field {
+        /// The field's name.
+        name: &'static str,
+        /// Renders the field's bytes as text.
+        show: fn(&[u8]) -> String,
+    },
+}
+
+/// Renders bytes written by `T::encode` as `T`'s `Debug` text, or as hex if
+/// they do not decode.
+fn show<T: Canonical + core::fmt::Debug>(bytes: &[u8]) -> String {
+    match T::from_snapshot(bytes) {
+        Ok(v) => format!("{v:?}"),
+        Err(_) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+    }
 }
 
 /// Bytes a [`HashSink`] gathers before handing them to BLAKE3: 16 chunks of
@@ -148,6 +187,33 @@ impl<S: Sink> StateWriter<S> {
     /// The sink, e.g. to read a [`ByteCounter`].
     pub fn sink(&self) -> &S {
         &self.sink
+    }
+
+    /// Starts the fields of an entity (a [`Mark::Entity`] label).
+    #[inline]
+    pub fn entity(&mut self, kind: &'static str, ids: &[u32]) {
+        self.sink.mark(Mark::Entity { kind, ids });
+    }
+
+    /// Writes `value` as a named field: a [`Mark::Field`] label, then the
+    /// value's canonical bytes.
+    #[inline]
+    pub fn field<T: Canonical + core::fmt::Debug>(&mut self, name: &'static str, value: &T) {
+        self.sink.mark(Mark::Field {
+            name,
+            show: show::<T>,
+        });
+        value.encode(self);
+    }
+
+    /// Labels the bytes that follow as field `name` without writing them,
+    /// for a field written by a sequence of calls.
+    #[inline]
+    pub fn label<T: Canonical + core::fmt::Debug>(&mut self, name: &'static str) {
+        self.sink.mark(Mark::Field {
+            name,
+            show: show::<T>,
+        });
     }
 
     /// Writes raw bytes as they are (no length prefix).
@@ -470,6 +536,29 @@ pub trait Canonical: Sized {
         r.finish()?;
         Ok(v)
     }
+}
+
+macro_rules! canonical_int {
+    ($($t:ty => $write:ident, $read:ident;)*) => {$(
+        impl Canonical for $t {
+            fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+                w.$write(*self);
+            }
+            fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+                r.$read()
+            }
+        }
+    )*};
+}
+
+canonical_int! {
+    u8 => write_u8, read_u8;
+    bool => write_bool, read_bool;
+    u16 => write_u16, read_u16;
+    u32 => write_u32, read_u32;
+    u64 => write_u64, read_u64;
+    i32 => write_i32, read_i32;
+    i64 => write_i64, read_i64;
 }
 
 impl Canonical for Fx {

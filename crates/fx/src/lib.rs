@@ -28,12 +28,14 @@ mod norm;
 mod quat;
 mod rng;
 mod scalar;
+#[cfg(feature = "serde")]
+mod serde_impls;
 mod sqrt;
 mod trig;
 mod vec3;
 
 pub use checksum::{Checksum, ParseChecksumError, ShortChecksum};
-pub use encoding::{ByteCounter, Canonical, DecodeError, HashSink, Sink, StateReader, StateWriter};
+pub use encoding::{ByteCounter, Canonical, DecodeError, HashSink, Mark, Sink, StateReader, StateWriter};
 pub use mat3::Mat3;
 pub use quat::Quat;
 pub use rng::Rng;

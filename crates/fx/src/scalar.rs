@@ -504,8 +504,14 @@ impl fmt::Display for Fx {
 }
 
 impl fmt::Debug for Fx {
+    /// The exact decimal value, however many digits it takes (every `Fx`
+    /// has at most 32 fractional digits), so values one LSB apart always
+    /// print differently.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{self}")
+        let text = format!("{self:.32}");
+        let trimmed = text.trim_end_matches('0');
+        let trimmed = trimmed.strip_suffix('.').map_or(trimmed.to_string(), |t| format!("{t}.0"));
+        f.write_str(&trimmed)
     }
 }
 

@@ -43,36 +43,41 @@ pub enum StateError {
 impl World {
     /// Writes the whole state canonically.
     pub fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
-        w.write_u16(STATE_VERSION);
+        w.entity("world", &[]);
+        w.field("state version", &STATE_VERSION);
         encode_settings(&self.settings, w);
-        w.write_u64(self.frame);
+        w.field("frame", &self.frame);
+        w.label::<u32>("slots");
         w.write_len(self.slots.len());
-        for slot in &self.slots {
-            w.write_u32(slot.generation);
-            match &slot.body {
-                None => w.write_bool(false),
-                Some(b) => {
-                    w.write_bool(true);
-                    w.write_u32(slot.island);
-                    encode_body(b, w);
-                }
+        for (i, slot) in self.slots.iter().enumerate() {
+            w.entity("body", &[i as u32]);
+            w.field("generation", &slot.generation);
+            w.field("occupied", &slot.body.is_some());
+            if let Some(b) = &slot.body {
+                w.field("island", &slot.island);
+                encode_body(b, w);
             }
         }
+        w.entity("free list", &[]);
+        w.label::<u32>("length");
         w.write_len(self.free.len());
-        for &f in &self.free {
-            w.write_u32(f);
+        for f in &self.free {
+            w.field("slot", f);
         }
+        w.entity("contacts", &[]);
+        w.label::<u32>("length");
         w.write_len(self.contacts.len());
         for c in &self.contacts {
-            w.write_u32(c.a);
-            w.write_u32(c.b);
-            w.write_u8(c.manifold.count);
-            for (p, &imp) in c.manifold.points().iter().zip(&c.normal_impulses) {
-                w.write_u32(p.id);
-                w.write_fx(imp);
+            w.entity("contact", &[c.a, c.b]);
+            w.field("a", &c.a);
+            w.field("b", &c.b);
+            w.field("points", &c.manifold.count);
+            for (p, imp) in c.manifold.points().iter().zip(&c.normal_impulses) {
+                w.field("point id", &p.id);
+                w.field("normal impulse", imp);
             }
-            w.write_vec3(c.friction_impulse);
-            w.write_fx(c.twist_impulse);
+            w.field("friction impulse", &c.friction_impulse);
+            w.field("twist impulse", &c.twist_impulse);
         }
     }
 
@@ -201,29 +206,25 @@ impl World {
 }
 
 fn encode_settings<S: Sink>(s: &WorldSettings, w: &mut StateWriter<S>) {
-    w.write_vec3(s.gravity);
-    w.write_u32(s.tick_rate);
-    w.write_u64(s.seed);
-    w.write_bool(s.shuffle);
-    w.write_u8(s.substeps);
-    w.write_u8(s.iterations);
-    w.write_u8(s.relax_iterations);
-    for v in [
-        s.contact_hertz,
-        s.contact_damping_ratio,
-        s.max_push_velocity,
-        s.linear_slop,
-        s.speculative_distance,
-        s.restitution_threshold,
-    ] {
-        w.write_fx(v);
-    }
-    w.write_bool(s.sleeping);
-    w.write_fx(s.sleep_speed);
-    w.write_u32(s.sleep_frames);
-    for v in [s.max_linear_speed, s.max_angular_speed, s.bounds] {
-        w.write_fx(v);
-    }
+    w.field("gravity", &s.gravity);
+    w.field("tick rate", &s.tick_rate);
+    w.field("seed", &s.seed);
+    w.field("shuffle", &s.shuffle);
+    w.field("substeps", &s.substeps);
+    w.field("iterations", &s.iterations);
+    w.field("relax iterations", &s.relax_iterations);
+    w.field("contact hertz", &s.contact_hertz);
+    w.field("contact damping ratio", &s.contact_damping_ratio);
+    w.field("max push velocity", &s.max_push_velocity);
+    w.field("linear slop", &s.linear_slop);
+    w.field("speculative distance", &s.speculative_distance);
+    w.field("restitution threshold", &s.restitution_threshold);
+    w.field("sleeping", &s.sleeping);
+    w.field("sleep speed", &s.sleep_speed);
+    w.field("sleep frames", &s.sleep_frames);
+    w.field("max linear speed", &s.max_linear_speed);
+    w.field("max angular speed", &s.max_angular_speed);
+    w.field("bounds", &s.bounds);
 }
 
 fn decode_settings(r: &mut StateReader<'_>) -> Result<WorldSettings, StateError> {
@@ -251,36 +252,32 @@ fn decode_settings(r: &mut StateReader<'_>) -> Result<WorldSettings, StateError>
 }
 
 fn encode_body<S: Sink>(b: &Body, w: &mut StateWriter<S>) {
-    w.write_u8(b.kind.tag());
-    w.write_u8(b.shape.tag());
+    w.field("kind", &b.kind.tag());
+    w.field("shape", &b.shape.tag());
     match b.shape {
-        Shape::Box { half_extents } => w.write_vec3(half_extents),
-        Shape::Sphere { radius } => w.write_fx(radius),
+        Shape::Box { half_extents } => w.field("half extents", &half_extents),
+        Shape::Sphere { radius } => w.field("radius", &radius),
         Shape::HalfSpace => {}
     }
-    w.write_vec3(b.position);
-    w.write_quat(b.orientation);
-    w.write_vec3(b.linear_velocity);
-    w.write_vec3(b.angular_velocity);
-    w.write_vec3(b.force);
-    w.write_vec3(b.torque);
-    w.write_fx(b.inv_mass);
-    w.write_vec3(b.inv_inertia);
-    for v in [
-        b.linear_damping,
-        b.angular_damping,
-        b.friction,
-        b.restitution,
-        b.gravity_scale,
-    ] {
-        w.write_fx(v);
-    }
-    w.write_u32(b.groups);
-    w.write_u32(b.mask);
-    w.write_u64(b.user_data);
-    w.write_u32(b.still_frames);
-    w.write_bool(b.awake);
-    w.write_bool(b.contained);
+    w.field("position", &b.position);
+    w.field("orientation", &b.orientation);
+    w.field("linear velocity", &b.linear_velocity);
+    w.field("angular velocity", &b.angular_velocity);
+    w.field("force", &b.force);
+    w.field("torque", &b.torque);
+    w.field("inverse mass", &b.inv_mass);
+    w.field("inverse inertia", &b.inv_inertia);
+    w.field("linear damping", &b.linear_damping);
+    w.field("angular damping", &b.angular_damping);
+    w.field("friction", &b.friction);
+    w.field("restitution", &b.restitution);
+    w.field("gravity scale", &b.gravity_scale);
+    w.field("groups", &b.groups);
+    w.field("mask", &b.mask);
+    w.field("user data", &b.user_data);
+    w.field("still frames", &b.still_frames);
+    w.field("awake", &b.awake);
+    w.field("contained", &b.contained);
 }
 
 fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {

@@ -1,0 +1,230 @@
+//! The frame loop: [`Engine`] steps a [`Game`], checksums every frame, and
+//! keeps rings of recent checksums and exact snapshots for rollback, resync
+//! and desync reports.
+//!
+//! Frames: the engine's [`Engine::frame`] is the next frame to step. A
+//! [`Snapshot`] of frame `f` is the state *before* frame `f` is stepped, so
+//! loading it and stepping frames `f, f+1, …` with the same inputs gives the
+//! same states again. The checksum of frame `f` is that of the state *after*
+//! stepping `f` (the state a snapshot of `f + 1` holds).
+//!
+//! Invariants: the checksum ring holds consecutive frames ending at the last
+//! frame stepped; the snapshot ring is in frame order; loading a snapshot
+//! drops every checksum and snapshot of a later state, since they belong to a
+//! history that no longer holds.
+
+use std::collections::VecDeque;
+
+use lockstep_fx::Checksum;
+
+use crate::game::{Frame, Game, StateError};
+
+/// How much history an [`Engine`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineSettings {
+    /// Checksums of this many recent frames are kept.
+    pub checksum_history: u32,
+    /// A snapshot is taken before every frame that is a multiple of this
+    /// (`0`: never).
+    pub snapshot_interval: u32,
+    /// The most recent snapshots kept.
+    pub snapshots_kept: u32,
+}
+
+impl Default for EngineSettings {
+    /// 10 s of checksums at 60 Hz; a snapshot every second, the last 8 kept.
+    fn default() -> EngineSettings {
+        EngineSettings {
+            checksum_history: 600,
+            snapshot_interval: 60,
+            snapshots_kept: 8,
+        }
+    }
+}
+
+/// An exact saved state: the canonical bytes of the state before `frame`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The next frame to step from this state.
+    pub frame: Frame,
+    /// The canonical bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Snapshot {
+    /// BLAKE3 of the bytes: equal to the game's checksum of this state.
+    pub fn checksum(&self) -> Checksum {
+        Checksum::of(&self.bytes)
+    }
+}
+
+/// Why the engine could not go back to a frame.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RollbackError {
+    /// No kept snapshot is of that frame.
+    #[error("no snapshot of frame {frame} is kept (kept: {kept:?})")]
+    NoSnapshot {
+        /// The frame asked for.
+        frame: Frame,
+        /// The frames of the kept snapshots.
+        kept: Vec<Frame>,
+    },
+    /// The snapshot did not decode (a game bug: it encoded it).
+    #[error("snapshot of frame {frame}: {error}")]
+    State {
+        /// The snapshot's frame.
+        frame: Frame,
+        /// Why it did not decode.
+        error: StateError,
+    },
+}
+
+/// Runs a [`Game`] frame by frame.
+#[derive(Debug, Clone)]
+pub struct Engine<G: Game> {
+    game: G,
+    frame: Frame,
+    settings: EngineSettings,
+    checksums: VecDeque<Checksum>,
+    snapshots: VecDeque<Snapshot>,
+}
+
+impl<G: Game> Engine<G> {
+    /// An engine at frame 0 with `game` as the initial state.
+    pub fn new(game: G, settings: EngineSettings) -> Engine<G> {
+        Engine::at(game, 0, settings)
+    }
+
+    /// An engine whose next frame is `frame`, starting from `game` (e.g. a
+    /// state loaded from a keyframe).
+    pub fn at(game: G, frame: Frame, settings: EngineSettings) -> Engine<G> {
+        Engine {
+            game,
+            frame,
+            settings,
+            checksums: VecDeque::new(),
+            snapshots: VecDeque::new(),
+        }
+    }
+
+    /// The game's current state.
+    pub fn game(&self) -> &G {
+        &self.game
+    }
+
+    /// The game, to change it outside the frame loop (a test that corrupts
+    /// it, an editor). Changes made here are not part of any replay.
+    pub fn game_mut(&mut self) -> &mut G {
+        &mut self.game
+    }
+
+    /// The next frame to step.
+    pub fn frame(&self) -> Frame {
+        self.frame
+    }
+
+    /// The history settings.
+    pub fn settings(&self) -> &EngineSettings {
+        &self.settings
+    }
+
+    /// Steps the next frame with every player's input and returns the
+    /// checksum of the state after it.
+    pub fn advance(&mut self, inputs: &[G::Input]) -> Checksum {
+        let interval = self.settings.snapshot_interval;
+        if interval != 0 && self.frame % interval == 0 && self.snapshots_kept() > 0 {
+            self.keep_snapshot();
+        }
+        self.game.step(self.frame, inputs);
+        let checksum = self.game.checksum();
+        self.frame = self.frame.wrapping_add(1);
+        if self.settings.checksum_history > 0 {
+            if self.checksums.len() >= self.settings.checksum_history as usize {
+                self.checksums.pop_front();
+            }
+            self.checksums.push_back(checksum);
+        }
+        checksum
+    }
+
+    fn snapshots_kept(&self) -> usize {
+        self.settings.snapshots_kept as usize
+    }
+
+    fn keep_snapshot(&mut self) {
+        if self.snapshots.back().is_some_and(|s| s.frame == self.frame) {
+            return;
+        }
+        if self.snapshots.len() >= self.snapshots_kept() {
+            self.snapshots.pop_front();
+        }
+        let snapshot = self.save();
+        self.snapshots.push_back(snapshot);
+    }
+
+    /// The checksum of the state after stepping `frame`, if still kept.
+    pub fn checksum_of(&self, frame: Frame) -> Option<Checksum> {
+        let back = self.frame.checked_sub(1 + frame)?;
+        let index = self.checksums.len().checked_sub(1 + back as usize)?;
+        self.checksums.get(index).copied()
+    }
+
+    /// The kept checksums, oldest first, with their frames.
+    pub fn checksums(&self) -> impl Iterator<Item = (Frame, Checksum)> + '_ {
+        let first = self.frame.wrapping_sub(self.checksums.len() as u32);
+        (first..).zip(self.checksums.iter().copied())
+    }
+
+    /// The kept snapshots, oldest first.
+    pub fn snapshots(&self) -> impl Iterator<Item = &Snapshot> {
+        self.snapshots.iter()
+    }
+
+    /// The kept snapshot of `frame`.
+    pub fn snapshot_of(&self, frame: Frame) -> Option<&Snapshot> {
+        self.snapshots.iter().find(|s| s.frame == frame)
+    }
+
+    /// An exact snapshot of the current state.
+    pub fn save(&self) -> Snapshot {
+        Snapshot {
+            frame: self.frame,
+            bytes: self.game.snapshot(),
+        }
+    }
+
+    /// Replaces the state with `snapshot`. Checksums of frames at or after
+    /// its frame, and snapshots after it, are dropped; earlier ones are kept.
+    pub fn load(&mut self, snapshot: &Snapshot) -> Result<(), StateError> {
+        let game = G::decode(&snapshot.bytes)?;
+        self.restore(game, snapshot.frame);
+        Ok(())
+    }
+
+    /// Goes back to the kept snapshot of `frame`.
+    pub fn rollback(&mut self, frame: Frame) -> Result<(), RollbackError> {
+        let Some(snapshot) = self.snapshot_of(frame) else {
+            return Err(RollbackError::NoSnapshot {
+                frame,
+                kept: self.snapshots.iter().map(|s| s.frame).collect(),
+            });
+        };
+        let game =
+            G::decode(&snapshot.bytes).map_err(|error| RollbackError::State { frame, error })?;
+        self.restore(game, frame);
+        Ok(())
+    }
+
+    fn restore(&mut self, game: G, frame: Frame) {
+        let stepped_since = self.frame.saturating_sub(frame) as usize;
+        let keep = self.checksums.len().saturating_sub(stepped_since);
+        if frame > self.frame {
+            self.checksums.clear();
+        } else {
+            self.checksums.truncate(keep);
+        }
+        self.snapshots.retain(|s| s.frame <= frame);
+        self.game = game;
+        self.frame = frame;
+    }
+}

@@ -1,0 +1,163 @@
+//! A state's canonical bytes with the labels its encoding gave them: which
+//! entity and field each byte range holds ([`StateMap`]).
+//!
+//! Invariants: the bytes are exactly the snapshot bytes (labels add nothing
+//! to them); every field range lies inside the bytes, ranges are in order and
+//! do not overlap; bytes written before any field label belong to an
+//! unnamed field, so a difference anywhere is attributed to something.
+
+use core::ops::Range;
+
+use lockstep_fx::{Mark, Sink, StateWriter};
+
+use crate::game::{Game, StateError};
+
+/// Identifies an entity across two states: its kind and its ids.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntityKey {
+    /// What kind of entity ("body", "contact", "unit", …).
+    pub kind: &'static str,
+    /// Its identity within the kind.
+    pub ids: Vec<u32>,
+}
+
+impl core::fmt::Display for EntityKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.kind)?;
+        for (i, id) in self.ids.iter().enumerate() {
+            write!(f, "{}{id}", if i == 0 { " " } else { "–" })?;
+        }
+        Ok(())
+    }
+}
+
+/// One labelled field of a state.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// The entity it belongs to (index into [`StateMap::entities`]).
+    pub entity: usize,
+    /// Its name (`""` for bytes written before any label).
+    pub name: &'static str,
+    /// The bytes that hold it.
+    pub range: Range<usize>,
+    show: fn(&[u8]) -> String,
+}
+
+/// A state's bytes and the fields they hold.
+#[derive(Debug, Clone, Default)]
+pub struct StateMap {
+    bytes: Vec<u8>,
+    entities: Vec<EntityKey>,
+    fields: Vec<Field>,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl StateMap {
+    /// Encodes `game` with its labels.
+    pub fn of<G: Game>(game: &G) -> StateMap {
+        let mut w = StateWriter::new(StateMap::default());
+        game.encode(&mut w);
+        let mut map = w.into_inner();
+        map.close();
+        map
+    }
+
+    /// Decodes `bytes` as a `G` state and maps it.
+    pub fn decode<G: Game>(bytes: &[u8]) -> Result<StateMap, StateError> {
+        Ok(StateMap::of(&G::decode(bytes)?))
+    }
+
+    /// The canonical bytes (equal to the game's snapshot).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The entities, in encoding order.
+    pub fn entities(&self) -> &[EntityKey] {
+        &self.entities
+    }
+
+    /// The fields, in encoding order.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The entity a field belongs to.
+    pub fn entity_of(&self, field: &Field) -> &EntityKey {
+        &self.entities[field.entity]
+    }
+
+    /// A field's value as text.
+    pub fn show(&self, field: &Field) -> String {
+        (field.show)(&self.bytes[field.range.clone()])
+    }
+
+    /// The field that holds byte `offset`.
+    pub fn field_at(&self, offset: usize) -> Option<&Field> {
+        let i = self.fields.partition_point(|f| f.range.end <= offset);
+        self.fields.get(i).filter(|f| f.range.contains(&offset))
+    }
+
+    fn ensure_entity(&mut self) {
+        if self.entities.is_empty() {
+            self.entities.push(EntityKey {
+                kind: "state",
+                ids: Vec::new(),
+            });
+        }
+    }
+
+    /// Ends the open field at the current length, dropping it if empty.
+    fn close(&mut self) {
+        let end = self.bytes.len();
+        if let Some(last) = self.fields.last_mut() {
+            last.range.end = end;
+            if last.range.is_empty() {
+                self.fields.pop();
+            }
+        }
+    }
+
+    fn open(&mut self, name: &'static str, show: fn(&[u8]) -> String) {
+        self.close();
+        self.ensure_entity();
+        let start = self.bytes.len();
+        self.fields.push(Field {
+            entity: self.entities.len() - 1,
+            name,
+            range: start..start,
+            show,
+        });
+    }
+}
+
+impl Sink for StateMap {
+    fn put(&mut self, bytes: &[u8]) {
+        if self.fields.is_empty() {
+            self.open("", hex);
+        }
+        self.bytes.extend_from_slice(bytes);
+        if let Some(last) = self.fields.last_mut() {
+            last.range.end = self.bytes.len();
+        }
+    }
+
+    fn mark(&mut self, mark: Mark<'_>) {
+        match mark {
+            Mark::Entity { kind, ids } => {
+                self.close();
+                self.entities.push(EntityKey {
+                    kind,
+                    ids: ids.to_vec(),
+                });
+                // Bytes written after the entity mark but before a field
+                // label belong to an unnamed field of the new entity.
+                self.open("", hex);
+            }
+            Mark::Field { name, show } => self.open(name, show),
+        }
+    }
+}

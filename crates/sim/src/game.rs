@@ -1,0 +1,153 @@
+//! The contract between the engine and a game: the [`Game`] trait.
+//!
+//! A game is a pure function of its state, the frame number and every
+//! player's input for that frame. It owns its canonical encoding, from which
+//! the engine derives the checksum (BLAKE3 of exactly the snapshot bytes) and
+//! the exact snapshot, so the two can never disagree.
+//!
+//! Invariants an implementation keeps:
+//! - [`Game::step`] reads nothing but `self`, the frame and the inputs: no
+//!   clock, no thread, no float, no hash-map iteration;
+//! - [`Game::encode`] writes the whole state (settings included), and
+//!   [`Game::decode`] of those bytes gives a game that steps identically;
+//! - [`Game::decode`] is safe on untrusted bytes: a typed error, never a panic;
+//! - [`Game::VERSION`] changes whenever `step` or the encoding does, so a
+//!   replay log recorded by another version is refused, not mis-replayed.
+
+use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, Sink, StateWriter};
+use lockstep_protocol::Input;
+
+/// A frame number: frame `n` is stepped with every player's input for `n`.
+pub type Frame = u32;
+
+/// What every match fixes before frame 0, beside the game's own settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Match {
+    /// Players in the match (seats `0..players`).
+    pub players: u8,
+    /// The match seed: every random choice of the game derives from it.
+    pub seed: u64,
+    /// Frames per second of simulated time.
+    pub tick_rate: u16,
+}
+
+impl Default for Match {
+    /// Two players, seed 1, 60 Hz.
+    fn default() -> Match {
+        Match {
+            players: 2,
+            seed: 1,
+            tick_rate: 60,
+        }
+    }
+}
+
+/// Why a game refused a match setup.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    /// The game does not support this many players.
+    #[error("{game} takes {min} to {max} players, not {found}")]
+    Players {
+        /// The game's id.
+        game: &'static str,
+        /// Fewest players.
+        min: u8,
+        /// Most players.
+        max: u8,
+        /// Players asked for.
+        found: u8,
+    },
+    /// The tick rate is outside what the game supports.
+    #[error("{game} runs at 1 to 240 Hz, not {found} Hz")]
+    TickRate {
+        /// The game's id.
+        game: &'static str,
+        /// The tick rate asked for.
+        found: u16,
+    },
+    /// A setting is out of its range.
+    #[error("invalid {game} setting `{field}`: {reason}")]
+    Setting {
+        /// The game's id.
+        game: &'static str,
+        /// The setting.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// Why bytes are not a valid game state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// The bytes ended early, held a malformed value or continued past the end.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// Written by another version of the game.
+    #[error("{game} state version {found}, expected {expected}")]
+    Version {
+        /// The game's id.
+        game: &'static str,
+        /// The version in the bytes.
+        found: u32,
+        /// The version this build writes.
+        expected: u32,
+    },
+    /// Well-formed bytes that describe an impossible state.
+    #[error("invalid game state: {0}")]
+    Invalid(String),
+}
+
+/// A deterministic game the [`Engine`](crate::Engine) can run, check, save,
+/// load and replay.
+pub trait Game: Sized {
+    /// One player's input for one frame, with a bounded bit encoding (the
+    /// same trait the network protocol sends).
+    type Input: Input;
+
+    /// The game's settings (its scene and rules), loaded from a TOML file
+    /// (see [`crate::settings_file`]) and stored canonically in replay logs.
+    type Config: Canonical + serde::de::DeserializeOwned + Clone + PartialEq + core::fmt::Debug;
+
+    /// A short stable name, written in replay logs (ASCII, at most 32 bytes).
+    const ID: &'static str;
+
+    /// Changes whenever `step` or the encoding does.
+    const VERSION: u32;
+
+    /// The state before frame 0.
+    fn new(config: &Self::Config, setup: &Match) -> Result<Self, SetupError>;
+
+    /// Steps `frame` with `inputs[seat]` for every seat.
+    fn step(&mut self, frame: Frame, inputs: &[Self::Input]);
+
+    /// Writes the whole state canonically. Label entities and fields
+    /// ([`StateWriter::entity`], [`StateWriter::field`]) so that
+    /// [`crate::diff`] can name what two states disagree on.
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>);
+
+    /// Reads a state written by [`Game::encode`].
+    fn decode(bytes: &[u8]) -> Result<Self, StateError>;
+
+    /// BLAKE3 of exactly the bytes [`Game::snapshot`] returns.
+    fn checksum(&self) -> Checksum {
+        let mut w = StateWriter::<HashSink>::hasher();
+        self.encode(&mut w);
+        w.checksum()
+    }
+
+    /// The exact snapshot: the canonical bytes.
+    fn snapshot(&self) -> Vec<u8> {
+        let mut w = StateWriter::buffer();
+        self.encode(&mut w);
+        w.into_inner()
+    }
+}
+
+/// A scripted player that chooses inputs from what it sees of the game, so
+/// matches can be recorded headless. A bot must be deterministic: the same
+/// seed, seat and game states give the same inputs.
+pub trait Bot<G: Game> {
+    /// The input for `frame`, seeing the state before it is stepped.
+    fn input(&mut self, game: &G, frame: Frame) -> G::Input;
+}

@@ -1,0 +1,38 @@
+//! The simulation core of lockstep: what a game implements, the frame loop
+//! that runs it, and the tools that prove it deterministic.
+//!
+//! - [`Game`]: the trait an embedding game implements (an [`Input`] type with
+//!   a bounded bit encoding, `step(frame, inputs)`, a canonical labelled
+//!   state encoding); [`Bot`] for scripted players.
+//! - [`Engine`]: steps a game, checksums every frame (BLAKE3 of exactly the
+//!   snapshot bytes), keeps rings of recent checksums and exact snapshots,
+//!   saves, loads and rolls back.
+//! - [`SyncTest`]: every frame, rolls back a few frames, re-simulates and
+//!   compares, to catch non-determinism in a game while it is written.
+//! - [`diff`] and [`desync`]: which entity and field two states disagree on,
+//!   the first frame two checksum streams part, and a readable desync report.
+//! - [`replay`]: versioned binary replay logs of a match's inputs and
+//!   checksums, written as a stream and read back up to the last valid byte.
+//! - [`settings_file`]: a game's settings from TOML, with errors that name
+//!   file, line and field.
+//!
+//! Like `lockstep-physics`, this crate is integer-only, reads no clock and
+//! starts no thread.
+//!
+//! [`Input`]: lockstep_protocol::Input
+#![deny(clippy::float_arithmetic, clippy::float_cmp)]
+
+pub mod desync;
+pub mod diff;
+mod engine;
+pub mod fields;
+mod game;
+pub mod settings_file;
+mod synctest;
+
+pub use diff::{FieldDiff, diff, diff_snapshots};
+pub use engine::{Engine, EngineSettings, RollbackError, Snapshot};
+pub use fields::{EntityKey, StateMap};
+pub use game::{Bot, Frame, Game, Match, SetupError, StateError};
+pub use lockstep_protocol::Input;
+pub use synctest::{SyncTest, SyncTestError};

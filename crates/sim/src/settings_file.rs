@@ -1,0 +1,117 @@
+//! Loading human-edited settings (a game's scene and rules) from TOML
+//! through serde, with errors that name the file, the line and column, and
+//! the field.
+//!
+//! Fixed-point values are written as decimal strings (`friction = "0.5"`)
+//! or integers; TOML floats are refused (see `lockstep_fx`'s serde support),
+//! so nothing a file holds passes through a binary float.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+/// Why a settings file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The text is not valid TOML or does not fit the settings.
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        /// The file (or `<embedded>` for built-in text).
+        path: PathBuf,
+        /// 1-based line of the offending text.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+}
+
+/// Parses `text` (read from `path`, used only in errors).
+pub fn parse<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T, SettingsError> {
+    toml::from_str(text).map_err(|e| {
+        let (line, column) = e.span().map_or((1, 1), |span| line_column(text, span.start));
+        SettingsError::Parse {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
+/// Reads and parses the file at `path`.
+pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, SettingsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..text.floor_char_boundary_compat(offset)];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+trait FloorCharBoundary {
+    fn floor_char_boundary_compat(&self, offset: usize) -> usize;
+}
+
+impl FloorCharBoundary for str {
+    fn floor_char_boundary_compat(&self, offset: usize) -> usize {
+        let mut i = offset.min(self.len());
+        while !self.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_fx::Fx;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Settings {
+        friction: Fx,
+        count: u32,
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_field() {
+        let text = "count = 3\nfriction = 0.5\n";
+        let e = parse::<Settings>(text, Path::new("scene.toml")).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("scene.toml:2:"), "{msg}");
+        assert!(msg.contains("\"0.5\""), "{msg}");
+
+        let e = parse::<Settings>("count = 3\n", Path::new("a.toml")).unwrap_err();
+        assert!(e.to_string().contains("friction"), "{e}");
+
+        let e = parse::<Settings>("count = 3\nfriction = \"1\"\nspeed = 2\n", Path::new("a.toml"))
+            .unwrap_err();
+        assert!(e.to_string().starts_with("a.toml:3:"), "{e}");
+        assert!(e.to_string().contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn fixed_point_values_are_exact() {
+        let s: Settings = parse("count = 1\nfriction = \"0.1\"\n", Path::new("x")).unwrap();
+        assert_eq!(s.friction, Fx::lit("0.1"));
+    }
+}
