@@ -1,3 +1,38 @@
 //! The games shipped with lockstep, written only against the public APIs of
-//! `lockstep-sim` and `lockstep-physics`, as a studio would write its own.
+//! `lockstep-sim` and `lockstep-physics`, as a studio would write its own:
+//!
+//! - [`cubes`]: the networked-physics cube demo: each player pushes a cube
+//!   through a field of small cubes, blows them away, or rolls them up
+//!   katamari-style.
+//! - [`rts`]: an RTS battle: thousands of units that players select and move
+//!   by commands, colliding on the ground around static buildings.
+//!
+//! Each game has a seeded scripted bot and embedded default settings
+//! ([`Demo`]), so matches can be recorded headless.
 #![deny(clippy::float_arithmetic, clippy::float_cmp)]
+
+pub mod cubes;
+pub mod rts;
+
+use lockstep_sim::{Bot, Game};
+
+/// A shipped game: embedded default settings and a scripted bot.
+pub trait Demo: Game {
+    /// The bot that plays it.
+    type Bot: Bot<Self>;
+
+    /// The default settings, as TOML text (the file under `scenes/`).
+    const DEFAULT_SETTINGS: &'static str;
+
+    /// A bot for `seat`, seeded from the match seed.
+    fn bot(seat: u8, seed: u64) -> Self::Bot;
+
+    /// The default settings, parsed.
+    fn default_config() -> Self::Config {
+        lockstep_sim::settings_file::parse(
+            Self::DEFAULT_SETTINGS,
+            std::path::Path::new("<embedded>"),
+        )
+        .unwrap_or_else(|e| panic!("the embedded {} settings are invalid: {e}", Self::ID))
+    }
+}

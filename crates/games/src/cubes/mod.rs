@@ -1,0 +1,1 @@
+//! The cube demo (being written).

@@ -1,0 +1,1 @@
+//! The RTS demo (being written).

@@ -1,0 +1,127 @@
+//! A small game for the sim crate's tests: walkers on a line, pushed by
+//! their players' buttons, with a seeded random drift each frame.
+#![allow(dead_code)]
+
+use lockstep_fx::{Canonical, DecodeError, Fx, Rng, Sink, StateReader, StateWriter};
+use lockstep_protocol::testgame::Buttons;
+use lockstep_sim::{Frame, Game, Match, SetupError, StateError};
+
+/// The walkers' settings.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct WalkersConfig {
+    /// Walkers per player.
+    pub walkers: u32,
+    /// Distance a held button moves a walker per frame.
+    pub step: Fx,
+}
+
+impl Default for WalkersConfig {
+    fn default() -> Self {
+        WalkersConfig {
+            walkers: 4,
+            step: Fx::lit("0.25"),
+        }
+    }
+}
+
+impl Canonical for WalkersConfig {
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_u32(self.walkers);
+        w.write_fx(self.step);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        Ok(WalkersConfig {
+            walkers: r.read_u32()?,
+            step: r.read_fx()?,
+        })
+    }
+}
+
+/// The game: `positions[player * walkers + i]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Walkers {
+    pub config: WalkersConfig,
+    pub seed: u64,
+    pub positions: Vec<Fx>,
+}
+
+impl Game for Walkers {
+    type Input = Buttons;
+    type Config = WalkersConfig;
+    const ID: &'static str = "walkers";
+    const VERSION: u32 = 1;
+
+    fn new(config: &WalkersConfig, setup: &Match) -> Result<Self, SetupError> {
+        if setup.players == 0 || setup.players > 8 {
+            return Err(SetupError::Players {
+                game: Self::ID,
+                min: 1,
+                max: 8,
+                found: setup.players,
+            });
+        }
+        let n = config.walkers as usize * usize::from(setup.players);
+        Ok(Walkers {
+            config: config.clone(),
+            seed: setup.seed,
+            positions: vec![Fx::ZERO; n],
+        })
+    }
+
+    fn step(&mut self, frame: Frame, inputs: &[Buttons]) {
+        let mut rng = Rng::for_frame(self.seed, u64::from(frame));
+        let per = self.config.walkers as usize;
+        for (i, p) in self.positions.iter_mut().enumerate() {
+            let b = inputs.get(i / per.max(1)).copied().unwrap_or_default();
+            if b.held(0) {
+                *p -= self.config.step;
+            }
+            if b.held(1) {
+                *p += self.config.step;
+            }
+            *p += rng.fx_range(Fx::lit("-0.01"), Fx::lit("0.01"));
+        }
+    }
+
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.entity("walkers", &[]);
+        w.field("version", &Self::VERSION);
+        w.field("seed", &self.seed);
+        self.config.encode(w);
+        w.write_len(self.positions.len());
+        for (i, p) in self.positions.iter().enumerate() {
+            w.entity("walker", &[i as u32]);
+            w.field("position", p);
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, StateError> {
+        let mut r = StateReader::new(bytes);
+        let version = r.read_u32()?;
+        if version != Self::VERSION {
+            return Err(StateError::Version {
+                game: Self::ID,
+                found: version,
+                expected: Self::VERSION,
+            });
+        }
+        let seed = r.read_u64()?;
+        let config = WalkersConfig::decode(&mut r)?;
+        let n = r.read_len(8)?;
+        let mut positions = Vec::with_capacity(n);
+        for _ in 0..n {
+            positions.push(r.read_fx()?);
+        }
+        r.finish()?;
+        Ok(Walkers {
+            config,
+            seed,
+            positions,
+        })
+    }
+}
+
+/// A scripted input: player `seat` at `frame`.
+pub fn script(seat: u8, frame: Frame) -> Buttons {
+    lockstep_protocol::testgame::scripted(seat, frame)
+}
