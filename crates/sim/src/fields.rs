@@ -101,6 +101,29 @@ impl StateMap {
         self.fields.get(i).filter(|f| f.range.contains(&offset))
     }
 
+    /// The first field named `field` of the entity displayed as `entity`
+    /// (e.g. `"body 17"`, `"position"`).
+    pub fn find(&self, entity: &str, field: &str) -> Option<&Field> {
+        self.fields
+            .iter()
+            .find(|f| f.name == field && self.entity_of(f).to_string() == entity)
+    }
+
+    /// The state's bytes with bit `bit` of a field flipped (bit 0 is the
+    /// least significant bit of the field's first, little-endian byte): a
+    /// deliberate corruption, to exercise desync diagnosis. `None` if there
+    /// is no such field or bit.
+    pub fn with_flipped_bit(&self, entity: &str, field: &str, bit: u32) -> Option<Vec<u8>> {
+        let f = self.find(entity, field)?;
+        let byte = f.range.start + (bit / 8) as usize;
+        if byte >= f.range.end {
+            return None;
+        }
+        let mut bytes = self.bytes.clone();
+        bytes[byte] ^= 1 << (bit % 8);
+        Some(bytes)
+    }
+
     fn ensure_entity(&mut self) {
         if self.entities.is_empty() {
             self.entities.push(EntityKey {

@@ -123,7 +123,7 @@ pub trait Game: Sized {
 
     /// Writes the whole state canonically. Label entities and fields
     /// ([`StateWriter::entity`], [`StateWriter::field`]) so that
-    /// [`crate::diff`] can name what two states disagree on.
+    /// [`crate::diff()`] can name what two states disagree on.
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>);
 
     /// Reads a state written by [`Game::encode`].

@@ -9,10 +9,11 @@
 //!   saves, loads and rolls back.
 //! - [`SyncTest`]: every frame, rolls back a few frames, re-simulates and
 //!   compares, to catch non-determinism in a game while it is written.
-//! - [`diff`] and [`desync`]: which entity and field two states disagree on,
+//! - [`diff()`] and [`desync`]: which entity and field two states disagree on,
 //!   the first frame two checksum streams part, and a readable desync report.
 //! - [`replay`]: versioned binary replay logs of a match's inputs and
 //!   checksums, written as a stream and read back up to the last valid byte.
+//! - [`StateFile`]: one exact state saved to disk, for desync reports.
 //! - [`settings_file`]: a game's settings from TOML, with errors that name
 //!   file, line and field.
 //!
@@ -27,7 +28,9 @@ pub mod diff;
 mod engine;
 pub mod fields;
 mod game;
+pub mod replay;
 pub mod settings_file;
+mod state_file;
 mod synctest;
 
 pub use diff::{FieldDiff, diff, diff_snapshots};
@@ -35,4 +38,5 @@ pub use engine::{Engine, EngineSettings, RollbackError, Snapshot};
 pub use fields::{EntityKey, StateMap};
 pub use game::{Bot, Frame, Game, Match, SetupError, StateError};
 pub use lockstep_protocol::Input;
+pub use state_file::{STATE_FILE_VERSION, STATE_MAGIC, StateFile, StateFileError};
 pub use synctest::{SyncTest, SyncTestError};

@@ -66,18 +66,64 @@ fn sync_test_passes_a_deterministic_game() {
     assert_eq!(t.resimulated(), 1 + 2 + 3 * 98);
 }
 
-#[test]
-fn sync_test_names_the_frame_and_field_of_a_corruption() {
-    let mut t = SyncTest::new(new_game(), 2);
-    for f in 0..10 {
-        t.advance(&inputs(f)).unwrap();
+/// Walkers with a bug: a counter that steers the walk but is not part of
+/// the encoded state, as a game that forgets a field would have.
+#[derive(Debug, Clone)]
+struct Leaky {
+    inner: Walkers,
+    hidden: u32,
+}
+
+impl Game for Leaky {
+    type Input = Buttons;
+    type Config = WalkersConfig;
+    const ID: &'static str = "leaky";
+    const VERSION: u32 = 1;
+    fn new(config: &WalkersConfig, setup: &Match) -> Result<Self, lockstep_sim::SetupError> {
+        Ok(Leaky {
+            inner: Walkers::new(config, setup)?,
+            hidden: 0,
+        })
     }
-    // Corrupting the state outside the frame loop is not a re-simulation
-    // error by itself (the engine loads the first run's states) ...
-    t.engine_mut().game_mut().positions[3] += lockstep_fx::Fx::from_bits(1);
-    // ... but its save no longer matches what the first run saved.
-    let err = t.advance(&inputs(10));
-    assert!(err.is_ok() || matches!(err, Err(SyncTestError::Mismatch { .. })));
+    fn step(&mut self, frame: Frame, inputs: &[Buttons]) {
+        self.inner.step(frame, inputs);
+        self.hidden += 1;
+        self.inner.positions[2] += lockstep_fx::Fx::from_bits(i64::from(self.hidden));
+    }
+    fn encode<S: lockstep_fx::Sink>(&self, w: &mut lockstep_fx::StateWriter<S>) {
+        self.inner.encode(w);
+    }
+    fn decode(bytes: &[u8]) -> Result<Self, lockstep_sim::StateError> {
+        Ok(Leaky {
+            inner: Walkers::decode(bytes)?,
+            hidden: 0,
+        })
+    }
+}
+
+#[test]
+fn sync_test_names_the_frame_and_field_of_hidden_state() {
+    let game = Leaky::new(&WalkersConfig::default(), &Match::default()).unwrap();
+    let mut t = SyncTest::new(game, 2);
+    let mut failure = None;
+    for f in 0..100 {
+        if let Err(e) = t.advance(&inputs(f)) {
+            failure = Some(e);
+            break;
+        }
+    }
+    // The first run steps frame 1 with hidden = 2; after frame 2 the test
+    // loads the state before frame 1 (hidden = 0) and steps frame 1 with
+    // hidden = 1, so walker 2 moves one LSB less.
+    match failure {
+        Some(SyncTestError::Mismatch { frame, diff, .. }) => {
+            assert_eq!(frame, 1);
+            assert_eq!(diff.len(), 1, "{diff:?}");
+            assert_eq!(diff[0].entity.to_string(), "walker 2");
+            assert_eq!(diff[0].field, "position");
+        }
+        other => panic!("expected a mismatch at frame 1, got {other:?}"),
+    }
 }
 
 #[test]

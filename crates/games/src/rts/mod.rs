@@ -1,1 +1,59 @@
-//! The RTS demo (being written).
+//! The RTS demo: 2 to 8 players each command hundreds of units (dynamic
+//! spheres on a ground half-space, walled in, around static buildings) by
+//! selecting them with a rectangle and ordering them to move or stop; units
+//! that meet enemies fight until one side is gone.
+//!
+//! It is written only against the public APIs of `lockstep-sim`,
+//! `lockstep-physics`, `lockstep-fx` and `lockstep-protocol`, as a studio
+//! would embed the engine:
+//! - [`command`]: the input ([`Command`]) and its bounded bit encoding;
+//! - [`config`]: the settings ([`RtsConfig`]), from `scenes/rts.toml`;
+//! - [`map`]: building the world; collision groups;
+//! - [`unit`](mod@unit): unit state ([`Order`], [`UnitView`]) and steering;
+//! - `combat.rs`: attacks, chases and removal of the dead (see [Combat](#combat));
+//! - `game.rs`: [`Rts`], the [`Game`](lockstep_sim::Game) implementation;
+//! - `bot.rs`: [`RtsBot`], the scripted player.
+//!
+//! ```
+//! use lockstep_games::Demo;
+//! use lockstep_games::rts::{Command, Rts};
+//! use lockstep_sim::{Game, Match};
+//!
+//! let mut config = Rts::default_config();
+//! config.units_per_player = 16;
+//! let mut game = Rts::new(&config, &Match::default()).unwrap();
+//! let (x, z) = game.base(0);
+//! let r = lockstep_fx::Fx::from_int(10);
+//! game.step(0, &[Command::select(x - r, z - r, x + r, z + r), Command::None]);
+//! assert_eq!(game.selection(0).len(), 16);
+//! game.step(1, &[Command::move_to(lockstep_fx::Fx::ZERO, lockstep_fx::Fx::ZERO)]);
+//! ```
+//!
+//! # Combat
+//! Each unit looks for enemies once every `attack_interval` frames
+//! (staggered by id), hits the nearest in reach, or chases it if idle and
+//! it is in sight; units at 0 hp leave the world at the end of the pass.
+
+mod bot;
+mod combat;
+pub mod command;
+pub mod config;
+mod game;
+pub mod map;
+pub mod unit;
+
+pub use bot::RtsBot;
+pub use command::{Command, MapPoint};
+pub use config::{Building, RtsConfig, UnitConfig};
+pub use game::Rts;
+pub use unit::{Order, UnitView};
+
+impl crate::Demo for Rts {
+    type Bot = RtsBot;
+
+    const DEFAULT_SETTINGS: &'static str = include_str!("../../scenes/rts.toml");
+
+    fn bot(seat: u8, seed: u64) -> RtsBot {
+        RtsBot::new(seat, seed)
+    }
+}

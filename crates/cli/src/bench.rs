@@ -1,0 +1,121 @@
+//! `lockstep bench`: a table of ms/step for the physics benchmark scenes and
+//! ms/frame for the shipped games played by their bots (median of several
+//! runs, wall clock: a report, not part of any simulation).
+
+use std::time::Instant;
+
+use lockstep_games::Demo;
+use lockstep_games::cubes::Cubes;
+use lockstep_games::rts::Rts;
+use lockstep_physics::scenes;
+use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match};
+
+use crate::CliError;
+
+/// One row of the table.
+struct Row {
+    name: String,
+    bodies: usize,
+    frames: u32,
+    runs: Vec<f64>,
+}
+
+impl Row {
+    fn print(&self) {
+        let mut r = self.runs.clone();
+        r.sort_by(f64::total_cmp);
+        let median = r[r.len() / 2];
+        let (lo, hi) = (r[0], r[r.len() - 1]);
+        println!(
+            "{:<16} {:>7} {:>7} {:>10.3} {:>10.3} {:>10.3}",
+            self.name, self.bodies, self.frames, median, lo, hi
+        );
+    }
+}
+
+/// Runs the benchmarks whose names contain one of `filter` (all if empty).
+pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliError> {
+    if runs == 0 {
+        return Err(CliError::new("--runs must be at least 1"));
+    }
+    let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let mut names: Vec<String> = scenes::NAMES.iter().map(|s| s.to_string()).collect();
+    names.extend(["game:cubes".to_string(), "game:rts".to_string()]);
+    let selected: Vec<&String> = names.iter().filter(|n| wanted(n)).collect();
+    if selected.is_empty() {
+        return Err(CliError::new(format!(
+            "no benchmark matches {filter:?}; known: {}",
+            names.join(", ")
+        )));
+    }
+    println!(
+        "{:<16} {:>7} {:>7} {:>10} {:>10} {:>10}",
+        "benchmark", "bodies", "frames", "ms/step", "min", "max"
+    );
+    for name in selected {
+        let row = match name.strip_prefix("game:") {
+            Some("cubes") => game::<Cubes>(runs, frames.unwrap_or(600)),
+            Some(_) => game::<Rts>(runs, frames.unwrap_or(600)),
+            None => scene(name, runs, frames),
+        };
+        row.print();
+    }
+    Ok(())
+}
+
+fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
+    let scene = scenes::by_name(name).expect("listed scene exists");
+    let frames = frames.unwrap_or(scene.frames);
+    let runs = (0..runs)
+        .map(|_| {
+            let mut world = scene.build();
+            let start = Instant::now();
+            for _ in 0..frames {
+                world.step();
+            }
+            ms_per(start, frames)
+        })
+        .collect();
+    Row {
+        name: name.to_string(),
+        bodies: scene.bodies.len(),
+        frames,
+        runs,
+    }
+}
+
+/// A bot match with the embedded settings, 2 players (4 for the RTS), each
+/// frame stepped and checksummed by the engine as in a real match.
+fn game<G: Demo>(runs: u32, frames: u32) -> Row {
+    let setup = Match {
+        players: if G::ID == "rts" { 4 } else { 2 },
+        ..Match::default()
+    };
+    let config = G::default_config();
+    let mut bodies = 0;
+    let runs = (0..runs)
+        .map(|_| {
+            let game = G::new(&config, &setup).expect("embedded settings are valid");
+            bodies = game.snapshot().len();
+            let mut engine = Engine::new(game, EngineSettings::default());
+            let mut bots: Vec<G::Bot> = (0..setup.players).map(|s| G::bot(s, setup.seed)).collect();
+            let start = Instant::now();
+            for frame in 0..frames {
+                let inputs: Vec<G::Input> =
+                    bots.iter_mut().map(|b| b.input(engine.game(), frame)).collect();
+                engine.advance(&inputs);
+            }
+            ms_per(start, frames)
+        })
+        .collect();
+    Row {
+        name: format!("game:{}", G::ID),
+        bodies,
+        frames,
+        runs,
+    }
+}
+
+fn ms_per(start: Instant, frames: u32) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0 / f64::from(frames.max(1))
+}

@@ -1,0 +1,90 @@
+//! A scripted RTS player ([`RtsBot`]) so matches can be recorded headless.
+//!
+//! Every 2 to 5 seconds of game time the bot picks one of its units at
+//! random, selects the units in a square of 8 to 28 m around it, and on the
+//! next frame sends them toward the map centre or an enemy base (with some
+//! scatter), or, one time in six, stops them. Armies sent to the same places
+//! meet, and idle units chase what comes into sight, so matches turn into
+//! battles.
+//!
+//! Invariants: the bot's choices come only from its [`Rng`] (seeded from the
+//! match seed and its seat) and the game state it is shown, so the same
+//! seed, seat and states give the same commands on every peer.
+
+use lockstep_fx::{Fx, Rng};
+use lockstep_sim::{Bot, Frame};
+
+use super::command::Command;
+use super::game::Rts;
+
+/// A deterministic scripted player for one seat.
+#[derive(Debug, Clone)]
+pub struct RtsBot {
+    seat: u8,
+    rng: Rng,
+    /// The frame of the next decision.
+    next: Frame,
+    /// The command that completes the last selection, sent next frame.
+    pending: Option<Command>,
+}
+
+impl RtsBot {
+    /// A bot for `seat`, seeded from the match seed.
+    pub fn new(seat: u8, seed: u64) -> RtsBot {
+        let mut rng = Rng::new(seed, 0x7274_7300 | u64::from(seat));
+        let next = rng.below(60);
+        RtsBot {
+            seat,
+            rng,
+            next,
+            pending: None,
+        }
+    }
+
+    /// A point near the map centre or an enemy base, scattered by up to 8 m.
+    fn target(&mut self, game: &Rts) -> (Fx, Fx) {
+        let others: Vec<u8> = (0..game.players())
+            .filter(|&s| s != self.seat && game.units_alive(s) > 0)
+            .collect();
+        let (x, z) = if others.is_empty() || self.rng.chance(1, 3) {
+            (Fx::ZERO, Fx::ZERO)
+        } else {
+            game.base(others[self.rng.below(others.len() as u32) as usize])
+        };
+        let scatter = Fx::from_int(8);
+        let mut jitter = || self.rng.fx_range(-scatter, scatter);
+        (x + jitter(), z + jitter())
+    }
+}
+
+impl Bot<Rts> for RtsBot {
+    fn input(&mut self, game: &Rts, frame: Frame) -> Command {
+        if let Some(c) = self.pending.take() {
+            return c;
+        }
+        if frame < self.next {
+            return Command::None;
+        }
+        let tick = game.world().settings().tick_rate.max(1);
+        self.next = frame + self.rng.range_i32(2, 5) as u32 * tick;
+        let own: Vec<_> = game.units().filter(|u| u.owner == self.seat).collect();
+        if own.is_empty() {
+            return Command::None;
+        }
+        let leader = own[self.rng.below(own.len() as u32) as usize].position;
+        let half = self.rng.fx_range(Fx::from_int(4), Fx::from_int(14));
+        let select = Command::select(
+            leader.x - half,
+            leader.z - half,
+            leader.x + half,
+            leader.z + half,
+        );
+        self.pending = Some(if self.rng.chance(1, 6) {
+            Command::Stop
+        } else {
+            let (x, z) = self.target(game);
+            Command::move_to(x, z)
+        });
+        select
+    }
+}

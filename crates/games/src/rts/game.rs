@@ -1,0 +1,331 @@
+//! The RTS as a [`Game`]: the match state ([`Rts`]), the frame step, the
+//! players' commands and the canonical encoding.
+//!
+//! A frame runs in four stages, always in this order:
+//! 1. each seat's [`Command`], in seat order (a missing input is
+//!    [`Command::None`]);
+//! 2. this frame's share of combat ([`super::combat`]), then removal of the
+//!    dead;
+//! 3. steering of every unit with a move order, in id order;
+//! 4. one physics step.
+//!
+//! Invariants: `step` reads nothing but the state, the frame and the
+//! inputs, with `Fx` arithmetic only; the state is exactly what
+//! [`Game::encode`] writes (a version, the player count, the settings, each
+//! player's selection, each unit, then the physics world), and
+//! [`Game::decode`] accepts only states whose units, selections and bodies
+//! agree (see [`Rts::check`]), so a loaded state steps like the saved one
+//! and hostile bytes give a [`StateError`], never a panic.
+
+use lockstep_fx::{Canonical, Fx, Sink, StateReader, StateWriter, Vec3};
+use lockstep_physics::{Aabb, World};
+use lockstep_sim::{Frame, Game, Match, SetupError, StateError};
+
+use super::combat::{self, index_of};
+use super::command::Command;
+use super::config::RtsConfig;
+use super::map::{self, player_group};
+use super::unit::{Unit, UnitView};
+
+/// An RTS match: 2 to 8 players, each commanding units on one battlefield.
+#[derive(Debug)]
+pub struct Rts {
+    config: RtsConfig,
+    players: u8,
+    /// Per seat: the ids of the selected units, ascending, all its own and
+    /// alive.
+    selections: Vec<Vec<u32>>,
+    /// Every living unit, ascending by id.
+    units: Vec<Unit>,
+    world: World,
+}
+
+impl Rts {
+    /// Fewest players.
+    pub const MIN_PLAYERS: u8 = 2;
+    /// Most players (one collision group each, beside the terrain's).
+    pub const MAX_PLAYERS: u8 = 8;
+
+    /// The settings.
+    pub fn config(&self) -> &RtsConfig {
+        &self.config
+    }
+
+    /// Players in the match.
+    pub fn players(&self) -> u8 {
+        self.players
+    }
+
+    /// The physics world (bodies for rendering; unit bodies carry the unit
+    /// id as user data).
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// Every living unit, in id order.
+    pub fn units(&self) -> impl Iterator<Item = UnitView> + '_ {
+        self.units.iter().filter_map(|u| u.view(&self.world))
+    }
+
+    /// A living unit by id.
+    pub fn unit(&self, id: u32) -> Option<UnitView> {
+        let i = index_of(&self.units, u64::from(id))?;
+        self.units[i].view(&self.world)
+    }
+
+    /// How many units `seat` has left.
+    pub fn units_alive(&self, seat: u8) -> u32 {
+        self.units.iter().filter(|u| u.owner == seat).count() as u32
+    }
+
+    /// The ids `seat` has selected, ascending (empty for an unknown seat).
+    pub fn selection(&self, seat: u8) -> &[u32] {
+        self.selections
+            .get(usize::from(seat))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The centre `(x, z)` of `seat`'s base (where its units started).
+    pub fn base(&self, seat: u8) -> (Fx, Fx) {
+        map::base(&self.config, seat, self.players)
+    }
+
+    /// Carries out one player's command.
+    fn command(&mut self, seat: u8, command: Command) {
+        match command {
+            Command::None => {}
+            Command::Select { from, to } => {
+                let ((x0, z0), (x1, z1)) = (from.to_map(), to.to_map());
+                let tall = self.config.map_size;
+                let area = Aabb::from_corners(Vec3::new(x0, -tall, z0), Vec3::new(x1, tall, z1));
+                let mut ids: Vec<u32> = self
+                    .world
+                    .query_aabb(&area, player_group(seat))
+                    .into_iter()
+                    .filter_map(|h| self.world.body(h))
+                    .filter_map(|b| index_of(&self.units, b.user_data()))
+                    .map(|i| self.units[i].id)
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                self.selections[usize::from(seat)] = ids;
+            }
+            Command::Move { to } => self.move_selection(seat, to.to_map()),
+            Command::Stop => {
+                for &id in &self.selections[usize::from(seat)] {
+                    if let Some(i) = index_of(&self.units, u64::from(id)) {
+                        self.units[i].halt(&mut self.world);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends `seat`'s selection to `(x, z)`, keeping the formation: each
+    /// unit's target is the point plus its offset from the selection's
+    /// centre, kept inside the walls.
+    fn move_selection(&mut self, seat: u8, (x, z): (Fx, Fx)) {
+        let selected: Vec<(usize, Vec3)> = self.selections[usize::from(seat)]
+            .iter()
+            .filter_map(|&id| index_of(&self.units, u64::from(id)))
+            .filter_map(|i| Some((i, self.world.body(self.units[i].body)?.position())))
+            .collect();
+        if selected.is_empty() {
+            return;
+        }
+        let n = selected.len() as i64;
+        let sum: Vec3 = selected.iter().map(|&(_, p)| p).sum();
+        let centre = Vec3::new(sum.x.div_int(n), Fx::ZERO, sum.z.div_int(n));
+        let edge = self.config.map_size.scale_pow2(-1) - self.config.unit.radius.mul_int(2);
+        for (i, p) in selected {
+            self.units[i].order = super::unit::Order::Move {
+                x: (x + p.x - centre.x).clamp(-edge, edge),
+                z: (z + p.z - centre.z).clamp(-edge, edge),
+                blocked: 0,
+            };
+        }
+    }
+
+    /// Removes units at 0 hp: their bodies, and their ids from selections.
+    fn remove_dead(&mut self) {
+        for u in self.units.iter().filter(|u| u.hp == 0) {
+            self.world.remove_body(u.body);
+        }
+        self.units.retain(|u| u.hp > 0);
+        let units = &self.units;
+        for s in &mut self.selections {
+            s.retain(|&id| index_of(units, u64::from(id)).is_some());
+        }
+    }
+
+    /// Checks that decoded parts form a state [`Rts::step`](Game::step) can
+    /// run: valid settings and player count, units ascending by id with
+    /// their own bodies, selections of living own units, and no unit body
+    /// without a unit.
+    fn check(&self) -> Result<(), String> {
+        let players = self.players;
+        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&players) {
+            return Err(format!("{players} players"));
+        }
+        self.config.validate().map_err(|e| e.to_string())?;
+        if self.selections.len() != usize::from(players) {
+            return Err("one selection per player expected".into());
+        }
+        if !self.units.windows(2).all(|w| w[0].id < w[1].id) {
+            return Err("unit ids must ascend".into());
+        }
+        let half = self.config.map_size;
+        for u in &self.units {
+            if u.owner >= players || u.hp == 0 || u.hp > self.config.unit.hp {
+                return Err(format!("unit {}: owner or hp out of range", u.id));
+            }
+            if !map::is_unit_body(&self.world, u.body, &self.config, u.owner, u.id) {
+                return Err(format!("unit {}: its body is missing or not a unit", u.id));
+            }
+            if let super::unit::Order::Move { x, z, .. } = u.order {
+                if x.abs() > half || z.abs() > half {
+                    return Err(format!("unit {}: target off the map", u.id));
+                }
+            }
+        }
+        let unit_bodies = self
+            .world
+            .bodies()
+            .filter(|(_, b)| b.collision_groups().0 & !map::TERRAIN_GROUP != 0)
+            .count();
+        if unit_bodies != self.units.len() {
+            return Err("a unit body has no unit".into());
+        }
+        for (seat, s) in self.selections.iter().enumerate() {
+            let ascending = s.windows(2).all(|w| w[0] < w[1]);
+            let own = s.iter().all(|&id| {
+                index_of(&self.units, u64::from(id))
+                    .is_some_and(|i| usize::from(self.units[i].owner) == seat)
+            });
+            if !ascending || !own {
+                return Err(format!(
+                    "selection of seat {seat}: not ascending own living units"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Game for Rts {
+    type Input = Command;
+    type Config = RtsConfig;
+    const ID: &'static str = "rts";
+    const VERSION: u32 = 1;
+
+    fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
+        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&setup.players) {
+            return Err(SetupError::Players {
+                game: Self::ID,
+                min: Self::MIN_PLAYERS,
+                max: Self::MAX_PLAYERS,
+                found: setup.players,
+            });
+        }
+        if !(1..=240).contains(&setup.tick_rate) {
+            return Err(SetupError::TickRate {
+                game: Self::ID,
+                found: setup.tick_rate,
+            });
+        }
+        config.validate()?;
+        let (world, units) = map::build(config, setup).map_err(|e| SetupError::Setting {
+            game: Self::ID,
+            field: "buildings",
+            reason: e.to_string(),
+        })?;
+        Ok(Rts {
+            config: config.clone(),
+            players: setup.players,
+            selections: vec![Vec::new(); usize::from(setup.players)],
+            units,
+            world,
+        })
+    }
+
+    fn step(&mut self, frame: Frame, inputs: &[Command]) {
+        for seat in 0..self.players {
+            let command = inputs.get(usize::from(seat)).copied().unwrap_or_default();
+            self.command(seat, command);
+        }
+        let rules = &self.config.unit;
+        if combat::fight(&self.world, &mut self.units, rules, self.players, frame) {
+            self.remove_dead();
+        }
+        for u in &mut self.units {
+            u.steer(&mut self.world, &self.config.unit);
+        }
+        self.world.step();
+    }
+
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.entity("rts", &[]);
+        w.field("version", &Self::VERSION);
+        w.field("players", &self.players);
+        self.config.encode(w);
+        for (seat, s) in self.selections.iter().enumerate() {
+            w.entity("player", &[seat as u32]);
+            w.label::<u32>("selection length");
+            w.write_len(s.len());
+            for id in s {
+                w.field("selected", id);
+            }
+        }
+        w.entity("units", &[]);
+        w.label::<u32>("count");
+        w.write_len(self.units.len());
+        for u in &self.units {
+            u.encode(w);
+        }
+        self.world.encode(w);
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Rts, StateError> {
+        let mut r = StateReader::new(bytes);
+        let version = r.read_u32()?;
+        if version != Self::VERSION {
+            return Err(StateError::Version {
+                game: Self::ID,
+                found: version,
+                expected: Self::VERSION,
+            });
+        }
+        let players = r.read_u8()?;
+        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&players) {
+            return Err(StateError::Invalid(format!("{players} players")));
+        }
+        let config = RtsConfig::decode(&mut r)?;
+        let mut selections = Vec::with_capacity(usize::from(players));
+        for _ in 0..players {
+            let n = r.read_len(4)?;
+            let mut s = Vec::with_capacity(n);
+            for _ in 0..n {
+                s.push(r.read_u32()?);
+            }
+            selections.push(s);
+        }
+        // A unit takes at least 18 bytes (an idle one).
+        let n = r.read_len(18)?;
+        let mut units = Vec::with_capacity(n);
+        for _ in 0..n {
+            units.push(Unit::decode(&mut r)?);
+        }
+        // The physics world is the rest of the bytes (it checks its own end).
+        let rest = r.read_raw(r.remaining())?;
+        let world = World::decode(rest).map_err(|e| StateError::Invalid(e.to_string()))?;
+        let game = Rts {
+            config,
+            players,
+            selections,
+            units,
+            world,
+        };
+        game.check().map_err(StateError::Invalid)?;
+        Ok(game)
+    }
+}

@@ -1,0 +1,160 @@
+//! The battlefield: building the physics world of a new match (ground,
+//! walls, buildings, every player's units on their base grid) and the
+//! collision groups that tell terrain and each player's units apart.
+//!
+//! Invariants: bodies are created in a fixed order (ground, four walls,
+//! buildings in file order, then units seat by seat in id order), so every
+//! peer builds the same world bit for bit; a unit's body carries its id as
+//! user data and its owner's group ([`player_group`]) as its only group, so
+//! `World::query_aabb` with a player's group finds exactly that player's
+//! units.
+
+use lockstep_fx::{Fx, Vec3};
+use lockstep_physics::{BodyBuilder, BodyError, BodyHandle, Shape, World, WorldSettings};
+use lockstep_sim::Match;
+
+use super::config::RtsConfig;
+use super::unit::{Order, Unit};
+
+/// The collision group of the ground, the walls and the buildings.
+pub const TERRAIN_GROUP: u32 = 1;
+
+/// The collision group of player `seat`'s units (one bit per seat, above
+/// the terrain's).
+pub const fn player_group(seat: u8) -> u32 {
+    1 << (seat as u32 + 1)
+}
+
+/// The groups of every player but `seat`, among `players`.
+pub fn enemy_groups(seat: u8, players: u8) -> u32 {
+    let all = ((1u32 << players) - 1) << 1;
+    all & !player_group(seat)
+}
+
+/// Height of the walls around the map (m).
+const WALL_HEIGHT: Fx = Fx::from_int(2);
+/// Thickness of the walls (m).
+const WALL_THICKNESS: Fx = Fx::ONE;
+
+/// The centre `(x, z)` of `seat`'s base: evenly spaced on a circle of
+/// `spawn_radius` around the map centre, seat 0 on +x.
+pub fn base(config: &RtsConfig, seat: u8, players: u8) -> (Fx, Fx) {
+    let angle = Fx::TAU
+        .mul_int(i64::from(seat))
+        .div_int(i64::from(players.max(1)));
+    let (sin, cos) = angle.sin_cos();
+    (config.spawn_radius * cos, config.spawn_radius * sin)
+}
+
+/// Builds the world of a new match and returns it with the units, in id
+/// order.
+pub(crate) fn build(config: &RtsConfig, setup: &Match) -> Result<(World, Vec<Unit>), BodyError> {
+    let settings = WorldSettings {
+        tick_rate: u32::from(setup.tick_rate),
+        seed: setup.seed,
+        ..WorldSettings::default()
+    };
+    let mut world = World::new(settings);
+    let terrain = |b: BodyBuilder| {
+        b.friction(config.friction)
+            .collision_groups(TERRAIN_GROUP, u32::MAX)
+    };
+    world.add_body(terrain(BodyBuilder::fixed(Shape::HalfSpace)))?;
+
+    // Four walls just outside the map's edges.
+    let half = config.map_size.scale_pow2(-1);
+    let offset = half + WALL_THICKNESS.scale_pow2(-1);
+    let long = config.map_size + WALL_THICKNESS.mul_int(2);
+    let y = WALL_HEIGHT.scale_pow2(-1);
+    for (x, z, size) in [
+        (
+            offset,
+            Fx::ZERO,
+            Vec3::new(WALL_THICKNESS, WALL_HEIGHT, long),
+        ),
+        (
+            -offset,
+            Fx::ZERO,
+            Vec3::new(WALL_THICKNESS, WALL_HEIGHT, long),
+        ),
+        (
+            Fx::ZERO,
+            offset,
+            Vec3::new(long, WALL_HEIGHT, WALL_THICKNESS),
+        ),
+        (
+            Fx::ZERO,
+            -offset,
+            Vec3::new(long, WALL_HEIGHT, WALL_THICKNESS),
+        ),
+    ] {
+        let wall = BodyBuilder::fixed(Shape::cuboid(size)).position(Vec3::new(x, y, z));
+        world.add_body(terrain(wall))?;
+    }
+
+    for b in &config.buildings {
+        let centre = Vec3::new(b.position[0], b.size.y.scale_pow2(-1), b.position[1]);
+        let building = BodyBuilder::fixed(Shape::cuboid(b.size)).position(centre);
+        world.add_body(terrain(building))?;
+    }
+
+    let mut units = Vec::new();
+    let columns = config.spawn_columns();
+    let corner = config.spawn_half_width();
+    let mut id = 0u32;
+    for seat in 0..setup.players {
+        let (bx, bz) = base(config, seat, setup.players);
+        for i in 0..config.units_per_player {
+            let (col, row) = (i % columns, i / columns);
+            let x = bx - corner + config.spawn_spacing.mul_int(i64::from(col));
+            let z = bz - corner + config.spawn_spacing.mul_int(i64::from(row));
+            let body = world.add_body(unit_body(
+                config,
+                seat,
+                id,
+                Vec3::new(x, config.unit.radius, z),
+            ))?;
+            units.push(Unit {
+                id,
+                owner: seat,
+                hp: config.unit.hp,
+                order: Order::Idle,
+                body,
+            });
+            id += 1;
+        }
+    }
+    Ok((world, units))
+}
+
+/// The body of unit `id` of `seat` at `position`: a dynamic sphere that
+/// collides with everything, damped so that a pushed idle unit stops.
+fn unit_body(config: &RtsConfig, seat: u8, id: u32, position: Vec3) -> BodyBuilder {
+    let u = &config.unit;
+    BodyBuilder::dynamic(Shape::Sphere { radius: u.radius })
+        .position(position)
+        .friction(config.friction)
+        .damping(u.damping, u.damping)
+        .collision_groups(player_group(seat), u32::MAX)
+        .user_data(u64::from(id))
+}
+
+/// Whether `body` in `world` is the body [`build`] made for a unit of
+/// `owner` with this id (used to validate decoded states).
+pub(crate) fn is_unit_body(
+    world: &World,
+    body: BodyHandle,
+    config: &RtsConfig,
+    owner: u8,
+    id: u32,
+) -> bool {
+    world.body(body).is_some_and(|b| {
+        b.kind() == lockstep_physics::BodyKind::Dynamic
+            && b.shape()
+                == Shape::Sphere {
+                    radius: config.unit.radius,
+                }
+            && b.user_data() == u64::from(id)
+            && b.collision_groups() == (player_group(owner), u32::MAX)
+    })
+}

@@ -1,0 +1,178 @@
+//! Units: their game state (`Unit`: owner, hit points, [`Order`], body)
+//! and steering, which turns an order into a horizontal velocity each frame.
+//!
+//! Steering only sets velocities; the physics contacts do the rest (units
+//! push each other apart and slide around buildings). A moving unit heads
+//! straight for its target at full speed, slowing linearly within
+//! `slow_distance`; it arrives within `arrive_distance`, and gives up when
+//! a crowd or a wall has held it below a quarter of its speed for
+//! `give_up_frames` frames in a row. Arriving, giving up and stopping zero
+//! the unit's horizontal and angular velocity; idle units are left to their
+//! damping and fall asleep.
+//!
+//! Invariants: units are kept in a `Vec` sorted by id (ids are never
+//! reused), and processed in that order; a unit's body exists while the
+//! unit does.
+
+use lockstep_fx::{DecodeError, Fx, Sink, StateReader, StateWriter, Vec3};
+use lockstep_physics::{BodyHandle, World};
+
+use super::config::UnitConfig;
+
+/// What a unit is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Order {
+    /// Standing (it still fights enemies in range and chases those in sight).
+    #[default]
+    Idle,
+    /// Heading for a point on the ground.
+    Move {
+        /// Target x (m).
+        x: Fx,
+        /// Target z (m).
+        z: Fx,
+        /// Frames in a row spent below a quarter of its speed.
+        blocked: u32,
+    },
+}
+
+/// A unit's game state (its position and velocity live in its body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unit {
+    pub id: u32,
+    pub owner: u8,
+    /// Hit points; the unit is removed at the end of the pass that takes
+    /// them to 0.
+    pub hp: u32,
+    pub order: Order,
+    pub body: BodyHandle,
+}
+
+/// A read-only view of a unit, for bots, renderers and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnitView {
+    /// Stable id (units are numbered seat by seat at spawn).
+    pub id: u32,
+    /// The seat that commands it.
+    pub owner: u8,
+    /// Hit points left.
+    pub hp: u32,
+    /// What it is doing.
+    pub order: Order,
+    /// Centre of its sphere.
+    pub position: Vec3,
+    /// Linear velocity.
+    pub velocity: Vec3,
+}
+
+impl Unit {
+    /// The unit as seen from outside (`None` if its body is missing, which a
+    /// valid state never has).
+    pub fn view(&self, world: &World) -> Option<UnitView> {
+        let b = world.body(self.body)?;
+        Some(UnitView {
+            id: self.id,
+            owner: self.owner,
+            hp: self.hp,
+            order: self.order,
+            position: b.position(),
+            velocity: b.linear_velocity(),
+        })
+    }
+
+    /// Order tags in the encoding.
+    const IDLE: u8 = 0;
+    const MOVE: u8 = 1;
+
+    /// Writes the unit (labelled as entity `unit` with its id).
+    pub fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.entity("unit", &[self.id]);
+        w.field("id", &self.id);
+        w.field("owner", &self.owner);
+        w.field("hp", &self.hp);
+        match self.order {
+            Order::Idle => w.field("order", &Self::IDLE),
+            Order::Move { x, z, blocked } => {
+                w.field("order", &Self::MOVE);
+                w.field("target x", &x);
+                w.field("target z", &z);
+                w.field("blocked frames", &blocked);
+            }
+        }
+        w.field("body slot", &self.body.index);
+        w.field("body generation", &self.body.generation);
+    }
+
+    /// Reads a unit written by [`Unit::encode`] (the caller checks it
+    /// against the world and the settings).
+    pub fn decode(r: &mut StateReader<'_>) -> Result<Unit, DecodeError> {
+        let id = r.read_u32()?;
+        let owner = r.read_u8()?;
+        let hp = r.read_u32()?;
+        let offset = r.offset();
+        let order = match r.read_u8()? {
+            Self::IDLE => Order::Idle,
+            Self::MOVE => Order::Move {
+                x: r.read_fx()?,
+                z: r.read_fx()?,
+                blocked: r.read_u32()?,
+            },
+            _ => {
+                return Err(DecodeError::Invalid {
+                    offset,
+                    what: "rts unit order",
+                });
+            }
+        };
+        let body = BodyHandle {
+            index: r.read_u32()?,
+            generation: r.read_u32()?,
+        };
+        Ok(Unit {
+            id,
+            owner,
+            hp,
+            order,
+            body,
+        })
+    }
+
+    /// Sets the velocity this frame's order asks for (see the module doc).
+    pub fn steer(&mut self, world: &mut World, rules: &UnitConfig) {
+        let Order::Move { x, z, blocked } = self.order else {
+            return;
+        };
+        let Some(b) = world.body(self.body) else {
+            return;
+        };
+        let (p, v) = (b.position(), b.linear_velocity());
+        let to = Vec3::new(x - p.x, Fx::ZERO, z - p.z);
+        let distance = to.length();
+        let slow = Vec3::new(v.x, Fx::ZERO, v.z).length() < rules.speed.scale_pow2(-2);
+        let blocked = if slow { blocked.saturating_add(1) } else { 0 };
+        if distance <= rules.arrive_distance || blocked >= rules.give_up_frames {
+            self.halt(world);
+            return;
+        }
+        self.order = Order::Move { x, z, blocked };
+        let speed = if distance < rules.slow_distance {
+            rules.speed * distance / rules.slow_distance
+        } else {
+            rules.speed
+        };
+        // distance > arrive_distance ≥ 0, so the division is safe.
+        let heading = to * (speed / distance);
+        world.set_linear_velocity(self.body, Vec3::new(heading.x, v.y, heading.z));
+    }
+
+    /// Drops the order and stops the unit where it stands (it keeps falling
+    /// if it is in the air).
+    pub fn halt(&mut self, world: &mut World) {
+        self.order = Order::Idle;
+        if let Some(b) = world.body(self.body) {
+            let vy = b.linear_velocity().y;
+            world.set_linear_velocity(self.body, Vec3::new(Fx::ZERO, vy, Fx::ZERO));
+            world.set_angular_velocity(self.body, Vec3::ZERO);
+        }
+    }
+}

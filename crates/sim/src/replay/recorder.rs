@@ -1,0 +1,141 @@
+//! [`Recorder`]: an [`Engine`] that logs what it steps — every frame's
+//! inputs and checksum, and a keyframe every `keyframe_interval` frames — to
+//! a [`LogWriter`].
+//!
+//! Invariants: the engine's next frame is always the writer's frame count
+//! (the recorder steps only through [`Recorder::advance`], which refuses
+//! inputs it could not log before stepping); the keyframe of frame `k` is the
+//! state before frame `k`, written before frame `k` is logged, for every
+//! non-zero multiple `k` of the interval (frame 0 needs none: the header
+//! rebuilds it).
+
+use std::io::{self, Write};
+
+use lockstep_fx::Checksum;
+
+use super::header::Header;
+use super::writer::LogWriter;
+use crate::engine::{Engine, EngineSettings};
+use crate::game::{Game, Match, SetupError};
+
+/// How a [`Recorder`] lays out its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordSettings {
+    /// A full 32-byte checksum is logged after every this many frames
+    /// (`0`: never).
+    pub full_checksum_interval: u32,
+    /// A keyframe is logged before every frame that is a non-zero multiple
+    /// of this (`0`: never).
+    pub keyframe_interval: u32,
+    /// Frames per chunk: a chunk is written and flushed this often.
+    pub chunk_frames: u32,
+    /// The engine's history settings.
+    pub engine: EngineSettings,
+}
+
+impl Default for RecordSettings {
+    /// At 60 Hz: a full checksum every second, a keyframe every 10 s, a
+    /// chunk every second.
+    fn default() -> RecordSettings {
+        RecordSettings {
+            full_checksum_interval: 60,
+            keyframe_interval: 600,
+            chunk_frames: super::DEFAULT_CHUNK_FRAMES,
+            engine: EngineSettings::default(),
+        }
+    }
+}
+
+/// Why a recording could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The game refused the match setup.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// Writing the header failed.
+    #[error("writing the replay log header: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Steps a game and logs every frame.
+#[derive(Debug)]
+pub struct Recorder<G: Game, W: Write> {
+    engine: Engine<G>,
+    writer: LogWriter<W, G::Input>,
+    keyframe_interval: u32,
+}
+
+impl<G: Game, W: Write> Recorder<G, W> {
+    /// Starts a match of `G` and its log in `out` (the header is written at
+    /// once).
+    pub fn new(
+        config: &G::Config,
+        setup: Match,
+        settings: RecordSettings,
+        out: W,
+    ) -> Result<Self, RecordError> {
+        let game = G::new(config, &setup)?;
+        let header = Header::new::<G>(
+            config,
+            setup,
+            settings.full_checksum_interval,
+            settings.keyframe_interval,
+        );
+        let writer = LogWriter::new(out, header, settings.chunk_frames)?;
+        Ok(Recorder {
+            engine: Engine::new(game, settings.engine),
+            writer,
+            keyframe_interval: settings.keyframe_interval,
+        })
+    }
+
+    /// Steps the next frame with every player's input, logs the inputs and
+    /// the checksum (and, first, a keyframe if one is due), and returns the
+    /// checksum.
+    pub fn advance(&mut self, inputs: &[G::Input]) -> io::Result<Checksum> {
+        let players = usize::from(self.writer.header().setup.players);
+        if inputs.len() != players {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} inputs for {players} players", inputs.len()),
+            ));
+        }
+        let frame = self.engine.frame();
+        let k = self.keyframe_interval;
+        if k != 0 && frame != 0 && frame % k == 0 {
+            self.writer.keyframe(&self.engine.save())?;
+        }
+        let checksum = self.engine.advance(inputs);
+        self.writer.frame(inputs, &checksum)?;
+        Ok(checksum)
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine<G> {
+        &self.engine
+    }
+
+    /// The game, to change it outside the frame loop. Changes made here are
+    /// not logged, so a replay of the log will not see them: this is how a
+    /// test makes a recorded match diverge from its replay.
+    pub fn game_mut(&mut self) -> &mut G {
+        self.engine.game_mut()
+    }
+
+    /// The log writer.
+    pub fn writer(&self) -> &LogWriter<W, G::Input> {
+        &self.writer
+    }
+
+    /// Writes the pending chunk now (it is written every `chunk_frames`
+    /// frames anyway).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+
+    /// Ends the log and gives back the engine and the output.
+    pub fn finish(self) -> io::Result<(Engine<G>, W)> {
+        let out = self.writer.finish()?;
+        Ok((self.engine, out))
+    }
+}

@@ -1,0 +1,265 @@
+//! The replay runner: [`run`] rebuilds a logged match — refusing a log of
+//! another game, game version, input schema or (if asked) scene — steps its
+//! frames through an [`Engine`] and verifies every logged checksum, from
+//! frame 0 or, to seek, from the latest keyframe at or before the target.
+//!
+//! Invariants: the game is rebuilt only from the log (`G::new(config,
+//! setup)` with the config decoded from the header, or `G::decode` of a
+//! keyframe), and a keyframe is used only if its checksum equals what the log
+//! holds for the frame before it; every stepped frame is compared with the
+//! strongest checksum logged for it (full if there is one, else the short
+//! check); nothing panics on any log.
+
+use lockstep_fx::{Canonical, Checksum, DecodeError};
+
+use super::header::Header;
+use super::reader::{Logged, ReplayLog};
+use crate::engine::{Engine, EngineSettings};
+use crate::game::{Frame, Game, SetupError, StateError};
+
+/// What [`run`] does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Stop before this frame (`None`: replay every logged frame from frame
+    /// 0). A target starts from the latest keyframe at or before it.
+    pub to: Option<Frame>,
+    /// Stop after the first frame whose checksum differs from the log's.
+    pub stop_at_mismatch: bool,
+    /// Refuse a log whose config (scene) hash is not this one.
+    pub config_hash: Option<Checksum>,
+}
+
+/// A frame whose computed checksum differs from the logged one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The frame (the checksum of the state after stepping it).
+    pub frame: Frame,
+    /// What the log holds.
+    pub expected: Logged,
+    /// What the replay computed.
+    pub computed: Checksum,
+}
+
+/// What a replay found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// The frame the replay started before: 0, or a keyframe's.
+    pub start: Frame,
+    /// The frame it stopped before (`start + replayed`).
+    pub end: Frame,
+    /// Frames stepped and checked.
+    pub replayed: u32,
+    /// Of those, frames checked against a full checksum.
+    pub full_checks: u32,
+    /// The first frame whose checksum differs from the log's.
+    pub first_mismatch: Option<Mismatch>,
+    /// How many frames differ.
+    pub mismatches: u32,
+    /// The checksum of the final state (the state before `end`).
+    pub final_checksum: Checksum,
+}
+
+impl Outcome {
+    /// Whether every frame replayed matched the log.
+    pub fn verified(&self) -> bool {
+        self.first_mismatch.is_none()
+    }
+}
+
+/// Why a log could not be replayed as `G`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// A log of another game.
+    #[error("the log is of game `{found}`, not `{expected}`")]
+    Game {
+        /// The log's game id.
+        found: String,
+        /// This game's id.
+        expected: &'static str,
+    },
+    /// A log of another version of the game.
+    #[error("the log is of {game} version {found}, this build runs version {expected}")]
+    GameVersion {
+        /// The game id.
+        game: &'static str,
+        /// The log's game version.
+        found: u32,
+        /// This build's.
+        expected: u32,
+    },
+    /// A log whose inputs are encoded differently.
+    #[error("the log's input schema hash is {found:016x}, this build's is {expected:016x}")]
+    Schema {
+        /// The log's.
+        found: u64,
+        /// This build's.
+        expected: u64,
+    },
+    /// A log of another scene/config than the one asked for.
+    #[error("the log's config hash is {found}, expected {expected}")]
+    ConfigHash {
+        /// The log's.
+        found: Checksum,
+        /// The one asked for.
+        expected: Checksum,
+    },
+    /// The log's config does not decode as this game's.
+    #[error("the log's config does not decode: {0}")]
+    Config(DecodeError),
+    /// The game refused the log's setup.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// The target frame is past the log.
+    #[error("cannot replay to frame {to}: the log holds {frames} frames")]
+    Beyond {
+        /// The target.
+        to: Frame,
+        /// Frames in the log.
+        frames: Frame,
+    },
+    /// A keyframe that does not decode as this game's state.
+    #[error("keyframe of frame {frame}: {error}")]
+    Keyframe {
+        /// The keyframe's frame.
+        frame: Frame,
+        /// Why it does not decode.
+        error: StateError,
+    },
+    /// A keyframe whose checksum is not the one logged for the frame before.
+    #[error("keyframe of frame {frame} has checksum {found}, the log holds {expected} for frame {}", .frame.saturating_sub(1))]
+    KeyframeChecksum {
+        /// The keyframe's frame (at least 1).
+        frame: Frame,
+        /// What the log holds for `frame - 1`.
+        expected: Logged,
+        /// The keyframe's checksum.
+        found: Checksum,
+    },
+}
+
+/// Checks that `header` is a log of `G` as this build runs it (id, version,
+/// input schema) and returns its config, which must re-encode to exactly the
+/// logged bytes.
+pub fn check_game<G: Game>(header: &Header) -> Result<G::Config, RunError> {
+    if header.game != G::ID {
+        return Err(RunError::Game {
+            found: header.game.clone(),
+            expected: G::ID,
+        });
+    }
+    if header.game_version != G::VERSION {
+        return Err(RunError::GameVersion {
+            game: G::ID,
+            found: header.game_version,
+            expected: G::VERSION,
+        });
+    }
+    let expected = <G::Input as lockstep_protocol::Input>::schema_hash();
+    if header.schema_hash != expected {
+        return Err(RunError::Schema {
+            found: header.schema_hash,
+            expected,
+        });
+    }
+    let config = G::Config::from_snapshot(&header.config).map_err(RunError::Config)?;
+    if config.to_snapshot() != header.config {
+        return Err(RunError::Config(DecodeError::Invalid {
+            offset: 0,
+            what: "config (does not re-encode to the logged bytes)",
+        }));
+    }
+    Ok(config)
+}
+
+/// Replays `log` as `G` and verifies it, calling `progress(frame)` after
+/// each frame stepped.
+pub fn run<G: Game>(
+    log: &ReplayLog<G::Input>,
+    options: &RunOptions,
+    mut progress: impl FnMut(Frame),
+) -> Result<Outcome, RunError> {
+    let header = log.header();
+    let config = check_game::<G>(header)?;
+    if let Some(expected) = options.config_hash {
+        if header.config_hash != expected {
+            return Err(RunError::ConfigHash {
+                found: header.config_hash,
+                expected,
+            });
+        }
+    }
+    let frames = log.frames();
+    let end = match options.to {
+        Some(to) if to > frames => return Err(RunError::Beyond { to, frames }),
+        Some(to) => to,
+        None => frames,
+    };
+    let settings = EngineSettings {
+        checksum_history: 0,
+        snapshot_interval: 0,
+        snapshots_kept: 0,
+    };
+    let keyframe = options
+        .to
+        .and_then(|to| log.keyframe_at_or_before(to))
+        .filter(|k| k.frame > 0);
+    let mut engine = match keyframe {
+        Some(k) => {
+            let before = k.frame - 1;
+            // A keyframe is at a frame the log reached, so `before` is logged.
+            if let Some(expected) = log.logged(before) {
+                let found = k.checksum();
+                if !expected.matches(&found) {
+                    return Err(RunError::KeyframeChecksum {
+                        frame: k.frame,
+                        expected,
+                        found,
+                    });
+                }
+            }
+            let game = G::decode(&k.bytes).map_err(|error| RunError::Keyframe {
+                frame: k.frame,
+                error,
+            })?;
+            Engine::at(game, k.frame, settings)
+        }
+        None => Engine::new(G::new(&config, &header.setup)?, settings),
+    };
+    let start = engine.frame();
+    let mut outcome = Outcome {
+        start,
+        end: start,
+        replayed: 0,
+        full_checks: 0,
+        first_mismatch: None,
+        mismatches: 0,
+        final_checksum: engine.game().checksum(),
+    };
+    for frame in start..end {
+        let (Some(inputs), Some(expected)) = (log.inputs(frame), log.logged(frame)) else {
+            break;
+        };
+        let computed = engine.advance(inputs);
+        outcome.replayed += 1;
+        outcome.end = engine.frame();
+        outcome.final_checksum = computed;
+        if matches!(expected, Logged::Full(_)) {
+            outcome.full_checks += 1;
+        }
+        progress(frame);
+        if !expected.matches(&computed) {
+            outcome.mismatches += 1;
+            if outcome.first_mismatch.is_none() {
+                outcome.first_mismatch = Some(Mismatch {
+                    frame,
+                    expected,
+                    computed,
+                });
+            }
+            if options.stop_at_mismatch {
+                break;
+            }
+        }
+    }
+    Ok(outcome)
+}
