@@ -8,14 +8,15 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
 use lockstep_physics::scenes;
-use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match};
+use lockstep_sim::{Bot, Engine, EngineSettings, Match};
 
 use crate::CliError;
 
 /// One row of the table.
 struct Row {
     name: String,
-    bodies: usize,
+    /// Bytes of canonical state at the end of a run.
+    state_bytes: usize,
     frames: u32,
     runs: Vec<f64>,
 }
@@ -27,8 +28,8 @@ impl Row {
         let median = r[r.len() / 2];
         let (lo, hi) = (r[0], r[r.len() - 1]);
         println!(
-            "{:<16} {:>7} {:>7} {:>10.3} {:>10.3} {:>10.3}",
-            self.name, self.bodies, self.frames, median, lo, hi
+            "{:<16} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>10}",
+            self.name, self.frames, median, lo, hi, self.state_bytes
         );
     }
 }
@@ -49,8 +50,8 @@ pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliE
         )));
     }
     println!(
-        "{:<16} {:>7} {:>7} {:>10} {:>10} {:>10}",
-        "benchmark", "bodies", "frames", "ms/step", "min", "max"
+        "{:<16} {:>7} {:>10} {:>10} {:>10} {:>10}",
+        "benchmark", "frames", "ms/step", "min", "max", "state B"
     );
     for name in selected {
         let row = match name.strip_prefix("game:") {
@@ -66,6 +67,7 @@ pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliE
 fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
     let scene = scenes::by_name(name).expect("listed scene exists");
     let frames = frames.unwrap_or(scene.frames);
+    let mut state_bytes = 0;
     let runs = (0..runs)
         .map(|_| {
             let mut world = scene.build();
@@ -73,12 +75,14 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
             for _ in 0..frames {
                 world.step();
             }
-            ms_per(start, frames)
+            let ms = ms_per(start, frames);
+            state_bytes = world.snapshot().len();
+            ms
         })
         .collect();
     Row {
         name: name.to_string(),
-        bodies: scene.bodies.len(),
+        state_bytes,
         frames,
         runs,
     }
@@ -92,11 +96,10 @@ fn game<G: Demo>(runs: u32, frames: u32) -> Row {
         ..Match::default()
     };
     let config = G::default_config();
-    let mut bodies = 0;
+    let mut state_bytes = 0;
     let runs = (0..runs)
         .map(|_| {
             let game = G::new(&config, &setup).expect("embedded settings are valid");
-            bodies = game.snapshot().len();
             let mut engine = Engine::new(game, EngineSettings::default());
             let mut bots: Vec<G::Bot> = (0..setup.players).map(|s| G::bot(s, setup.seed)).collect();
             let start = Instant::now();
@@ -105,12 +108,14 @@ fn game<G: Demo>(runs: u32, frames: u32) -> Row {
                     bots.iter_mut().map(|b| b.input(engine.game(), frame)).collect();
                 engine.advance(&inputs);
             }
-            ms_per(start, frames)
+            let ms = ms_per(start, frames);
+            state_bytes = engine.game().snapshot().len();
+            ms
         })
         .collect();
     Row {
         name: format!("game:{}", G::ID),
-        bodies,
+        state_bytes,
         frames,
         runs,
     }

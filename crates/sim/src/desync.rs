@@ -1,14 +1,17 @@
 //! Finding and explaining a desync: the first frame two checksum streams
 //! part ([`first_divergence`]), and a readable report of that frame
 //! ([`DesyncReport`]): both checksums, every player's inputs, and the fields
-//! the two states disagree on.
+//! the two states disagree on before and after it. [`diagnose_logs`] does
+//! all of it for two replay logs of one match.
 
 use core::fmt::Write as _;
 
 use lockstep_fx::Checksum;
 
 use crate::diff::FieldDiff;
-use crate::game::Frame;
+use crate::engine::{Engine, EngineSettings, Snapshot};
+use crate::game::{Frame, Game};
+use crate::replay::{FrameCheck, ReplayLog, RunError, check_game};
 
 /// The first frame at which two per-frame checksum streams differ, looking
 /// only at frames both hold. Once two lockstep states part they stay apart
@@ -51,13 +54,18 @@ pub struct DesyncReport {
     pub sources: [String; 2],
     /// The first frame whose checksums differ.
     pub frame: Frame,
-    /// Both checksums of the state after `frame`.
-    pub checksums: [Checksum; 2],
+    /// Both runs' checksums of the state after `frame`, as logged.
+    pub checksums: [String; 2],
     /// Every player's input for `frame`, as text.
     pub inputs: Vec<String>,
-    /// The fields that differ (left run on the left).
-    pub diff: Vec<FieldDiff>,
-    /// Anything else worth knowing (how each state was obtained).
+    /// The fields that differ in the states *before* `frame` (left run on
+    /// the left). Non-empty when a state changed outside the simulation
+    /// between frames: memory corruption, or a bug writing state outside
+    /// `step`.
+    pub before: Vec<FieldDiff>,
+    /// The fields that differ in the states *after* `frame`.
+    pub after: Vec<FieldDiff>,
+    /// How each state was obtained, and anything else worth knowing.
     pub notes: Vec<String>,
 }
 
@@ -69,8 +77,8 @@ impl DesyncReport {
         let _ = writeln!(t, "left:  {}", self.sources[0]);
         let _ = writeln!(t, "right: {}", self.sources[1]);
         let _ = writeln!(t, "first divergent frame: {}", self.frame);
-        let _ = writeln!(t, "checksum left:  {}", self.checksums[0]);
-        let _ = writeln!(t, "checksum right: {}", self.checksums[1]);
+        let _ = writeln!(t, "checksum after frame {}, left:  {}", self.frame, self.checksums[0]);
+        let _ = writeln!(t, "checksum after frame {}, right: {}", self.frame, self.checksums[1]);
         for note in &self.notes {
             let _ = writeln!(t, "note: {note}");
         }
@@ -78,10 +86,166 @@ impl DesyncReport {
         for (seat, input) in self.inputs.iter().enumerate() {
             let _ = writeln!(t, "  player {seat}: {input}");
         }
-        let _ = writeln!(t, "\n{} fields differ:", self.diff.len());
-        for d in &self.diff {
-            let _ = writeln!(t, "  {d}");
+        for (when, diff) in [("before", &self.before), ("after", &self.after)] {
+            let _ = writeln!(
+                t,
+                "\n{} fields differ in the states {when} frame {}:",
+                diff.len(),
+                self.frame
+            );
+            for d in diff {
+                let _ = writeln!(t, "  {d}");
+            }
         }
         t
     }
+}
+
+/// A desync found between two replay logs of the same match: the report
+/// and both runs' states before the divergent frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogDesync {
+    /// The readable report.
+    pub report: DesyncReport,
+    /// The left and right states before [`DesyncReport::frame`].
+    pub states: [Snapshot; 2],
+}
+
+/// One log's states around frame `d`, rebuilt on this machine.
+struct Around {
+    before: Snapshot,
+    after: Snapshot,
+    after_checksum: Checksum,
+    notes: Vec<String>,
+}
+
+fn around<G: Game>(
+    log: &ReplayLog<G::Input>,
+    d: Frame,
+    side: &str,
+) -> Result<Around, RunError> {
+    let config = check_game::<G>(log.header())?;
+    let mut notes = Vec::new();
+    let keyframe = log.keyframe_at_or_before(d).filter(|k| k.frame > 0);
+    let game = match keyframe {
+        Some(k) => G::decode(&k.bytes).map_err(|error| RunError::Keyframe {
+            frame: k.frame,
+            error,
+        })?,
+        None => G::new(&config, &log.header().setup)?,
+    };
+    let start = keyframe.map_or(0, |k| k.frame);
+    if let Some(k) = keyframe {
+        let logged = log.logged(k.frame - 1);
+        if logged.is_some_and(|l| !l.matches(&k.checksum())) {
+            notes.push(format!(
+                "{side}: the keyframe before frame {} is not the state the log's checksum of frame {} describes: the state was changed outside the simulation between those frames",
+                k.frame,
+                k.frame - 1
+            ));
+        }
+    }
+    let settings = EngineSettings {
+        checksum_history: 0,
+        snapshot_interval: 0,
+        snapshots_kept: 0,
+    };
+    let mut engine = Engine::at(game, start, settings);
+    let mut first_bad = None;
+    for f in start..d {
+        let (Some(inputs), Some(logged)) = (log.inputs(f), log.logged(f)) else {
+            break;
+        };
+        let c = engine.advance(inputs);
+        if first_bad.is_none() && !logged.matches(&c) {
+            first_bad = Some(f);
+        }
+    }
+    let before = engine.save();
+    let inputs = log.inputs(d).unwrap_or(&[]);
+    let after_checksum = engine.advance(inputs);
+    let reproduced = log.logged(d).is_some_and(|l| l.matches(&after_checksum));
+    let from = if start == 0 {
+        "the start of the match".to_string()
+    } else {
+        format!("its keyframe before frame {start}")
+    };
+    match (first_bad, reproduced) {
+        (None, true) => notes.push(format!(
+            "{side}: states rebuilt from {from}; every checksum through frame {d} matches the log"
+        )),
+        (Some(f), _) => notes.push(format!(
+            "{side}: states rebuilt from {from}, but this machine's checksum of frame {f} already differs from the log: the recording machine computed this log differently"
+        )),
+        (None, false) => notes.push(format!(
+            "{side}: states rebuilt from {from}; the state before frame {d} matches the log, but this machine's state after frame {d} does not: the recording machine stepped frame {d} differently, or its state before it was changed after its last keyframe"
+        )),
+    }
+    Ok(Around {
+        before,
+        after: engine.save(),
+        after_checksum,
+        notes,
+    })
+}
+
+/// Compares two logs of the same match: the first frame whose logged
+/// checksums differ, both runs' states before and after it (rebuilt from
+/// each log's latest keyframe at or before it), and the fields that differ.
+/// `Ok(None)` if the logs agree on every frame both hold.
+pub fn diagnose_logs<G: Game>(
+    left: &ReplayLog<G::Input>,
+    right: &ReplayLog<G::Input>,
+    sources: [String; 2],
+) -> Result<Option<LogDesync>, RunError> {
+    let checks = |log: &ReplayLog<G::Input>| -> Vec<(Frame, FrameCheck)> {
+        (0..log.frames())
+            .filter_map(|f| log.check(f).map(|c| (f, c)))
+            .collect()
+    };
+    let Some(d) = first_divergence(&checks(left), &checks(right)) else {
+        return Ok(None);
+    };
+    let l = around::<G>(left, d, "left")?;
+    let r = around::<G>(right, d, "right")?;
+    let mut notes = l.notes;
+    notes.extend(r.notes);
+    let common = left.frames().min(right.frames());
+    if let Some(f) = (0..common).find(|&f| left.inputs(f) != right.inputs(f)) {
+        notes.push(format!(
+            "the logs' inputs differ from frame {f} on: they are not the same match"
+        ));
+    }
+    let diff_of = |a: &Snapshot, b: &Snapshot| -> Result<Vec<FieldDiff>, RunError> {
+        crate::diff::diff_snapshots::<G>(&a.bytes, &b.bytes).map_err(|error| RunError::Keyframe {
+            frame: a.frame,
+            error,
+        })
+    };
+    let logged = |log: &ReplayLog<G::Input>, computed: &Checksum| {
+        log.logged(d)
+            .map_or_else(|| computed.to_string(), |l| l.to_string())
+    };
+    let report = DesyncReport {
+        game: G::ID.to_string(),
+        sources,
+        frame: d,
+        checksums: [
+            logged(left, &l.after_checksum),
+            logged(right, &r.after_checksum),
+        ],
+        inputs: left
+            .inputs(d)
+            .unwrap_or(&[])
+            .iter()
+            .map(|i| format!("{i:?}"))
+            .collect(),
+        before: diff_of(&l.before, &r.before)?,
+        after: diff_of(&l.after, &r.after)?,
+        notes,
+    };
+    Ok(Some(LogDesync {
+        report,
+        states: [l.before, r.before],
+    }))
 }

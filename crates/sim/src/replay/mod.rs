@@ -47,7 +47,7 @@ use lockstep_fx::Checksum;
 pub use header::{Header, LogError, MAX_GAME_ID};
 pub use reader::{LogEnd, Logged, ReplayLog, TruncReason, read};
 pub use recorder::{RecordError, RecordSettings, Recorder};
-pub use run::{Mismatch, Outcome, RunError, RunOptions, check_game, run};
+pub use run::{Mismatch, Outcome, RunError, RunOptions, check_game, run, run_with_state};
 pub use writer::LogWriter;
 
 /// The first 8 bytes of every replay log.

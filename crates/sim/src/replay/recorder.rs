@@ -16,7 +16,7 @@ use lockstep_fx::Checksum;
 use super::header::Header;
 use super::writer::LogWriter;
 use crate::engine::{Engine, EngineSettings};
-use crate::game::{Game, Match, SetupError};
+use crate::game::{Frame, Game, Match, SetupError};
 
 /// How a [`Recorder`] lays out its log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +63,7 @@ pub struct Recorder<G: Game, W: Write> {
     engine: Engine<G>,
     writer: LogWriter<W, G::Input>,
     keyframe_interval: u32,
+    last_keyframe: Option<Frame>,
 }
 
 impl<G: Game, W: Write> Recorder<G, W> {
@@ -86,6 +87,7 @@ impl<G: Game, W: Write> Recorder<G, W> {
             engine: Engine::new(game, settings.engine),
             writer,
             keyframe_interval: settings.keyframe_interval,
+            last_keyframe: None,
         })
     }
 
@@ -103,11 +105,25 @@ impl<G: Game, W: Write> Recorder<G, W> {
         let frame = self.engine.frame();
         let k = self.keyframe_interval;
         if k != 0 && frame != 0 && frame % k == 0 {
-            self.writer.keyframe(&self.engine.save())?;
+            self.keyframe()?;
         }
         let checksum = self.engine.advance(inputs);
         self.writer.frame(inputs, &checksum)?;
         Ok(checksum)
+    }
+
+    /// Logs a keyframe of the current state now (the state before the next
+    /// frame), unless one of this frame is already logged. After
+    /// [`Recorder::game_mut`] changed the state, this records the changed
+    /// state, so a desync report can show it.
+    pub fn keyframe(&mut self) -> io::Result<()> {
+        let frame = self.engine.frame();
+        if frame == 0 || self.last_keyframe == Some(frame) {
+            return Ok(());
+        }
+        self.writer.keyframe(&self.engine.save())?;
+        self.last_keyframe = Some(frame);
+        Ok(())
     }
 
     /// The engine.

@@ -176,8 +176,18 @@ pub fn check_game<G: Game>(header: &Header) -> Result<G::Config, RunError> {
 pub fn run<G: Game>(
     log: &ReplayLog<G::Input>,
     options: &RunOptions,
-    mut progress: impl FnMut(Frame),
+    progress: impl FnMut(Frame),
 ) -> Result<Outcome, RunError> {
+    run_with_state::<G>(log, options, progress).map(|(outcome, _)| outcome)
+}
+
+/// [`run`], also handing back the engine holding the final state (the state
+/// before [`Outcome::end`]), to save it or compare it.
+pub fn run_with_state<G: Game>(
+    log: &ReplayLog<G::Input>,
+    options: &RunOptions,
+    mut progress: impl FnMut(Frame),
+) -> Result<(Outcome, Engine<G>), RunError> {
     let header = log.header();
     let config = check_game::<G>(header)?;
     if let Some(expected) = options.config_hash {
@@ -261,5 +271,5 @@ pub fn run<G: Game>(
             }
         }
     }
-    Ok(outcome)
+    Ok((outcome, engine))
 }

@@ -14,6 +14,7 @@ use lockstep_fx::{HashSink, StateWriter};
 mod encoding;
 mod fx;
 mod physics;
+mod replay;
 
 /// The hashing writer every case gets: what [`StateWriter::hasher`] returns.
 pub type Writer = StateWriter<HashSink>;
@@ -49,4 +50,8 @@ pub const CASES: &[Case] = &[
     Case::new("physics_cubes_1000", physics::cubes_1000),
     Case::new("physics_smash", physics::smash),
     Case::new("physics_many_pyramids", physics::many_pyramids),
+    Case::new("replay_cubes_start", replay::cubes_start),
+    Case::new("replay_cubes_keyframe", replay::cubes_keyframe),
+    Case::new("replay_rts_start", replay::rts_start),
+    Case::new("replay_rts_keyframe", replay::rts_keyframe),
 ];

@@ -1,0 +1,214 @@
+//! `lockstep record` (a bot match into a replay log) and `lockstep demo`
+//! (record a cubes match, then replay and verify it).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use lockstep_games::Demo;
+use lockstep_sim::replay::{RecordSettings, Recorder};
+use lockstep_sim::{Bot, Game, Match, StateMap, settings_file};
+
+use crate::CliError;
+use crate::games::with_game;
+
+/// Arguments of `lockstep record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The game: cubes or rts.
+    pub game: String,
+    /// Where to write the log.
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// Players, each played by a bot (default: 2 for cubes, 4 for rts).
+    #[arg(long)]
+    pub players: Option<u8>,
+    /// The match seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Frames to play.
+    #[arg(long, default_value_t = 3600)]
+    pub frames: u32,
+    /// Frames per second.
+    #[arg(long, default_value_t = 60)]
+    pub tick_rate: u16,
+    /// The game's settings file (TOML; default: the embedded settings).
+    #[arg(long)]
+    pub settings: Option<PathBuf>,
+    /// A keyframe snapshot every this many frames, for seeking (0: none).
+    #[arg(long, default_value_t = 600)]
+    pub keyframe_interval: u32,
+    /// A full 32-byte checksum every this many frames (others get 16 bits).
+    #[arg(long, default_value_t = 60)]
+    pub full_checksum_interval: u32,
+    /// Deliberately corrupt the state before frame F: flip bit B of a field
+    /// of an entity, e.g. `1200:body 17:position:3` (bit defaults to 0). The
+    /// flip is not an input, so a replay of the log diverges at frame F; a
+    /// keyframe of the corrupted state is logged for `lockstep diff`.
+    #[arg(long, value_name = "FRAME:ENTITY:FIELD[:BIT]")]
+    pub flip: Option<String>,
+}
+
+/// A parsed `--flip`.
+struct Flip {
+    frame: u32,
+    entity: String,
+    field: String,
+    bit: u32,
+}
+
+fn parse_flip(text: &str) -> Result<Flip, CliError> {
+    let bad = || {
+        CliError::new(format!(
+            "--flip `{text}`: expected FRAME:ENTITY:FIELD[:BIT], e.g. `1200:body 17:position`"
+        ))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    if !(3..=4).contains(&parts.len()) {
+        return Err(bad());
+    }
+    let frame = parts[0].trim().parse().map_err(|_| bad())?;
+    let bit = match parts.get(3) {
+        Some(b) => b.trim().parse().map_err(|_| bad())?,
+        None => 0,
+    };
+    if frame == 0 {
+        return Err(CliError::new("--flip: the frame must be at least 1"));
+    }
+    Ok(Flip {
+        frame,
+        entity: parts[1].trim().to_string(),
+        field: parts[2].trim().to_string(),
+        bit,
+    })
+}
+
+/// Runs `lockstep record`.
+pub fn run(args: &RecordArgs) -> Result<ExitCode, CliError> {
+    let flip = args.flip.as_deref().map(parse_flip).transpose()?;
+    with_game!(args.game.as_str(), G => record::<G>(args, flip.as_ref()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load_config<G: Demo>(settings: Option<&Path>) -> Result<G::Config, CliError> {
+    match settings {
+        Some(path) => settings_file::load(path).map_err(|e| CliError::new(e.to_string())),
+        None => Ok(G::default_config()),
+    }
+}
+
+fn record<G: Demo>(args: &RecordArgs, flip: Option<&Flip>) -> Result<(), CliError> {
+    let config = load_config::<G>(args.settings.as_deref())?;
+    let players = args
+        .players
+        .unwrap_or(if G::ID == "rts" { 4 } else { 2 });
+    let setup = Match {
+        players,
+        seed: args.seed,
+        tick_rate: args.tick_rate,
+    };
+    let settings = RecordSettings {
+        full_checksum_interval: args.full_checksum_interval,
+        keyframe_interval: args.keyframe_interval,
+        ..RecordSettings::default()
+    };
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
+    }
+    let io_err = |e: std::io::Error| CliError::new(format!("{}: {e}", args.out.display()));
+    let file = File::create(&args.out).map_err(io_err)?;
+    let mut recorder = Recorder::<G, _>::new(&config, setup, settings, BufWriter::new(file))
+        .map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
+    let mut bots: Vec<G::Bot> = (0..players).map(|seat| G::bot(seat, args.seed)).collect();
+    let bar = crate::replay::progress_bar(u64::from(args.frames), "recording");
+    let start = Instant::now();
+    for frame in 0..args.frames {
+        if let Some(f) = flip.filter(|f| f.frame == frame) {
+            corrupt::<G, _>(&mut recorder, f)?;
+        }
+        let inputs: Vec<G::Input> = bots
+            .iter_mut()
+            .map(|b| b.input(recorder.engine().game(), frame))
+            .collect();
+        recorder.advance(&inputs).map_err(io_err)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    let (_, out) = recorder.finish().map_err(io_err)?;
+    let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
+    let bytes = file.metadata().map_err(io_err)?.len();
+    let per = bytes as f64 / f64::from(args.frames.max(1)) / f64::from(players.max(1));
+    let game_seconds = f64::from(args.frames) / f64::from(args.tick_rate.max(1));
+    println!(
+        "recorded {} frames ({game_seconds:.0} s) of {} ({players} players, seed {}) in {seconds:.1} s, {:.1}× real time → {} ({bytes} bytes, {per:.2} bytes/frame/player)",
+        args.frames,
+        G::ID,
+        args.seed,
+        game_seconds / seconds.max(1e-9),
+        args.out.display()
+    );
+    Ok(())
+}
+
+fn corrupt<G: Game, W: std::io::Write>(
+    recorder: &mut Recorder<G, W>,
+    flip: &Flip,
+) -> Result<(), CliError> {
+    let map = StateMap::of(recorder.engine().game());
+    let bytes = map
+        .with_flipped_bit(&flip.entity, &flip.field, flip.bit)
+        .ok_or_else(|| {
+            CliError::new(format!(
+                "--flip: no field `{}` of `{}` with a bit {} in the {} state",
+                flip.field,
+                flip.entity,
+                flip.bit,
+                G::ID
+            ))
+        })?;
+    let game = G::decode(&bytes).map_err(|e| {
+        CliError::new(format!(
+            "--flip: the flipped state is not a valid {} state ({e}); pick another field or bit",
+            G::ID
+        ))
+    })?;
+    *recorder.game_mut() = game;
+    recorder
+        .keyframe()
+        .map_err(|e| CliError::new(format!("cannot write the keyframe: {e}")))?;
+    eprintln!(
+        "flipped bit {} of `{}` of `{}` before frame {}",
+        flip.bit, flip.field, flip.entity, flip.frame
+    );
+    Ok(())
+}
+
+/// Runs `lockstep demo`: records a 2-player cubes match with the embedded
+/// settings, then replays it and verifies every frame.
+pub fn demo(out: &Path, frames: u32) -> Result<ExitCode, CliError> {
+    let args = RecordArgs {
+        game: "cubes".into(),
+        out: out.to_path_buf(),
+        players: Some(2),
+        seed: 1,
+        frames,
+        tick_rate: 60,
+        settings: None,
+        keyframe_interval: 600,
+        full_checksum_interval: 60,
+        flip: None,
+    };
+    record::<lockstep_games::cubes::Cubes>(&args, None)?;
+    crate::replay::run(&crate::replay::ReplayArgs {
+        log: out.to_path_buf(),
+        to: None,
+        save: None,
+        sync_test: None,
+        quiet: false,
+    })
+}

@@ -1,0 +1,190 @@
+//! `lockstep replay`: re-simulate a log, verify every checksum, show
+//! progress and a summary; seek with `--to`, save the state reached with
+//! `--save`, and measure a sync test over the log with `--sync-test`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use lockstep_sim::replay::{self, Header, LogEnd, Outcome, ReplayLog, RunOptions};
+use lockstep_sim::{Frame, Game, StateFile, SyncTest};
+
+use crate::CliError;
+use crate::games::with_game;
+
+/// Arguments of `lockstep replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The replay log.
+    pub log: PathBuf,
+    /// Stop before this frame, starting from the latest keyframe at or before it.
+    #[arg(long)]
+    pub to: Option<Frame>,
+    /// Save the state reached (the state before the last frame replayed + 1) to this state file.
+    #[arg(long)]
+    pub save: Option<PathBuf>,
+    /// Also replay under a sync test rolling back this many frames every
+    /// frame, and print its cost beside the plain replay's.
+    #[arg(long, value_name = "DEPTH")]
+    pub sync_test: Option<u32>,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// A progress bar on stderr with frames/s (hidden when stderr is not a terminal).
+pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    let style = ProgressStyle::with_template(&format!(
+        "{what} {{bar:40}} {{pos}}/{{len}} frames, {{per_sec}} ({{eta}} left)"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
+
+/// Reads a log file, keeping the valid prefix; says on stderr where and why
+/// an incomplete log ends.
+pub fn read_log<G: Game>(path: &Path) -> Result<ReplayLog<G::Input>, CliError> {
+    let bytes = read_file(path)?;
+    let log = replay::read::<G::Input>(&bytes)
+        .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+    if let LogEnd::Truncated {
+        offset,
+        frame,
+        reason,
+    } = log.end()
+    {
+        eprintln!(
+            "warning: {}: the log ends early at byte {offset}, frame {frame}: {reason}; using the {} valid frames",
+            path.display(),
+            log.frames()
+        );
+    }
+    Ok(log)
+}
+
+/// The file's bytes, or an error naming it.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    std::fs::read(path).map_err(|e| CliError::new(format!("{}: {e}", path.display())))
+}
+
+/// The game id a log file is of.
+pub fn game_of(path: &Path) -> Result<String, CliError> {
+    let bytes = read_file(path)?;
+    let header =
+        Header::read(&bytes).map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+    Ok(header.game)
+}
+
+/// Runs `lockstep replay`.
+pub fn run(args: &ReplayArgs) -> Result<ExitCode, CliError> {
+    let game = game_of(&args.log)?;
+    with_game!(game.as_str(), G => replay::<G>(args))
+}
+
+fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
+    let log = read_log::<G>(&args.log)?;
+    let header = log.header();
+    let options = RunOptions {
+        to: args.to,
+        stop_at_mismatch: false,
+        config_hash: None,
+    };
+    let total = args.to.unwrap_or(log.frames());
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        progress_bar(u64::from(total), "replaying")
+    };
+    let start = Instant::now();
+    let (outcome, engine) = replay::run_with_state::<G>(&log, &options, |_| bar.inc(1))
+        .map_err(|e| CliError::new(format!("{}: {e}", args.log.display())))?;
+    let seconds = start.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    print_summary::<G>(&args.log, header, &outcome, seconds);
+    if let Some(path) = &args.save {
+        let file = StateFile::of::<G>(engine.save());
+        std::fs::write(path, file.encode())
+            .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+        println!(
+            "saved the state before frame {} to {}",
+            engine.frame(),
+            path.display()
+        );
+    }
+    if let Some(depth) = args.sync_test {
+        sync_test::<G>(&log, depth, seconds, outcome.replayed)?;
+    }
+    Ok(if outcome.verified() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn print_summary<G: Game>(path: &Path, header: &Header, outcome: &Outcome, seconds: f64) {
+    let tick_rate = f64::from(header.setup.tick_rate.max(1));
+    let fps = f64::from(outcome.replayed) / seconds.max(1e-9);
+    println!(
+        "{}: {} v{}, {} players, seed {}, {} Hz",
+        path.display(),
+        G::ID,
+        header.game_version,
+        header.setup.players,
+        header.setup.seed,
+        header.setup.tick_rate
+    );
+    println!(
+        "replayed frames {}..{} ({} frames) in {seconds:.2} s: {fps:.0} frames/s, {:.1}× real time",
+        outcome.start,
+        outcome.end,
+        outcome.replayed,
+        fps / tick_rate
+    );
+    match &outcome.first_mismatch {
+        None => println!(
+            "verified: every frame matches the log ({} against full checksums); final checksum {}",
+            outcome.full_checks, outcome.final_checksum
+        ),
+        Some(m) => println!(
+            "MISMATCH: {} frames differ from the log, the first at frame {} (log {}, computed {})",
+            outcome.mismatches, m.frame, m.expected, m.computed
+        ),
+    }
+}
+
+/// Replays the log under a [`SyncTest`] and prints its cost beside the plain
+/// replay's.
+fn sync_test<G: Game>(
+    log: &ReplayLog<G::Input>,
+    depth: u32,
+    plain_seconds: f64,
+    plain_frames: u32,
+) -> Result<(), CliError> {
+    let config = replay::check_game::<G>(log.header()).map_err(|e| CliError::new(e.to_string()))?;
+    let game =
+        G::new(&config, &log.header().setup).map_err(|e| CliError::new(e.to_string()))?;
+    let mut test = SyncTest::new(game, depth);
+    let start = Instant::now();
+    let mut frames = 0u32;
+    for frame in 0..log.frames() {
+        let Some(inputs) = log.inputs(frame) else {
+            break;
+        };
+        test.advance(inputs)
+            .map_err(|e| CliError::new(format!("sync test: {e}")))?;
+        frames += 1;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let plain = plain_seconds * 1000.0 / f64::from(plain_frames.max(1));
+    let tested = seconds * 1000.0 / f64::from(frames.max(1));
+    println!(
+        "sync test depth {depth}: {frames} frames passed, {} re-simulated; {tested:.3} ms/frame against {plain:.3} plain ({:.2}×)",
+        test.resimulated(),
+        tested / plain.max(1e-12)
+    );
+    Ok(())
+}

@@ -1,0 +1,258 @@
+//! [`Cubes`], the cube demo's [`Game`]: the settings, each player's stuck
+//! cubes and the physics world, stepped from the players' buttons.
+//!
+//! A frame: for each seat in order, its buttons push and lift its cube,
+//! space blows the cubes around it away, z pulls its stuck cubes in (or,
+//! released, drops them all); then the world steps; then, for each seat
+//! holding z, cubes that drifted past the radius come off and newly touching
+//! cubes stick.
+//!
+//! Invariants: the state is exactly what [`Game::encode`] writes (version,
+//! settings, player count, each seat's stuck cubes, then the world); the
+//! body layout of [`Layout`] holds at all times; [`Game::decode`] checks all
+//! of it and refuses anything else with a [`StateError`]; `step` uses only
+//! `Fx` arithmetic, the world and the inputs.
+
+use lockstep_fx::{Canonical, Sink, StateReader, StateWriter, Vec3};
+use lockstep_physics::{BodyHandle, World};
+use lockstep_sim::{Frame, Game, Match, SetupError, StateError};
+
+use super::config::CubesConfig;
+use super::input::CubesInput;
+use super::scene::{self, Layout};
+use super::{controls, katamari};
+
+/// Fewest players.
+pub const MIN_PLAYERS: u8 = 1;
+/// Most players (one per side of the field).
+pub const MAX_PLAYERS: u8 = 4;
+
+/// The cube demo: 1 to 4 players' cubes and a grid of small cubes on the
+/// ground.
+#[derive(Debug)]
+pub struct Cubes {
+    config: CubesConfig,
+    world: World,
+    layout: Layout,
+    /// Each seat's stuck cubes: sorted cube numbers (see `katamari`).
+    stuck: Vec<Vec<u32>>,
+}
+
+impl Cubes {
+    /// The settings.
+    pub fn config(&self) -> &CubesConfig {
+        &self.config
+    }
+
+    /// Players in the match.
+    pub fn players(&self) -> u8 {
+        self.stuck.len() as u8
+    }
+
+    /// The physics world (for rendering and inspection).
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// Seat `seat`'s cube.
+    pub fn player_body(&self, seat: u8) -> Option<BodyHandle> {
+        self.layout.players.get(usize::from(seat)).copied()
+    }
+
+    /// The centre of seat `seat`'s cube.
+    pub fn player_position(&self, seat: u8) -> Option<Vec3> {
+        Some(self.world.body(self.player_body(seat)?)?.position())
+    }
+
+    /// The velocity of seat `seat`'s cube.
+    pub fn player_velocity(&self, seat: u8) -> Option<Vec3> {
+        Some(self.world.body(self.player_body(seat)?)?.linear_velocity())
+    }
+
+    /// Small cubes in the field.
+    pub fn cube_count(&self) -> u32 {
+        self.layout.cubes.len() as u32
+    }
+
+    /// Small cube `i`'s body.
+    pub fn cube_body(&self, i: u32) -> Option<BodyHandle> {
+        self.layout.cubes.get(i as usize).copied()
+    }
+
+    /// The centre of small cube `i`.
+    pub fn cube_position(&self, i: u32) -> Option<Vec3> {
+        Some(self.world.body(self.cube_body(i)?)?.position())
+    }
+
+    /// The cubes stuck to seat `seat`'s cube (sorted cube numbers; empty for
+    /// a seat not in the match).
+    pub fn attached(&self, seat: u8) -> &[u32] {
+        self.stuck.get(usize::from(seat)).map_or(&[], Vec::as_slice)
+    }
+
+    /// Small cubes awake (moving or not yet settled).
+    pub fn awake_cubes(&self) -> u32 {
+        self.layout
+            .cubes
+            .iter()
+            .filter(|&&h| self.world.body(h).is_some_and(|b| b.is_awake()))
+            .count() as u32
+    }
+
+    /// Whether cube `i` is stuck to a seat other than `seat`.
+    fn held_by_other(stuck: &[Vec<u32>], seat: usize, i: u32) -> bool {
+        stuck
+            .iter()
+            .enumerate()
+            .any(|(s, list)| s != seat && list.binary_search(&i).is_ok())
+    }
+}
+
+/// State encoding version (see [`Game::VERSION`]).
+const VERSION: u32 = 1;
+
+impl Game for Cubes {
+    type Input = CubesInput;
+    type Config = CubesConfig;
+    const ID: &'static str = "cubes";
+    const VERSION: u32 = VERSION;
+
+    fn new(config: &CubesConfig, setup: &Match) -> Result<Cubes, SetupError> {
+        if !(MIN_PLAYERS..=MAX_PLAYERS).contains(&setup.players) {
+            return Err(SetupError::Players {
+                game: Self::ID,
+                min: MIN_PLAYERS,
+                max: MAX_PLAYERS,
+                found: setup.players,
+            });
+        }
+        if !(1..=240).contains(&setup.tick_rate) {
+            return Err(SetupError::TickRate {
+                game: Self::ID,
+                found: setup.tick_rate,
+            });
+        }
+        config.validate()?;
+        let settings = scene::world_settings(config, setup.tick_rate, setup.seed);
+        let (world, layout) = Layout::build(config, setup.players, settings)?;
+        Ok(Cubes {
+            config: config.clone(),
+            world,
+            layout,
+            stuck: vec![Vec::new(); usize::from(setup.players)],
+        })
+    }
+
+    fn step(&mut self, _frame: Frame, inputs: &[CubesInput]) {
+        let players = self.stuck.len();
+        let input = |seat: usize| inputs.get(seat).copied().unwrap_or_default();
+        for seat in 0..players {
+            let b = input(seat);
+            let player = self.layout.players[seat];
+            if !b.z {
+                self.stuck[seat].clear();
+            }
+            let stuck = &self.stuck[seat];
+            let carried = katamari::carried_mass(&self.world, &self.layout, stuck);
+            controls::drive(&mut self.world, &self.config, player, b, carried);
+            if b.space {
+                if let Some(centre) = self.world.body(player).map(|p| p.position()) {
+                    controls::blow(&mut self.world, &self.config, &self.layout, centre, stuck);
+                }
+            }
+            if b.z {
+                katamari::pull(&mut self.world, &self.config, &self.layout, player, stuck);
+            }
+        }
+        self.world.step();
+        for seat in 0..players {
+            if !input(seat).z {
+                continue;
+            }
+            let player = self.layout.players[seat];
+            let mut stuck = std::mem::take(&mut self.stuck[seat]);
+            katamari::drop_far(&self.world, &self.config, &self.layout, player, &mut stuck);
+            let touching =
+                katamari::touching(&self.world, &self.config, &self.layout, seat, &stuck);
+            katamari::stick(&self.config, &mut stuck, &touching, |i| {
+                Cubes::held_by_other(&self.stuck, seat, i)
+            });
+            self.stuck[seat] = stuck;
+        }
+    }
+
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.entity("cubes", &[]);
+        w.field("version", &VERSION);
+        self.config.encode(w);
+        w.field("players", &self.players());
+        for (seat, stuck) in self.stuck.iter().enumerate() {
+            w.entity("player", &[seat as u32]);
+            w.label::<u32>("attached count");
+            w.write_len(stuck.len());
+            for i in stuck {
+                w.field("attached cube", i);
+            }
+        }
+        self.world.encode(w);
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Cubes, StateError> {
+        let mut r = StateReader::new(bytes);
+        let version = r.read_u32()?;
+        if version != VERSION {
+            return Err(StateError::Version {
+                game: Self::ID,
+                found: version,
+                expected: VERSION,
+            });
+        }
+        let config = CubesConfig::decode(&mut r)?;
+        config.check().map_err(|(field, reason)| {
+            StateError::Invalid(format!("setting `{field}`: {reason}"))
+        })?;
+        let players = r.read_u8()?;
+        if !(MIN_PLAYERS..=MAX_PLAYERS).contains(&players) {
+            return Err(StateError::Invalid(format!(
+                "{players} players, not {MIN_PLAYERS} to {MAX_PLAYERS}"
+            )));
+        }
+        let cubes = config.cube_count();
+        let mut held = vec![false; cubes as usize];
+        let mut stuck = Vec::with_capacity(usize::from(players));
+        for seat in 0..players {
+            let n = r.read_len(4)?;
+            if n > config.katamari.max_cubes as usize {
+                return Err(StateError::Invalid(format!(
+                    "player {seat} holds {n} cubes, more than katamari.max_cubes"
+                )));
+            }
+            let mut list = Vec::with_capacity(n);
+            for _ in 0..n {
+                let i = r.read_u32()?;
+                if i >= cubes || list.last().is_some_and(|&last| last >= i) {
+                    return Err(StateError::Invalid(format!(
+                        "player {seat}'s attached cubes are not sorted cube numbers below {cubes}"
+                    )));
+                }
+                if std::mem::replace(&mut held[i as usize], true) {
+                    return Err(StateError::Invalid(format!(
+                        "cube {i} is attached to two players"
+                    )));
+                }
+                list.push(i);
+            }
+            stuck.push(list);
+        }
+        let rest = r.read_raw(r.remaining())?;
+        let world = World::decode(rest).map_err(|e| StateError::Invalid(e.to_string()))?;
+        let layout =
+            Layout::of(&world, players, cubes).map_err(|e| StateError::Invalid(e.into()))?;
+        Ok(Cubes {
+            config,
+            world,
+            layout,
+            stuck,
+        })
+    }
+}
