@@ -104,8 +104,10 @@ fn game<G: Demo>(runs: u32, frames: u32) -> Row {
             let mut bots: Vec<G::Bot> = (0..setup.players).map(|s| G::bot(s, setup.seed)).collect();
             let start = Instant::now();
             for frame in 0..frames {
-                let inputs: Vec<G::Input> =
-                    bots.iter_mut().map(|b| b.input(engine.game(), frame)).collect();
+                let inputs: Vec<G::Input> = bots
+                    .iter_mut()
+                    .map(|b| b.input(engine.game(), frame))
+                    .collect();
                 engine.advance(&inputs);
             }
             let ms = ms_per(start, frames);

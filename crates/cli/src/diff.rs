@@ -122,8 +122,8 @@ fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> {
         args.left.display().to_string(),
         args.right.display().to_string(),
     ];
-    let found = diagnose_logs::<G>(&left, &right, sources)
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let found =
+        diagnose_logs::<G>(&left, &right, sources).map_err(|e| CliError::new(e.to_string()))?;
     let Some(desync) = found else {
         println!(
             "no divergence: the logs agree on all {} frames both hold",

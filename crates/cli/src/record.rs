@@ -102,9 +102,7 @@ fn load_config<G: Demo>(settings: Option<&Path>) -> Result<G::Config, CliError> 
 
 fn record<G: Demo>(args: &RecordArgs, flip: Option<&Flip>) -> Result<(), CliError> {
     let config = load_config::<G>(args.settings.as_deref())?;
-    let players = args
-        .players
-        .unwrap_or(if G::ID == "rts" { 4 } else { 2 });
+    let players = args.players.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
     let setup = Match {
         players,
         seed: args.seed,

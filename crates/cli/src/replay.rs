@@ -165,8 +165,7 @@ fn sync_test<G: Game>(
     plain_frames: u32,
 ) -> Result<(), CliError> {
     let config = replay::check_game::<G>(log.header()).map_err(|e| CliError::new(e.to_string()))?;
-    let game =
-        G::new(&config, &log.header().setup).map_err(|e| CliError::new(e.to_string()))?;
+    let game = G::new(&config, &log.header().setup).map_err(|e| CliError::new(e.to_string()))?;
     let mut test = SyncTest::new(game, depth);
     let start = Instant::now();
     let mut frames = 0u32;

@@ -21,18 +21,28 @@ pub struct VerifyArgs {
     pub logs: Vec<PathBuf>,
 }
 
+/// One log's result: whether it verified, its per-frame checks, and a key
+/// naming its match (game, settings, seed, players, tick rate).
+struct Verified {
+    path: PathBuf,
+    game: String,
+    good: bool,
+    checks: Vec<(u32, u16)>,
+    key: [u8; 32],
+}
+
 /// Runs `lockstep verify`: exits non-zero if any log is incomplete, does not
 /// replay to its own checksums, or parts from another log of its match.
 pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     let mut ok = true;
-    let mut streams: Vec<(PathBuf, String, Vec<(u32, u16)>, [u8; 32])> = Vec::new();
+    let mut streams: Vec<Verified> = Vec::new();
     for path in &args.logs {
         let game = game_of(path)?;
         let result = with_game!(game.as_str(), G => verify_one::<G>(path));
         match result {
-            Ok((good, checks, key)) => {
-                ok &= good;
-                streams.push((path.clone(), game, checks, key));
+            Ok(v) => {
+                ok &= v.good;
+                streams.push(v);
             }
             Err(e) => {
                 println!("FAIL {}: {e}", path.display());
@@ -43,12 +53,12 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     // Logs of one match (same game, settings, seed and players) must agree.
     for (i, a) in streams.iter().enumerate() {
         for b in &streams[i + 1..] {
-            if a.1 == b.1 && a.3 == b.3 {
-                if let Some(frame) = first_divergence(&a.2, &b.2) {
+            if a.game == b.game && a.key == b.key {
+                if let Some(frame) = first_divergence(&a.checks, &b.checks) {
                     println!(
                         "FAIL {} and {} record the same match but part at frame {frame}",
-                        a.0.display(),
-                        b.0.display()
+                        a.path.display(),
+                        b.path.display()
                     );
                     ok = false;
                 }
@@ -62,10 +72,8 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-/// Verifies one log: whether it is complete and replays to its checksums,
-/// its per-frame checks, and a key identifying its match.
-#[allow(clippy::type_complexity)]
-fn verify_one<G: Game>(path: &Path) -> Result<(bool, Vec<(u32, u16)>, [u8; 32]), CliError> {
+/// Verifies one log: whether it is complete and replays to its checksums.
+fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
     let log = read_log::<G>(path)?;
     let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {})
         .map_err(|e| CliError::new(e.to_string()))?;
@@ -100,5 +108,11 @@ fn verify_one<G: Game>(path: &Path) -> Result<(bool, Vec<(u32, u16)>, [u8; 32]),
     key.write_u64(h.setup.seed);
     key.write_u8(h.setup.players);
     key.write_u16(h.setup.tick_rate);
-    Ok((good, checks, *key.checksum().as_bytes()))
+    Ok(Verified {
+        path: path.to_path_buf(),
+        game: G::ID.to_string(),
+        good,
+        checks,
+        key: *key.checksum().as_bytes(),
+    })
 }

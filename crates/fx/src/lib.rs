@@ -35,7 +35,9 @@ mod trig;
 mod vec3;
 
 pub use checksum::{Checksum, ParseChecksumError, ShortChecksum};
-pub use encoding::{ByteCounter, Canonical, DecodeError, HashSink, Mark, Sink, StateReader, StateWriter};
+pub use encoding::{
+    ByteCounter, Canonical, DecodeError, HashSink, Mark, Sink, StateReader, StateWriter,
+};
 pub use mat3::Mat3;
 pub use quat::Quat;
 pub use rng::Rng;

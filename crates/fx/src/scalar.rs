@@ -510,7 +510,9 @@ impl fmt::Debug for Fx {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let text = format!("{self:.32}");
         let trimmed = text.trim_end_matches('0');
-        let trimmed = trimmed.strip_suffix('.').map_or(trimmed.to_string(), |t| format!("{t}.0"));
+        let trimmed = trimmed
+            .strip_suffix('.')
+            .map_or(trimmed.to_string(), |t| format!("{t}.0"));
         f.write_str(&trimmed)
     }
 }

@@ -77,8 +77,16 @@ impl DesyncReport {
         let _ = writeln!(t, "left:  {}", self.sources[0]);
         let _ = writeln!(t, "right: {}", self.sources[1]);
         let _ = writeln!(t, "first divergent frame: {}", self.frame);
-        let _ = writeln!(t, "checksum after frame {}, left:  {}", self.frame, self.checksums[0]);
-        let _ = writeln!(t, "checksum after frame {}, right: {}", self.frame, self.checksums[1]);
+        let _ = writeln!(
+            t,
+            "checksum after frame {}, left:  {}",
+            self.frame, self.checksums[0]
+        );
+        let _ = writeln!(
+            t,
+            "checksum after frame {}, right: {}",
+            self.frame, self.checksums[1]
+        );
         for note in &self.notes {
             let _ = writeln!(t, "note: {note}");
         }
@@ -119,11 +127,7 @@ struct Around {
     notes: Vec<String>,
 }
 
-fn around<G: Game>(
-    log: &ReplayLog<G::Input>,
-    d: Frame,
-    side: &str,
-) -> Result<Around, RunError> {
+fn around<G: Game>(log: &ReplayLog<G::Input>, d: Frame, side: &str) -> Result<Around, RunError> {
     let config = check_game::<G>(log.header())?;
     let mut notes = Vec::new();
     let keyframe = log.keyframe_at_or_before(d).filter(|k| k.frame > 0);

@@ -38,7 +38,9 @@ pub enum SettingsError {
 /// Parses `text` (read from `path`, used only in errors).
 pub fn parse<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T, SettingsError> {
     toml::from_str(text).map_err(|e| {
-        let (line, column) = e.span().map_or((1, 1), |span| line_column(text, span.start));
+        let (line, column) = e
+            .span()
+            .map_or((1, 1), |span| line_column(text, span.start));
         SettingsError::Parse {
             path: path.to_path_buf(),
             line,
@@ -103,8 +105,11 @@ mod tests {
         let e = parse::<Settings>("count = 3\n", Path::new("a.toml")).unwrap_err();
         assert!(e.to_string().contains("friction"), "{e}");
 
-        let e = parse::<Settings>("count = 3\nfriction = \"1\"\nspeed = 2\n", Path::new("a.toml"))
-            .unwrap_err();
+        let e = parse::<Settings>(
+            "count = 3\nfriction = \"1\"\nspeed = 2\n",
+            Path::new("a.toml"),
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("a.toml:3:"), "{e}");
         assert!(e.to_string().contains("speed"), "{e}");
     }

@@ -132,18 +132,16 @@ impl<G: Game> SyncTest<G> {
         let reloaded = self.engine.game().snapshot();
         if reloaded != oldest.bytes {
             let diff = diff_snapshots::<G>(&oldest.bytes, &reloaded).unwrap_or_default();
-            return Err(SyncTestError::RoundTrip {
-                frame: start,
-                diff,
-            });
+            return Err(SyncTestError::RoundTrip { frame: start, diff });
         }
         for (i, inputs) in self.inputs.iter().enumerate() {
             let frame = start + i as Frame;
             let again = self.engine.advance(inputs);
             self.resimulated += 1;
             if again != first[i] {
-                let diff = diff_snapshots::<G>(&self.states[i + 1].bytes, &self.engine.game().snapshot())
-                    .unwrap_or_default();
+                let diff =
+                    diff_snapshots::<G>(&self.states[i + 1].bytes, &self.engine.game().snapshot())
+                        .unwrap_or_default();
                 return Err(SyncTestError::Mismatch {
                     frame,
                     first: first[i],

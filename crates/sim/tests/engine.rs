@@ -51,7 +51,11 @@ fn save_and_load_continue_exactly() {
         a.advance(&inputs(f));
     }
     let saved = a.save();
-    let mut b = Engine::at(Walkers::decode(&saved.bytes).unwrap(), saved.frame, EngineSettings::default());
+    let mut b = Engine::at(
+        Walkers::decode(&saved.bytes).unwrap(),
+        saved.frame,
+        EngineSettings::default(),
+    );
     for f in 25..50 {
         assert_eq!(a.advance(&inputs(f)), b.advance(&inputs(f)));
     }
@@ -151,7 +155,8 @@ fn a_flipped_bit_is_found_at_its_frame_with_its_entity_and_field() {
     let frame = first_divergence(&a, &b).unwrap();
     assert_eq!(frame, k + 1);
     let left = StateMap::decode::<Walkers>(&clean.snapshot_of(frame + 1).unwrap().bytes).unwrap();
-    let right = StateMap::decode::<Walkers>(&flipped.snapshot_of(frame + 1).unwrap().bytes).unwrap();
+    let right =
+        StateMap::decode::<Walkers>(&flipped.snapshot_of(frame + 1).unwrap().bytes).unwrap();
     let d = diff(&left, &right);
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0].entity.to_string(), "walker 5");
