@@ -76,7 +76,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(&e),
+    };
     let result = match cli.command {
         Command::Demo { out, frames } => record::demo(&out, frames),
         Command::Record(args) => record::run(&args),
@@ -94,6 +97,30 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("lockstep: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Help and version go to stdout as clap writes them; a bad argument is one
+/// line on stderr (clap's first line, which names the argument) and exit 2.
+fn argument_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let text = e.render().to_string();
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("lockstep: {line} (see `lockstep --help`)");
+            ExitCode::from(2)
         }
     }
 }

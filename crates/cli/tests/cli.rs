@@ -206,6 +206,10 @@ fn bad_arguments_give_one_clear_line() {
     assert!(line.contains("bad.toml:1:"), "{line}");
     let line = error_line(&lockstep(&["bench", "--runs", "0"]));
     assert!(line.contains("--runs"), "{line}");
+    let line = error_line(&lockstep(&["replay", "--frobnicate", "x.log"]));
+    assert!(line.contains("--frobnicate"), "{line}");
+    let line = error_line(&record(&out, &["--seed", "many"]));
+    assert!(line.contains("many"), "{line}");
     let line = error_line(&lockstep(&["bench", "nothing-like-this"]));
     assert!(line.contains("no benchmark matches"), "{line}");
 }
@@ -217,4 +221,16 @@ fn bench_prints_a_table() {
     let out = text(&o);
     assert!(out.contains("ms/step"), "{out}");
     assert!(out.contains("stack-sleep"), "{out}");
+}
+
+#[test]
+fn the_demo_records_replays_and_verifies() {
+    let d = dir("demo");
+    let log = d.join("demo.log");
+    let o = lockstep(&["demo", "--frames", "90", "--out", log.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("recorded 90 frames"), "{out}");
+    assert!(out.contains("verified: every frame matches"), "{out}");
+    assert!(log.exists());
 }

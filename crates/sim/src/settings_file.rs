@@ -59,26 +59,13 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, SettingsError> {
     parse(&text, path)
 }
 
-/// The 1-based line and column (in characters) of byte `offset` of `text`.
+/// The 1-based line and column (in characters) of byte `offset` of `text`
+/// (the parser's spans start on character boundaries).
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..text.floor_char_boundary_compat(offset)];
+    let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
-}
-
-trait FloorCharBoundary {
-    fn floor_char_boundary_compat(&self, offset: usize) -> usize;
-}
-
-impl FloorCharBoundary for str {
-    fn floor_char_boundary_compat(&self, offset: usize) -> usize {
-        let mut i = offset.min(self.len());
-        while !self.is_char_boundary(i) {
-            i -= 1;
-        }
-        i
-    }
 }
 
 #[cfg(test)]
