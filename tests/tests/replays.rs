@@ -3,6 +3,7 @@
 //! matches the golden. `tools/cross-verify` replays prefixes of the same
 //! logs on aarch64, s390x and i686.
 //!
+//! Each fixture is described by a match file in `fixtures/matches/`.
 //! Regenerate (a reviewed change, after bumping a game's `VERSION`):
 //! `LOCKSTEP_BLESS=1 cargo test -p lockstep-tests --test replays`.
 
@@ -11,41 +12,34 @@ use std::path::{Path, PathBuf};
 use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
+use lockstep_sim::Bot;
 use lockstep_sim::replay::{self, RecordSettings, Recorder, RunOptions};
-use lockstep_sim::{Bot, Match};
+use lockstep_sim::settings_file::{self, MatchFile};
 
-/// How each fixture was recorded: the game, players, seed, frames.
-struct Fixture {
-    file: &'static str,
-    players: u8,
-}
-
-const FRAMES: u32 = 3600;
-const KEYFRAMES: u32 = 1200;
-
-fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/replays")
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
 }
 
 fn bless() -> bool {
     std::env::var_os("LOCKSTEP_BLESS").is_some()
 }
 
-/// Records the fixture with the game's bots and embedded settings (what
-/// `lockstep record <game> --frames 3600 --keyframe-interval 1200` does).
-fn record<G: Demo>(f: &Fixture) -> Vec<u8> {
-    let setup = Match {
-        players: f.players,
-        seed: 1,
-        tick_rate: 60,
+/// Records the match of `m` with the game's bots (what `lockstep record
+/// --match` does).
+fn record<G: Demo>(m: &MatchFile) -> Vec<u8> {
+    let config = match &m.settings {
+        Some(path) => settings_file::load(path).unwrap(),
+        None => G::default_config(),
     };
     let settings = RecordSettings {
-        keyframe_interval: KEYFRAMES,
+        keyframe_interval: m.keyframe_interval.unwrap_or(600),
         ..RecordSettings::default()
     };
-    let mut rec = Recorder::<G, _>::new(&G::default_config(), setup, settings, Vec::new()).unwrap();
-    let mut bots: Vec<G::Bot> = (0..f.players).map(|s| G::bot(s, setup.seed)).collect();
-    for frame in 0..FRAMES {
+    let mut rec = Recorder::<G, _>::new(&config, m.setup, settings, Vec::new()).unwrap();
+    let mut bots: Vec<G::Bot> = (0..m.setup.players)
+        .map(|s| G::bot(s, m.setup.seed))
+        .collect();
+    for frame in 0..m.frames {
         let inputs: Vec<G::Input> = bots
             .iter_mut()
             .map(|b| b.input(rec.engine().game(), frame))
@@ -55,26 +49,28 @@ fn record<G: Demo>(f: &Fixture) -> Vec<u8> {
     rec.finish().unwrap().1
 }
 
-fn check<G: Demo>(f: &Fixture) {
-    let log_path = dir().join(f.file);
+fn check<G: Demo>(name: &str) {
+    let m = MatchFile::load(&fixtures().join(format!("matches/{name}.toml"))).unwrap();
+    assert_eq!(m.game, G::ID);
+    let log_path = fixtures().join(format!("replays/{name}.log"));
     let golden_path = log_path.with_extension("golden");
     if bless() {
-        std::fs::write(&log_path, record::<G>(f)).unwrap();
+        std::fs::write(&log_path, record::<G>(&m)).unwrap();
     }
+    let file = name;
     let bytes = std::fs::read(&log_path).unwrap();
     let log = replay::read::<G::Input>(&bytes).unwrap();
-    assert!(log.is_complete(), "{}: {:?}", f.file, log.end());
-    assert_eq!(log.frames(), FRAMES);
-    assert_eq!(log.header().setup.players, f.players);
+    assert!(log.is_complete(), "{file}: {:?}", log.end());
+    assert_eq!(log.frames(), m.frames);
+    assert_eq!(log.header().setup, m.setup);
     let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {}).unwrap();
     assert!(
         outcome.verified(),
-        "{} no longer replays: {:?} (a game or physics change moved the bits; bump the game's VERSION and re-record with LOCKSTEP_BLESS=1)",
-        f.file,
+        "{file} no longer replays: {:?} (a game or physics change moved the bits; bump the game's VERSION and re-record with LOCKSTEP_BLESS=1)",
         outcome.first_mismatch
     );
-    assert_eq!(outcome.replayed, FRAMES);
-    assert_eq!(outcome.full_checks, FRAMES / 60);
+    assert_eq!(outcome.replayed, m.frames);
+    assert_eq!(outcome.full_checks, m.frames / 60);
     let golden = format!(
         "game {}\nframes {}\nkeyframes {}\nfinal {}\n",
         G::ID,
@@ -89,35 +85,23 @@ fn check<G: Demo>(f: &Fixture) {
     assert_eq!(golden, expected, "{}", golden_path.display());
     // Seeking from each keyframe lands on the logged checksums too.
     for k in log.keyframes() {
-        let to = (k.frame + 120).min(FRAMES);
+        let to = (k.frame + 120).min(m.frames);
         let seek = RunOptions {
             to: Some(to),
             ..RunOptions::default()
         };
         let o = replay::run::<G>(&log, &seek, |_| {}).unwrap();
         assert_eq!(o.start, k.frame);
-        assert!(
-            o.verified(),
-            "{} from keyframe {}: {:?}",
-            f.file,
-            k.frame,
-            o
-        );
+        assert!(o.verified(), "{file} from keyframe {}: {o:?}", k.frame);
     }
 }
 
 #[test]
 fn cubes_fixture_replays_bit_identically() {
-    check::<Cubes>(&Fixture {
-        file: "cubes-2p.log",
-        players: 2,
-    });
+    check::<Cubes>("cubes-2p");
 }
 
 #[test]
 fn rts_fixture_replays_bit_identically() {
-    check::<Rts>(&Fixture {
-        file: "rts-4p.log",
-        players: 4,
-    });
+    check::<Rts>("rts-4p");
 }

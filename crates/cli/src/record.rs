@@ -10,7 +10,8 @@ use std::time::Instant;
 use clap::Args;
 use lockstep_games::Demo;
 use lockstep_sim::replay::{RecordSettings, Recorder};
-use lockstep_sim::{Bot, Game, Match, StateMap, settings_file};
+use lockstep_sim::settings_file::{self, MatchFile};
+use lockstep_sim::{Bot, Game, Match, StateMap};
 
 use crate::CliError;
 use crate::games::with_game;
@@ -18,29 +19,36 @@ use crate::games::with_game;
 /// Arguments of `lockstep record`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// The game: cubes or rts.
-    pub game: String,
+    /// The game: cubes or rts (or give a match file with --match).
+    #[arg(required_unless_present = "match_file")]
+    pub game: Option<String>,
+    /// A match file (TOML): game, frames, keyframe interval, settings file,
+    /// and a [match] table of players, seed and tick rate. Flags given on
+    /// the command line override it.
+    #[arg(long = "match", value_name = "FILE")]
+    pub match_file: Option<PathBuf>,
     /// Where to write the log.
     #[arg(short, long)]
     pub out: PathBuf,
     /// Players, each played by a bot (default: 2 for cubes, 4 for rts).
     #[arg(long)]
     pub players: Option<u8>,
-    /// The match seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Frames to play.
-    #[arg(long, default_value_t = 3600)]
-    pub frames: u32,
-    /// Frames per second.
-    #[arg(long, default_value_t = 60)]
-    pub tick_rate: u16,
+    /// The match seed (default 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Frames to play (default 3600).
+    #[arg(long)]
+    pub frames: Option<u32>,
+    /// Frames per second (default 60).
+    #[arg(long)]
+    pub tick_rate: Option<u16>,
     /// The game's settings file (TOML; default: the embedded settings).
     #[arg(long)]
     pub settings: Option<PathBuf>,
-    /// A keyframe snapshot every this many frames, for seeking (0: none).
-    #[arg(long, default_value_t = 600)]
-    pub keyframe_interval: u32,
+    /// A keyframe snapshot every this many frames, for seeking (0: none;
+    /// default 600).
+    #[arg(long)]
+    pub keyframe_interval: Option<u32>,
     /// A full 32-byte checksum every this many frames (others get 16 bits).
     #[arg(long, default_value_t = 60)]
     pub full_checksum_interval: u32,
@@ -86,10 +94,55 @@ fn parse_flip(text: &str) -> Result<Flip, CliError> {
     })
 }
 
+/// A match to record: the match file's values, overridden by flags.
+struct Plan {
+    game: String,
+    players: Option<u8>,
+    seed: u64,
+    frames: u32,
+    tick_rate: u16,
+    settings: Option<PathBuf>,
+    keyframe_interval: u32,
+}
+
+impl Plan {
+    fn of(args: &RecordArgs) -> Result<Plan, CliError> {
+        let file = match &args.match_file {
+            Some(path) => Some(MatchFile::load(path).map_err(|e| CliError::new(e.to_string()))?),
+            None => None,
+        };
+        let game = match (&args.game, &file) {
+            (Some(g), _) => g.clone(),
+            (None, Some(f)) => f.game.clone(),
+            (None, None) => return Err(CliError::new("name a game or give --match FILE")),
+        };
+        let setup = file.as_ref().map(|f| f.setup);
+        Ok(Plan {
+            game,
+            players: args.players.or(setup.map(|s| s.players)),
+            seed: args.seed.or(setup.map(|s| s.seed)).unwrap_or(1),
+            frames: args
+                .frames
+                .or(file.as_ref().map(|f| f.frames))
+                .unwrap_or(3600),
+            tick_rate: args.tick_rate.or(setup.map(|s| s.tick_rate)).unwrap_or(60),
+            settings: args
+                .settings
+                .clone()
+                .or(file.as_ref().and_then(|f| f.settings.clone())),
+            keyframe_interval: args
+                .keyframe_interval
+                .or(file.as_ref().and_then(|f| f.keyframe_interval))
+                .unwrap_or(600),
+        })
+    }
+}
+
 /// Runs `lockstep record`.
 pub fn run(args: &RecordArgs) -> Result<ExitCode, CliError> {
     let flip = args.flip.as_deref().map(parse_flip).transpose()?;
-    with_game!(args.game.as_str(), G => record::<G>(args, flip.as_ref()))?;
+    let plan = Plan::of(args)?;
+    with_game!(plan.game.as_str(), G => record::<G>(&plan, args, flip.as_ref()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -100,17 +153,17 @@ fn load_config<G: Demo>(settings: Option<&Path>) -> Result<G::Config, CliError> 
     }
 }
 
-fn record<G: Demo>(args: &RecordArgs, flip: Option<&Flip>) -> Result<(), CliError> {
-    let config = load_config::<G>(args.settings.as_deref())?;
-    let players = args.players.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
+fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Result<(), CliError> {
+    let config = load_config::<G>(plan.settings.as_deref())?;
+    let players = plan.players.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
     let setup = Match {
         players,
-        seed: args.seed,
-        tick_rate: args.tick_rate,
+        seed: plan.seed,
+        tick_rate: plan.tick_rate,
     };
     let settings = RecordSettings {
         full_checksum_interval: args.full_checksum_interval,
-        keyframe_interval: args.keyframe_interval,
+        keyframe_interval: plan.keyframe_interval,
         ..RecordSettings::default()
     };
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -121,10 +174,10 @@ fn record<G: Demo>(args: &RecordArgs, flip: Option<&Flip>) -> Result<(), CliErro
     let file = File::create(&args.out).map_err(io_err)?;
     let mut recorder = Recorder::<G, _>::new(&config, setup, settings, BufWriter::new(file))
         .map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
-    let mut bots: Vec<G::Bot> = (0..players).map(|seat| G::bot(seat, args.seed)).collect();
-    let bar = crate::replay::progress_bar(u64::from(args.frames), "recording");
+    let mut bots: Vec<G::Bot> = (0..players).map(|seat| G::bot(seat, plan.seed)).collect();
+    let bar = crate::replay::progress_bar(u64::from(plan.frames), "recording");
     let start = Instant::now();
-    for frame in 0..args.frames {
+    for frame in 0..plan.frames {
         if let Some(f) = flip.filter(|f| f.frame == frame) {
             corrupt::<G, _>(&mut recorder, f)?;
         }
@@ -140,13 +193,13 @@ fn record<G: Demo>(args: &RecordArgs, flip: Option<&Flip>) -> Result<(), CliErro
     let (_, out) = recorder.finish().map_err(io_err)?;
     let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
     let bytes = file.metadata().map_err(io_err)?.len();
-    let per = bytes as f64 / f64::from(args.frames.max(1)) / f64::from(players.max(1));
-    let game_seconds = f64::from(args.frames) / f64::from(args.tick_rate.max(1));
+    let per = bytes as f64 / f64::from(plan.frames.max(1)) / f64::from(players.max(1));
+    let game_seconds = f64::from(plan.frames) / f64::from(plan.tick_rate.max(1));
     println!(
         "recorded {} frames ({game_seconds:.0} s) of {} ({players} players, seed {}) in {seconds:.1} s, {:.1}× real time → {} ({bytes} bytes, {per:.2} bytes/frame/player)",
-        args.frames,
+        plan.frames,
         G::ID,
-        args.seed,
+        plan.seed,
         game_seconds / seconds.max(1e-9),
         args.out.display()
     );
@@ -190,18 +243,20 @@ fn corrupt<G: Game, W: std::io::Write>(
 /// settings, then replays it and verifies every frame.
 pub fn demo(out: &Path, frames: u32) -> Result<ExitCode, CliError> {
     let args = RecordArgs {
-        game: "cubes".into(),
+        game: Some("cubes".into()),
+        match_file: None,
         out: out.to_path_buf(),
         players: Some(2),
-        seed: 1,
-        frames,
-        tick_rate: 60,
+        seed: None,
+        frames: Some(frames),
+        tick_rate: None,
         settings: None,
-        keyframe_interval: 600,
+        keyframe_interval: None,
         full_checksum_interval: 60,
         flip: None,
     };
-    record::<lockstep_games::cubes::Cubes>(&args, None)?;
+    let plan = Plan::of(&args)?;
+    record::<lockstep_games::cubes::Cubes>(&plan, &args, None)?;
     crate::replay::run(&crate::replay::ReplayArgs {
         log: out.to_path_buf(),
         to: None,

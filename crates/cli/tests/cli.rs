@@ -234,3 +234,57 @@ fn the_demo_records_replays_and_verifies() {
     assert!(out.contains("verified: every frame matches"), "{out}");
     assert!(log.exists());
 }
+
+#[test]
+fn match_files_describe_a_recording_and_flags_override_them() {
+    let d = dir("match_file");
+    std::fs::write(d.join("scene.toml"), lockstep_scene_with_grid(10)).unwrap();
+    std::fs::write(
+        d.join("m.toml"),
+        "game = \"cubes\"\nframes = 50\nsettings = \"scene.toml\"\n[match]\nplayers = 3\nseed = 9\n",
+    )
+    .unwrap();
+    let log = d.join("m.log");
+    let m = d.join("m.toml");
+    let o = lockstep(&[
+        "record",
+        "--match",
+        m.to_str().unwrap(),
+        "-o",
+        log.to_str().unwrap(),
+        "--frames",
+        "40",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("recorded 40 frames"), "{}", text(&o));
+    assert!(text(&o).contains("3 players, seed 9"), "{}", text(&o));
+    let o = lockstep(&["replay", log.to_str().unwrap(), "-q"]);
+    assert!(text(&o).contains("verified"), "{}", text(&o));
+
+    std::fs::write(
+        &m,
+        "game = \"cubes\"\nframes = 50\n[match]\nplayers = 3\nspeed = 2\n",
+    )
+    .unwrap();
+    let line = error_line(&lockstep(&[
+        "record",
+        "--match",
+        m.to_str().unwrap(),
+        "-o",
+        log.to_str().unwrap(),
+    ]));
+    assert!(
+        line.contains("m.toml:5:") && line.contains("speed"),
+        "{line}"
+    );
+}
+
+/// The embedded cubes settings with another grid size.
+fn lockstep_scene_with_grid(grid: u32) -> String {
+    let text = include_str!("../../games/scenes/cubes.toml");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("grid ="))
+        .expect("the scene sets grid");
+    text.replacen(line, &format!("grid = {grid}"), 1)
+}

@@ -21,7 +21,10 @@ use lockstep_protocol::Input;
 pub type Frame = u32;
 
 /// What every match fixes before frame 0, beside the game's own settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// In a match file (see [`crate::settings_file::MatchFile`]) every field is
+/// optional and defaults to [`Match::default`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Match {
     /// Players in the match (seats `0..players`).
     pub players: u8,

@@ -1,6 +1,7 @@
-//! Loading human-edited settings (a game's scene and rules) from TOML
-//! through serde, with errors that name the file, the line and column, and
-//! the field.
+//! Loading human-edited settings from TOML through serde, with errors that
+//! name the file, the line and column, and the field: a game's scene and
+//! rules (its `Config`), and a whole match ([`MatchFile`]: which game, the
+//! players, seed and tick rate, how long, and which scene).
 //!
 //! Fixed-point values are written as decimal strings (`friction = "0.5"`)
 //! or integers; TOML floats are refused (see `lockstep_fx`'s serde support),
@@ -9,6 +10,54 @@
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
+
+use crate::game::{Frame, Match};
+
+/// A recorded match described in a file, e.g.
+///
+/// ```toml
+/// game = "cubes"
+/// frames = 3600
+/// keyframe_interval = 1200
+/// settings = "my-scene.toml"   # optional, relative to this file
+///
+/// [match]
+/// players = 2
+/// seed = 1
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchFile {
+    /// The game's id.
+    pub game: String,
+    /// Frames to play.
+    pub frames: Frame,
+    /// A keyframe every this many frames (`None`: the recorder's default).
+    #[serde(default)]
+    pub keyframe_interval: Option<u32>,
+    /// The game's settings file, relative to the match file (`None`: the
+    /// game's embedded default).
+    #[serde(default)]
+    pub settings: Option<PathBuf>,
+    /// Players, seed and tick rate.
+    #[serde(rename = "match", default)]
+    pub setup: Match,
+}
+
+impl MatchFile {
+    /// Loads a match file; a relative `settings` path is resolved against
+    /// the match file's folder.
+    pub fn load(path: &Path) -> Result<MatchFile, SettingsError> {
+        let mut file: MatchFile = load(path)?;
+        if let Some(settings) = &file.settings {
+            if settings.is_relative() {
+                let dir = path.parent().unwrap_or(Path::new(""));
+                file.settings = Some(dir.join(settings));
+            }
+        }
+        Ok(file)
+    }
+}
 
 /// Why a settings file could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +148,22 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().starts_with("a.toml:3:"), "{e}");
         assert!(e.to_string().contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn match_files_default_what_they_omit() {
+        let text = "game = \"cubes\"\nframes = 600\n[match]\nplayers = 3\n";
+        let m: MatchFile = parse(text, Path::new("m.toml")).unwrap();
+        assert_eq!(m.setup.players, 3);
+        assert_eq!(m.setup.seed, Match::default().seed);
+        assert_eq!(m.keyframe_interval, None);
+        let e = parse::<MatchFile>(
+            "game = \"cubes\"\nframes = 1\n[match]\nplayer = 3\n",
+            Path::new("m.toml"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("m.toml:4:"), "{e}");
+        assert!(e.to_string().contains("player"), "{e}");
     }
 
     #[test]
