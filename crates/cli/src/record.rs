@@ -23,7 +23,7 @@ pub struct RecordArgs {
     #[arg(required_unless_present = "match_file")]
     pub game: Option<String>,
     /// A match file (TOML): game, frames, keyframe interval, settings file,
-    /// and a [match] table of players, seed and tick rate. Flags given on
+    /// and a `[match]` table of players, seed and tick rate. Flags given on
     /// the command line override it.
     #[arg(long = "match", value_name = "FILE")]
     pub match_file: Option<PathBuf>,
