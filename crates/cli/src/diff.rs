@@ -107,7 +107,7 @@ fn diff_state_files<G: Game>(
     for d in &diff {
         println!("{d}");
     }
-    println!("{} fields differ", diff.len());
+    println!("{}", lockstep_sim::diff::count(diff.len()));
     Ok(if diff.is_empty() {
         ExitCode::SUCCESS
     } else {

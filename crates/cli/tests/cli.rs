@@ -181,7 +181,7 @@ fn diff_finds_a_flipped_bit_and_writes_a_report() {
     let o = lockstep(&["diff", left.to_str().unwrap(), right.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("body 40 · position"), "{}", text(&o));
-    assert!(text(&o).contains("1 fields differ"), "{}", text(&o));
+    assert!(text(&o).contains("1 field differs"), "{}", text(&o));
 
     // Identical logs: no divergence, exit 0.
     let o = lockstep(&["diff", clean.to_str().unwrap(), clean.to_str().unwrap()]);

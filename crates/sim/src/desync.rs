@@ -91,8 +91,8 @@ impl DesyncReport {
         for (when, diff) in [("before", &self.before), ("after", &self.after)] {
             let _ = writeln!(
                 t,
-                "\n{} fields differ in the states {when} frame {}:",
-                diff.len(),
+                "\n{} in the states {when} frame {}:",
+                crate::diff::count(diff.len()),
                 self.frame
             );
             for d in diff {

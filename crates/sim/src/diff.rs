@@ -98,6 +98,15 @@ pub fn diff(left: &StateMap, right: &StateMap) -> Vec<FieldDiff> {
     out
 }
 
+/// "1 field differs" or "n fields differ".
+pub fn count(n: usize) -> String {
+    if n == 1 {
+        "1 field differs".to_string()
+    } else {
+        format!("{n} fields differ")
+    }
+}
+
 /// Decodes two `G` snapshots and compares them field by field.
 pub fn diff_snapshots<G: Game>(left: &[u8], right: &[u8]) -> Result<Vec<FieldDiff>, StateError> {
     Ok(diff(

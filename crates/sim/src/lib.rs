@@ -14,8 +14,8 @@
 //! - [`replay`]: versioned binary replay logs of a match's inputs and
 //!   checksums, written as a stream and read back up to the last valid byte.
 //! - [`StateFile`]: one exact state saved to disk, for desync reports.
-//! - [`settings_file`]: a game's settings from TOML, with errors that name
-//!   file, line and field.
+//! - [`settings_file`]: a game's settings and whole matches from TOML, with
+//!   errors that name file, line and field.
 //!
 //! Like `lockstep-physics`, this crate is integer-only, reads no clock and
 //! starts no thread.

@@ -22,8 +22,8 @@ use crate::game::{Frame, Game, StateError};
 pub enum SyncTestError {
     /// Stepping `frame` again from the same state gave another state.
     #[error(
-        "frame {frame} is not deterministic: checksum {first} the first time, {again} again ({} fields differ)",
-        diff.len()
+        "frame {frame} is not deterministic: checksum {first} the first time, {again} again ({})",
+        crate::diff::count(diff.len())
     )]
     Mismatch {
         /// The first frame whose re-simulation differs.
@@ -37,7 +37,7 @@ pub enum SyncTestError {
     },
     /// A saved state did not load back to the same bytes: `decode` and
     /// `encode` disagree.
-    #[error("the state before frame {frame} does not survive a save and load ({} fields differ)", diff.len())]
+    #[error("the state before frame {frame} does not survive a save and load ({})", crate::diff::count(diff.len()))]
     RoundTrip {
         /// The frame of the state.
         frame: Frame,
