@@ -2,9 +2,9 @@
 //! k in one recording of a match; comparing its log with a clean recording
 //! finds frame k, the body and the field.
 
-use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
+use lockstep_games::{Bots, Demo};
 use lockstep_sim::desync::{diagnose_logs, first_divergence};
 use lockstep_sim::replay::{self, RecordSettings, Recorder, RunOptions};
 use lockstep_sim::{Bot, Engine, EngineSettings, Frame, Game, Match, StateMap, diff};
@@ -20,7 +20,7 @@ fn record<G: Demo>(players: u8, frames: Frame, flip: Option<(Frame, &str, &str, 
         ..RecordSettings::default()
     };
     let mut rec = Recorder::<G, _>::new(&G::default_config(), setup, settings, Vec::new()).unwrap();
-    let mut bots: Vec<G::Bot> = (0..players).map(|s| G::bot(s, setup.seed)).collect();
+    let mut bots = Bots::<G>::new(&setup);
     for frame in 0..frames {
         if let Some((k, entity, field, bit)) = flip.filter(|f| f.0 == frame) {
             let map = StateMap::of(rec.engine().game());
@@ -29,10 +29,7 @@ fn record<G: Demo>(players: u8, frames: Frame, flip: Option<(Frame, &str, &str, 
             rec.keyframe().unwrap();
             assert_eq!(rec.engine().frame(), k);
         }
-        let inputs: Vec<G::Input> = bots
-            .iter_mut()
-            .map(|b| b.input(rec.engine().game(), frame))
-            .collect();
+        let inputs = bots.inputs(rec.engine().game(), frame);
         rec.advance(&inputs).unwrap();
     }
     rec.finish().unwrap().1

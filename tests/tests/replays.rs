@@ -9,10 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
-use lockstep_sim::Bot;
+use lockstep_games::{Bots, Demo};
 use lockstep_sim::replay::{self, RecordSettings, Recorder, RunOptions};
 use lockstep_sim::settings_file::{self, MatchFile};
 
@@ -36,14 +35,9 @@ fn record<G: Demo>(m: &MatchFile) -> Vec<u8> {
         ..RecordSettings::default()
     };
     let mut rec = Recorder::<G, _>::new(&config, m.setup, settings, Vec::new()).unwrap();
-    let mut bots: Vec<G::Bot> = (0..m.setup.players)
-        .map(|s| G::bot(s, m.setup.seed))
-        .collect();
+    let mut bots = Bots::<G>::new(&m.setup);
     for frame in 0..m.frames {
-        let inputs: Vec<G::Input> = bots
-            .iter_mut()
-            .map(|b| b.input(rec.engine().game(), frame))
-            .collect();
+        let inputs = bots.inputs(rec.engine().game(), frame);
         rec.advance(&inputs).unwrap();
     }
     rec.finish().unwrap().1

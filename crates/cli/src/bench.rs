@@ -4,11 +4,11 @@
 
 use std::time::Instant;
 
-use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
+use lockstep_games::{Bots, Demo};
 use lockstep_physics::scenes;
-use lockstep_sim::{Bot, Engine, EngineSettings, Match};
+use lockstep_sim::{Engine, EngineSettings, Match};
 
 use crate::CliError;
 
@@ -101,13 +101,10 @@ fn game<G: Demo>(runs: u32, frames: u32) -> Row {
         .map(|_| {
             let game = G::new(&config, &setup).expect("embedded settings are valid");
             let mut engine = Engine::new(game, EngineSettings::default());
-            let mut bots: Vec<G::Bot> = (0..setup.players).map(|s| G::bot(s, setup.seed)).collect();
+            let mut bots = Bots::<G>::new(&setup);
             let start = Instant::now();
             for frame in 0..frames {
-                let inputs: Vec<G::Input> = bots
-                    .iter_mut()
-                    .map(|b| b.input(engine.game(), frame))
-                    .collect();
+                let inputs = bots.inputs(engine.game(), frame);
                 engine.advance(&inputs);
             }
             let ms = ms_per(start, frames);

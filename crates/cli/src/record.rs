@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use lockstep_games::Demo;
+use lockstep_games::{Bots, Demo};
 use lockstep_sim::replay::{RecordSettings, Recorder};
 use lockstep_sim::settings_file::{self, MatchFile};
-use lockstep_sim::{Bot, Game, Match, StateMap};
+use lockstep_sim::{Game, Match, StateMap};
 
 use crate::CliError;
 use crate::games::with_game;
@@ -174,17 +174,14 @@ fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Resul
     let file = File::create(&args.out).map_err(io_err)?;
     let mut recorder = Recorder::<G, _>::new(&config, setup, settings, BufWriter::new(file))
         .map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
-    let mut bots: Vec<G::Bot> = (0..players).map(|seat| G::bot(seat, plan.seed)).collect();
+    let mut bots = Bots::<G>::new(&setup);
     let bar = crate::replay::progress_bar(u64::from(plan.frames), "recording");
     let start = Instant::now();
     for frame in 0..plan.frames {
         if let Some(f) = flip.filter(|f| f.frame == frame) {
             corrupt::<G, _>(&mut recorder, f)?;
         }
-        let inputs: Vec<G::Input> = bots
-            .iter_mut()
-            .map(|b| b.input(recorder.engine().game(), frame))
-            .collect();
+        let inputs = bots.inputs(recorder.engine().game(), frame);
         recorder.advance(&inputs).map_err(io_err)?;
         bar.inc(1);
     }

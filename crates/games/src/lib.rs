@@ -14,7 +14,7 @@
 pub mod cubes;
 pub mod rts;
 
-use lockstep_sim::{Bot, Game};
+use lockstep_sim::{Bot, Frame, Game, Match};
 
 /// A shipped game: embedded default settings and a scripted bot.
 pub trait Demo: Game {
@@ -34,5 +34,25 @@ pub trait Demo: Game {
             std::path::Path::new("<embedded>"),
         )
         .unwrap_or_else(|e| panic!("the embedded {} settings are invalid: {e}", Self::ID))
+    }
+}
+
+/// One bot per seat of a match, asked together each frame: how a headless
+/// match is played (`lockstep record`, the fixtures, the benchmarks).
+pub struct Bots<G: Demo> {
+    bots: Vec<G::Bot>,
+}
+
+impl<G: Demo> Bots<G> {
+    /// A bot for every seat of `setup`, seeded from its seed.
+    pub fn new(setup: &Match) -> Bots<G> {
+        Bots {
+            bots: (0..setup.players).map(|s| G::bot(s, setup.seed)).collect(),
+        }
+    }
+
+    /// Every seat's input for `frame`, seeing `game` before it is stepped.
+    pub fn inputs(&mut self, game: &G, frame: Frame) -> Vec<G::Input> {
+        self.bots.iter_mut().map(|b| b.input(game, frame)).collect()
     }
 }

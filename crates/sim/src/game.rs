@@ -14,7 +14,7 @@
 //! - [`Game::VERSION`] changes whenever `step` or the encoding does, so a
 //!   replay log recorded by another version is refused, not mis-replayed.
 
-use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, Sink, StateWriter};
+use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, Sink, StateReader, StateWriter};
 use lockstep_protocol::Input;
 
 /// A frame number: frame `n` is stepped with every player's input for `n`.
@@ -42,6 +42,32 @@ impl Default for Match {
             seed: 1,
             tick_rate: 60,
         }
+    }
+}
+
+impl Match {
+    /// Checks a setup against what game `game` supports: a player count in
+    /// `players` and a tick rate of 1 to 240 Hz.
+    pub fn check(
+        &self,
+        game: &'static str,
+        players: core::ops::RangeInclusive<u8>,
+    ) -> Result<(), SetupError> {
+        if !players.contains(&self.players) {
+            return Err(SetupError::Players {
+                game,
+                min: *players.start(),
+                max: *players.end(),
+                found: self.players,
+            });
+        }
+        if !(1..=240).contains(&self.tick_rate) {
+            return Err(SetupError::TickRate {
+                game,
+                found: self.tick_rate,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -145,6 +171,20 @@ pub trait Game: Sized {
         self.encode(&mut w);
         w.into_inner()
     }
+}
+
+/// Reads the `u32` version a state encoding starts with and refuses any
+/// but `G::VERSION` (write it with `w.field("version", &G::VERSION)`).
+pub fn read_version<G: Game>(r: &mut StateReader<'_>) -> Result<(), StateError> {
+    let found = r.read_u32()?;
+    if found != G::VERSION {
+        return Err(StateError::Version {
+            game: G::ID,
+            found,
+            expected: G::VERSION,
+        });
+    }
+    Ok(())
 }
 
 /// A scripted player that chooses inputs from what it sees of the game, so

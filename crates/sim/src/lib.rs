@@ -36,7 +36,7 @@ mod synctest;
 pub use diff::{FieldDiff, diff, diff_snapshots};
 pub use engine::{Engine, EngineSettings, RollbackError, Snapshot};
 pub use fields::{EntityKey, StateMap};
-pub use game::{Bot, Frame, Game, Match, SetupError, StateError};
+pub use game::{Bot, Frame, Game, Match, SetupError, StateError, read_version};
 pub use lockstep_protocol::Input;
 pub use state_file::{STATE_FILE_VERSION, STATE_MAGIC, StateFile, StateFileError};
 pub use synctest::{SyncTest, SyncTestError};

@@ -15,7 +15,7 @@
 
 use lockstep_fx::{Canonical, Sink, StateReader, StateWriter, Vec3};
 use lockstep_physics::{BodyHandle, World};
-use lockstep_sim::{Frame, Game, Match, SetupError, StateError};
+use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
 use super::config::CubesConfig;
 use super::input::CubesInput;
@@ -118,20 +118,7 @@ impl Game for Cubes {
     const VERSION: u32 = VERSION;
 
     fn new(config: &CubesConfig, setup: &Match) -> Result<Cubes, SetupError> {
-        if !(MIN_PLAYERS..=MAX_PLAYERS).contains(&setup.players) {
-            return Err(SetupError::Players {
-                game: Self::ID,
-                min: MIN_PLAYERS,
-                max: MAX_PLAYERS,
-                found: setup.players,
-            });
-        }
-        if !(1..=240).contains(&setup.tick_rate) {
-            return Err(SetupError::TickRate {
-                game: Self::ID,
-                found: setup.tick_rate,
-            });
-        }
+        setup.check(Self::ID, MIN_PLAYERS..=MAX_PLAYERS)?;
         config.validate()?;
         let settings = scene::world_settings(config, setup.tick_rate, setup.seed);
         let (world, layout) = Layout::build(config, setup.players, settings)?;
@@ -199,14 +186,7 @@ impl Game for Cubes {
 
     fn decode(bytes: &[u8]) -> Result<Cubes, StateError> {
         let mut r = StateReader::new(bytes);
-        let version = r.read_u32()?;
-        if version != VERSION {
-            return Err(StateError::Version {
-                game: Self::ID,
-                found: version,
-                expected: VERSION,
-            });
-        }
+        read_version::<Cubes>(&mut r)?;
         let config = CubesConfig::decode(&mut r)?;
         config.check().map_err(|(field, reason)| {
             StateError::Invalid(format!("setting `{field}`: {reason}"))

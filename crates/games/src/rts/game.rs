@@ -19,7 +19,7 @@
 
 use lockstep_fx::{Canonical, Fx, Sink, StateReader, StateWriter, Vec3};
 use lockstep_physics::{Aabb, World};
-use lockstep_sim::{Frame, Game, Match, SetupError, StateError};
+use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
 use super::combat::{self, index_of};
 use super::command::Command;
@@ -219,20 +219,7 @@ impl Game for Rts {
     const VERSION: u32 = 1;
 
     fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
-        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&setup.players) {
-            return Err(SetupError::Players {
-                game: Self::ID,
-                min: Self::MIN_PLAYERS,
-                max: Self::MAX_PLAYERS,
-                found: setup.players,
-            });
-        }
-        if !(1..=240).contains(&setup.tick_rate) {
-            return Err(SetupError::TickRate {
-                game: Self::ID,
-                found: setup.tick_rate,
-            });
-        }
+        setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_PLAYERS)?;
         config.validate()?;
         let (world, units) = map::build(config, setup).map_err(|e| SetupError::Setting {
             game: Self::ID,
@@ -287,14 +274,7 @@ impl Game for Rts {
 
     fn decode(bytes: &[u8]) -> Result<Rts, StateError> {
         let mut r = StateReader::new(bytes);
-        let version = r.read_u32()?;
-        if version != Self::VERSION {
-            return Err(StateError::Version {
-                game: Self::ID,
-                found: version,
-                expected: Self::VERSION,
-            });
-        }
+        read_version::<Rts>(&mut r)?;
         let players = r.read_u8()?;
         if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&players) {
             return Err(StateError::Invalid(format!("{players} players")));

@@ -4,7 +4,7 @@
 
 use lockstep_fx::{Canonical, DecodeError, Fx, Rng, Sink, StateReader, StateWriter};
 use lockstep_protocol::testgame::Buttons;
-use lockstep_sim::{Frame, Game, Match, SetupError, StateError};
+use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
 /// The walkers' settings.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -52,14 +52,7 @@ impl Game for Walkers {
     const VERSION: u32 = 1;
 
     fn new(config: &WalkersConfig, setup: &Match) -> Result<Self, SetupError> {
-        if setup.players == 0 || setup.players > 8 {
-            return Err(SetupError::Players {
-                game: Self::ID,
-                min: 1,
-                max: 8,
-                found: setup.players,
-            });
-        }
+        setup.check(Self::ID, 1..=8)?;
         let n = config.walkers as usize * usize::from(setup.players);
         Ok(Walkers {
             config: config.clone(),
@@ -97,14 +90,7 @@ impl Game for Walkers {
 
     fn decode(bytes: &[u8]) -> Result<Self, StateError> {
         let mut r = StateReader::new(bytes);
-        let version = r.read_u32()?;
-        if version != Self::VERSION {
-            return Err(StateError::Version {
-                game: Self::ID,
-                found: version,
-                expected: Self::VERSION,
-            });
-        }
+        read_version::<Walkers>(&mut r)?;
         let seed = r.read_u64()?;
         let config = WalkersConfig::decode(&mut r)?;
         let n = r.read_len(8)?;
