@@ -137,14 +137,9 @@ fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> {
             .with_file_name(format!("desync-{}.txt", report.frame))
     });
     let text = report.to_text();
-    let write = |p: &Path, bytes: &[u8]| {
-        std::fs::write(p, bytes).map_err(|e| CliError::new(format!("{}: {e}", p.display())))
-    };
-    write(&path, text.as_bytes())?;
-    for (side, state) in ["left", "right"].iter().zip(&desync.states) {
-        let p = path.with_extension(format!("{side}.state"));
-        write(&p, &StateFile::of::<G>(state.clone()).encode())?;
-    }
+    desync
+        .write::<G>(&path)
+        .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
     print!("{text}");
     println!(
         "\nreport written to {} (states before frame {} beside it)",

@@ -19,7 +19,7 @@ use lockstep_sim::{Bot, Frame, Game, Match};
 /// A shipped game: embedded default settings and a scripted bot.
 pub trait Demo: Game {
     /// The bot that plays it.
-    type Bot: Bot<Self>;
+    type Bot: Bot<Self> + 'static;
 
     /// The default settings, as TOML text (the file under `scenes/`).
     const DEFAULT_SETTINGS: &'static str;

@@ -5,6 +5,8 @@
 //! all of it for two replay logs of one match.
 
 use core::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use lockstep_fx::Checksum;
 
@@ -12,6 +14,7 @@ use crate::diff::FieldDiff;
 use crate::engine::{Engine, EngineSettings, Snapshot};
 use crate::game::{Frame, Game};
 use crate::replay::{FrameCheck, ReplayLog, RunError, check_game};
+use crate::state_file::StateFile;
 
 /// The first frame at which two per-frame checksum streams differ, looking
 /// only at frames both hold (each stream in frame order).
@@ -103,14 +106,35 @@ impl DesyncReport {
     }
 }
 
-/// A desync found between two replay logs of the same match: the report
-/// and both runs' states before the divergent frame.
+/// A diagnosed desync: the report and both sides' states before the
+/// divergent frame. [`diagnose_logs`] finds one between two replay logs; a
+/// live peer builds one when the authority's state reaches it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogDesync {
+pub struct Diagnosis {
     /// The readable report.
     pub report: DesyncReport,
     /// The left and right states before [`DesyncReport::frame`].
     pub states: [Snapshot; 2],
+}
+
+impl Diagnosis {
+    /// Writes the report as text to `path` and each state beside it as a
+    /// state file (`<path stem>.left.state`, `<path stem>.right.state`, which
+    /// `lockstep diff` compares field by field). Returns the state files'
+    /// paths.
+    pub fn write<G: Game>(&self, path: &Path) -> io::Result<[PathBuf; 2]> {
+        std::fs::write(path, self.report.to_text())?;
+        let mut written = [PathBuf::new(), PathBuf::new()];
+        for ((side, state), out) in ["left", "right"]
+            .iter()
+            .zip(&self.states)
+            .zip(&mut written)
+        {
+            *out = path.with_extension(format!("{side}.state"));
+            std::fs::write(&*out, StateFile::of::<G>(state.clone()).encode())?;
+        }
+        Ok(written)
+    }
 }
 
 /// One log's states around frame `d`, rebuilt on this machine.
@@ -195,7 +219,7 @@ pub fn diagnose_logs<G: Game>(
     left: &ReplayLog<G::Input>,
     right: &ReplayLog<G::Input>,
     sources: [String; 2],
-) -> Result<Option<LogDesync>, RunError> {
+) -> Result<Option<Diagnosis>, RunError> {
     let checks = |log: &ReplayLog<G::Input>| -> Vec<(Frame, FrameCheck)> {
         (0..log.frames())
             .filter_map(|f| log.check(f).map(|c| (f, c)))
@@ -242,7 +266,7 @@ pub fn diagnose_logs<G: Game>(
         after: diff_of(&l.after, &r.after)?,
         notes,
     };
-    Ok(Some(LogDesync {
+    Ok(Some(Diagnosis {
         report,
         states: [l.before, r.before],
     }))

@@ -138,13 +138,34 @@ impl<G: Game> Engine<G> {
         self.game.step(self.frame, inputs);
         let checksum = self.game.checksum();
         self.frame = self.frame.wrapping_add(1);
+        self.push_checksum(checksum);
+        checksum
+    }
+
+    /// Steps the next frame like [`Engine::advance`] and also returns the
+    /// exact snapshot of the state after it. The checksum is hashed from
+    /// those same bytes, so keeping every frame's state costs one encoding,
+    /// not two.
+    pub fn advance_saving(&mut self, inputs: &[G::Input]) -> (Checksum, Snapshot) {
+        let interval = self.settings.snapshot_interval;
+        if interval != 0 && self.frame % interval == 0 && self.snapshots_kept() > 0 {
+            self.keep_snapshot();
+        }
+        self.game.step(self.frame, inputs);
+        self.frame = self.frame.wrapping_add(1);
+        let after = self.save();
+        let checksum = after.checksum();
+        self.push_checksum(checksum);
+        (checksum, after)
+    }
+
+    fn push_checksum(&mut self, checksum: Checksum) {
         if self.settings.checksum_history > 0 {
             if self.checksums.len() >= self.settings.checksum_history as usize {
                 self.checksums.pop_front();
             }
             self.checksums.push_back(checksum);
         }
-        checksum
     }
 
     fn snapshots_kept(&self) -> usize {

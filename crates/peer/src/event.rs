@@ -1,0 +1,89 @@
+//! [`PeerEvent`]: what a [`Peer`](crate::Peer) tells the app, in the order
+//! it happened. Every session event the peer answers itself (input
+//! requests, frames to step, state requests and loads) becomes at most one
+//! of these, so the app only watches and shows.
+
+use lockstep_fx::Checksum;
+use lockstep_protocol::{PlayerId, PlayerSet, ResyncFailure, TimeoutReason};
+use lockstep_sim::desync::Diagnosis;
+
+/// Why a seat left the match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaveReason {
+    /// It said goodbye.
+    Disconnected,
+    /// It went silent, or stopped acknowledging our inputs.
+    TimedOut(TimeoutReason),
+}
+
+/// Something that happened to a [`Peer`](crate::Peer); drain with
+/// [`Peer::poll_event`](crate::Peer::poll_event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerEvent {
+    /// The handshake with `peer` completed.
+    Connected {
+        /// The seat.
+        peer: PlayerId,
+    },
+    /// Every seat is connected: frame 0 starts.
+    Started,
+    /// The game stepped `frame`; `checksum` is the state after it.
+    Stepped {
+        /// The frame.
+        frame: u32,
+        /// BLAKE3 of the state after it.
+        checksum: Checksum,
+        /// `true` when the frame was stepped again after loading the
+        /// authority's state (draw no new effects for it).
+        resimulated: bool,
+    },
+    /// The peers' checksums of `frame` differ.
+    Desync {
+        /// The first frame found to differ.
+        frame: u32,
+        /// The seat whose state is taken as right, if one could be chosen.
+        authority: Option<PlayerId>,
+        /// The seats that drifted.
+        drifted: PlayerSet,
+        /// Whether this peer drifted (it is being healed).
+        local_drifted: bool,
+    },
+    /// This peer loaded the authority's exact state after `frame` and is
+    /// back in step. `diagnosis` says which frame, entities and fields
+    /// this peer got wrong (when it held enough history to tell).
+    Healed {
+        /// The frame of the loaded state.
+        frame: u32,
+        /// Size of the loaded state in bytes.
+        state_bytes: u64,
+        /// The live desync report and both states.
+        diagnosis: Option<Box<Diagnosis>>,
+    },
+    /// Resync cannot bring this peer back; its checksums are no longer
+    /// compared.
+    ResyncFailed {
+        /// Why.
+        reason: ResyncFailure,
+    },
+    /// A seat left the match.
+    Left {
+        /// The seat.
+        peer: PlayerId,
+        /// Why.
+        reason: LeaveReason,
+    },
+    /// A seat's handshake names another game, player count or tick rate.
+    Incompatible {
+        /// The seat.
+        peer: PlayerId,
+    },
+    /// The replay log can no longer follow the match (an I/O error, or a
+    /// state load that skipped frames this peer never stepped); nothing
+    /// more is written to it.
+    RecordingStopped {
+        /// The first frame not recorded.
+        frame: u32,
+        /// Why.
+        reason: String,
+    },
+}

@@ -1,0 +1,87 @@
+//! The seam of lockstep: [`Peer`] plays a [`Game`](lockstep_sim::Game)
+//! through the lockstep protocol.
+//!
+//! A peer owns a protocol [`Session`](lockstep_protocol::Session) and an
+//! [`Engine`](lockstep_sim::Engine), and answers every session event itself:
+//! it samples the local input (held by the app with [`Peer::set_input`], or
+//! chosen by a [`Bot`](lockstep_sim::Bot)), steps each frame once every
+//! player's input for it is there, reports the checksum, serves its exact
+//! state to a drifted peer, and when it drifted itself, diagnoses the
+//! desync, loads the authority's state and re-simulates the frames since.
+//! It records the match to a replay log as it plays; a frame is logged once
+//! the peers' checksums of it agree, so every peer's log of a match
+//! verifies and holds the same checksums.
+//!
+//! Like the session, a peer is sans-IO: the app (or the `net` runtime)
+//! moves datagrams and time, in the same call order as the session's:
+//!
+//! 1. [`Peer::handle_datagram`] for each datagram received;
+//! 2. [`Peer::handle_timeout`] once `now` reaches [`Peer::poll_timeout`];
+//! 3. drain [`Peer::poll_event`] ([`PeerEvent`]: frames stepped, desyncs,
+//!    heals with their live desync report, seats joining and leaving);
+//! 4. drain [`Peer::poll_transmit`] and send each datagram;
+//! 5. wait for the next datagram or timeout.
+//!
+//! # Example
+//!
+//! Two peers of the cube demo, played by bots, on a perfect network; each
+//! records the match, and the two logs agree frame for frame.
+//!
+//! ```
+//! use lockstep_games::Demo;
+//! use lockstep_games::cubes::Cubes;
+//! use lockstep_peer::{Peer, PeerEvent, PeerSettings};
+//! use lockstep_protocol::{Instant, PlayerId};
+//! use lockstep_sim::Match;
+//! use lockstep_sim::replay;
+//!
+//! let setup = Match { players: 2, seed: 7, tick_rate: 60 };
+//! let config = Cubes::default_config();
+//! let mut peers: Vec<Peer<Cubes, Vec<u8>>> = (0..2u8)
+//!     .map(|seat| {
+//!         let settings = PeerSettings::new(&setup, PlayerId(seat), 100 + u32::from(seat));
+//!         let mut peer = Peer::new(&config, setup, settings, Vec::new()).unwrap();
+//!         peer.set_bot(Box::new(Cubes::bot(seat, setup.seed)));
+//!         peer
+//!     })
+//!     .collect();
+//! let mut now = Instant::ZERO;
+//! while peers.iter().any(|p| p.frame() < 60) {
+//!     for i in 0..2 {
+//!         if peers[i].poll_timeout().is_some_and(|t| t <= now) {
+//!             peers[i].handle_timeout(now);
+//!         }
+//!         while let Some(event) = peers[i].poll_event() {
+//!             if let PeerEvent::Desync { frame, .. } = event {
+//!                 panic!("desync at frame {frame}");
+//!             }
+//!         }
+//!         while let Some(t) = peers[i].poll_transmit(now) {
+//!             peers[t.to.index()].handle_datagram(now, PlayerId(i as u8), &t.bytes);
+//!         }
+//!     }
+//!     now = now.plus(1_000); // 1 ms of virtual time
+//! }
+//! let logs: Vec<Vec<u8>> = peers.into_iter().map(|p| p.finish().unwrap().unwrap()).collect();
+//! let a = replay::read::<<Cubes as lockstep_sim::Game>::Input>(&logs[0]).unwrap();
+//! let b = replay::read::<<Cubes as lockstep_sim::Game>::Input>(&logs[1]).unwrap();
+//! assert!(a.frames() >= 60);
+//! assert_eq!(a.frames(), b.frames());
+//! assert!((0..a.frames()).all(|f| a.check(f) == b.check(f)));
+//! ```
+//!
+//! # Modules
+//!
+//! `peer.rs` ([`Peer`], its settings and counters), `event.rs`
+//! ([`PeerEvent`]), `history.rs` (unsettled frames and the replay log),
+//! `diagnose.rs` (the live desync report).
+#![deny(clippy::float_arithmetic)]
+
+mod diagnose;
+mod event;
+mod history;
+mod peer;
+
+pub use event::{LeaveReason, PeerEvent};
+pub use lockstep_protocol::Input;
+pub use peer::{Peer, PeerError, PeerSettings, PeerStats};

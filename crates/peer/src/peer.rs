@@ -1,0 +1,485 @@
+//! [`Peer`]: a [`Session`] and an [`Engine`] joined — the part of a lockstep
+//! engine that every embedding would otherwise write itself.
+//!
+//! The peer answers every session event on its own: it samples the local
+//! input (the input the app holds, or its bot's), steps each released frame
+//! and reports the checksum, serves its exact state when a drifted peer asks
+//! for it, and, when it drifted itself, diagnoses the desync against the
+//! authority's state, loads that state and re-simulates the frames it holds
+//! since. It records the match as it goes (see [`crate::history`]). The app
+//! moves datagrams and time in and out, and reads [`PeerEvent`]s.
+//!
+//! Invariants: like the session, a peer reads no clock and owns no socket:
+//! the same calls give the same results on every run. Session events are
+//! answered in the order they come; a state request is answered only after
+//! every frame released before it has been stepped, with the state after
+//! the newest frame stepped, which the session verifies against the
+//! checksum this peer reported for it.
+
+use std::collections::VecDeque;
+use std::io::Write;
+
+use lockstep_fx::Checksum;
+use lockstep_protocol::{
+    Config, ConfigError, Event, Instant, PlayerId, Session, Stats, Transmit,
+};
+use lockstep_sim::replay::{Header, LogWriter, RecordSettings};
+use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
+
+use crate::diagnose::{Sides, diagnose};
+use crate::event::{LeaveReason, PeerEvent};
+use crate::history::{History, Recording, RecordingError, Stepped};
+
+/// How a [`Peer`] plays and records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerSettings {
+    /// The protocol session's settings (seat, player count, tick, delays).
+    pub session: Config,
+    /// The session token (random, never 0): identifies this peer on the wire.
+    pub token: u32,
+    /// The replay log's layout (checksum and keyframe intervals, chunking).
+    pub record: RecordSettings,
+    /// Unsettled frames held at most before the oldest is logged anyway
+    /// (when no peer is left to compare checksums with). Also bounds how far
+    /// back a desync can be diagnosed and corrected in the log.
+    pub max_unsettled_frames: u32,
+}
+
+impl PeerSettings {
+    /// Defaults for seat `seat` of `setup`, with the session's tick taken
+    /// from the match's tick rate.
+    pub fn new(setup: &Match, seat: PlayerId, token: u32) -> PeerSettings {
+        let mut session = Config::new(setup.players, seat);
+        let rate = u64::from(setup.tick_rate.max(1));
+        session.tick_micros = (1_000_000 + rate / 2) / rate;
+        PeerSettings {
+            session,
+            token,
+            record: RecordSettings::default(),
+            max_unsettled_frames: 600,
+        }
+    }
+}
+
+/// Why a [`Peer`] could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    /// The game refused the match setup.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// The session refused its settings.
+    #[error("session settings: {0}")]
+    Config(#[from] ConfigError),
+    /// The session's player count is not the match's.
+    #[error("the session has {session} seats but the match {setup} players")]
+    Players {
+        /// Seats in the session settings.
+        session: u8,
+        /// Players in the match.
+        setup: u8,
+    },
+    /// Writing the replay log's header failed.
+    #[error("writing the replay log header: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What a peer did, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerStats {
+    /// Frames stepped for the first time.
+    pub frames_stepped: u64,
+    /// Frames stepped again after a state load.
+    pub frames_resimulated: u64,
+    /// States served to drifted peers.
+    pub states_served: u64,
+    /// Authority states loaded.
+    pub states_loaded: u64,
+    /// Bytes of the states loaded.
+    pub state_bytes_loaded: u64,
+    /// Frames written to the replay log.
+    pub frames_logged: u64,
+    /// Calls the session refused (a bug in the peer if ever non-zero).
+    pub refused_calls: u64,
+}
+
+/// One seat of a match: plays `G` through the lockstep protocol and records
+/// it to a replay log written to `W`.
+pub struct Peer<G: Game, W: Write> {
+    session: Session<G::Input>,
+    engine: Engine<G>,
+    history: History<G::Input>,
+    recording: Option<Recording<W, G::Input>>,
+    bot: Option<Box<dyn Bot<G>>>,
+    input: G::Input,
+    touched: bool,
+    state_requested: bool,
+    desync: Option<(u32, Option<PlayerId>)>,
+    max_unsettled: usize,
+    events: VecDeque<PeerEvent>,
+    stats: PeerStats,
+}
+
+impl<G: Game, W: Write> core::fmt::Debug for Peer<G, W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Peer")
+            .field("seat", &self.seat())
+            .field("frame", &self.engine.frame())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<G: Game, W: Write> Peer<G, W> {
+    /// A peer for a match of `G` with `config` and `setup`, recording to
+    /// `log` (the log's header is written at once; pass `std::io::sink()`
+    /// to record nothing).
+    pub fn new(
+        config: &G::Config,
+        setup: Match,
+        settings: PeerSettings,
+        log: W,
+    ) -> Result<Peer<G, W>, PeerError> {
+        if settings.session.players != setup.players {
+            return Err(PeerError::Players {
+                session: settings.session.players,
+                setup: setup.players,
+            });
+        }
+        let game = G::new(config, &setup)?;
+        let session = Session::new(settings.session, settings.token)?;
+        let rec = settings.record;
+        let header = Header::new::<G>(
+            config,
+            setup,
+            rec.full_checksum_interval,
+            rec.keyframe_interval,
+        );
+        let writer = LogWriter::new(log, header, rec.chunk_frames)?;
+        let engine_settings = EngineSettings {
+            checksum_history: 0,
+            snapshot_interval: 0,
+            snapshots_kept: 0,
+        };
+        let initial = game.snapshot();
+        Ok(Peer {
+            session,
+            engine: Engine::new(game, engine_settings),
+            history: History::new(0, initial),
+            recording: Some(Recording {
+                writer,
+                keyframe_interval: rec.keyframe_interval,
+            }),
+            bot: None,
+            input: G::Input::default(),
+            touched: false,
+            state_requested: false,
+            desync: None,
+            max_unsettled: settings.max_unsettled_frames as usize,
+            events: VecDeque::new(),
+            stats: PeerStats::default(),
+        })
+    }
+
+    /// This peer's seat.
+    pub fn seat(&self) -> PlayerId {
+        self.session.config().local
+    }
+
+    /// Lets `bot` choose the local input from now on (headless play).
+    pub fn set_bot(&mut self, bot: Box<dyn Bot<G>>) {
+        self.bot = Some(bot);
+    }
+
+    /// Sets the input the local player holds now (the controls' state); it
+    /// is sampled once per frame, whenever the session asks. Stops any bot.
+    pub fn set_input(&mut self, input: G::Input) {
+        self.bot = None;
+        self.input = input;
+    }
+
+    /// Feeds a datagram received from seat `from` (the app maps source
+    /// addresses to seats), then answers what it caused.
+    pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) {
+        self.session.handle_datagram(now, from, bytes);
+        self.answer(now);
+    }
+
+    /// Runs the timers once `now` reaches [`Peer::poll_timeout`], then
+    /// answers what they caused (at each tick: sample the input, step the
+    /// frames due).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.session.handle_timeout(now);
+        self.answer(now);
+    }
+
+    /// The next datagram to send.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        self.session.poll_transmit(now)
+    }
+
+    /// When [`Peer::handle_timeout`] next needs calling, if ever.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.session.poll_timeout()
+    }
+
+    /// The next thing that happened, in order.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<PeerEvent> {
+        self.events.pop_front()
+    }
+
+    /// The game now (after the newest frame stepped), for drawing.
+    pub fn game(&self) -> &G {
+        self.engine.game()
+    }
+
+    /// The game, to change it outside the simulation: an editor, or a test
+    /// that corrupts it. Such a change is not an input: the other peers do
+    /// not see it, so it shows up as a desync that is diagnosed and healed.
+    pub fn game_mut(&mut self) -> &mut G {
+        self.touched = true;
+        self.engine.game_mut()
+    }
+
+    /// The next frame to step.
+    pub fn frame(&self) -> u32 {
+        self.engine.frame()
+    }
+
+    /// The checksum of the newest frame stepped, with that frame.
+    pub fn newest_checksum(&self) -> Option<(u32, Checksum)> {
+        let f = self.engine.frame().checked_sub(1)?;
+        match self.history.open().back() {
+            Some(s) if s.frame == f => Some((f, s.checksum)),
+            _ => self
+                .history
+                .newest()
+                .filter(|(g, _)| *g == f)
+                .map(|(_, bytes)| (f, Checksum::of(bytes))),
+        }
+    }
+
+    /// The protocol session (delays, counters).
+    pub fn session(&self) -> &Session<G::Input> {
+        &self.session
+    }
+
+    /// The session's counters.
+    pub fn session_stats(&self) -> &Stats {
+        self.session.stats()
+    }
+
+    /// The peer's counters.
+    pub fn stats(&self) -> &PeerStats {
+        &self.stats
+    }
+
+    /// Says goodbye to every peer.
+    pub fn disconnect(&mut self, now: Instant) {
+        self.session.disconnect(now);
+    }
+
+    /// Ends the match: logs every frame stepped (settled or not), ends the
+    /// replay log and gives back its output (`None` if recording stopped).
+    pub fn finish(mut self) -> std::io::Result<Option<W>> {
+        let Some(mut rec) = self.recording.take() else {
+            return Ok(None);
+        };
+        if let Err(e) = self.history.settle_all(Some(&mut rec)) {
+            return Err(std::io::Error::other(e.reason));
+        }
+        rec.writer.finish().map(Some)
+    }
+
+    fn answer(&mut self, now: Instant) {
+        while let Some(event) = self.session.poll_event() {
+            match event {
+                Event::InputNeeded { frame } => self.sample(frame),
+                Event::Frame {
+                    frame,
+                    inputs,
+                    resimulated,
+                } => self.step(frame, inputs, resimulated),
+                Event::StateRequested => self.state_requested = true,
+                Event::LoadState { frame, state } => self.load(frame, state),
+                Event::Desync {
+                    frame,
+                    authority,
+                    drifted,
+                    local_drifted,
+                } => {
+                    if local_drifted {
+                        self.desync = Some((frame, authority));
+                    }
+                    self.events.push_back(PeerEvent::Desync {
+                        frame,
+                        authority,
+                        drifted,
+                        local_drifted,
+                    });
+                }
+                Event::ResyncFailed { reason } => {
+                    self.events.push_back(PeerEvent::ResyncFailed { reason })
+                }
+                Event::PeerConnected { peer } => {
+                    self.events.push_back(PeerEvent::Connected { peer })
+                }
+                Event::Started => self.events.push_back(PeerEvent::Started),
+                Event::PeerTimedOut { peer, reason } => self.events.push_back(PeerEvent::Left {
+                    peer,
+                    reason: LeaveReason::TimedOut(reason),
+                }),
+                Event::PeerDisconnected { peer } => self.events.push_back(PeerEvent::Left {
+                    peer,
+                    reason: LeaveReason::Disconnected,
+                }),
+                Event::Incompatible { peer } => {
+                    self.events.push_back(PeerEvent::Incompatible { peer })
+                }
+            }
+        }
+        if self.state_requested {
+            self.serve_state(now);
+        }
+        self.settle();
+    }
+
+    fn sample(&mut self, frame: u32) {
+        let input = match &mut self.bot {
+            Some(bot) => bot.input(self.engine.game(), frame),
+            None => self.input.clone(),
+        };
+        if self.session.add_local_input(frame, input).is_err() {
+            self.stats.refused_calls += 1;
+        }
+    }
+
+    fn step(&mut self, frame: u32, inputs: Vec<G::Input>, resimulated: bool) {
+        if frame != self.engine.frame() {
+            // The session releases frames in order from the engine's next
+            // one; anything else would step the wrong state.
+            self.stats.refused_calls += 1;
+            return;
+        }
+        let touched = std::mem::take(&mut self.touched).then(|| self.engine.save().bytes);
+        let (checksum, after) = self.engine.advance_saving(&inputs);
+        if resimulated {
+            self.stats.frames_resimulated += 1;
+        } else {
+            self.stats.frames_stepped += 1;
+        }
+        self.history.push(Stepped {
+            frame,
+            inputs,
+            checksum,
+            after: after.bytes,
+            touched,
+        });
+        if self.session.report_checksum(frame, checksum).is_err() {
+            self.stats.refused_calls += 1;
+        }
+        self.events.push_back(PeerEvent::Stepped {
+            frame,
+            checksum,
+            resimulated,
+        });
+    }
+
+    fn serve_state(&mut self, now: Instant) {
+        let Some((frame, state)) = self.history.newest() else {
+            return;
+        };
+        self.state_requested = false;
+        match self.session.provide_state(now, frame, state) {
+            Ok(()) => self.stats.states_served += 1,
+            Err(_) => self.stats.refused_calls += 1,
+        }
+    }
+
+    fn load(&mut self, frame: u32, state: Vec<u8>) {
+        let checksum = Checksum::of(&state);
+        let sides = Sides {
+            local: self.seat(),
+            authority: self.desync.and_then(|(_, a)| a),
+            desync_frame: self.desync.map(|(f, _)| f),
+        };
+        let found = diagnose::<G>(&self.history, &sides, frame, &state);
+        let game = match G::decode(&state) {
+            Ok(g) => g,
+            Err(e) => {
+                // The session verified the bytes against the authority's
+                // checksum: a state that still does not decode is the
+                // authority's bug; keep playing on our own state.
+                self.stats.refused_calls += 1;
+                self.events.push_back(PeerEvent::RecordingStopped {
+                    frame,
+                    reason: format!("the authority's state does not decode: {e}"),
+                });
+                return;
+            }
+        };
+        if let Some(corrected) = found.corrected {
+            // The diagnosis re-simulated these frames from the last settled
+            // state and reproduced the authority's: they are the history.
+            for (s, (checksum, _)) in self.history.open().iter().zip(&corrected) {
+                self.events.push_back(PeerEvent::Stepped {
+                    frame: s.frame,
+                    checksum: *checksum,
+                    resimulated: true,
+                });
+            }
+            self.stats.frames_resimulated += corrected.len() as u64;
+            self.history.correct(corrected);
+        }
+        if frame + 1 < self.history.base_frame() || frame >= self.history.next_frame() {
+            // A state this peer's history does not reach: the log cannot
+            // follow (frames were skipped or already settled).
+            self.stop_recording(RecordingError {
+                frame: self.history.next_frame().min(frame + 1),
+                reason: format!(
+                    "loaded the state after frame {frame}, outside the unsettled frames {}..{}",
+                    self.history.base_frame(),
+                    self.history.next_frame()
+                ),
+            });
+            self.history.restart_at(frame + 1, &state);
+        } else {
+            self.history.load(frame, checksum, &state);
+        }
+        self.engine = Engine::at(game, frame + 1, *self.engine.settings());
+        self.touched = false;
+        self.desync = None;
+        self.stats.states_loaded += 1;
+        self.stats.state_bytes_loaded += state.len() as u64;
+        self.events.push_back(PeerEvent::Healed {
+            frame,
+            state_bytes: state.len() as u64,
+            diagnosis: found.diagnosis.map(Box::new),
+        });
+    }
+
+    fn settle(&mut self) {
+        let through = self.session.newest_clean();
+        let before = self.history.base_frame();
+        if let Err(e) = self
+            .history
+            .settle(through, self.max_unsettled, self.recording.as_mut())
+        {
+            self.stop_recording(e);
+        }
+        if self.recording.is_some() {
+            self.stats.frames_logged += u64::from(self.history.base_frame() - before);
+        }
+    }
+
+    fn stop_recording(&mut self, e: RecordingError) {
+        if self.recording.take().is_some() {
+            self.events.push_back(PeerEvent::RecordingStopped {
+                frame: e.frame,
+                reason: e.reason,
+            });
+        }
+    }
+}

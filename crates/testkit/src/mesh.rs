@@ -1,0 +1,321 @@
+//! [`run`]: a match of 2–8 real [`Peer`]s of a shipped game, played by bots
+//! over a seeded [`Network`] on virtual time.
+//!
+//! Invariants: a run is a pure function of its [`Scenario`] and the game's
+//! settings (the network, the tokens and the bots are seeded from it); time
+//! jumps to the next timeout or delivery, so a minute of a 2-second-latency
+//! match costs only the simulation work; the harness only moves datagrams,
+//! time and injected faults: every protocol and game decision is the
+//! peers' own.
+
+use std::collections::BTreeMap;
+
+use lockstep_fx::{Checksum, Rng};
+use lockstep_games::Demo;
+use lockstep_peer::{Peer, PeerEvent, PeerSettings, PeerStats};
+use lockstep_protocol::netsim::{LinkConfig, Loss, NetStats, Network, Transport};
+use lockstep_protocol::{Config, Instant, PlayerId, Stats};
+use lockstep_sim::{Match, StateMap};
+
+/// A network condition: round-trip time, loss, jitter, duplication and
+/// reordering on every directed link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Condition {
+    /// Short name.
+    pub name: &'static str,
+    /// Round-trip time in milliseconds.
+    pub rtt_ms: u64,
+    /// Loss in ppm.
+    pub loss_ppm: u32,
+    /// Jitter (extra one-way latency, uniform) in milliseconds.
+    pub jitter_ms: u64,
+    /// Duplication in ppm.
+    pub duplicate_ppm: u32,
+    /// Reordering (held back 50 ms) in ppm.
+    pub reorder_ppm: u32,
+}
+
+impl Condition {
+    /// 100 ms round trip, 1% loss, 5 ms jitter, 1% duplication and reordering.
+    pub const GOOD: Condition = Condition {
+        name: "100 ms / 1%",
+        rtt_ms: 100,
+        loss_ppm: 10_000,
+        jitter_ms: 5,
+        duplicate_ppm: 10_000,
+        reorder_ppm: 10_000,
+    };
+    /// 250 ms round trip, 5% loss, 20 ms jitter, 2% duplication and
+    /// reordering.
+    pub const POOR: Condition = Condition {
+        name: "250 ms / 5%",
+        rtt_ms: 250,
+        loss_ppm: 50_000,
+        jitter_ms: 20,
+        duplicate_ppm: 20_000,
+        reorder_ppm: 20_000,
+    };
+    /// 2 s round trip, 25% loss, 100 ms jitter, 5% duplication, 2%
+    /// reordering.
+    pub const AWFUL: Condition = Condition {
+        name: "2 s / 25%",
+        rtt_ms: 2000,
+        loss_ppm: 250_000,
+        jitter_ms: 100,
+        duplicate_ppm: 50_000,
+        reorder_ppm: 20_000,
+    };
+
+    /// The condition as a datagram link.
+    pub const fn link(&self) -> LinkConfig {
+        LinkConfig {
+            latency_micros: self.rtt_ms * 500,
+            jitter_micros: self.jitter_ms * 1000,
+            loss: if self.loss_ppm == 0 {
+                Loss::None
+            } else {
+                Loss::Random(self.loss_ppm)
+            },
+            duplicate_ppm: self.duplicate_ppm,
+            reorder_ppm: self.reorder_ppm,
+            reorder_micros: 50_000,
+            mtu: 1200,
+            transport: Transport::Datagram,
+        }
+    }
+}
+
+/// A bit to flip in one peer's state, outside the simulation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flip {
+    /// The peer whose state is changed.
+    pub seat: PlayerId,
+    /// Flipped just before this frame is stepped.
+    pub frame: u32,
+    /// The entity, as the game labels it (e.g. `body 40`).
+    pub entity: String,
+    /// The field (e.g. `position`).
+    pub field: String,
+    /// The bit of the field's bytes.
+    pub bit: u32,
+}
+
+/// A match to play.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The match: players, seed, tick rate.
+    pub setup: Match,
+    /// Every directed link.
+    pub link: LinkConfig,
+    /// The run ends once every live peer has stepped this many frames...
+    pub frames: u32,
+    /// ... or at this virtual time, whichever comes first.
+    pub max_micros: u64,
+    /// Stalls before every peer stepped this frame are the initial playout
+    /// delay and are counted apart.
+    pub warmup_frames: u32,
+    /// A bit to flip.
+    pub flip: Option<Flip>,
+    /// Session settings for every seat (`local` is set per seat).
+    pub session: Config,
+}
+
+impl Scenario {
+    /// `frames` frames of a `players`-player match on `link`, seeded by
+    /// `seed`, with two seconds of warm-up.
+    pub fn new(players: u8, seed: u64, link: LinkConfig, frames: u32) -> Scenario {
+        let setup = Match {
+            players,
+            seed,
+            tick_rate: 60,
+        };
+        Scenario {
+            setup,
+            link,
+            frames,
+            max_micros: 3_600_000_000,
+            warmup_frames: 120,
+            flip: None,
+            session: PeerSettings::new(&setup, PlayerId(0), 1).session,
+        }
+    }
+}
+
+/// One peer's side of a run.
+#[derive(Debug, Clone)]
+pub struct PeerRun {
+    /// The checksum of every frame the peer stepped (a re-simulated frame
+    /// replaces the first try).
+    pub checksums: BTreeMap<u32, Checksum>,
+    /// Every event but [`PeerEvent::Stepped`], with when it happened.
+    pub events: Vec<(Instant, PeerEvent)>,
+    /// The peer's counters.
+    pub stats: PeerStats,
+    /// The session's counters.
+    pub session: Stats,
+    /// Stall ticks after every peer stepped the warm-up frame.
+    pub stalls_after_warmup: u64,
+    /// The replay log the peer recorded (`None` if recording stopped).
+    pub log: Option<Vec<u8>>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Per seat.
+    pub peers: Vec<PeerRun>,
+    /// The network's counters.
+    pub net: NetStats,
+    /// Virtual time at the end.
+    pub end: Instant,
+}
+
+impl Run {
+    /// The frames every peer stepped.
+    pub fn common_frames(&self) -> u32 {
+        self.peers
+            .iter()
+            .map(|p| p.checksums.len() as u32)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The first frame some peer's final checksum differs from seat 0's,
+    /// among the frames all stepped.
+    pub fn first_disagreement(&self) -> Option<u32> {
+        let n = self.common_frames();
+        let first = &self.peers[0].checksums;
+        (0..n).find(|f| self.peers.iter().any(|p| p.checksums.get(f) != first.get(f)))
+    }
+
+    /// Every event `pick` selects, at any peer, with the seat and time.
+    pub fn events<T>(&self, pick: impl Fn(&PeerEvent) -> Option<T>) -> Vec<(PlayerId, Instant, T)> {
+        let mut out = Vec::new();
+        for (i, p) in self.peers.iter().enumerate() {
+            for (at, e) in &p.events {
+                if let Some(t) = pick(e) {
+                    out.push((PlayerId(i as u8), *at, t));
+                }
+            }
+        }
+        out
+    }
+
+    /// Stall ticks after warm-up, summed over peers.
+    pub fn stalls_after_warmup(&self) -> u64 {
+        self.peers.iter().map(|p| p.stalls_after_warmup).sum()
+    }
+}
+
+/// Plays `scenario` of game `G` with settings `config`.
+pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
+    let n = scenario.setup.players;
+    let mut rng = Rng::new(scenario.setup.seed, 0x6d65_7368);
+    let mut net = Network::new(scenario.setup.seed, n, scenario.link);
+    let mut peers: Vec<Peer<G, Vec<u8>>> = (0..n)
+        .map(|seat| {
+            let mut settings =
+                PeerSettings::new(&scenario.setup, PlayerId(seat), rng.next_u32() | 1);
+            settings.session = Config {
+                local: PlayerId(seat),
+                ..scenario.session.clone()
+            };
+            let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
+                .expect("the scenario's match is valid");
+            peer.set_bot(Box::new(G::bot(seat, scenario.setup.seed)));
+            peer
+        })
+        .collect();
+    let mut runs: Vec<PeerRun> = (0..n)
+        .map(|_| PeerRun {
+            checksums: BTreeMap::new(),
+            events: Vec::new(),
+            stats: PeerStats::default(),
+            session: Stats::default(),
+            stalls_after_warmup: 0,
+            log: None,
+        })
+        .collect();
+    let mut flip = scenario.flip.clone();
+    let mut warm: Option<Vec<u64>> = None;
+    let mut now = Instant::ZERO;
+    loop {
+        while let Some(d) = net.pop_due(now) {
+            let i = d.to.index();
+            peers[i].handle_datagram(now, d.from, &d.bytes);
+            drain(now, &mut peers[i], &mut runs[i], &mut net);
+        }
+        for i in 0..usize::from(n) {
+            if peers[i].poll_timeout().is_some_and(|t| t <= now) {
+                peers[i].handle_timeout(now);
+            }
+            drain(now, &mut peers[i], &mut runs[i], &mut net);
+            if let Some(f) = flip.as_ref().filter(|f| f.seat.index() == i) {
+                if peers[i].frame() >= f.frame {
+                    flip_bit(&mut peers[i], f);
+                    flip = None;
+                }
+            }
+        }
+        if warm.is_none() && peers.iter().all(|p| p.frame() > scenario.warmup_frames) {
+            warm = Some(peers.iter().map(|p| p.session_stats().stall_ticks).collect());
+        }
+        let done = peers.iter().all(|p| p.frame() >= scenario.frames);
+        if done || now.as_micros() >= scenario.max_micros {
+            break;
+        }
+        let next = peers
+            .iter()
+            .filter_map(|p| p.poll_timeout())
+            .chain(net.next_delivery())
+            .min()
+            .unwrap_or(Instant(scenario.max_micros));
+        now = if next > now { next } else { now.plus(1) };
+    }
+    let warm = warm.unwrap_or_else(|| peers.iter().map(|p| p.session_stats().stall_ticks).collect());
+    for (i, peer) in peers.into_iter().enumerate() {
+        let r = &mut runs[i];
+        r.stats = peer.stats().clone();
+        r.session = peer.session_stats().clone();
+        r.stalls_after_warmup = r.session.stall_ticks - warm[i];
+        r.log = peer.finish().ok().flatten();
+    }
+    Run {
+        peers: runs,
+        net: net.stats(),
+        end: now,
+    }
+}
+
+fn drain<G: Demo>(now: Instant, peer: &mut Peer<G, Vec<u8>>, run: &mut PeerRun, net: &mut Network) {
+    while let Some(event) = peer.poll_event() {
+        match event {
+            PeerEvent::Stepped {
+                frame, checksum, ..
+            } => {
+                run.checksums.insert(frame, checksum);
+            }
+            PeerEvent::Healed { frame, .. } => {
+                // The loaded state is the authority's result of `frame`.
+                if let Some((f, c)) = peer.newest_checksum().filter(|(f, _)| *f == frame) {
+                    run.checksums.insert(f, c);
+                }
+                run.events.push((now, event));
+            }
+            other => run.events.push((now, other)),
+        }
+    }
+    let seat = peer.seat();
+    while let Some(t) = peer.poll_transmit(now) {
+        net.send(now, seat, t.to, t.bytes);
+    }
+}
+
+fn flip_bit<G: Demo>(peer: &mut Peer<G, Vec<u8>>, flip: &Flip) {
+    let map = StateMap::of(peer.game());
+    let bytes = map
+        .with_flipped_bit(&flip.entity, &flip.field, flip.bit)
+        .unwrap_or_else(|| panic!("no field `{}` of `{}` to flip", flip.field, flip.entity));
+    let game = G::decode(&bytes).expect("the flipped state decodes");
+    *peer.game_mut() = game;
+}
