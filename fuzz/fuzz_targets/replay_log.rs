@@ -11,8 +11,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_fx::Checksum;
-use lockstep_protocol::Input;
-use lockstep_protocol::testgame::Buttons;
+use lockstep_codec::Input;
+use lockstep_codec::input::Buttons;
 use lockstep_sim::Match;
 use lockstep_sim::replay::{self, Header, LogEnd, LogError};
 

@@ -2,7 +2,6 @@
 //! network: every peer's checksum stream and replay log must agree, and a
 //! drifted peer must be diagnosed and healed live.
 
-use lockstep_fx::Fx;
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
@@ -16,6 +15,13 @@ use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
 fn small_cubes() -> CubesConfig {
     let mut c = Cubes::default_config();
     c.field.grid = 10;
+    c
+}
+
+/// The cube demo on a 5 × 5 field, for sweeps of many matches.
+fn tiny_cubes() -> CubesConfig {
+    let mut c = Cubes::default_config();
+    c.field.grid = 5;
     c
 }
 
@@ -105,7 +111,6 @@ fn a_flipped_bit_is_reported_live_by_frame_entity_and_field_and_healed() {
     assert!(*loaded >= 200);
     let d = diagnosis.as_ref().expect("a live report");
     let text = d.report.to_text();
-    eprintln!("{text}");
     assert_eq!(d.report.frame, 200, "{text}");
     assert!(
         d.report.before.iter().any(|f| f.entity.to_string() == "body 40" && f.field == "position"),
@@ -115,5 +120,64 @@ fn a_flipped_bit_is_reported_live_by_frame_entity_and_field_and_healed() {
     // Healed: every frame agrees but those the drifted peer stepped wrong,
     // and its log holds the corrected history, so all logs verify.
     assert_agree::<Cubes>(&run, 600);
-    let _ = Fx::ZERO;
+}
+
+/// The resync's request and answer hold at every delay: a real desync
+/// heals, and every log verifies, whatever the one-way latency.
+#[test]
+fn a_desync_heals_at_every_one_way_delay_from_0_to_40_ms() {
+    for ms in 0..=40u64 {
+        let mut link = Condition::GOOD.link();
+        link.latency_micros = ms * 1000;
+        link.jitter_micros = 0;
+        link.loss = lockstep_protocol::netsim::Loss::None;
+        link.duplicate_ppm = 0;
+        link.reorder_ppm = 0;
+        let mut scenario = Scenario::new(2, 40 + ms, link, 300);
+        scenario.flip = Some(Flip {
+            seat: PlayerId(1),
+            frame: 120,
+            entity: "body 7".into(),
+            field: "position".into(),
+            bit: 24,
+        });
+        let run = mesh::run::<Cubes>(&scenario, &tiny_cubes());
+        let healed = run.events(|e| matches!(e, PeerEvent::Healed { .. }).then_some(()));
+        let failed = run.events(|e| matches!(e, PeerEvent::ResyncFailed { .. }).then_some(()));
+        assert!(failed.is_empty(), "{ms} ms: resync failed");
+        assert_eq!(healed.len(), 1, "{ms} ms: healed {} times", healed.len());
+        assert_agree::<Cubes>(&run, 300);
+    }
+}
+
+#[test]
+fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
+    let mut scenario = Scenario::new(4, 21, Condition::GOOD.link(), 1000);
+    scenario.vanish = Some((PlayerId(2), 600));
+    let run = mesh::run::<Rts>(&scenario, &small_rts());
+    let dropped = run.events(|e| match e {
+        PeerEvent::SeatDropped { seat, last_frame } => Some((*seat, *last_frame)),
+        _ => None,
+    });
+    assert_eq!(dropped.len(), 3, "{dropped:?}");
+    let (_, _, (seat, last)) = dropped[0];
+    assert_eq!(seat, PlayerId(2));
+    let last = last.expect("it played");
+    assert!((600..700).contains(&last), "last frame {last}");
+    assert!(dropped.iter().all(|(_, _, d)| *d == (seat, Some(last))), "{dropped:?}");
+    // The others play on to the end, agree, and their logs replay the
+    // match, the absent seat included.
+    assert_eq!(run.vanished, Some(PlayerId(2)));
+    assert!(run.common_frames() >= 1000);
+    assert_eq!(run.first_disagreement(), None);
+    for (i, p) in run.peers.iter().enumerate().filter(|(i, _)| *i != 2) {
+        let log = replay::read::<<Rts as Game>::Input>(p.log.as_ref().expect("recorded")).unwrap();
+        let out = replay::run::<Rts>(&log, &RunOptions::default(), |_| {}).unwrap();
+        assert!(out.verified() && log.frames() >= 1000, "peer {i}: {:?}", out.first_mismatch);
+        assert_eq!(
+            log.inputs(last + 1).map(|i| i[2].clone()),
+            Some(<Rts as Game>::Input::default()),
+            "the absent seat plays the absent input"
+        );
+    }
 }

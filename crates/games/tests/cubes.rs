@@ -5,7 +5,7 @@
 use lockstep_fx::{Checksum, Fx};
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesBot, CubesConfig, CubesInput};
-use lockstep_protocol::{BitReader, BitWriter, Input};
+use lockstep_codec::{BitReader, BitWriter, Input};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError, StateError, SyncTest};
 
 fn setup(players: u8) -> Match {
@@ -358,7 +358,7 @@ fn input_encoding_is_six_bits_with_its_own_schema() {
     assert_eq!(CubesInput::MAX_BITS, 6);
     assert_ne!(
         CubesInput::schema_hash(),
-        lockstep_protocol::testgame::Buttons::schema_hash()
+        lockstep_codec::input::Buttons::schema_hash()
     );
     for bits in [0u8, 1, 0x2a, 0x3f] {
         let mut input = CubesInput::from_bits(bits);

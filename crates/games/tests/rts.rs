@@ -5,7 +5,7 @@
 use lockstep_fx::{Checksum, Fx};
 use lockstep_games::Demo;
 use lockstep_games::rts::{Command, MapPoint, Order, Rts, RtsBot, RtsConfig};
-use lockstep_protocol::{BitError, BitReader, BitStream, BitWriter, Input};
+use lockstep_codec::{BitError, BitReader, BitStream, BitWriter, Input};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError, StateError, SyncTest};
 
 /// A small battlefield: `units` per player on a 60 m map.
@@ -338,7 +338,7 @@ fn commands_round_trip_within_their_bit_budget() {
     ];
     for c in commands {
         assert_eq!(round_trip(c), c);
-        let mut m = lockstep_protocol::BitMeasurer::new();
+        let mut m = lockstep_codec::BitMeasurer::new();
         c.clone().serialize(&mut m).unwrap();
         assert!(m.bits() <= u64::from(Command::MAX_BITS));
     }

@@ -72,6 +72,16 @@ pub enum PeerEvent {
         /// Why.
         reason: LeaveReason,
     },
+    /// The remaining peers agreed on the last frame of a seat that left
+    /// (`None`: it played none). From the frame after it the seat plays the
+    /// game's absent input (`Input::absent`), recorded in the replay log
+    /// like any input, so a replay reproduces the match.
+    SeatDropped {
+        /// The seat.
+        seat: PlayerId,
+        /// Its last frame.
+        last_frame: Option<u32>,
+    },
     /// A seat's handshake names another game, player count or tick rate.
     Incompatible {
         /// The seat.

@@ -338,6 +338,9 @@ impl<G: Game, W: Write> Peer<G, W> {
                 Event::Incompatible { peer } => {
                     self.events.push_back(PeerEvent::Incompatible { peer })
                 }
+                Event::SeatDropped { seat, last_frame } => self
+                    .events
+                    .push_back(PeerEvent::SeatDropped { seat, last_frame }),
             }
         }
         if self.state_requested {

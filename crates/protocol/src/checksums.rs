@@ -83,6 +83,7 @@ struct PeerReports {
     shorts: Ring,
     epoch: Option<u8>,
     suspended: bool,
+    gone: bool,
 }
 
 /// Checksums by frame and player, and the desync detector.
@@ -115,6 +116,7 @@ impl ChecksumBook {
                     shorts: Ring::new(),
                     epoch: None,
                     suspended: false,
+                    gone: false,
                 })
                 .collect(),
             compare_from: 0,
@@ -136,6 +138,19 @@ impl ChecksumBook {
     /// The newest frame compared clean against every peer that reported it.
     pub fn newest_clean(&self) -> Option<u32> {
         self.newest_clean
+    }
+
+    /// `seat` left the match: its reports are no longer expected or taken,
+    /// and the verdicts are decided among the seats that remain.
+    pub fn drop_seat(&mut self, seat: PlayerId) {
+        if let Some(p) = self.peers.get_mut(seat.index()) {
+            p.gone = true;
+            p.suspended = true;
+            p.shorts.clear();
+        }
+        if self.pending.is_some_and(|f| self.verdict(f).is_none()) {
+            self.pending = None;
+        }
     }
 
     /// Whether `seat`'s reports are suspended (it is being resynced).
@@ -196,7 +211,7 @@ impl ChecksumBook {
         let Some(p) = self.peers.get_mut(from.index()) else {
             return false;
         };
-        if from == self.local {
+        if from == self.local || p.gone {
             return false;
         }
         match p.epoch {
@@ -280,7 +295,7 @@ impl ChecksumBook {
 
     /// The verdict for `frame` once every non-suspended seat has reported it.
     fn verdict(&self, frame: u32) -> Option<Verdict> {
-        let n = self.peers.len();
+        let n = self.peers.iter().filter(|p| !p.gone).count();
         let mut sums: Vec<(PlayerId, u64)> = Vec::with_capacity(n);
         for (i, p) in self.peers.iter().enumerate() {
             if p.suspended {
@@ -292,9 +307,14 @@ impl ChecksumBook {
             return None;
         }
         if n == 2 {
-            let authority = PlayerId(0);
+            // Two seats left: the lower one is the authority by rule.
+            let mut seats = self.peers.iter().enumerate().filter(|(_, p)| !p.gone);
+            let (Some((a, _)), Some((b, _))) = (seats.next(), seats.next()) else {
+                return None;
+            };
+            let authority = PlayerId(a as u8);
             let mut drifted = PlayerSet::EMPTY;
-            drifted.insert(PlayerId(1));
+            drifted.insert(PlayerId(b as u8));
             return Some(Verdict::Desync {
                 frame,
                 authority,

@@ -425,10 +425,10 @@ fn drive<G: HarnessGame>(
             Event::Frame {
                 frame,
                 inputs,
-                replay,
+                resimulated,
             } => {
                 game.step(frame, &inputs);
-                let flip_once = scenario.corrupt_once == Some((seat, frame)) && !replay;
+                let flip_once = scenario.corrupt_once == Some((seat, frame)) && !resimulated;
                 let flip_always = scenario
                     .corrupt_always
                     .is_some_and(|(s, f)| s == seat && frame >= f);
@@ -437,7 +437,7 @@ fn drive<G: HarnessGame>(
                 }
                 let c = game.checksum();
                 peer.checksums.insert(frame, c);
-                if !replay {
+                if !resimulated {
                     peer.released_at.insert(frame, now);
                 }
                 session
@@ -472,7 +472,10 @@ fn drive<G: HarnessGame>(
             Event::ResyncFailed { reason } => note = Some(Note::ResyncFailed(reason)),
             Event::PeerTimedOut { peer, reason } => note = Some(Note::TimedOut(peer, reason)),
             Event::PeerDisconnected { peer } => note = Some(Note::Disconnected(peer)),
-            Event::PeerConnected { .. } | Event::Started | Event::Incompatible { .. } => {}
+            Event::PeerConnected { .. }
+            | Event::Started
+            | Event::Incompatible { .. }
+            | Event::SeatDropped { .. } => {}
         }
         if let Some(what) = note {
             log.push(Logged {

@@ -85,17 +85,18 @@
 //! [`harness`] (drives sessions, games and the network together).
 #![deny(clippy::float_arithmetic)]
 
-pub mod bits;
+pub use lockstep_codec::bits;
 pub mod checksums;
 pub mod clock;
 pub mod delay;
 pub mod harness;
-pub mod input;
+pub use lockstep_codec::input;
 pub mod netsim;
 pub mod packet;
 pub mod player;
 pub mod playout;
 pub mod resync;
+pub mod seat_drop;
 pub mod seq;
 pub mod session;
 pub mod stats;

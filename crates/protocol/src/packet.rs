@@ -17,7 +17,7 @@
 
 use crate::bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 use crate::input::Input;
-use crate::player::{MAX_PLAYERS, PlayerId};
+use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
 use lockstep_fx::Checksum;
 
 /// The protocol id every handshake starts with ("LKSP" read as big-endian).
@@ -132,6 +132,10 @@ pub enum Message<I> {
     ResyncAck(ResyncAck),
     /// Kind 6: the sender leaves the session.
     Disconnect(Disconnect),
+    /// Kind 7: the sender has dropped a seat that went silent or left, and
+    /// says how far it holds that seat's inputs (with the inputs), so the
+    /// remaining peers agree on the seat's last frame.
+    SeatDrop(SeatDrop<I>),
 }
 
 /// Redundant inputs with the ack and the newest short checksums.
@@ -248,15 +252,22 @@ pub struct Disconnect {
     pub reason: u8,
 }
 
-fn ser_checksum<S: BitStream>(s: &mut S, c: &mut Checksum) -> Result<(), BitError> {
-    let mut bytes = *c.as_bytes();
-    for chunk in bytes.chunks_exact_mut(8) {
-        let mut w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        s.u64(&mut w)?;
-        chunk.copy_from_slice(&w.to_le_bytes());
-    }
-    *c = Checksum::from_bytes(bytes);
-    Ok(())
+/// A remaining peer's report on a dropped seat. Every remaining peer sends
+/// one to every other until each has heard it; the seat's last frame is the
+/// newest frame any of them holds, and the inputs carried let the others
+/// reach it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SeatDrop<I> {
+    /// The seat dropped.
+    pub seat: PlayerId,
+    /// The remaining seats whose report on `seat` the sender has received.
+    pub heard: PlayerSet,
+    /// Low 16 bits of the frame of `inputs[0]` (0 when `inputs` is empty).
+    pub first_frame: u16,
+    /// The dropped seat's newest inputs the sender holds, oldest first, the
+    /// last one for the newest frame it holds (empty: it holds none). Coded
+    /// as the inputs message codes its run.
+    pub inputs: Vec<I>,
 }
 
 fn ser_player<S: BitStream>(s: &mut S, p: &mut PlayerId) -> Result<(), BitError> {
@@ -307,39 +318,7 @@ impl<I: Input> InputsMsg<I> {
         } else {
             self.ack = None;
         }
-        let mut count = self.inputs.len() as u32;
-        s.ranged(&mut count, 0, MAX_INPUTS_PER_PACKET, "input count")?;
-        if S::READING {
-            self.inputs.clear();
-        }
-        if count > 0 {
-            s.u16(&mut self.first_frame)?;
-            for i in 0..count as usize {
-                if S::READING {
-                    let mut input = I::default();
-                    let mut changed = true;
-                    if i > 0 {
-                        s.bool(&mut changed)?;
-                    }
-                    if changed {
-                        input.serialize(s)?;
-                    } else {
-                        input = self.inputs[i - 1].clone();
-                    }
-                    self.inputs.push(input);
-                } else {
-                    let mut changed = i == 0 || self.inputs[i] != self.inputs[i - 1];
-                    if i > 0 {
-                        s.bool(&mut changed)?;
-                    }
-                    if changed {
-                        self.inputs[i].serialize(s)?;
-                    }
-                }
-            }
-        } else if S::READING {
-            self.first_frame = 0;
-        }
+        ser_input_run(s, &mut self.first_frame, &mut self.inputs)?;
         let mut has_sums = self.checksums.is_some();
         s.bool(&mut has_sums)?;
         if has_sums {
@@ -350,6 +329,40 @@ impl<I: Input> InputsMsg<I> {
             self.checksums = None;
         }
         Ok(())
+    }
+}
+
+/// A run of one player's inputs for consecutive frames: a count (at most
+/// [`MAX_INPUTS_PER_PACKET`]), and if any, the first frame's low 16 bits,
+/// the first input in full, then per input one bit "changed" and, if set,
+/// the input.
+fn ser_input_run<I: Input, S: BitStream>(
+    s: &mut S,
+    first_frame: &mut u16,
+    inputs: &mut Vec<I>,
+) -> Result<(), DecodeError> {
+    let mut count = inputs.len() as u32;
+    s.ranged(&mut count, 0, MAX_INPUTS_PER_PACKET, "input count")?;
+    if count == 0 {
+        if S::READING {
+            *first_frame = 0;
+            inputs.clear();
+        }
+        return Ok(());
+    }
+    s.u16(first_frame)?;
+    crate::input::serialize_run(s, inputs, count)?;
+    Ok(())
+}
+
+impl<I: Input> SeatDrop<I> {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        let mut v = u32::from(self.seat.0);
+        s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "dropped seat")?;
+        self.seat = PlayerId(v as u8);
+        s.u8(&mut self.heard.0)?;
+        ser_input_run(s, &mut self.first_frame, &mut self.inputs)
     }
 }
 
@@ -375,7 +388,7 @@ impl ChecksumMsg {
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         s.u8(&mut self.epoch)?;
         s.u16(&mut self.frame)?;
-        ser_checksum(s, &mut self.checksum)?;
+        s.checksum(&mut self.checksum)?;
         Ok(())
     }
 }
@@ -420,7 +433,7 @@ impl ResyncChunk {
         }
         if self.index == 0 {
             let mut c = self.checksum.unwrap_or_default();
-            ser_checksum(s, &mut c)?;
+            s.checksum(&mut c)?;
             self.checksum = Some(c);
         } else if S::READING {
             self.checksum = None;
@@ -470,11 +483,13 @@ pub enum Kind {
     ResyncAck = 5,
     /// [`Disconnect`].
     Disconnect = 6,
+    /// [`SeatDrop`].
+    SeatDrop = 7,
 }
 
 impl Kind {
     /// Every kind, in wire order.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Hello,
         Kind::Inputs,
         Kind::Checksum,
@@ -482,6 +497,7 @@ impl Kind {
         Kind::ResyncChunk,
         Kind::ResyncAck,
         Kind::Disconnect,
+        Kind::SeatDrop,
     ];
 
     /// A short lowercase name (file names, reports).
@@ -494,6 +510,7 @@ impl Kind {
             Kind::ResyncChunk => "resync_chunk",
             Kind::ResyncAck => "resync_ack",
             Kind::Disconnect => "disconnect",
+            Kind::SeatDrop => "seat_drop",
         }
     }
 }
@@ -508,6 +525,7 @@ impl<I> Message<I> {
             Message::ResyncChunk(_) => Kind::ResyncChunk,
             Message::ResyncAck(_) => Kind::ResyncAck,
             Message::Disconnect(_) => Kind::Disconnect,
+            Message::SeatDrop(_) => Kind::SeatDrop,
         }
     }
 }
@@ -532,7 +550,7 @@ impl<I: Input> Packet<I> {
     /// Serializes the whole packet: kind, then the kind's fields.
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         let mut kind = u32::from(self.kind() as u8);
-        s.ranged(&mut kind, 0, Kind::Disconnect as u32, "packet kind")?;
+        s.ranged(&mut kind, 0, Kind::SeatDrop as u32, "packet kind")?;
         if !S::READING {
             return self.serialize_body(s);
         }
@@ -549,6 +567,7 @@ impl<I: Input> Packet<I> {
                     Kind::ResyncRequest => Message::ResyncRequest(ResyncRequest::default()),
                     Kind::ResyncChunk => Message::ResyncChunk(ResyncChunk::default()),
                     Kind::ResyncAck => Message::ResyncAck(ResyncAck::default()),
+                    Kind::SeatDrop => Message::SeatDrop(SeatDrop::default()),
                     _ => Message::Disconnect(Disconnect::default()),
                 },
             }),
@@ -570,6 +589,7 @@ impl<I: Input> Packet<I> {
                     Message::ResyncChunk(m) => m.serialize(s),
                     Message::ResyncAck(m) => m.serialize(s),
                     Message::Disconnect(m) => m.serialize(s),
+                    Message::SeatDrop(m) => m.serialize(s),
                 }
             }
         }

@@ -9,6 +9,8 @@
 //!   increasing order, each exactly once (replays after a resync excepted).
 //! - Released frames stay `history` frames for re-simulation after a resync;
 //!   older ones are dropped.
+//! - A seat that left ends at an agreed frame: from the frame after it, its
+//!   input is the game's absent input, and nothing more is taken from it.
 //! - Pacing (which frames are due) and the adaptive delay live in the session
 //!   and in [`crate::delay`]; this buffer only knows what is complete.
 
@@ -35,6 +37,7 @@ pub struct PlayoutBuffer<I> {
     next_release: u32,
     history: u32,
     inputs: Vec<VecDeque<I>>,
+    ended: Vec<Option<(u32, I)>>,
 }
 
 impl<I: Clone> PlayoutBuffer<I> {
@@ -46,12 +49,45 @@ impl<I: Clone> PlayoutBuffer<I> {
             next_release: 0,
             history,
             inputs: (0..players).map(|_| VecDeque::new()).collect(),
+            ended: vec![None; players],
         }
     }
 
     /// The next frame to release.
     pub fn next_release(&self) -> u32 {
         self.next_release
+    }
+
+    /// Ends `player`'s seat after frame `last` (`None`: before frame 0):
+    /// its input for every later frame is `absent`. Refused (`false`) unless
+    /// its inputs through `last` are held, or were released already.
+    pub fn end_seat(&mut self, player: usize, last: Option<u32>, absent: I) -> bool {
+        if player >= self.inputs.len() || self.through(player) < last {
+            return false;
+        }
+        let first_absent = last.map_or(0, |l| l + 1);
+        if first_absent >= self.base {
+            let keep = (first_absent - self.base) as usize;
+            self.inputs[player].truncate(keep);
+        }
+        self.ended[player] = Some((first_absent, absent));
+        true
+    }
+
+    /// The first frame `player` is absent from, if its seat ended.
+    pub fn seat_end(&self, player: usize) -> Option<u32> {
+        self.ended.get(player).and_then(|e| e.as_ref().map(|(f, _)| *f))
+    }
+
+    /// `player`'s newest inputs held, at most `max`, with the frame of the
+    /// first (empty: none held).
+    pub fn tail(&self, player: usize, max: u32) -> (u32, Vec<I>) {
+        let Some(q) = self.inputs.get(player) else {
+            return (0, Vec::new());
+        };
+        let n = q.len().min(max as usize);
+        let first = self.base + (q.len() - n) as u32;
+        (first, q.iter().skip(q.len() - n).cloned().collect())
     }
 
     /// The newest frame held for `player` with every earlier frame.
@@ -74,6 +110,21 @@ impl<I: Clone> PlayoutBuffer<I> {
     ) -> Result<(u32, u32), RunError> {
         let through = self.through(player);
         let next = through.map_or(0, |t| t + 1);
+        if let Some(end) = self.seat_end(player) {
+            // Only frames before the seat's end are still taken.
+            let keep = end.saturating_sub(first).min(run.len() as u32) as usize;
+            if first > next || keep == 0 {
+                return Ok((next, 0));
+            }
+            let run = &run[..keep];
+            let Some(q) = self.inputs.get_mut(player) else {
+                return Ok((next, 0));
+            };
+            let skip = (next - first) as usize;
+            let added = run.len().saturating_sub(skip) as u32;
+            q.extend(run.iter().skip(skip).cloned());
+            return Ok((next, added));
+        }
         if first > next {
             return Err(RunError::Gap { first, through });
         }
@@ -98,6 +149,9 @@ impl<I: Clone> PlayoutBuffer<I> {
     pub fn missing(&self, frame: u32) -> PlayerSet {
         let mut set = PlayerSet::EMPTY;
         for p in 0..self.inputs.len() {
+            if self.seat_end(p).is_some_and(|end| frame >= end) {
+                continue;
+            }
             if self.through(p).is_none_or(|t| t < frame) {
                 set.insert(crate::player::PlayerId(p as u8));
             }
@@ -108,7 +162,14 @@ impl<I: Clone> PlayoutBuffer<I> {
     /// Every player's input for `frame`, if held.
     pub fn frame_inputs(&self, frame: u32) -> Option<Vec<I>> {
         let i = frame.checked_sub(self.base)? as usize;
-        self.inputs.iter().map(|q| q.get(i).cloned()).collect()
+        self.inputs
+            .iter()
+            .zip(&self.ended)
+            .map(|(q, end)| match end {
+                Some((end, absent)) if frame >= *end => Some(absent.clone()),
+                _ => q.get(i).cloned(),
+            })
+            .collect()
     }
 
     /// Releases [`PlayoutBuffer::next_release`] if it is complete.
@@ -165,6 +226,32 @@ mod tests {
             b.missing(2).iter().collect::<Vec<_>>(),
             vec![crate::player::PlayerId(1)]
         );
+    }
+
+    #[test]
+    fn an_ended_seat_plays_its_absent_input_after_its_last_frame() {
+        let mut b = PlayoutBuffer::new(3, 8);
+        b.insert_run(0, 0, &[1, 1, 1, 1, 1]).unwrap();
+        b.insert_run(1, 0, &[2, 2, 2, 2, 2]).unwrap();
+        b.insert_run(2, 0, &[3, 3, 3]).unwrap();
+        assert!(!b.end_seat(2, Some(3), 0), "frame 3 of seat 2 is not held");
+        assert_eq!(b.tail(2, 2), (1, vec![3, 3]));
+        assert!(b.end_seat(2, Some(1), 0));
+        assert_eq!(b.seat_end(2), Some(2));
+        let released: Vec<_> = std::iter::from_fn(|| b.release()).collect();
+        assert_eq!(
+            released,
+            vec![
+                (0, vec![1, 2, 3]),
+                (1, vec![1, 2, 3]),
+                (2, vec![1, 2, 0]),
+                (3, vec![1, 2, 0]),
+                (4, vec![1, 2, 0]),
+            ]
+        );
+        // Nothing more is taken from the seat.
+        assert_eq!(b.insert_run(2, 2, &[9, 9]).map(|(_, n)| n), Ok(0));
+        assert!(b.missing(5).iter().all(|p| p.0 != 2));
     }
 
     #[test]

@@ -41,12 +41,7 @@ pub enum ResyncError {
 
 /// A state ready to send: `(compressed, payload)`.
 pub fn pack_state(state: &[u8]) -> (bool, Vec<u8>) {
-    let packed = miniz_oxide::deflate::compress_to_vec(state, 6);
-    if packed.len() < state.len() {
-        (true, packed)
-    } else {
-        (false, state.to_vec())
-    }
+    lockstep_codec::deflate::pack(state)
 }
 
 /// The state inside a payload, checked to be `state_len` bytes.
@@ -55,21 +50,11 @@ pub fn unpack_state(
     payload: Vec<u8>,
     state_len: u32,
 ) -> Result<Vec<u8>, ResyncError> {
-    let bytes = if compressed {
-        miniz_oxide::inflate::decompress_to_vec_with_limit(&payload, state_len as usize).map_err(
-            |_| ResyncError::Decompress {
-                expected: state_len,
-            },
-        )?
-    } else {
-        payload
-    };
-    if bytes.len() != state_len as usize {
-        return Err(ResyncError::Decompress {
+    lockstep_codec::deflate::unpack(compressed, &payload, state_len).map_err(|_| {
+        ResyncError::Decompress {
             expected: state_len,
-        });
-    }
-    Ok(bytes)
+        }
+    })
 }
 
 /// The authority's side of one transfer.

@@ -43,13 +43,13 @@ pub const fn unwrap_frame(wire: u16, reference: u32) -> Option<u32> {
 /// duplicated packets are recognised and packets older than the window are
 /// refused.
 #[derive(Debug, Clone, Default)]
-pub struct ReplayWindow {
+pub struct SeqWindow {
     newest: Option<u16>,
     /// Bit `i` set: sequence `newest - 1 - i` was received.
     seen: u64,
 }
 
-/// What a [`ReplayWindow`] says about a sequence number.
+/// What a [`SeqWindow`] says about a sequence number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeqVerdict {
     /// Not seen before and inside the window: accept it.
@@ -60,7 +60,7 @@ pub enum SeqVerdict {
     TooOld,
 }
 
-impl ReplayWindow {
+impl SeqWindow {
     /// How many sequences behind the newest are remembered.
     pub const SPAN: i32 = 64;
 
@@ -83,7 +83,7 @@ impl ReplayWindow {
         }
     }
 
-    /// Records `seq` as received (call after [`ReplayWindow::check`] said
+    /// Records `seq` as received (call after [`SeqWindow::check`] said
     /// [`SeqVerdict::Fresh`] and the packet was accepted).
     pub fn record(&mut self, seq: u16) {
         let Some(newest) = self.newest else {
@@ -133,8 +133,8 @@ mod tests {
     }
 
     #[test]
-    fn replay_window_across_wrap() {
-        let mut w = ReplayWindow::default();
+    fn seq_window_across_wrap() {
+        let mut w = SeqWindow::default();
         for s in [65_533u16, 65_535, 0, 1] {
             assert_eq!(w.check(s), SeqVerdict::Fresh);
             w.record(s);

@@ -23,12 +23,13 @@ use crate::input::Input;
 use crate::packet::{
     ChecksumMsg, Disconnect, Hello, InputsMsg, Kind, MAX_DATAGRAM, MAX_INPUTS_PER_PACKET,
     MAX_SHORT_CHECKSUMS, Message, Packet, ResyncAck, ResyncChunk, ResyncRequest, Routed,
-    ShortChecksums,
+    SeatDrop, ShortChecksums,
 };
 use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
 use crate::playout::PlayoutBuffer;
+use crate::seat_drop::SeatDrops;
 use crate::resync::{Incoming, Outgoing, ResyncError};
-use crate::seq::{ReplayWindow, SeqVerdict, unwrap_frame, wire_frame};
+use crate::seq::{SeqWindow, SeqVerdict, unwrap_frame, wire_frame};
 use crate::stats::Stats;
 use crate::time::{Instant, MICROS_PER_MILLI};
 use crate::window::{InputError, InputWindow};
@@ -245,7 +246,7 @@ pub enum Event<I> {
         /// Every player's input for it.
         inputs: Vec<I>,
         /// `true` when re-simulating after [`Event::LoadState`].
-        replay: bool,
+        resimulated: bool,
     },
     /// Checksums for `frame` differ.
     Desync {
@@ -287,6 +288,16 @@ pub enum Event<I> {
         /// The peer.
         peer: PlayerId,
     },
+    /// The remaining peers agreed that `seat`, which timed out or left,
+    /// played its last frame at `last_frame` (`None`: it played none); from
+    /// the frame after it, its input is the game's absent input
+    /// ([`Input::absent`]).
+    SeatDropped {
+        /// The seat.
+        seat: PlayerId,
+        /// Its last frame.
+        last_frame: Option<u32>,
+    },
     /// `peer`'s handshake names another input schema, player count or tick.
     Incompatible {
         /// The peer.
@@ -309,7 +320,7 @@ struct Peer {
     gone: bool,
     incompatible: bool,
     next_seq: u16,
-    replay: ReplayWindow,
+    seen: SeqWindow,
     last_recv: Instant,
     next_hello_at: Instant,
     hello_reply: bool,
@@ -359,6 +370,8 @@ pub struct Session<I: Input> {
     served: Vec<Option<u8>>,
     pending_requests: Vec<(PlayerId, u8)>,
     state_requested: bool,
+    drops: SeatDrops,
+    drop_reports_due: bool,
     resync_tick: bool,
     events: VecDeque<Event<I>>,
     out: VecDeque<Transmit>,
@@ -431,7 +444,7 @@ impl<I: Input> Session<I> {
             gone: false,
             incompatible: false,
             next_seq: cfg.initial_seq,
-            replay: ReplayWindow::default(),
+            seen: SeqWindow::default(),
             last_recv: Instant::ZERO,
             next_hello_at: Instant::ZERO,
             hello_reply: false,
@@ -472,6 +485,8 @@ impl<I: Input> Session<I> {
             served: vec![None; n],
             pending_requests: Vec::new(),
             state_requested: false,
+            drops: SeatDrops::new(cfg.local),
+            drop_reports_due: false,
             resync_tick: false,
             events: VecDeque::new(),
             out: VecDeque::new(),
@@ -498,6 +513,13 @@ impl<I: Input> Session<I> {
     /// The newest frame released to the game.
     pub fn last_released(&self) -> Option<u32> {
         self.last_released
+    }
+
+    /// The newest frame whose checksum was compared clean against every
+    /// peer that reported it: frames up to it are settled history (what a
+    /// replay log records as the match).
+    pub fn newest_clean(&self) -> Option<u32> {
+        self.book.newest_clean()
     }
 
     /// The next frame the local clock will sample.
@@ -605,7 +627,7 @@ impl<I: Input> Session<I> {
             self.stats.dropped.wrong_token += 1;
             return;
         }
-        match self.peers[p].replay.check(r.seq) {
+        match self.peers[p].seen.check(r.seq) {
             SeqVerdict::Fresh => {}
             SeqVerdict::Duplicate => {
                 self.stats.dropped.duplicate += 1;
@@ -617,7 +639,7 @@ impl<I: Input> Session<I> {
             }
         }
         let peer = &mut self.peers[p];
-        peer.replay.record(r.seq);
+        peer.seen.record(r.seq);
         peer.last_recv = now;
         if !peer.knows_us {
             peer.knows_us = true;
@@ -639,10 +661,82 @@ impl<I: Input> Session<I> {
             Message::ResyncChunk(m) => self.on_resync_chunk(now, who, m),
             Message::ResyncAck(m) => self.on_resync_ack(who, m),
             Message::Disconnect(_) => {
-                self.peers[p].gone = true;
                 self.events.push_back(Event::PeerDisconnected { peer: who });
+                self.drop_seat(who);
+            }
+            Message::SeatDrop(m) => self.on_seat_drop(who, m),
+        }
+    }
+
+    /// The seats still in the match: ours and every peer not gone.
+    fn remaining(&self) -> PlayerSet {
+        let mut set = PlayerSet::EMPTY;
+        for (i, p) in self.peers.iter().enumerate() {
+            if i == self.cfg.local.index() || !p.gone {
+                set.insert(PlayerId(i as u8));
             }
         }
+        set
+    }
+
+    /// Stops taking anything from `seat` and starts agreeing with the
+    /// remaining peers on its last frame (see [`crate::seat_drop`]).
+    fn drop_seat(&mut self, seat: PlayerId) {
+        if seat == self.cfg.local || self.drops.is_dropping(seat) {
+            return;
+        }
+        self.peers[seat.index()].gone = true;
+        self.book.drop_seat(seat);
+        let held = self.playout.through(seat.index());
+        self.drops.begin(seat, held);
+        self.drop_reports_due = true;
+        self.settle_drops();
+    }
+
+    fn on_seat_drop(&mut self, who: PlayerId, m: SeatDrop<I>) {
+        let seat = m.seat;
+        if seat == self.cfg.local || seat.0 >= self.cfg.players || seat == who {
+            // Our own seat dropped by others: they have stopped sending to
+            // us, and we will time them out in turn.
+            self.stats.dropped.unexpected += 1;
+            return;
+        }
+        self.drop_seat(seat);
+        let p = seat.index();
+        let mut held = None;
+        if !m.inputs.is_empty() {
+            let reference = self.playout.through(p).map_or(0, |t| t + 1);
+            let Some(first) = unwrap_frame(m.first_frame, reference) else {
+                self.stats.dropped.invalid += 1;
+                return;
+            };
+            if self.playout.insert_run(p, first, &m.inputs).is_err() {
+                self.stats.dropped.invalid += 1;
+                return;
+            }
+            held = Some(first + m.inputs.len() as u32 - 1);
+        }
+        self.drops.on_report(who, seat, held, m.heard);
+        // Answer at once, so the sender learns we heard it.
+        self.drop_reports_due = true;
+        self.settle_drops();
+    }
+
+    /// Ends every dropped seat whose last frame is agreed and held.
+    fn settle_drops(&mut self) {
+        for (seat, last) in self.drops.decide(self.remaining()) {
+            if self
+                .playout
+                .end_seat(seat.index(), last, I::absent())
+            {
+                self.drops.settle(seat, last);
+                self.events.push_back(Event::SeatDropped {
+                    seat,
+                    last_frame: last,
+                });
+            }
+        }
+        self.try_release();
     }
 
     fn on_inputs(&mut self, now: Instant, who: PlayerId, m: InputsMsg<I>) {
@@ -837,11 +931,11 @@ impl<I: Input> Session<I> {
         for f in frame + 1..next {
             match self.playout.frame_inputs(f) {
                 Some(inputs) => {
-                    self.stats.frames_replayed += 1;
+                    self.stats.frames_resimulated += 1;
                     self.events.push_back(Event::Frame {
                         frame: f,
                         inputs,
-                        replay: true,
+                        resimulated: true,
                     });
                 }
                 None => {
@@ -880,17 +974,21 @@ impl<I: Input> Session<I> {
             return;
         }
         let local = self.cfg.local;
-        for (i, p) in self.peers.iter_mut().enumerate() {
+        let mut silent = Vec::new();
+        for (i, p) in self.peers.iter().enumerate() {
             if i != local.index()
                 && !p.gone
                 && now.since(p.last_recv) > self.cfg.peer_timeout_micros
             {
-                p.gone = true;
-                self.events.push_back(Event::PeerTimedOut {
-                    peer: PlayerId(i as u8),
-                    reason: TimeoutReason::Silent,
-                });
+                silent.push(PlayerId(i as u8));
             }
+        }
+        for peer in silent {
+            self.events.push_back(Event::PeerTimedOut {
+                peer,
+                reason: TimeoutReason::Silent,
+            });
+            self.drop_seat(peer);
         }
         if self.awaiting_input.is_some() || now < self.clock.next_tick_at() {
             return;
@@ -902,6 +1000,7 @@ impl<I: Input> Session<I> {
         for p in &mut self.peers {
             p.inputs_due = true;
         }
+        self.drop_reports_due = true;
         self.resync_tick = true;
         self.resync_timers(now);
         self.try_release();
@@ -997,7 +1096,7 @@ impl<I: Input> Session<I> {
             self.events.push_back(Event::Frame {
                 frame,
                 inputs,
-                replay: false,
+                resimulated: false,
             });
         }
     }
@@ -1018,23 +1117,27 @@ impl<I: Input> Session<I> {
         self.awaiting_input = None;
         let local = self.cfg.local.index();
         let mut min_acked: Option<Option<u32>> = None;
-        for (i, p) in self.peers.iter_mut().enumerate() {
+        let mut behind = Vec::new();
+        for (i, p) in self.peers.iter().enumerate() {
             if i == local || p.gone {
                 continue;
             }
             let (_, count) = self.window.unacked_span(p.acked);
             if self.cfg.redundant_inputs && count > self.cfg.max_unacked_inputs {
-                p.gone = true;
-                self.events.push_back(Event::PeerTimedOut {
-                    peer: PlayerId(i as u8),
-                    reason: TimeoutReason::TooManyUnacked,
-                });
+                behind.push(PlayerId(i as u8));
                 continue;
             }
             min_acked = Some(match min_acked {
                 None => p.acked,
                 Some(m) => m.min(p.acked),
             });
+        }
+        for peer in behind {
+            self.events.push_back(Event::PeerTimedOut {
+                peer,
+                reason: TimeoutReason::TooManyUnacked,
+            });
+            self.drop_seat(peer);
         }
         if let Some(Some(through)) = min_acked {
             self.window.trim_through(through);
@@ -1188,6 +1291,24 @@ impl<I: Input> Session<I> {
                 };
                 self.send_routed(to, Message::Checksum(msg));
             }
+        }
+        let due = if std::mem::take(&mut self.drop_reports_due) {
+            self.drops.due(self.remaining())
+        } else {
+            Vec::new()
+        };
+        for (seat, to) in due {
+            let (first, inputs) = self
+                .playout
+                .tail(seat.index(), self.cfg.max_unacked_inputs);
+            let msg = SeatDrop {
+                seat,
+                heard: self.drops.heard(seat),
+                first_frame: if inputs.is_empty() { 0 } else { wire_frame(first) },
+                inputs,
+            };
+            self.send_routed(to, Message::SeatDrop(msg));
+            self.drops.sent(seat, to);
         }
         if let Some(req) = &mut self.requester {
             let to = req.authority;

@@ -83,7 +83,7 @@ impl Dropped {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Sent, by [`Kind`] (index `kind as usize`).
-    pub sent: [KindCount; 7],
+    pub sent: [KindCount; Kind::ALL.len()],
     /// Datagrams handed to `handle_datagram`.
     pub received: KindCount,
     /// Datagrams dropped, by reason.
@@ -93,7 +93,7 @@ pub struct Stats {
     /// Frames released for the first time.
     pub frames_released: u64,
     /// Frames released again after loading a resync state.
-    pub frames_replayed: u64,
+    pub frames_resimulated: u64,
     /// Bits of the input part (ack, count, frame, inputs and flags) of all
     /// inputs packets sent.
     pub input_bits: u64,

@@ -8,41 +8,12 @@
 //! state; [`Particles::load`] accepts only what [`Particles::snapshot`]
 //! produces.
 
-use crate::bits::{BitError, BitStream};
-use crate::input::{Input, schema_hash};
 use lockstep_fx::{Checksum, DecodeError, Fx, Rng, Sink, StateReader, StateWriter};
 
 /// Particles in the game.
 pub const PARTICLES: usize = 64;
 
-/// One player's buttons: left, right, up, down, fire, jump (6 bits, as the
-/// cube demo of Fiedler's articles).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub struct Buttons(pub u8);
-
-impl Buttons {
-    /// Whether button `i` (0 = left … 5 = jump) is held.
-    pub const fn held(self, i: u8) -> bool {
-        self.0 & (1 << i) != 0
-    }
-}
-
-impl Input for Buttons {
-    const MAX_BITS: u32 = 6;
-
-    fn schema_hash() -> u64 {
-        schema_hash(
-            "lockstep-protocol testgame Buttons v1: u6 = left|right|up|down|fire|jump, LSB first",
-        )
-    }
-
-    fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), BitError> {
-        let mut v = u32::from(self.0);
-        s.ranged(&mut v, 0, 63, "buttons")?;
-        self.0 = v as u8;
-        Ok(())
-    }
-}
+pub use lockstep_codec::input::Buttons;
 
 /// The particle game.
 #[derive(Debug, Clone, PartialEq, Eq)]

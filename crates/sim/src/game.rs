@@ -15,7 +15,7 @@
 //!   replay log recorded by another version is refused, not mis-replayed.
 
 use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, Sink, StateReader, StateWriter};
-use lockstep_protocol::Input;
+use lockstep_codec::Input;
 
 /// A frame number: frame `n` is stepped with every player's input for `n`.
 pub type Frame = u32;

@@ -20,7 +20,7 @@
 //! Like `lockstep-physics`, this crate is integer-only, reads no clock and
 //! starts no thread.
 //!
-//! [`Input`]: lockstep_protocol::Input
+//! [`Input`]: lockstep_codec::Input
 #![deny(clippy::float_arithmetic, clippy::float_cmp)]
 
 pub mod desync;
@@ -37,6 +37,6 @@ pub use diff::{FieldDiff, diff, diff_snapshots};
 pub use engine::{Engine, EngineSettings, RollbackError, Snapshot};
 pub use fields::{EntityKey, StateMap};
 pub use game::{Bot, Frame, Game, Match, SetupError, StateError, read_version};
-pub use lockstep_protocol::Input;
+pub use lockstep_codec::Input;
 pub use state_file::{STATE_FILE_VERSION, STATE_MAGIC, StateFile, StateFileError};
 pub use synctest::{SyncTest, SyncTestError};

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{Walkers, WalkersConfig, script};
-use lockstep_protocol::testgame::Buttons;
+use lockstep_codec::input::Buttons;
 use lockstep_sim::desync::first_divergence;
 use lockstep_sim::{
     Engine, EngineSettings, Frame, Game, Match, StateMap, SyncTest, SyncTestError, diff,

@@ -5,7 +5,7 @@ mod common;
 
 use common::{Walkers, WalkersConfig, script};
 use lockstep_fx::{Checksum, Fx, Sink, StateWriter};
-use lockstep_protocol::testgame::Buttons;
+use lockstep_codec::input::Buttons;
 use lockstep_sim::replay::{
     self, FORMAT_VERSION, FrameCheck, Header, LogEnd, LogError, LogWriter, Logged, RecordSettings,
     Recorder, ReplayLog, RunError, RunOptions, TruncReason,
@@ -542,15 +542,15 @@ fn a_player_frame_takes_about_a_byte_and_a_half() {
 fn a_log_read_as_other_inputs_is_refused() {
     #[derive(Debug, Clone, PartialEq, Eq, Default)]
     struct Wide(u16);
-    impl lockstep_protocol::Input for Wide {
+    impl lockstep_codec::Input for Wide {
         const MAX_BITS: u32 = 12;
         fn schema_hash() -> u64 {
-            lockstep_protocol::schema_hash("test Wide: u12")
+            lockstep_codec::schema_hash("test Wide: u12")
         }
-        fn serialize<S: lockstep_protocol::BitStream>(
+        fn serialize<S: lockstep_codec::BitStream>(
             &mut self,
             s: &mut S,
-        ) -> Result<(), lockstep_protocol::BitError> {
+        ) -> Result<(), lockstep_codec::BitError> {
             let mut v = u32::from(self.0);
             s.ranged(&mut v, 0, 4095, "wide")?;
             self.0 = v as u16;

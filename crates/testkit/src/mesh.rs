@@ -116,6 +116,9 @@ pub struct Scenario {
     pub warmup_frames: u32,
     /// A bit to flip.
     pub flip: Option<Flip>,
+    /// A peer that vanishes (its process dies: it sends and receives
+    /// nothing more) once it has stepped this frame.
+    pub vanish: Option<(PlayerId, u32)>,
     /// Session settings for every seat (`local` is set per seat).
     pub session: Config,
 }
@@ -136,6 +139,7 @@ impl Scenario {
             max_micros: 3_600_000_000,
             warmup_frames: 120,
             flip: None,
+            vanish: None,
             session: PeerSettings::new(&setup, PlayerId(0), 1).session,
         }
     }
@@ -157,6 +161,9 @@ pub struct PeerRun {
     pub stalls_after_warmup: u64,
     /// The replay log the peer recorded (`None` if recording stopped).
     pub log: Option<Vec<u8>>,
+    /// Wall-clock time spent inside the peer's calls, in nanoseconds (a
+    /// measurement only: nothing in the run depends on it).
+    pub busy_nanos: u64,
 }
 
 /// What a run did.
@@ -168,24 +175,37 @@ pub struct Run {
     pub net: NetStats,
     /// Virtual time at the end.
     pub end: Instant,
+    /// When the scenario's bit was flipped.
+    pub flipped_at: Option<Instant>,
+    /// The peer that vanished, if one did.
+    pub vanished: Option<PlayerId>,
 }
 
 impl Run {
-    /// The frames every peer stepped.
-    pub fn common_frames(&self) -> u32 {
+    /// The peers still playing at the end (all but a vanished one).
+    pub fn remaining(&self) -> impl Iterator<Item = &PeerRun> {
+        let vanished = self.vanished;
         self.peers
             .iter()
+            .enumerate()
+            .filter(move |(i, _)| vanished.is_none_or(|v| v.index() != *i))
+            .map(|(_, p)| p)
+    }
+
+    /// The frames every remaining peer stepped.
+    pub fn common_frames(&self) -> u32 {
+        self.remaining()
             .map(|p| p.checksums.len() as u32)
             .min()
             .unwrap_or(0)
     }
 
-    /// The first frame some peer's final checksum differs from seat 0's,
-    /// among the frames all stepped.
+    /// The first frame some remaining peer's final checksum differs from
+    /// another's, among the frames all stepped.
     pub fn first_disagreement(&self) -> Option<u32> {
         let n = self.common_frames();
-        let first = &self.peers[0].checksums;
-        (0..n).find(|f| self.peers.iter().any(|p| p.checksums.get(f) != first.get(f)))
+        let first = &self.remaining().next()?.checksums;
+        (0..n).find(|f| self.remaining().any(|p| p.checksums.get(f) != first.get(f)))
     }
 
     /// Every event `pick` selects, at any peer, with the seat and time.
@@ -201,9 +221,9 @@ impl Run {
         out
     }
 
-    /// Stall ticks after warm-up, summed over peers.
+    /// Stall ticks after warm-up, summed over the remaining peers.
     pub fn stalls_after_warmup(&self) -> u64 {
-        self.peers.iter().map(|p| p.stalls_after_warmup).sum()
+        self.remaining().map(|p| p.stalls_after_warmup).sum()
     }
 }
 
@@ -234,38 +254,61 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             session: Stats::default(),
             stalls_after_warmup: 0,
             log: None,
+            busy_nanos: 0,
         })
         .collect();
     let mut flip = scenario.flip.clone();
+    let mut flipped_at = None;
+    let mut vanished: Option<PlayerId> = None;
     let mut warm: Option<Vec<u64>> = None;
     let mut now = Instant::ZERO;
     loop {
         while let Some(d) = net.pop_due(now) {
+            if vanished.is_some_and(|v| v == d.to || v == d.from) {
+                continue;
+            }
             let i = d.to.index();
+            let t = std::time::Instant::now();
             peers[i].handle_datagram(now, d.from, &d.bytes);
             drain(now, &mut peers[i], &mut runs[i], &mut net);
+            runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
         }
         for i in 0..usize::from(n) {
+            if let Some((seat, frame)) = scenario.vanish {
+                if vanished.is_none() && seat.index() == i && peers[i].frame() > frame {
+                    vanished = Some(seat);
+                }
+            }
+            if vanished.is_some_and(|v| v.index() == i) {
+                continue;
+            }
+            let t = std::time::Instant::now();
             if peers[i].poll_timeout().is_some_and(|t| t <= now) {
                 peers[i].handle_timeout(now);
             }
             drain(now, &mut peers[i], &mut runs[i], &mut net);
+            runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
             if let Some(f) = flip.as_ref().filter(|f| f.seat.index() == i) {
                 if peers[i].frame() >= f.frame {
                     flip_bit(&mut peers[i], f);
                     flip = None;
+                    flipped_at = Some(now);
                 }
             }
         }
         if warm.is_none() && peers.iter().all(|p| p.frame() > scenario.warmup_frames) {
             warm = Some(peers.iter().map(|p| p.session_stats().stall_ticks).collect());
         }
-        let done = peers.iter().all(|p| p.frame() >= scenario.frames);
+        let done = peers
+            .iter()
+            .filter(|p| vanished != Some(p.seat()))
+            .all(|p| p.frame() >= scenario.frames);
         if done || now.as_micros() >= scenario.max_micros {
             break;
         }
         let next = peers
             .iter()
+            .filter(|p| vanished != Some(p.seat()))
             .filter_map(|p| p.poll_timeout())
             .chain(net.next_delivery())
             .min()
@@ -284,6 +327,8 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         peers: runs,
         net: net.stats(),
         end: now,
+        flipped_at,
+        vanished,
     }
 }
 

@@ -6,8 +6,8 @@
 //! [`CubesInput::to_bits`]), and [`CubesInput::schema_hash`] names that
 //! order, so a peer built with another layout is refused at the handshake.
 
-use lockstep_protocol::bits::{BitError, BitStream};
-use lockstep_protocol::input::{Input, schema_hash};
+use lockstep_codec::bits::{BitError, BitStream};
+use lockstep_codec::input::{Input, schema_hash};
 
 /// The buttons a player holds during one frame.
 ///
@@ -79,7 +79,7 @@ impl Input for CubesInput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lockstep_protocol::bits::{BitMeasurer, BitReader, BitWriter};
+    use lockstep_codec::bits::{BitMeasurer, BitReader, BitWriter};
 
     #[test]
     fn every_input_round_trips_in_six_bits() {

@@ -12,7 +12,7 @@
 //! encoding is canonical.
 
 use lockstep_fx::Fx;
-use lockstep_protocol::{BitError, BitStream, Input, schema_hash};
+use lockstep_codec::{BitError, BitStream, Input, schema_hash};
 
 /// A point on the ground, quantized to the command grid: cell `(x, z)` is the
 /// map point `((x - ORIGIN) · CELL, (z - ORIGIN) · CELL)`.

@@ -16,7 +16,7 @@
 //! never panics and allocates no more than the bytes it was given.
 
 use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, StateReader, StateWriter};
-use lockstep_protocol::Input;
+use lockstep_codec::Input;
 
 use super::{FORMAT_VERSION, MAGIC};
 use crate::game::{Game, Match};

@@ -13,7 +13,7 @@
 //! beyond what the bytes of a checked record can hold.
 
 use lockstep_fx::Checksum;
-use lockstep_protocol::{BitError, Input};
+use lockstep_codec::{BitError, Input};
 
 use super::header::{Header, LogError};
 use super::record::{

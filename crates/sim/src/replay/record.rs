@@ -19,7 +19,8 @@
 //! deflate's maximum ratio.
 
 use lockstep_fx::Checksum;
-use lockstep_protocol::{BitReader, BitStream, BitWriter, Input};
+use lockstep_codec::input::serialize_after;
+use lockstep_codec::{BitReader, BitStream, BitWriter, Input, deflate};
 
 use super::FrameCheck;
 use super::header::{Header, check_of_parts};
@@ -46,9 +47,6 @@ const MIN_FRAME_BITS: u64 = 16;
 const STORED: u8 = 0;
 /// Keyframe data as a raw deflate stream.
 const DEFLATED: u8 = 1;
-/// Deflate never expands more than this (258 bytes from a 2-bit code, in
-/// round figures), so a claimed inflated length above it is a lie.
-const MAX_INFLATE_RATIO: u64 = 1032;
 
 /// The record check of `kind` and `body` in a log whose header check is
 /// `header_check`.
@@ -126,27 +124,15 @@ impl<I: Input> FramesEncoder<I> {
     pub(crate) fn push(&mut self, inputs: &[I], check: FrameCheck, full: Option<&Checksum>) {
         let first = self.count == 0;
         for (seat, input) in inputs.iter().enumerate() {
-            let mut input = input.clone();
-            if first {
-                // A `BitWriter` never fails.
-                let _ = input.serialize(&mut self.bits);
-            } else {
-                let changed = self.prev.get(seat) != Some(&input);
-                let _ = self.bits.bool(&mut changed.clone());
-                if changed {
-                    let _ = input.serialize(&mut self.bits);
-                }
-            }
+            let prev = if first { None } else { self.prev.get(seat) };
+            // A `BitWriter` never fails.
+            let _ = serialize_after(&mut self.bits, &mut input.clone(), prev);
         }
         self.prev.clear();
         self.prev.extend_from_slice(inputs);
         let _ = self.bits.u16(&mut check.0.clone());
         if let Some(full) = full {
-            for word in full.as_bytes().chunks_exact(8) {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(word);
-                let _ = self.bits.u64(&mut u64::from_le_bytes(b));
-            }
+            let _ = self.bits.checksum(&mut full.clone());
         }
         self.count += 1;
     }
@@ -215,43 +201,23 @@ pub(crate) fn decode_frames<I: Input>(
         let prev_base = out.inputs.len().checked_sub(players).filter(|_| i > 0);
         for seat in 0..players {
             let prev = prev_base.map(|at| at + seat);
-            let input = match prev {
-                None => {
-                    let mut input = I::default();
-                    input.serialize(&mut r).map_err(frames_err)?;
-                    input
-                }
-                Some(at) => {
-                    let mut changed = false;
-                    r.bool(&mut changed).map_err(frames_err)?;
-                    if changed {
-                        let mut input = I::default();
-                        input.serialize(&mut r).map_err(frames_err)?;
-                        if input == out.inputs[at] {
-                            return Err(TruncReason::NonCanonical {
-                                frame,
-                                player: seat as u8,
-                            });
-                        }
-                        input
-                    } else {
-                        out.inputs[at].clone()
-                    }
-                }
-            };
+            let mut input = I::default();
+            let changed = serialize_after(&mut r, &mut input, prev.map(|at| &out.inputs[at]))
+                .map_err(frames_err)?;
+            if changed && prev.is_some_and(|at| out.inputs[at] == input) {
+                return Err(TruncReason::NonCanonical {
+                    frame,
+                    player: seat as u8,
+                });
+            }
             out.inputs.push(input);
         }
         let mut check = 0u16;
         r.u16(&mut check).map_err(frames_err)?;
         let check = FrameCheck(check);
         if header.has_full_checksum(frame) {
-            let mut bytes = [0u8; 32];
-            for word in bytes.chunks_exact_mut(8) {
-                let mut v = 0u64;
-                r.u64(&mut v).map_err(frames_err)?;
-                word.copy_from_slice(&v.to_le_bytes());
-            }
-            let full = Checksum::from_bytes(bytes);
+            let mut full = Checksum::default();
+            r.checksum(&mut full).map_err(frames_err)?;
             if FrameCheck::of(&full) != check {
                 return Err(TruncReason::Inconsistent { frame });
             }
@@ -269,17 +235,13 @@ pub(crate) fn decode_frames<I: Input>(
 /// snapshot is longer than a `u32` length can say.
 pub(crate) fn encode_keyframe(snapshot: &Snapshot) -> Option<Vec<u8>> {
     let len = u32::try_from(snapshot.bytes.len()).ok()?;
-    let packed = miniz_oxide::deflate::compress_to_vec(&snapshot.bytes, 6);
-    let (encoding, data) = if packed.len() < snapshot.bytes.len() {
-        (DEFLATED, &packed[..])
-    } else {
-        (STORED, &snapshot.bytes[..])
-    };
+    let (compressed, data) = deflate::pack(&snapshot.bytes);
+    let encoding = if compressed { DEFLATED } else { STORED };
     let mut body = Vec::with_capacity(9 + data.len());
     body.extend_from_slice(&snapshot.frame.to_le_bytes());
     body.push(encoding);
     body.extend_from_slice(&len.to_le_bytes());
-    body.extend_from_slice(data);
+    body.extend_from_slice(&data);
     Some(body)
 }
 
@@ -295,26 +257,18 @@ pub(crate) fn decode_keyframe(body: &[u8]) -> Result<Snapshot, TruncReason> {
     let len = u32::from_le_bytes([body[5], body[6], body[7], body[8]]);
     let data = &body[9..];
     let bad = |what| TruncReason::Keyframe { frame, what };
-    let bytes = match encoding {
-        STORED => {
-            if u64::from(len) != data.len() as u64 {
-                return Err(bad("stored length differs from the data"));
-            }
-            data.to_vec()
-        }
-        DEFLATED => {
-            if u64::from(len) > (data.len() as u64 + 1).saturating_mul(MAX_INFLATE_RATIO) {
-                return Err(bad("inflated length beyond deflate's ratio"));
-            }
-            let bytes = miniz_oxide::inflate::decompress_to_vec_with_limit(data, len as usize)
-                .map_err(|_| bad("deflate stream does not inflate to its length"))?;
-            if bytes.len() as u64 != u64::from(len) {
-                return Err(bad("deflate stream does not inflate to its length"));
-            }
-            bytes
-        }
+    let compressed = match encoding {
+        STORED => false,
+        DEFLATED => true,
         _ => return Err(bad("unknown encoding")),
     };
+    let bytes = deflate::unpack(compressed, data, len).map_err(|e| {
+        bad(match e {
+            deflate::DeflateError::StoredLength { .. } => "stored length differs from the data",
+            deflate::DeflateError::BeyondRatio { .. } => "inflated length beyond deflate's ratio",
+            deflate::DeflateError::Inflate { .. } => "deflate stream does not inflate to its length",
+        })
+    })?;
     Ok(Snapshot { frame, bytes })
 }
 

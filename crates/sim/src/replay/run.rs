@@ -154,7 +154,7 @@ pub fn check_game<G: Game>(header: &Header) -> Result<G::Config, RunError> {
             expected: G::VERSION,
         });
     }
-    let expected = <G::Input as lockstep_protocol::Input>::schema_hash();
+    let expected = <G::Input as lockstep_codec::Input>::schema_hash();
     if header.schema_hash != expected {
         return Err(RunError::Schema {
             found: header.schema_hash,

@@ -14,7 +14,7 @@
 use std::io::{self, Write};
 
 use lockstep_fx::Checksum;
-use lockstep_protocol::Input;
+use lockstep_codec::Input;
 
 use super::FrameCheck;
 use super::header::Header;

@@ -48,6 +48,8 @@ pub enum BitError {
     },
 }
 
+use lockstep_fx::Checksum;
+
 /// Bits needed to hold every value in `0..=max`.
 pub const fn bits_for(max: u64) -> u32 {
     64 - max.leading_zeros()
@@ -110,6 +112,20 @@ pub trait BitStream {
     /// A `u64` in 64 bits.
     fn u64(&mut self, v: &mut u64) -> Result<(), BitError> {
         self.bits(v, 64)
+    }
+
+    /// A 32-byte checksum, as four little-endian `u64` words.
+    fn checksum(&mut self, c: &mut Checksum) -> Result<(), BitError> {
+        let mut bytes = *c.as_bytes();
+        for word in bytes.chunks_exact_mut(8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let mut v = u64::from_le_bytes(w);
+            self.u64(&mut v)?;
+            word.copy_from_slice(&v.to_le_bytes());
+        }
+        *c = Checksum::from_bytes(bytes);
+        Ok(())
     }
 
     /// A value in `min..=max`, written as `v - min` in [`bits_for`]`(max - min)`

@@ -1,0 +1,106 @@
+//! Figures of the `Peer` seam, measured on the simulated network:
+//!
+//! - how many frames after a flipped bit the desync is detected and healed
+//!   (both games, two network conditions, several seeds; medians);
+//! - the CPU time a peer spends per frame outside the game's own `step`.
+//!
+//! `cargo run --release -p lockstep-testkit --example peer-figures`
+
+use std::time::Instant as Clock;
+
+use lockstep_games::Demo;
+use lockstep_games::cubes::Cubes;
+use lockstep_games::rts::Rts;
+use lockstep_peer::PeerEvent;
+use lockstep_protocol::PlayerId;
+use lockstep_sim::replay;
+use lockstep_testkit::mesh::{self, Condition, Flip, Scenario};
+
+const TICK_MICROS: u64 = 16_667;
+
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+/// Frames from the flip to the first desync event and to the heal, at the
+/// drifted peer, over `seeds` runs.
+fn flip_figures<G: Demo>(entity: &str, cond: Condition, seeds: u64) -> (u64, u64, u64, usize) {
+    let (mut detect, mut heal, mut bytes, mut healed) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    for seed in 0..seeds {
+        let mut s = Scenario::new(2, 100 + seed, cond.link(), 900);
+        s.flip = Some(Flip {
+            seat: PlayerId(1),
+            frame: 400,
+            entity: entity.into(),
+            field: "position".into(),
+            bit: 20,
+        });
+        let run = mesh::run::<G>(&s, &G::default_config());
+        let Some(at) = run.flipped_at else { continue };
+        let frames = |t: lockstep_protocol::Instant| t.since(at) / TICK_MICROS;
+        let peer = &run.peers[1];
+        if let Some((t, _)) = peer.events.iter().find(|(_, e)| matches!(e, PeerEvent::Desync { .. })) {
+            detect.push(frames(*t));
+        }
+        if let Some((t, e)) = peer.events.iter().find(|(_, e)| matches!(e, PeerEvent::Healed { .. })) {
+            heal.push(frames(*t));
+            if let PeerEvent::Healed { state_bytes, .. } = e {
+                bytes.push(*state_bytes);
+            }
+            healed += 1;
+        }
+    }
+    (median(detect), median(heal), median(bytes), healed)
+}
+
+/// For a 2-peer match on a good network, per frame: the peer's time, the
+/// game's own `step` alone, and `step` plus the checksum (what
+/// `Engine::advance` does without any network).
+fn overhead<G: Demo>(frames: u32) -> (f64, f64, f64) {
+    let s = Scenario::new(2, 3, Condition::GOOD.link(), frames);
+    let run = mesh::run::<G>(&s, &G::default_config());
+    let p = &run.peers[0];
+    let stepped = p.stats.frames_stepped + p.stats.frames_resimulated;
+    let peer_us = p.busy_nanos as f64 / 1000.0 / stepped as f64;
+    // The same frames, stepped alone, then stepped and checksummed.
+    let log = replay::read::<G::Input>(p.log.as_ref().expect("recorded")).expect("reads");
+    let per_frame = |checksum: bool| {
+        let mut game = G::new(&G::default_config(), &log.header().setup).expect("setup");
+        let t = Clock::now();
+        for f in 0..log.frames() {
+            game.step(f, log.inputs(f).expect("logged"));
+            if checksum {
+                std::hint::black_box(game.checksum());
+            }
+        }
+        t.elapsed().as_secs_f64() * 1e6 / f64::from(log.frames().max(1))
+    };
+    (peer_us, per_frame(false), per_frame(true))
+}
+
+fn main() {
+    println!("flipped bit at frame 400 of a 2-peer match (default scenes), 5 seeds each; medians");
+    println!("{:<8} {:<14} {:>16} {:>14} {:>12} {:>8}", "game", "network", "frames→detected", "frames→healed", "state B", "healed");
+    for cond in [Condition::GOOD, Condition::POOR] {
+        let (d, h, b, n) = flip_figures::<Cubes>("body 40", cond, 5);
+        println!("{:<8} {:<14} {d:>16} {h:>14} {b:>12} {n:>6}/5", "cubes", cond.name);
+        let (d, h, b, n) = flip_figures::<Rts>("body 40", cond, 5);
+        println!("{:<8} {:<14} {d:>16} {h:>14} {b:>12} {n:>6}/5", "rts", cond.name);
+    }
+    println!();
+    println!("CPU per frame, 2-peer match of 1200 frames at 100 ms / 1% (default scenes), one peer");
+    println!(
+        "{:<8} {:>12} {:>12} {:>16} {:>22}",
+        "game", "peer µs", "step µs", "step+checksum µs", "peer − step+checksum µs"
+    );
+    for (name, (peer, step, summed)) in [
+        ("cubes", overhead::<Cubes>(1200)),
+        ("rts", overhead::<Rts>(1200)),
+    ] {
+        println!(
+            "{name:<8} {peer:>12.1} {step:>12.1} {summed:>16.1} {:>22.1}",
+            peer - summed
+        );
+    }
+}
