@@ -289,3 +289,41 @@ proptest! {
         prop_assert_eq!(p.measure_bits().div_ceil(8), bytes.len() as u64);
     }
 }
+
+/// Seat-drop reports that name the receiver, the sender itself or a seat
+/// outside the match are refused and counted; the match goes on.
+#[test]
+fn impossible_seat_drop_reports_are_refused() {
+    use lockstep_protocol::PlayerSet;
+    use lockstep_protocol::packet::SeatDrop;
+    let mut p = Pair::new();
+    p.run_ms(1000);
+    let Ok(Packet::Routed(genuine)) = Packet::<Buttons>::decode(p.to_zero.last().unwrap()) else {
+        panic!("a routed packet");
+    };
+    let before = p.s[0].stats().dropped.unexpected;
+    for (i, seat) in [0u8, 1, 5].into_iter().enumerate() {
+        let forged = Packet::Routed(Routed {
+            seq: genuine.seq.wrapping_add(1 + i as u16),
+            message: Message::SeatDrop(SeatDrop {
+                seat: PlayerId(seat),
+                heard: PlayerSet(0b11),
+                first_frame: 0,
+                inputs: vec![Buttons(1)],
+            }),
+            ..genuine.clone()
+        });
+        p.inject(1, &forged.encode());
+    }
+    assert_eq!(p.s[0].stats().dropped.unexpected, before + 3);
+    let frame = p.frames[0];
+    p.run_ms(500);
+    assert!(p.frames[0] > frame + 20, "the match goes on");
+    assert!(
+        !p.events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::SeatDropped { .. } | Event::PeerTimedOut { .. })),
+        "{:?}",
+        p.events
+    );
+}

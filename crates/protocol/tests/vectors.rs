@@ -9,10 +9,10 @@
 use lockstep_fx::Checksum;
 use lockstep_protocol::packet::{
     ChecksumMsg, Disconnect, Hello, InputsMsg, Message, Packet, ResyncAck, ResyncChunk,
-    ResyncRequest, Routed, ShortChecksums,
+    ResyncRequest, Routed, SeatDrop, ShortChecksums,
 };
 use lockstep_protocol::testgame::Buttons;
-use lockstep_protocol::{Input, PlayerId};
+use lockstep_protocol::{Input, PlayerId, PlayerSet};
 use std::path::PathBuf;
 
 fn routed(message: Message<Buttons>) -> Packet<Buttons> {
@@ -144,6 +144,16 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "disconnect",
             "the player quit",
             routed(Message::Disconnect(Disconnect { reason: 0 })),
+        ),
+        (
+            "seat_drop",
+            "seat 3 dropped: the sender heard seats 0 and 1, holds its inputs 3 3 5 through frame 601",
+            routed(Message::SeatDrop(SeatDrop {
+                seat: PlayerId(3),
+                heard: PlayerSet(0b0011),
+                first_frame: 599,
+                inputs: vec![Buttons(3), Buttons(3), Buttons(5)],
+            })),
         ),
     ]
 }
