@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lockstep_protocol::testgame::Buttons;
+use lockstep_protocol::input::Buttons;
 use lockstep_protocol::{Config, Instant, Packet, PlayerId, Session};
 
 fuzz_target!(|data: &[u8]| {

@@ -99,6 +99,7 @@ fn a_flipped_bit_is_reported_live_by_frame_entity_and_field_and_healed() {
         entity: "body 40".into(),
         field: "position".into(),
         bit: 20,
+        repeat: false,
     });
     let run = mesh::run::<Cubes>(&scenario, &small_cubes());
     let healed = run.events(|e| match e {
@@ -130,7 +131,7 @@ fn a_desync_heals_at_every_one_way_delay_from_0_to_40_ms() {
         let mut link = Condition::GOOD.link();
         link.latency_micros = ms * 1000;
         link.jitter_micros = 0;
-        link.loss = lockstep_protocol::netsim::Loss::None;
+        link.loss = lockstep_testkit::netsim::Loss::None;
         link.duplicate_ppm = 0;
         link.reorder_ppm = 0;
         let mut scenario = Scenario::new(2, 40 + ms, link, 300);
@@ -140,6 +141,7 @@ fn a_desync_heals_at_every_one_way_delay_from_0_to_40_ms() {
             entity: "body 7".into(),
             field: "position".into(),
             bit: 24,
+            repeat: false,
         });
         let run = mesh::run::<Cubes>(&scenario, &tiny_cubes());
         let healed = run.events(|e| matches!(e, PeerEvent::Healed { .. }).then_some(()));

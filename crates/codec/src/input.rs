@@ -52,6 +52,14 @@ impl Buttons {
     pub const fn held(self, i: u8) -> bool {
         self.0 & (1 << i) != 0
     }
+
+    /// A scripted player for tests and examples: seat `seat`'s buttons at
+    /// `frame`, a seeded pattern that changes every 20 frames (so most
+    /// frames repeat the previous input, as a human's do).
+    pub fn scripted(seat: u8, frame: u32) -> Buttons {
+        let mut rng = lockstep_fx::Rng::for_frame(u64::from(seat) + 1, u64::from(frame / 20));
+        Buttons((rng.next_u32() & 63) as u8)
+    }
 }
 
 impl Input for Buttons {

@@ -11,7 +11,7 @@ use lockstep_fx::Checksum;
 use lockstep_protocol::packet::{
     Hello, InputsMsg, Message, Packet, ResyncChunk, Routed, ShortChecksums,
 };
-use lockstep_protocol::testgame::{Buttons, scripted};
+use lockstep_protocol::input::Buttons;
 use lockstep_protocol::{Input, PlayerId};
 use std::hint::black_box;
 
@@ -28,7 +28,7 @@ fn inputs(n: u32) -> Packet<Buttons> {
     routed(Message::Inputs(InputsMsg {
         ack: Some(1000),
         first_frame: 1001,
-        inputs: (1001..1001 + n).map(|f| scripted(1, f)).collect(),
+        inputs: (1001..1001 + n).map(|f| Buttons::scripted(1, f)).collect(),
         checksums: Some(ShortChecksums {
             epoch: 0,
             newest: 998,

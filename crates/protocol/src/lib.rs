@@ -6,8 +6,8 @@
 //! machine in the style of `quinn-proto`: datagrams and the current time go
 //! in as arguments, datagrams and [`Event`]s come out of poll methods, and
 //! the same calls give the same results on every run — which is what lets
-//! [`netsim`] play a minute of a 2-second-latency, 25%-loss match in a
-//! fraction of a second of wall time.
+//! a simulated network (the `lockstep-testkit` crate) play a minute of a
+//! 2-second-latency, 25%-loss match in a fraction of a second of wall time.
 //!
 //! # Call order
 //!
@@ -44,7 +44,7 @@
 //!
 //! ```
 //! use lockstep_protocol::{Config, Event, Instant, PlayerId, Session};
-//! use lockstep_protocol::testgame::Buttons;
+//! use lockstep_protocol::input::Buttons;
 //!
 //! let mut peers: Vec<Session<Buttons>> = (0..2)
 //!     .map(|i| Session::new(Config::new(2, PlayerId(i)), 1000 + u32::from(i)).unwrap())
@@ -74,24 +74,23 @@
 //!
 //! # Modules
 //!
-//! [`bits`] (the bit packer), [`seq`] (wraparound-safe sequence numbers),
+//! [`bits`] and [`input`] (the bit packer and the `Input` trait, from
+//! `lockstep-codec`), [`seq`] (wraparound-safe sequence numbers),
 //! [`packet`] (the wire format, drawn in `protocol/SPEC.md`), [`window`]
 //! (redundant inputs), [`playout`] and [`delay`] (the playout buffer and its
 //! adaptive delay), [`clock`] (frame clock and tick nudging), [`checksums`]
 //! (desync detection and the authority verdict), [`resync`] (state
-//! transfers), [`session`] (the state machine), and for tests and
-//! experiments [`netsim`] (a seeded virtual-time network), [`tcp_model`]
-//! (a TCP-like transport for comparison), [`testgame`] (a small game) and
-//! [`harness`] (drives sessions, games and the network together).
+//! transfers), [`seat_drop`] (agreeing on a departed seat's last frame) and
+//! [`session`] (the state machine). The `Peer` of `lockstep-peer` drives a
+//! session with a real game; tests and experiments run them over the
+//! simulated network of `lockstep-testkit`.
 #![deny(clippy::float_arithmetic)]
 
 pub use lockstep_codec::bits;
 pub mod checksums;
 pub mod clock;
 pub mod delay;
-pub mod harness;
 pub use lockstep_codec::input;
-pub mod netsim;
 pub mod packet;
 pub mod player;
 pub mod playout;
@@ -100,8 +99,6 @@ pub mod seat_drop;
 pub mod seq;
 pub mod session;
 pub mod stats;
-pub mod tcp_model;
-pub mod testgame;
 pub mod time;
 pub mod window;
 

@@ -11,7 +11,7 @@ use lockstep_protocol::packet::{
     ChecksumMsg, Disconnect, Hello, InputsMsg, Message, Packet, ResyncAck, ResyncChunk,
     ResyncRequest, Routed, SeatDrop, ShortChecksums,
 };
-use lockstep_protocol::testgame::Buttons;
+use lockstep_protocol::input::Buttons;
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
 use std::path::PathBuf;
 

@@ -35,6 +35,7 @@ fn flip_figures<G: Demo>(entity: &str, cond: Condition, seeds: u64) -> (u64, u64
             entity: entity.into(),
             field: "position".into(),
             bit: 20,
+            repeat: false,
         });
         let run = mesh::run::<G>(&s, &G::default_config());
         let Some(at) = run.flipped_at else { continue };

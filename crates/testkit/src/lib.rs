@@ -1,10 +1,15 @@
 //! Test scaffolding for lockstep, kept out of the library crates
 //! (`publish = false`, used only by tests, benches and tools).
 //!
+//! - [`netsim`]: a seeded network on virtual time (latency, jitter, random
+//!   or burst loss, duplication, reordering, MTU), or a TCP-like stream
+//!   ([`tcp_model`]) to compare against;
 //! - [`mesh`]: plays a whole match of real [`Peer`](lockstep_peer::Peer)s
-//!   of a shipped game over the simulated network, on virtual time, with
-//!   faults injected on cue (a flipped bit, a vanished peer), and reports
+//!   of a shipped game over that network, with faults injected on cue (a
+//!   flipped bit, a peer that keeps drifting, a vanished peer), and reports
 //!   every peer's checksum stream, events, counters and replay log.
 #![deny(clippy::float_arithmetic)]
 
 pub mod mesh;
+pub mod netsim;
+pub mod tcp_model;

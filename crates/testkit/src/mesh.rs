@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use lockstep_fx::{Checksum, Rng};
 use lockstep_games::Demo;
 use lockstep_peer::{Peer, PeerEvent, PeerSettings, PeerStats};
-use lockstep_protocol::netsim::{LinkConfig, Loss, NetStats, Network, Transport};
+use crate::netsim::{LinkConfig, Loss, NetStats, Network, Transport};
 use lockstep_protocol::{Config, Instant, PlayerId, Stats};
 use lockstep_sim::{Match, StateMap};
 
@@ -66,6 +66,17 @@ impl Condition {
         reorder_ppm: 20_000,
     };
 
+    /// The condition as a TCP-like stream: in order, a lost segment resent
+    /// after a timeout of twice the round trip.
+    pub const fn tcp_link(&self) -> LinkConfig {
+        LinkConfig {
+            transport: Transport::TcpLike {
+                rto_micros: self.rtt_ms * 2000,
+            },
+            ..self.link()
+        }
+    }
+
     /// The condition as a datagram link.
     pub const fn link(&self) -> LinkConfig {
         LinkConfig {
@@ -98,6 +109,9 @@ pub struct Flip {
     pub field: String,
     /// The bit of the field's bytes.
     pub bit: u32,
+    /// Flip it again before every later frame too (a peer that cannot be
+    /// healed: it keeps drifting after every state load).
+    pub repeat: bool,
 }
 
 /// A match to play.
@@ -151,6 +165,8 @@ pub struct PeerRun {
     /// The checksum of every frame the peer stepped (a re-simulated frame
     /// replaces the first try).
     pub checksums: BTreeMap<u32, Checksum>,
+    /// When the peer first stepped each frame.
+    pub stepped_at: BTreeMap<u32, Instant>,
     /// Every event but [`PeerEvent::Stepped`], with when it happened.
     pub events: Vec<(Instant, PeerEvent)>,
     /// The peer's counters.
@@ -249,6 +265,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let mut runs: Vec<PeerRun> = (0..n)
         .map(|_| PeerRun {
             checksums: BTreeMap::new(),
+            stepped_at: BTreeMap::new(),
             events: Vec::new(),
             stats: PeerStats::default(),
             session: Stats::default(),
@@ -288,11 +305,15 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             }
             drain(now, &mut peers[i], &mut runs[i], &mut net);
             runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
-            if let Some(f) = flip.as_ref().filter(|f| f.seat.index() == i) {
+            if let Some(f) = flip.as_mut().filter(|f| f.seat.index() == i) {
                 if peers[i].frame() >= f.frame {
                     flip_bit(&mut peers[i], f);
-                    flip = None;
-                    flipped_at = Some(now);
+                    flipped_at = flipped_at.or(Some(now));
+                    if f.repeat {
+                        f.frame = peers[i].frame() + 1;
+                    } else {
+                        flip = None;
+                    }
                 }
             }
         }
@@ -336,9 +357,14 @@ fn drain<G: Demo>(now: Instant, peer: &mut Peer<G, Vec<u8>>, run: &mut PeerRun, 
     while let Some(event) = peer.poll_event() {
         match event {
             PeerEvent::Stepped {
-                frame, checksum, ..
+                frame,
+                checksum,
+                resimulated,
             } => {
                 run.checksums.insert(frame, checksum);
+                if !resimulated {
+                    run.stepped_at.entry(frame).or_insert(now);
+                }
             }
             PeerEvent::Healed { frame, .. } => {
                 // The loaded state is the authority's result of `frame`.

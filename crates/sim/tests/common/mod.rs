@@ -109,5 +109,5 @@ impl Game for Walkers {
 
 /// A scripted input: player `seat` at `frame`.
 pub fn script(seat: u8, frame: Frame) -> Buttons {
-    Buttons((lockstep_fx::Rng::for_frame(u64::from(seat) + 1, u64::from(frame / 20)).next_u32() & 63) as u8)
+    Buttons::scripted(seat, frame)
 }

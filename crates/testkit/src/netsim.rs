@@ -8,9 +8,8 @@
 //! queue is a `BTreeMap` keyed by time then a send counter); nothing reads a
 //! clock. Probabilities are integers in parts per million.
 
-use crate::player::PlayerId;
+use lockstep_protocol::{Instant, PlayerId};
 use crate::tcp_model::TcpLink;
-use crate::time::Instant;
 use lockstep_fx::Rng;
 use std::collections::BTreeMap;
 

@@ -10,7 +10,7 @@
 //! loops forever. It models neither congestion control nor Nagle: the hitches
 //! it shows are the floor a real TCP adds to.
 
-use crate::time::Instant;
+use lockstep_protocol::Instant;
 
 /// Transmissions modelled per message; the last one is never lost.
 pub const MAX_TRIES: u32 = 64;

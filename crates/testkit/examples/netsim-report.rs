@@ -1,0 +1,215 @@
+//! The network figures of the lockstep protocol, from real matches of the
+//! RTS (24 units a player) played through `Peer` on the simulated network:
+//! stalls, desyncs and bytes per packet on three conditions, redundant UDP
+//! against a TCP-like stream; the cost of a resync after a flipped bit;
+//! steady-state bandwidth at 60 Hz; the flag overhead of 120 unacked inputs.
+//!
+//! `cargo run --release -p lockstep-testkit --example netsim-report`
+
+use lockstep_games::Demo;
+use lockstep_games::rts::{Rts, RtsConfig};
+use lockstep_peer::PeerEvent;
+use lockstep_protocol::input::Buttons;
+use lockstep_protocol::packet::{InputsMsg, Message, Packet, Routed};
+use lockstep_protocol::{Instant, PlayerId};
+use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
+use lockstep_testkit::netsim::LinkConfig;
+
+const TICK_MICROS: u64 = 16_667;
+const FRAMES: u32 = 3600;
+
+fn config() -> RtsConfig {
+    let mut c = Rts::default_config();
+    c.units_per_player = 24;
+    c
+}
+
+/// The longest wait between two consecutive first steps of frames after the
+/// warm-up, over every peer, in milliseconds: a hitch the player sees.
+fn worst_hitch_ms(r: &Run, warmup: u32) -> u64 {
+    let mut worst = 0;
+    for p in &r.peers {
+        let mut prev: Option<Instant> = None;
+        for (f, t) in &p.stepped_at {
+            if *f >= warmup {
+                if let Some(q) = prev {
+                    worst = worst.max(t.since(q));
+                }
+            }
+            prev = Some(*t);
+        }
+    }
+    worst / 1000
+}
+
+#[allow(clippy::float_arithmetic)]
+fn per(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+fn desyncs(r: &Run) -> usize {
+    r.events(|e| matches!(e, PeerEvent::Desync { .. }).then_some(()))
+        .len()
+}
+
+#[allow(clippy::float_arithmetic)]
+fn print_conditions() {
+    println!("## Stalls, desyncs and bytes per packet: 60 s of game time at 60 Hz (3 600 frames)\n");
+    println!("Latencies are round trips (one way = half). UDP = redundant inputs; TCP = in-order stream,");
+    println!("resend after 2×RTT, each input sent once. Stalls are ticks at which a due frame waited for a");
+    println!("missing input, summed over peers (warm-up = before every peer stepped frame 120). Hitch = the");
+    println!("longest gap between two frames after warm-up. Game s = virtual time to play the 3 600 frames.\n");
+    println!("| players | condition | transport | frames | game s | desyncs | stalls after warm-up | worst hitch ms | max delay frames | bytes/packet | inputs/packet | kbit/s per peer | wall ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut seed = 100;
+    for players in [2u8, 4] {
+        for cond in [Condition::GOOD, Condition::POOR, Condition::AWFUL] {
+            for tcp in [false, true] {
+                seed += 1;
+                let link = if tcp { cond.tcp_link() } else { cond.link() };
+                let mut s = Scenario::new(players, seed, link, FRAMES);
+                if tcp {
+                    // A reliable stream needs no redundancy: each input is
+                    // sent once, and only a long silence ends the match.
+                    s.session.redundant_inputs = false;
+                    s.session.peer_timeout_micros = 60_000_000;
+                    s.max_micros = 240_000_000;
+                }
+                let t = std::time::Instant::now();
+                let r = mesh::run::<Rts>(&s, &config());
+                let wall = t.elapsed().as_millis();
+                let (packets, bytes) = r.peers.iter().fold((0, 0), |a, p| {
+                    let t = p.session.sent_total();
+                    (a.0 + t.packets, a.1 + t.bytes)
+                });
+                let inputs_packets: u64 = r.peers.iter().map(|p| p.session.sent[1].packets).sum();
+                let carried: u64 = r.peers.iter().map(|p| p.session.inputs_carried).sum();
+                let max_delay = r.peers.iter().map(|p| p.session.max_delay_frames).max().unwrap_or(0);
+                let secs = r.end.as_micros() as f64 / 1e6;
+                println!(
+                    "| {players} | {} | {} | {} | {secs:.1} | {} | {} | {} | {max_delay} | {:.1} | {:.1} | {:.1} | {wall} |",
+                    cond.name,
+                    if tcp { "TCP-like" } else { "UDP redundant" },
+                    r.common_frames(),
+                    desyncs(&r),
+                    r.stalls_after_warmup(),
+                    worst_hitch_ms(&r, 120),
+                    per(bytes, packets),
+                    per(carried, inputs_packets),
+                    bytes as f64 * 8.0 / 1000.0 / secs / f64::from(players),
+                );
+            }
+        }
+    }
+    println!();
+}
+
+fn print_resync() {
+    println!("## Resync after one flipped bit (unit 5's body position, bit 20)\n");
+    println!("| players | link | flipped seat @ frame | detected after (frames) | healed after (frames) | state bytes | resync bytes on the wire | report names | peers agree |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let cases: [(u8, &str, LinkConfig, u8); 4] = [
+        (2, "LAN 2 ms RTT", LinkConfig::ideal(1_000), 1),
+        (4, "LAN 2 ms RTT", LinkConfig::ideal(1_000), 2),
+        (2, Condition::GOOD.name, Condition::GOOD.link(), 1),
+        (4, Condition::GOOD.name, Condition::GOOD.link(), 3),
+    ];
+    for (players, name, link, seat) in cases {
+        let k = 300;
+        let mut s = Scenario::new(players, 7, link, 900);
+        s.flip = Some(Flip {
+            seat: PlayerId(seat),
+            frame: k,
+            entity: "body 5".into(),
+            field: "position".into(),
+            bit: 20,
+            repeat: false,
+        });
+        let r = mesh::run::<Rts>(&s, &config());
+        let at = r.flipped_at.unwrap_or(Instant::ZERO);
+        let frames = |t: Instant| t.since(at).div_ceil(TICK_MICROS);
+        let detected = r.events(|e| matches!(e, PeerEvent::Desync { .. }).then_some(()));
+        let healed = r.events(|e| match e {
+            PeerEvent::Healed { state_bytes, diagnosis, .. } => Some((
+                *state_bytes,
+                diagnosis.as_ref().map(|d| {
+                    let f = d.report.before.first().or(d.report.after.first());
+                    format!(
+                        "frame {}: {}",
+                        d.report.frame,
+                        f.map(|f| format!("{} · {}", f.entity, f.field)).unwrap_or_default()
+                    )
+                }),
+            )),
+            _ => None,
+        });
+        let wire: u64 = r.peers.iter().map(|p| p.session.resync_bytes_sent()).sum();
+        let (Some(d), Some((_, h_at, (bytes, names)))) = (detected.iter().map(|d| d.1).min(), healed.first()) else {
+            println!("| {players} | {name} | {seat} @ {k} | not detected or not healed | | | | | |");
+            continue;
+        };
+        println!(
+            "| {players} | {name} | {seat} @ {k} | {} | {} | {bytes} | {wire} | {} | {} |",
+            frames(d),
+            frames(*h_at),
+            names.clone().unwrap_or_default(),
+            r.first_disagreement().is_none(),
+        );
+    }
+    println!();
+}
+
+#[allow(clippy::float_arithmetic)]
+fn print_steady_state() {
+    println!("## Steady state at 60 Hz and 100 ms RTT (2 peers, no loss)\n");
+    let s = Scenario::new(2, 3, LinkConfig::ideal(50_000), FRAMES);
+    let r = mesh::run::<Rts>(&s, &config());
+    let st = &r.peers[0].session;
+    let inputs = st.sent[1];
+    let secs = r.end.as_micros() as f64 / 1e6;
+    println!("| figure | value |");
+    println!("|---|---|");
+    println!("| inputs carried per packet (mean) | {:.1} |", per(st.inputs_carried, inputs.packets));
+    println!("| input part of a packet (ack, count, frame, inputs, flags) | {:.2} bytes |", per(st.input_bits, inputs.packets) / 8.0);
+    println!("| whole inputs packet (header, inputs, 2 short checksums) | {:.1} bytes |", per(inputs.bytes, inputs.packets));
+    println!("| all packets sent by one peer | {:.2} kbit/s |", st.sent_total().bytes as f64 * 8.0 / 1000.0 / secs);
+    println!("| of which input parts | {:.2} kbit/s |", st.input_bits as f64 / 1000.0 / secs);
+    println!("| playout delay | {} frames ({} ms) |", st.delay_frames, u64::from(st.delay_frames) * TICK_MICROS / 1000);
+    println!();
+
+    println!("## 120 unacked inputs (2 s at 60 Hz), 6-bit buttons\n");
+    let raw_bits = 120 * 6;
+    let measure = |inputs: Vec<Buttons>| {
+        let packet = |inputs: Vec<Buttons>| {
+            Packet::<Buttons>::Routed(Routed {
+                sender: PlayerId(0),
+                token: 1,
+                seq: 0,
+                message: Message::Inputs(InputsMsg {
+                    ack: None,
+                    first_frame: 0,
+                    inputs,
+                    checksums: None,
+                }),
+            })
+            .measure_bits()
+        };
+        packet(inputs) - packet(Vec::new()) + 8
+    };
+    let constant = measure(vec![Buttons(7); 120]);
+    let scripted = measure((0..120).map(|f| Buttons::scripted(0, f)).collect());
+    let changing = measure((0..120u8).map(|f| Buttons(f % 64)).collect());
+    println!("| inputs | encoded bits (count, frame, inputs, flags) | flag bits | bytes |");
+    println!("|---|---|---|---|");
+    println!("| raw, 120 × 6 bits | {raw_bits} | — | {} |", raw_bits / 8);
+    println!("| all equal | {constant} | 119 | {} |", constant.div_ceil(8));
+    println!("| scripted (a change every 20 frames) | {scripted} | 119 | {} |", scripted.div_ceil(8));
+    println!("| every input different | {changing} | 119 | {} |", changing.div_ceil(8));
+    println!("\nFlag overhead: 119 bits = 15 bytes for 120 inputs (the literature's bound: <= 15 bytes).\n");
+}
+
+fn main() {
+    print_conditions();
+    print_resync();
+    print_steady_state();
+}
