@@ -58,19 +58,24 @@ pub enum SeqVerdict {
     Duplicate,
     /// Older than the 64 sequences the window remembers.
     TooOld,
+    /// Further ahead of the newest than the caller's bound.
+    TooFar,
 }
 
 impl SeqWindow {
     /// How many sequences behind the newest are remembered.
     pub const SPAN: i32 = 64;
 
-    /// Classifies `seq` without recording it.
-    pub fn check(&self, seq: u16) -> SeqVerdict {
+    /// Classifies `seq` without recording it: a sequence more than
+    /// `max_jump` ahead of the newest is [`SeqVerdict::TooFar`].
+    pub fn check(&self, seq: u16, max_jump: i32) -> SeqVerdict {
         let Some(newest) = self.newest else {
             return SeqVerdict::Fresh;
         };
         let d = seq_distance(seq, newest);
-        if d > 0 {
+        if d > max_jump {
+            SeqVerdict::TooFar
+        } else if d > 0 {
             SeqVerdict::Fresh
         } else if d == 0 {
             SeqVerdict::Duplicate
@@ -136,18 +141,18 @@ mod tests {
     fn seq_window_across_wrap() {
         let mut w = SeqWindow::default();
         for s in [65_533u16, 65_535, 0, 1] {
-            assert_eq!(w.check(s), SeqVerdict::Fresh);
+            assert_eq!(w.check(s, i32::MAX), SeqVerdict::Fresh);
             w.record(s);
         }
-        assert_eq!(w.check(65_534), SeqVerdict::Fresh);
+        assert_eq!(w.check(65_534, i32::MAX), SeqVerdict::Fresh);
         w.record(65_534);
-        assert_eq!(w.check(65_534), SeqVerdict::Duplicate);
-        assert_eq!(w.check(65_535), SeqVerdict::Duplicate);
-        assert_eq!(w.check(1), SeqVerdict::Duplicate);
-        assert_eq!(w.check(1u16.wrapping_sub(65)), SeqVerdict::TooOld);
+        assert_eq!(w.check(65_534, i32::MAX), SeqVerdict::Duplicate);
+        assert_eq!(w.check(65_535, i32::MAX), SeqVerdict::Duplicate);
+        assert_eq!(w.check(1, i32::MAX), SeqVerdict::Duplicate);
+        assert_eq!(w.check(1u16.wrapping_sub(65), i32::MAX), SeqVerdict::TooOld);
         w.record(1 + 64);
-        assert_eq!(w.check(1), SeqVerdict::Duplicate);
+        assert_eq!(w.check(1, i32::MAX), SeqVerdict::Duplicate);
         w.record(1 + 65);
-        assert_eq!(w.check(1), SeqVerdict::TooOld);
+        assert_eq!(w.check(1, i32::MAX), SeqVerdict::TooOld);
     }
 }

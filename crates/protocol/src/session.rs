@@ -69,6 +69,10 @@ pub struct Config {
     pub max_unacked_inputs: u32,
     /// Silence after which a peer is timed out (2 s, as GGRS).
     pub peer_timeout_micros: u64,
+    /// How long a peer that said goodbye must stay silent before it is
+    /// taken as gone (250 ms): a newer packet from it cancels the goodbye,
+    /// so one forged or stale Disconnect cannot end a match.
+    pub disconnect_grace_micros: u64,
     /// Handshake resend interval (100 ms).
     pub hello_interval_micros: u64,
     /// Short checksums per packet, `1..=4` (2): each frame's checksum rides
@@ -113,6 +117,7 @@ impl Config {
             max_catch_up: 4,
             max_unacked_inputs: 180,
             peer_timeout_micros: 2_000 * MICROS_PER_MILLI,
+            disconnect_grace_micros: 250 * MICROS_PER_MILLI,
             hello_interval_micros: 100 * MICROS_PER_MILLI,
             checksum_redundancy: 2,
             full_checksum_every: 60,
@@ -260,7 +265,8 @@ pub enum Event<I> {
         local_drifted: bool,
     },
     /// A drifted peer needs our state: call [`Session::provide_state`] with
-    /// the snapshot after the last frame stepped.
+    /// the snapshot after the newest frame stepped and reported — now, or
+    /// after stepping the frames queued behind this event.
     StateRequested,
     /// Replace the game state with `state`, the authority's exact snapshot
     /// after `frame`; the [`Event::Frame`]s that follow (with `replay`)
@@ -321,6 +327,7 @@ struct Peer {
     incompatible: bool,
     next_seq: u16,
     seen: SeqWindow,
+    leaving: Option<(Instant, u16)>,
     last_recv: Instant,
     next_hello_at: Instant,
     hello_reply: bool,
@@ -445,6 +452,7 @@ impl<I: Input> Session<I> {
             incompatible: false,
             next_seq: cfg.initial_seq,
             seen: SeqWindow::default(),
+            leaving: None,
             last_recv: Instant::ZERO,
             next_hello_at: Instant::ZERO,
             hello_reply: false,
@@ -571,10 +579,17 @@ impl<I: Input> Session<I> {
 
     fn on_hello(&mut self, now: Instant, h: Hello) {
         let p = h.sender.index();
-        if h.schema_hash != I::schema_hash()
+        let contradicts = h.schema_hash != I::schema_hash()
             || h.players != self.cfg.players
-            || u64::from(h.tick_micros) != self.cfg.tick_micros
-        {
+            || u64::from(h.tick_micros) != self.cfg.tick_micros;
+        if contradicts && self.phase != Phase::Connecting && self.peers[p].connected {
+            // The match was agreed at the handshake: a later Hello that
+            // contradicts it is stale, corrupted or forged, never a reason
+            // to give up on a connected peer.
+            self.stats.dropped.contradicting += 1;
+            return;
+        }
+        if contradicts {
             self.stats.dropped.incompatible += 1;
             if !self.peers[p].incompatible {
                 self.peers[p].incompatible = true;
@@ -627,7 +642,7 @@ impl<I: Input> Session<I> {
             self.stats.dropped.wrong_token += 1;
             return;
         }
-        match self.peers[p].seen.check(r.seq) {
+        match self.peers[p].seen.check(r.seq, self.max_seq_jump(p, now)) {
             SeqVerdict::Fresh => {}
             SeqVerdict::Duplicate => {
                 self.stats.dropped.duplicate += 1;
@@ -637,14 +652,21 @@ impl<I: Input> Session<I> {
                 self.stats.dropped.too_old += 1;
                 return;
             }
+            SeqVerdict::TooFar => {
+                self.stats.dropped.too_far += 1;
+                return;
+            }
         }
-        let peer = &mut self.peers[p];
-        peer.seen.record(r.seq);
-        peer.last_recv = now;
-        if !peer.knows_us {
-            peer.knows_us = true;
+        // Our token proves the peer knows us, whatever the message holds.
+        if !self.peers[p].knows_us {
+            self.peers[p].knows_us = true;
             self.update_connected(now, who);
         }
+        // The message is handled first; the sequence window and the
+        // peer's liveness move only if it was accepted (a handler that
+        // refuses a message counts it in `Stats::dropped`).
+        let refused_before = self.stats.dropped.total();
+        let goodbye = matches!(r.message, Message::Disconnect(_));
         match r.message {
             Message::Inputs(m) => self.on_inputs(now, who, m),
             Message::Checksum(m) => {
@@ -661,11 +683,38 @@ impl<I: Input> Session<I> {
             Message::ResyncChunk(m) => self.on_resync_chunk(now, who, m),
             Message::ResyncAck(m) => self.on_resync_ack(who, m),
             Message::Disconnect(_) => {
-                self.events.push_back(Event::PeerDisconnected { peer: who });
-                self.drop_seat(who);
+                let deadline = now.plus(self.cfg.disconnect_grace_micros);
+                self.peers[p].leaving = Some((deadline, r.seq));
             }
             Message::SeatDrop(m) => self.on_seat_drop(who, m),
         }
+        if self.stats.dropped.total() != refused_before {
+            return;
+        }
+        let peer = &mut self.peers[p];
+        peer.seen.record(r.seq);
+        peer.last_recv = now;
+        if !goodbye
+            && peer
+                .leaving
+                .is_some_and(|(_, seq)| crate::seq::seq_newer(r.seq, seq))
+        {
+            // It spoke after its goodbye: the goodbye was not its last word.
+            peer.leaving = None;
+        }
+    }
+
+    /// How far ahead of the newest sequence seen from peer `p` a genuine
+    /// packet can be: the 64 the window spans, plus what the peer can have
+    /// sent since its last accepted packet (an inputs packet, a checksum,
+    /// resync chunks and requests, seat-drop reports: under
+    /// `chunks_per_tick + 16` a tick). A packet beyond that is refused
+    /// without moving the window, so one corrupted or forged sequence
+    /// number cannot make every genuine packet after it "too old".
+    fn max_seq_jump(&self, p: usize, now: Instant) -> i32 {
+        let ticks = now.since(self.peers[p].last_recv) / self.cfg.tick_micros.max(1) + 1;
+        let per_tick = u64::from(self.cfg.chunks_per_tick) + 16;
+        (SeqWindow::SPAN as u64 + per_tick.saturating_mul(ticks)).min(32_767) as i32
     }
 
     /// The seats still in the match: ours and every peer not gone.
@@ -990,6 +1039,17 @@ impl<I: Input> Session<I> {
             });
             self.drop_seat(peer);
         }
+        let mut left = Vec::new();
+        for (i, p) in self.peers.iter_mut().enumerate() {
+            if !p.gone && p.leaving.is_some_and(|(at, _)| now >= at) {
+                p.leaving = None;
+                left.push(PlayerId(i as u8));
+            }
+        }
+        for peer in left {
+            self.events.push_back(Event::PeerDisconnected { peer });
+            self.drop_seat(peer);
+        }
         if self.awaiting_input.is_some() || now < self.clock.next_tick_at() {
             return;
         }
@@ -1168,8 +1228,12 @@ impl<I: Input> Session<I> {
         Ok(())
     }
 
-    /// The snapshot after `frame` (the last frame stepped), answering
-    /// [`Event::StateRequested`].
+    /// The snapshot after `frame`, answering [`Event::StateRequested`]:
+    /// `frame` is the newest frame whose checksum this peer has reported
+    /// (the last frame it stepped), which may be older than the newest frame
+    /// released if `Event::Frame`s are still queued behind the request. The
+    /// request stays pending until answered, so a late answer works too;
+    /// a drifted peer loads the state and re-simulates the frames after it.
     pub fn provide_state(
         &mut self,
         now: Instant,
@@ -1177,7 +1241,7 @@ impl<I: Input> Session<I> {
         state: &[u8],
     ) -> Result<(), CallError> {
         self.now = self.now.max(now);
-        if !self.state_requested || self.last_released != Some(frame) {
+        if !self.state_requested || self.own_newest != Some(frame) {
             return Err(CallError::StateNotRequested { frame });
         }
         if self
@@ -1238,6 +1302,11 @@ impl<I: Input> Session<I> {
                 if self.awaiting_input.is_none() {
                     at(self.clock.next_tick_at());
                 }
+            }
+        }
+        for p in self.peers.iter().filter(|p| !p.gone) {
+            if let Some((at_leave, _)) = p.leaving {
+                at(at_leave);
             }
         }
         for (i, p) in self.peers.iter().enumerate() {

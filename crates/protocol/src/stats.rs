@@ -34,10 +34,16 @@ pub struct Dropped {
     pub duplicate: u64,
     /// A sequence number older than the replay window.
     pub too_old: u64,
+    /// A sequence number further ahead than the peer could have sent since
+    /// its last accepted packet (a corrupted or forged packet).
+    pub too_far: u64,
     /// From a seat that is not a peer, or not from where it claims.
     pub unknown_sender: u64,
     /// A handshake whose input schema, player count or tick differs.
     pub incompatible: u64,
+    /// A handshake from a connected peer, after the start, that contradicts
+    /// the agreed match (ignored: the match goes on).
+    pub contradicting: u64,
     /// Well-formed but impossible in context (an ack of an unsent frame, a
     /// gap in inputs, an inconsistent resync chunk).
     pub invalid: u64,
@@ -58,6 +64,8 @@ impl Dropped {
             + self.wrong_token
             + self.duplicate
             + self.too_old
+            + self.too_far
+            + self.contradicting
             + self.unknown_sender
             + self.incompatible
             + self.invalid

@@ -333,3 +333,115 @@ fn impossible_seat_drop_reports_are_refused() {
         p.events
     );
 }
+
+/// The newest genuine routed packet peer 1 sent peer 0.
+fn last_routed(p: &Pair) -> Routed<Buttons> {
+    p.to_zero
+        .iter()
+        .rev()
+        .find_map(|b| match Packet::<Buttons>::decode(b) {
+            Ok(Packet::Routed(r)) => Some(r),
+            _ => None,
+        })
+        .expect("a routed packet")
+}
+
+fn disconnects(p: &Pair) -> usize {
+    p.events
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::PeerDisconnected { .. } | Event::PeerTimedOut { .. }))
+        .count()
+}
+
+/// After the start, a Hello from a connected seat that contradicts the
+/// agreed match (another player count, tick or schema) is ignored and
+/// counted; the match goes on past the silence timeout.
+#[test]
+fn a_contradicting_hello_does_not_end_a_running_match() {
+    use lockstep_protocol::packet::Hello;
+    let mut p = Pair::new();
+    p.run_ms(1000);
+    use lockstep_protocol::Input;
+    let ours = Buttons::schema_hash();
+    for (players, tick, schema) in [(3, 16_667, ours), (2, 10_000, ours), (2, 16_667, 42)] {
+        let hello = Hello {
+            sender: PlayerId(1),
+            schema_hash: schema,
+            players,
+            tick_micros: tick,
+            token: 78,
+            echo: 77,
+            ready: true,
+        };
+        p.inject(1, &Packet::<Buttons>::Hello(hello).encode());
+    }
+    assert_eq!(p.s[0].stats().dropped.contradicting, 3);
+    let frame = p.frames[0];
+    p.run_ms(3000);
+    assert!(p.frames[0] > frame + 150, "the match goes on");
+    assert_eq!(disconnects(&p), 0, "{:?}", p.events);
+    assert!(!p.events.iter().any(|(_, e)| matches!(e, Event::Incompatible { .. })));
+}
+
+/// A genuine packet whose sequence number was pushed far ahead (a flipped
+/// bit of an old packet) is refused without moving the window; later
+/// genuine packets are still accepted.
+#[test]
+fn a_sequence_number_pushed_ahead_does_not_end_the_match() {
+    let mut p = Pair::new();
+    p.run_ms(1000);
+    let genuine = last_routed(&p);
+    for jump in [1000u16, 0x4000, 0x7fff] {
+        let forged = Packet::Routed(Routed {
+            seq: genuine.seq.wrapping_add(jump),
+            ..genuine.clone()
+        });
+        p.inject(1, &forged.encode());
+    }
+    assert_eq!(p.s[0].stats().dropped.too_far, 3);
+    let frame = p.frames[0];
+    p.run_ms(3000);
+    assert!(p.frames[0] > frame + 150, "the match goes on");
+    assert_eq!(p.s[0].stats().dropped.too_old, 0);
+    assert_eq!(disconnects(&p), 0, "{:?}", p.events);
+}
+
+/// A forged Disconnect is cancelled by the peer's next genuine packet; a
+/// real goodbye (the peer closes and goes silent) is taken within the
+/// grace period.
+#[test]
+fn a_disconnect_is_confirmed_by_silence() {
+    use lockstep_protocol::packet::Disconnect;
+    let mut p = Pair::new();
+    p.run_ms(1000);
+    let genuine = last_routed(&p);
+    let forged = Packet::Routed(Routed {
+        seq: genuine.seq.wrapping_add(1),
+        message: Message::Disconnect(Disconnect { reason: 0 }),
+        ..genuine
+    });
+    p.inject(1, &forged.encode());
+    let frame = p.frames[0];
+    p.run_ms(3000);
+    assert!(p.frames[0] > frame + 150, "the match goes on");
+    assert_eq!(disconnects(&p), 0, "{:?}", p.events);
+
+    let now = p.now;
+    p.s[1].disconnect(now);
+    let bye = p.s[1].poll_transmit(now).expect("the goodbye");
+    p.inject(1, &bye.bytes);
+    p.cut_zero_to_one = true;
+    let mut waited = 0;
+    while disconnects(&p) == 0 && waited < 1000 {
+        p.run_ms(1);
+        waited += 1;
+    }
+    assert!(
+        p.events
+            .iter()
+            .any(|(i, e)| *i == 0 && matches!(e, Event::PeerDisconnected { peer: PlayerId(1) })),
+        "{:?}",
+        p.events
+    );
+    assert!(waited <= 250 + 17, "taken after {waited} ms");
+}
