@@ -35,15 +35,26 @@ fn small_rts() -> RtsConfig {
 /// Every peer's final checksums agree, and every peer's log replays and
 /// verifies and holds the same checksums as the others'.
 fn assert_agree<G: Game>(run: &Run, frames: u32) {
-    assert!(run.common_frames() >= frames, "only {} frames", run.common_frames());
+    assert!(
+        run.common_frames() >= frames,
+        "only {} frames",
+        run.common_frames()
+    );
     assert_eq!(run.first_disagreement(), None, "peers disagree");
     let mut logged = Vec::new();
     for (seat, p) in run.peers.iter().enumerate() {
-        let bytes = p.log.as_ref().unwrap_or_else(|| panic!("peer {seat} stopped recording"));
+        let bytes = p
+            .log
+            .as_ref()
+            .unwrap_or_else(|| panic!("peer {seat} stopped recording"));
         let log = replay::read::<G::Input>(bytes).expect("the log reads");
         assert!(log.is_complete(), "peer {seat}'s log ends: {:?}", log.end());
         let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {}).expect("replays");
-        assert!(outcome.verified(), "peer {seat}'s log: {:?}", outcome.first_mismatch);
+        assert!(
+            outcome.verified(),
+            "peer {seat}'s log: {:?}",
+            outcome.first_mismatch
+        );
         logged.push((0..log.frames()).map(|f| log.check(f)).collect::<Vec<_>>());
     }
     let n = logged.iter().map(Vec::len).min().unwrap_or(0);
@@ -103,7 +114,9 @@ fn a_flipped_bit_is_reported_live_by_frame_entity_and_field_and_healed() {
     });
     let run = mesh::run::<Cubes>(&scenario, &small_cubes());
     let healed = run.events(|e| match e {
-        PeerEvent::Healed { frame, diagnosis, .. } => Some((*frame, diagnosis.clone())),
+        PeerEvent::Healed {
+            frame, diagnosis, ..
+        } => Some((*frame, diagnosis.clone())),
         _ => None,
     });
     assert_eq!(healed.len(), 1, "{healed:?}");
@@ -114,7 +127,10 @@ fn a_flipped_bit_is_reported_live_by_frame_entity_and_field_and_healed() {
     let text = d.report.to_text();
     assert_eq!(d.report.frame, 200, "{text}");
     assert!(
-        d.report.before.iter().any(|f| f.entity.to_string() == "body 40" && f.field == "position"),
+        d.report
+            .before
+            .iter()
+            .any(|f| f.entity.to_string() == "body 40" && f.field == "position"),
         "{text}"
     );
     assert!(text.contains("changed outside the simulation"), "{text}");
@@ -166,7 +182,10 @@ fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
     assert_eq!(seat, PlayerId(2));
     let last = last.expect("it played");
     assert!((600..700).contains(&last), "last frame {last}");
-    assert!(dropped.iter().all(|(_, _, d)| *d == (seat, Some(last))), "{dropped:?}");
+    assert!(
+        dropped.iter().all(|(_, _, d)| *d == (seat, Some(last))),
+        "{dropped:?}"
+    );
     // The others play on to the end, agree, and their logs replay the
     // match, the absent seat included.
     assert_eq!(run.vanished, Some(PlayerId(2)));
@@ -175,7 +194,11 @@ fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
     for (i, p) in run.peers.iter().enumerate().filter(|(i, _)| *i != 2) {
         let log = replay::read::<<Rts as Game>::Input>(p.log.as_ref().expect("recorded")).unwrap();
         let out = replay::run::<Rts>(&log, &RunOptions::default(), |_| {}).unwrap();
-        assert!(out.verified() && log.frames() >= 1000, "peer {i}: {:?}", out.first_mismatch);
+        assert!(
+            out.verified() && log.frames() >= 1000,
+            "peer {i}: {:?}",
+            out.first_mismatch
+        );
         assert_eq!(
             log.inputs(last + 1).map(|i| i[2].clone()),
             Some(<Rts as Game>::Input::default()),

@@ -112,5 +112,8 @@ fn burst_loss_causes_no_desync() {
     let r = mesh::run::<Rts>(&s, &small_rts());
     assert!(r.common_frames() >= 900);
     assert_eq!(r.first_disagreement(), None);
-    assert!(r.events(|e| matches!(e, PeerEvent::Desync { .. }).then_some(())).is_empty());
+    assert!(
+        r.events(|e| matches!(e, PeerEvent::Desync { .. }).then_some(()))
+            .is_empty()
+    );
 }

@@ -83,7 +83,9 @@ mod tests {
         let (c, p) = pack(&zeros);
         assert!(c && p.len() < 100);
         assert_eq!(unpack(c, &p, 10_000), Ok(zeros));
-        let noise: Vec<u8> = (0..64u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        let noise: Vec<u8> = (0..64u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
         let (c, p) = pack(&noise);
         assert!(!c);
         assert_eq!(unpack(c, &p, 64), Ok(noise));
@@ -92,10 +94,22 @@ mod tests {
     #[test]
     fn lies_about_the_length_are_refused() {
         let (_, p) = pack(&[7u8; 5000]);
-        assert!(matches!(unpack(true, &p, 4999), Err(DeflateError::Inflate { .. })));
-        assert!(matches!(unpack(true, &p, 5001), Err(DeflateError::Inflate { .. })));
-        assert!(matches!(unpack(true, &p, u32::MAX), Err(DeflateError::BeyondRatio { .. })));
-        assert!(matches!(unpack(false, &p, 3), Err(DeflateError::StoredLength { .. })));
+        assert!(matches!(
+            unpack(true, &p, 4999),
+            Err(DeflateError::Inflate { .. })
+        ));
+        assert!(matches!(
+            unpack(true, &p, 5001),
+            Err(DeflateError::Inflate { .. })
+        ));
+        assert!(matches!(
+            unpack(true, &p, u32::MAX),
+            Err(DeflateError::BeyondRatio { .. })
+        ));
+        assert!(matches!(
+            unpack(false, &p, 3),
+            Err(DeflateError::StoredLength { .. })
+        ));
         assert!(unpack(true, &[0xff, 0x00, 0x13], 10).is_err());
     }
 }

@@ -2,10 +2,10 @@
 //! pushing, blowing, katamari, player counts, hostile snapshots and the
 //! input encoding. Frame counts stay modest so the suite is fast in debug.
 
+use lockstep_codec::{BitReader, BitWriter, Input};
 use lockstep_fx::{Checksum, Fx};
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesBot, CubesConfig, CubesInput};
-use lockstep_codec::{BitReader, BitWriter, Input};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError, StateError, SyncTest};
 
 fn setup(players: u8) -> Match {

@@ -2,10 +2,10 @@
 //! counts, hostile snapshots, settings and the input encoding. Small
 //! configurations keep the suite fast in debug builds.
 
+use lockstep_codec::{BitError, BitReader, BitStream, BitWriter, Input};
 use lockstep_fx::{Checksum, Fx};
 use lockstep_games::Demo;
 use lockstep_games::rts::{Command, MapPoint, Order, Rts, RtsBot, RtsConfig};
-use lockstep_codec::{BitError, BitReader, BitStream, BitWriter, Input};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError, StateError, SyncTest};
 
 /// A small battlefield: `units` per player on a 60 m map.

@@ -20,7 +20,7 @@
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::PlayerId;
-use lockstep_sim::desync::{Diagnosis, DesyncReport};
+use lockstep_sim::desync::{DesyncReport, Diagnosis};
 use lockstep_sim::{Engine, EngineSettings, Game, Snapshot, diff_snapshots};
 
 use crate::history::History;
@@ -136,10 +136,7 @@ pub(crate) fn diagnose<G: Game>(
             [recorded_before, resim_before],
             [&s.after, &resim[i].1.bytes],
         );
-        r.sources[1] = format!(
-            "{} (re-simulated here from frame {start})",
-            sources[1]
-        );
+        r.sources[1] = format!("{} (re-simulated here from frame {start})", sources[1]);
         r.notes.push(format!(
             "re-simulating frames {start}..={frame} from the last settled state reproduces the authority's state after frame {frame}: this peer's state was changed outside the simulation{detected}"
         ));

@@ -89,7 +89,6 @@ impl<I: Input> History<I> {
         &self.open
     }
 
-
     /// The next frame expected.
     pub fn next_frame(&self) -> u32 {
         self.base_frame + self.open.len() as u32

@@ -20,9 +20,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 
 use lockstep_fx::Checksum;
-use lockstep_protocol::{
-    Config, ConfigError, Event, Instant, PlayerId, Session, Stats, Transmit,
-};
+use lockstep_protocol::{Config, ConfigError, Event, Instant, PlayerId, Session, Stats, Transmit};
 use lockstep_sim::replay::{Header, LogWriter, RecordSettings};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
 

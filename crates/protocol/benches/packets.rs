@@ -8,10 +8,10 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use lockstep_fx::Checksum;
+use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{
     Hello, InputsMsg, Message, Packet, ResyncChunk, Routed, ShortChecksums,
 };
-use lockstep_protocol::input::Buttons;
 use lockstep_protocol::{Input, PlayerId};
 use std::hint::black_box;
 

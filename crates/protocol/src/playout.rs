@@ -76,7 +76,9 @@ impl<I: Clone> PlayoutBuffer<I> {
 
     /// The first frame `player` is absent from, if its seat ended.
     pub fn seat_end(&self, player: usize) -> Option<u32> {
-        self.ended.get(player).and_then(|e| e.as_ref().map(|(f, _)| *f))
+        self.ended
+            .get(player)
+            .and_then(|e| e.as_ref().map(|(f, _)| *f))
     }
 
     /// `player`'s newest inputs held, at most `max`, with the frame of the

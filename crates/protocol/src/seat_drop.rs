@@ -184,12 +184,18 @@ mod tests {
         d.begin(gone, Some(598));
         let remaining = set(&[0, 1, 2]);
         assert!(d.decide(remaining).is_empty(), "waits for every report");
-        assert_eq!(d.due(remaining), vec![(gone, PlayerId(1)), (gone, PlayerId(2))]);
+        assert_eq!(
+            d.due(remaining),
+            vec![(gone, PlayerId(1)), (gone, PlayerId(2))]
+        );
         d.on_report(PlayerId(1), gone, Some(601), set(&[1]));
         d.on_report(PlayerId(2), gone, Some(599), set(&[0, 2]));
         // Peer 1 has not heard ours; peer 2 has, but must hear that we
         // heard its report.
-        assert_eq!(d.due(remaining), vec![(gone, PlayerId(1)), (gone, PlayerId(2))]);
+        assert_eq!(
+            d.due(remaining),
+            vec![(gone, PlayerId(1)), (gone, PlayerId(2))]
+        );
         d.sent(gone, PlayerId(2));
         assert_eq!(d.due(remaining), vec![(gone, PlayerId(1))]);
         assert_eq!(d.decide(remaining), vec![(gone, Some(601))]);

@@ -4,8 +4,8 @@
 
 use lockstep_fx::Rng;
 use lockstep_protocol::bits::{BitStream, BitWriter};
-use lockstep_protocol::packet::{Message, Packet, Routed};
 use lockstep_protocol::input::Buttons;
+use lockstep_protocol::packet::{Message, Packet, Routed};
 use lockstep_protocol::{Config, Event, Instant, PlayerId, Session, Transmit};
 use proptest::prelude::*;
 
@@ -254,7 +254,9 @@ fn sequence_numbers_wrap_around() {
         assert_eq!(d.total(), d.duplicate, "{d:?}");
     }
     assert!(
-        !p.events.iter().any(|(_, e)| matches!(e, Event::Desync { .. })),
+        !p.events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::Desync { .. })),
         "{:?}",
         p.events
     );
@@ -349,7 +351,12 @@ fn last_routed(p: &Pair) -> Routed<Buttons> {
 fn disconnects(p: &Pair) -> usize {
     p.events
         .iter()
-        .filter(|(_, e)| matches!(e, Event::PeerDisconnected { .. } | Event::PeerTimedOut { .. }))
+        .filter(|(_, e)| {
+            matches!(
+                e,
+                Event::PeerDisconnected { .. } | Event::PeerTimedOut { .. }
+            )
+        })
         .count()
 }
 
@@ -380,7 +387,11 @@ fn a_contradicting_hello_does_not_end_a_running_match() {
     p.run_ms(3000);
     assert!(p.frames[0] > frame + 150, "the match goes on");
     assert_eq!(disconnects(&p), 0, "{:?}", p.events);
-    assert!(!p.events.iter().any(|(_, e)| matches!(e, Event::Incompatible { .. })));
+    assert!(
+        !p.events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::Incompatible { .. }))
+    );
 }
 
 /// A genuine packet whose sequence number was pushed far ahead (a flipped

@@ -20,7 +20,10 @@ struct Toy {
 impl Toy {
     fn step(&mut self, frame: u32, inputs: &[Buttons]) {
         let sum: u64 = inputs.iter().map(|b| u64::from(b.0)).sum();
-        self.acc = self.acc.wrapping_mul(31).wrapping_add(sum + u64::from(frame));
+        self.acc = self
+            .acc
+            .wrapping_mul(31)
+            .wrapping_add(sum + u64::from(frame));
         self.frame = frame;
     }
     fn bytes(&self) -> Vec<u8> {
@@ -59,7 +62,10 @@ fn play(one_way_micros: u64, flip_at: u32) -> Outcome {
     };
     let mut now = Instant::ZERO;
     while now.as_micros() < 12_000_000 {
-        let due: Vec<_> = net.range(..=(now.as_micros(), u64::MAX)).map(|(k, _)| *k).collect();
+        let due: Vec<_> = net
+            .range(..=(now.as_micros(), u64::MAX))
+            .map(|(k, _)| *k)
+            .collect();
         for k in due {
             let (to, from, bytes) = net.remove(&k).unwrap();
             s[to].handle_datagram(now, PlayerId(from), &bytes);
@@ -102,7 +108,10 @@ fn play(one_way_micros: u64, flip_at: u32) -> Outcome {
             }
             while let Some(t) = s[i].poll_transmit(now) {
                 sent += 1;
-                net.insert((now.as_micros() + one_way_micros, sent), (t.to.index(), i as u8, t.bytes));
+                net.insert(
+                    (now.as_micros() + one_way_micros, sent),
+                    (t.to.index(), i as u8, t.bytes),
+                );
             }
         }
         now = now.plus(1_000);
@@ -116,10 +125,17 @@ fn an_app_answering_state_requests_at_once_heals_at_every_delay() {
         let o = play(ms * 1000, 120);
         assert!(!o.failed, "{ms} ms: resync failed");
         assert_eq!(o.loads, 1, "{ms} ms: {} loads", o.loads);
-        let common: Vec<u32> = o.checksums[0].keys().filter(|f| o.checksums[1].contains_key(f)).copied().collect();
+        let common: Vec<u32> = o.checksums[0]
+            .keys()
+            .filter(|f| o.checksums[1].contains_key(f))
+            .copied()
+            .collect();
         assert!(common.len() > 500, "{ms} ms: only {} frames", common.len());
         for f in common.iter().filter(|&&f| f >= o.loaded_frame) {
-            assert_eq!(o.checksums[0][f], o.checksums[1][f], "{ms} ms: frame {f} differs after the load");
+            assert_eq!(
+                o.checksums[0][f], o.checksums[1][f],
+                "{ms} ms: frame {f} differs after the load"
+            );
         }
     }
 }

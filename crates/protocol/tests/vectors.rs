@@ -7,11 +7,11 @@
 //! `UPDATE_VECTORS=1 cargo test -p lockstep-protocol --test vectors`.
 
 use lockstep_fx::Checksum;
+use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{
     ChecksumMsg, Disconnect, Hello, InputsMsg, Message, Packet, ResyncAck, ResyncChunk,
     ResyncRequest, Routed, SeatDrop, ShortChecksums,
 };
-use lockstep_protocol::input::Buttons;
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
 use std::path::PathBuf;
 

@@ -125,11 +125,7 @@ impl Diagnosis {
     pub fn write<G: Game>(&self, path: &Path) -> io::Result<[PathBuf; 2]> {
         std::fs::write(path, self.report.to_text())?;
         let mut written = [PathBuf::new(), PathBuf::new()];
-        for ((side, state), out) in ["left", "right"]
-            .iter()
-            .zip(&self.states)
-            .zip(&mut written)
-        {
+        for ((side, state), out) in ["left", "right"].iter().zip(&self.states).zip(&mut written) {
             *out = path.with_extension(format!("{side}.state"));
             std::fs::write(&*out, StateFile::of::<G>(state.clone()).encode())?;
         }

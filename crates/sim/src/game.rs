@@ -14,8 +14,8 @@
 //! - [`Game::VERSION`] changes whenever `step` or the encoding does, so a
 //!   replay log recorded by another version is refused, not mis-replayed.
 
-use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, Sink, StateReader, StateWriter};
 use lockstep_codec::Input;
+use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, Sink, StateReader, StateWriter};
 
 /// A frame number: frame `n` is stepped with every player's input for `n`.
 pub type Frame = u32;

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{Walkers, WalkersConfig, script};
-use lockstep_fx::{Checksum, Fx, Sink, StateWriter};
 use lockstep_codec::input::Buttons;
+use lockstep_fx::{Checksum, Fx, Sink, StateWriter};
 use lockstep_sim::replay::{
     self, FORMAT_VERSION, FrameCheck, Header, LogEnd, LogError, LogWriter, Logged, RecordSettings,
     Recorder, ReplayLog, RunError, RunOptions, TruncReason,

@@ -54,12 +54,24 @@ fn desyncs(r: &Run) -> usize {
 
 #[allow(clippy::float_arithmetic)]
 fn print_conditions() {
-    println!("## Stalls, desyncs and bytes per packet: 60 s of game time at 60 Hz (3 600 frames)\n");
-    println!("Latencies are round trips (one way = half). UDP = redundant inputs; TCP = in-order stream,");
-    println!("resend after 2×RTT, each input sent once. Stalls are ticks at which a due frame waited for a");
-    println!("missing input, summed over peers (warm-up = before every peer stepped frame 120). Hitch = the");
-    println!("longest gap between two frames after warm-up. Game s = virtual time to play the 3 600 frames.\n");
-    println!("| players | condition | transport | frames | game s | desyncs | stalls after warm-up | worst hitch ms | max delay frames | bytes/packet | inputs/packet | kbit/s per peer | wall ms |");
+    println!(
+        "## Stalls, desyncs and bytes per packet: 60 s of game time at 60 Hz (3 600 frames)\n"
+    );
+    println!(
+        "Latencies are round trips (one way = half). UDP = redundant inputs; TCP = in-order stream,"
+    );
+    println!(
+        "resend after 2×RTT, each input sent once. Stalls are ticks at which a due frame waited for a"
+    );
+    println!(
+        "missing input, summed over peers (warm-up = before every peer stepped frame 120). Hitch = the"
+    );
+    println!(
+        "longest gap between two frames after warm-up. Game s = virtual time to play the 3 600 frames.\n"
+    );
+    println!(
+        "| players | condition | transport | frames | game s | desyncs | stalls after warm-up | worst hitch ms | max delay frames | bytes/packet | inputs/packet | kbit/s per peer | wall ms |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut seed = 100;
     for players in [2u8, 4] {
@@ -84,7 +96,12 @@ fn print_conditions() {
                 });
                 let inputs_packets: u64 = r.peers.iter().map(|p| p.session.sent[1].packets).sum();
                 let carried: u64 = r.peers.iter().map(|p| p.session.inputs_carried).sum();
-                let max_delay = r.peers.iter().map(|p| p.session.max_delay_frames).max().unwrap_or(0);
+                let max_delay = r
+                    .peers
+                    .iter()
+                    .map(|p| p.session.max_delay_frames)
+                    .max()
+                    .unwrap_or(0);
                 let secs = r.end.as_micros() as f64 / 1e6;
                 println!(
                     "| {players} | {} | {} | {} | {secs:.1} | {} | {} | {} | {max_delay} | {:.1} | {:.1} | {:.1} | {wall} |",
@@ -106,7 +123,9 @@ fn print_conditions() {
 
 fn print_resync() {
     println!("## Resync after one flipped bit (unit 5's body position, bit 20)\n");
-    println!("| players | link | flipped seat @ frame | detected after (frames) | healed after (frames) | state bytes | resync bytes on the wire | report names | peers agree |");
+    println!(
+        "| players | link | flipped seat @ frame | detected after (frames) | healed after (frames) | state bytes | resync bytes on the wire | report names | peers agree |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     let cases: [(u8, &str, LinkConfig, u8); 4] = [
         (2, "LAN 2 ms RTT", LinkConfig::ideal(1_000), 1),
@@ -130,22 +149,31 @@ fn print_resync() {
         let frames = |t: Instant| t.since(at).div_ceil(TICK_MICROS);
         let detected = r.events(|e| matches!(e, PeerEvent::Desync { .. }).then_some(()));
         let healed = r.events(|e| match e {
-            PeerEvent::Healed { state_bytes, diagnosis, .. } => Some((
+            PeerEvent::Healed {
+                state_bytes,
+                diagnosis,
+                ..
+            } => Some((
                 *state_bytes,
                 diagnosis.as_ref().map(|d| {
                     let f = d.report.before.first().or(d.report.after.first());
                     format!(
                         "frame {}: {}",
                         d.report.frame,
-                        f.map(|f| format!("{} · {}", f.entity, f.field)).unwrap_or_default()
+                        f.map(|f| format!("{} · {}", f.entity, f.field))
+                            .unwrap_or_default()
                     )
                 }),
             )),
             _ => None,
         });
         let wire: u64 = r.peers.iter().map(|p| p.session.resync_bytes_sent()).sum();
-        let (Some(d), Some((_, h_at, (bytes, names)))) = (detected.iter().map(|d| d.1).min(), healed.first()) else {
-            println!("| {players} | {name} | {seat} @ {k} | not detected or not healed | | | | | |");
+        let (Some(d), Some((_, h_at, (bytes, names)))) =
+            (detected.iter().map(|d| d.1).min(), healed.first())
+        else {
+            println!(
+                "| {players} | {name} | {seat} @ {k} | not detected or not healed | | | | | |"
+            );
             continue;
         };
         println!(
@@ -169,12 +197,31 @@ fn print_steady_state() {
     let secs = r.end.as_micros() as f64 / 1e6;
     println!("| figure | value |");
     println!("|---|---|");
-    println!("| inputs carried per packet (mean) | {:.1} |", per(st.inputs_carried, inputs.packets));
-    println!("| input part of a packet (ack, count, frame, inputs, flags) | {:.2} bytes |", per(st.input_bits, inputs.packets) / 8.0);
-    println!("| whole inputs packet (header, inputs, 2 short checksums) | {:.1} bytes |", per(inputs.bytes, inputs.packets));
-    println!("| all packets sent by one peer | {:.2} kbit/s |", st.sent_total().bytes as f64 * 8.0 / 1000.0 / secs);
-    println!("| of which input parts | {:.2} kbit/s |", st.input_bits as f64 / 1000.0 / secs);
-    println!("| playout delay | {} frames ({} ms) |", st.delay_frames, u64::from(st.delay_frames) * TICK_MICROS / 1000);
+    println!(
+        "| inputs carried per packet (mean) | {:.1} |",
+        per(st.inputs_carried, inputs.packets)
+    );
+    println!(
+        "| input part of a packet (ack, count, frame, inputs, flags) | {:.2} bytes |",
+        per(st.input_bits, inputs.packets) / 8.0
+    );
+    println!(
+        "| whole inputs packet (header, inputs, 2 short checksums) | {:.1} bytes |",
+        per(inputs.bytes, inputs.packets)
+    );
+    println!(
+        "| all packets sent by one peer | {:.2} kbit/s |",
+        st.sent_total().bytes as f64 * 8.0 / 1000.0 / secs
+    );
+    println!(
+        "| of which input parts | {:.2} kbit/s |",
+        st.input_bits as f64 / 1000.0 / secs
+    );
+    println!(
+        "| playout delay | {} frames ({} ms) |",
+        st.delay_frames,
+        u64::from(st.delay_frames) * TICK_MICROS / 1000
+    );
     println!();
 
     println!("## 120 unacked inputs (2 s at 60 Hz), 6-bit buttons\n");
@@ -202,10 +249,21 @@ fn print_steady_state() {
     println!("| inputs | encoded bits (count, frame, inputs, flags) | flag bits | bytes |");
     println!("|---|---|---|---|");
     println!("| raw, 120 × 6 bits | {raw_bits} | — | {} |", raw_bits / 8);
-    println!("| all equal | {constant} | 119 | {} |", constant.div_ceil(8));
-    println!("| scripted (a change every 20 frames) | {scripted} | 119 | {} |", scripted.div_ceil(8));
-    println!("| every input different | {changing} | 119 | {} |", changing.div_ceil(8));
-    println!("\nFlag overhead: 119 bits = 15 bytes for 120 inputs (the literature's bound: <= 15 bytes).\n");
+    println!(
+        "| all equal | {constant} | 119 | {} |",
+        constant.div_ceil(8)
+    );
+    println!(
+        "| scripted (a change every 20 frames) | {scripted} | 119 | {} |",
+        scripted.div_ceil(8)
+    );
+    println!(
+        "| every input different | {changing} | 119 | {} |",
+        changing.div_ceil(8)
+    );
+    println!(
+        "\nFlag overhead: 119 bits = 15 bytes for 120 inputs (the literature's bound: <= 15 bytes).\n"
+    );
 }
 
 fn main() {

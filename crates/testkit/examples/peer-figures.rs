@@ -41,10 +41,18 @@ fn flip_figures<G: Demo>(entity: &str, cond: Condition, seeds: u64) -> (u64, u64
         let Some(at) = run.flipped_at else { continue };
         let frames = |t: lockstep_protocol::Instant| t.since(at) / TICK_MICROS;
         let peer = &run.peers[1];
-        if let Some((t, _)) = peer.events.iter().find(|(_, e)| matches!(e, PeerEvent::Desync { .. })) {
+        if let Some((t, _)) = peer
+            .events
+            .iter()
+            .find(|(_, e)| matches!(e, PeerEvent::Desync { .. }))
+        {
             detect.push(frames(*t));
         }
-        if let Some((t, e)) = peer.events.iter().find(|(_, e)| matches!(e, PeerEvent::Healed { .. })) {
+        if let Some((t, e)) = peer
+            .events
+            .iter()
+            .find(|(_, e)| matches!(e, PeerEvent::Healed { .. }))
+        {
             heal.push(frames(*t));
             if let PeerEvent::Healed { state_bytes, .. } = e {
                 bytes.push(*state_bytes);
@@ -82,15 +90,26 @@ fn overhead<G: Demo>(frames: u32) -> (f64, f64, f64) {
 
 fn main() {
     println!("flipped bit at frame 400 of a 2-peer match (default scenes), 5 seeds each; medians");
-    println!("{:<8} {:<14} {:>16} {:>14} {:>12} {:>8}", "game", "network", "frames→detected", "frames→healed", "state B", "healed");
+    println!(
+        "{:<8} {:<14} {:>16} {:>14} {:>12} {:>8}",
+        "game", "network", "frames→detected", "frames→healed", "state B", "healed"
+    );
     for cond in [Condition::GOOD, Condition::POOR] {
         let (d, h, b, n) = flip_figures::<Cubes>("body 40", cond, 5);
-        println!("{:<8} {:<14} {d:>16} {h:>14} {b:>12} {n:>6}/5", "cubes", cond.name);
+        println!(
+            "{:<8} {:<14} {d:>16} {h:>14} {b:>12} {n:>6}/5",
+            "cubes", cond.name
+        );
         let (d, h, b, n) = flip_figures::<Rts>("body 40", cond, 5);
-        println!("{:<8} {:<14} {d:>16} {h:>14} {b:>12} {n:>6}/5", "rts", cond.name);
+        println!(
+            "{:<8} {:<14} {d:>16} {h:>14} {b:>12} {n:>6}/5",
+            "rts", cond.name
+        );
     }
     println!();
-    println!("CPU per frame, 2-peer match of 1200 frames at 100 ms / 1% (default scenes), one peer");
+    println!(
+        "CPU per frame, 2-peer match of 1200 frames at 100 ms / 1% (default scenes), one peer"
+    );
     println!(
         "{:<8} {:>12} {:>12} {:>16} {:>22}",
         "game", "peer µs", "step µs", "step+checksum µs", "peer − step+checksum µs"

@@ -10,10 +10,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::netsim::{LinkConfig, Loss, NetStats, Network, Transport};
 use lockstep_fx::{Checksum, Rng};
 use lockstep_games::Demo;
 use lockstep_peer::{Peer, PeerEvent, PeerSettings, PeerStats};
-use crate::netsim::{LinkConfig, Loss, NetStats, Network, Transport};
 use lockstep_protocol::{Config, Instant, PlayerId, Stats};
 use lockstep_sim::{Match, StateMap};
 
@@ -318,7 +318,12 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             }
         }
         if warm.is_none() && peers.iter().all(|p| p.frame() > scenario.warmup_frames) {
-            warm = Some(peers.iter().map(|p| p.session_stats().stall_ticks).collect());
+            warm = Some(
+                peers
+                    .iter()
+                    .map(|p| p.session_stats().stall_ticks)
+                    .collect(),
+            );
         }
         let done = peers
             .iter()
@@ -336,7 +341,12 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             .unwrap_or(Instant(scenario.max_micros));
         now = if next > now { next } else { now.plus(1) };
     }
-    let warm = warm.unwrap_or_else(|| peers.iter().map(|p| p.session_stats().stall_ticks).collect());
+    let warm = warm.unwrap_or_else(|| {
+        peers
+            .iter()
+            .map(|p| p.session_stats().stall_ticks)
+            .collect()
+    });
     for (i, peer) in peers.into_iter().enumerate() {
         let r = &mut runs[i];
         r.stats = peer.stats().clone();

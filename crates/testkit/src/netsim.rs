@@ -8,9 +8,9 @@
 //! queue is a `BTreeMap` keyed by time then a send counter); nothing reads a
 //! clock. Probabilities are integers in parts per million.
 
-use lockstep_protocol::{Instant, PlayerId};
 use crate::tcp_model::TcpLink;
 use lockstep_fx::Rng;
+use lockstep_protocol::{Instant, PlayerId};
 use std::collections::BTreeMap;
 
 /// One million: probabilities are given in parts per million.

@@ -11,8 +11,8 @@
 //! [`MapPoint::MAX_CELL`] (the only patterns writing never produces), so the
 //! encoding is canonical.
 
-use lockstep_fx::Fx;
 use lockstep_codec::{BitError, BitStream, Input, schema_hash};
+use lockstep_fx::Fx;
 
 /// A point on the ground, quantized to the command grid: cell `(x, z)` is the
 /// map point `((x - ORIGIN) · CELL, (z - ORIGIN) · CELL)`.

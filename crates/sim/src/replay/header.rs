@@ -15,8 +15,8 @@
 //! failing its check), then the length and the check, then the fields; it
 //! never panics and allocates no more than the bytes it was given.
 
-use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, StateReader, StateWriter};
 use lockstep_codec::Input;
+use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, StateReader, StateWriter};
 
 use super::{FORMAT_VERSION, MAGIC};
 use crate::game::{Game, Match};

@@ -12,8 +12,8 @@
 //! reached when it was written. Nothing panics, and nothing is allocated
 //! beyond what the bytes of a checked record can hold.
 
-use lockstep_fx::Checksum;
 use lockstep_codec::{BitError, Input};
+use lockstep_fx::Checksum;
 
 use super::header::{Header, LogError};
 use super::record::{

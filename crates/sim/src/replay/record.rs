@@ -18,9 +18,9 @@
 //! its bits (every frame takes at least 16), a keyframe's inflated length by
 //! deflate's maximum ratio.
 
-use lockstep_fx::Checksum;
 use lockstep_codec::input::serialize_after;
 use lockstep_codec::{BitReader, BitStream, BitWriter, Input, deflate};
+use lockstep_fx::Checksum;
 
 use super::FrameCheck;
 use super::header::{Header, check_of_parts};
@@ -266,7 +266,9 @@ pub(crate) fn decode_keyframe(body: &[u8]) -> Result<Snapshot, TruncReason> {
         bad(match e {
             deflate::DeflateError::StoredLength { .. } => "stored length differs from the data",
             deflate::DeflateError::BeyondRatio { .. } => "inflated length beyond deflate's ratio",
-            deflate::DeflateError::Inflate { .. } => "deflate stream does not inflate to its length",
+            deflate::DeflateError::Inflate { .. } => {
+                "deflate stream does not inflate to its length"
+            }
         })
     })?;
     Ok(Snapshot { frame, bytes })

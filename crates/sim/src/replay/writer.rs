@@ -13,8 +13,8 @@
 
 use std::io::{self, Write};
 
-use lockstep_fx::Checksum;
 use lockstep_codec::Input;
+use lockstep_fx::Checksum;
 
 use super::FrameCheck;
 use super::header::Header;

@@ -2,8 +2,8 @@
 //! their players' buttons, with a seeded random drift each frame.
 #![allow(dead_code)]
 
-use lockstep_fx::{Canonical, DecodeError, Fx, Rng, Sink, StateReader, StateWriter};
 use lockstep_codec::input::Buttons;
+use lockstep_fx::{Canonical, DecodeError, Fx, Rng, Sink, StateReader, StateWriter};
 use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
 /// The walkers' settings.

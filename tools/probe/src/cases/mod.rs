@@ -3,8 +3,8 @@
 //!
 //! Adding a case is one line in [`CASES`], `Case::new("name", file::function)`
 //! (plus a `mod` line for a new file).
-//! Keep each group of cases in its own file. Rules for case code (DESIGN.md,
-//! "Determinism rules"): no floats, and write only fixed-width values through
+//! Keep each group of cases in its own file. Rules for case code (the
+//! determinism rules of `ARCHITECTURE.md`): no floats, and write only fixed-width values through
 //! the writer's methods (`write_u32`, `write_fx`, ...): never `usize`, memory
 //! layout or native-endian bytes. A case must be cheap (it also runs under
 //! qemu) and must not read clocks, the environment or random seeds.

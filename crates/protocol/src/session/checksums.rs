@@ -1,0 +1,68 @@
+//! The checksum exchange as the session runs it: recording this peer's
+//! checksum of each stepped frame, and acting on the verdicts of the
+//! [`ChecksumBook`](crate::checksums::ChecksumBook) (a desync, who drifted,
+//! who resyncs).
+
+use super::{CallError, Event, ResyncFailure, Session};
+use crate::checksums::Verdict;
+use crate::input::Input;
+use crate::player::PlayerSet;
+use crate::time::Instant;
+use lockstep_fx::Checksum;
+
+impl<I: Input> Session<I> {
+    pub(super) fn on_verdict(&mut self, now: Instant, v: Option<Verdict>) {
+        match v {
+            None => {}
+            Some(Verdict::Desync {
+                frame,
+                authority,
+                drifted,
+            }) => {
+                let local_drifted = drifted.contains(self.cfg.local);
+                self.events.push_back(Event::Desync {
+                    frame,
+                    authority: Some(authority),
+                    drifted,
+                    local_drifted,
+                });
+                if local_drifted {
+                    self.begin_resync(now, authority, frame);
+                }
+            }
+            Some(Verdict::NoMajority { frame }) => {
+                self.events.push_back(Event::Desync {
+                    frame,
+                    authority: None,
+                    drifted: PlayerSet::EMPTY,
+                    local_drifted: false,
+                });
+                self.events.push_back(Event::ResyncFailed {
+                    reason: ResyncFailure::NoMajority { frame },
+                });
+            }
+        }
+    }
+
+    /// This peer's checksum of the state after `frame`, once stepped. It must
+    /// be BLAKE3 of the exact snapshot bytes (as `lockstep_fx::StateWriter`
+    /// produces), so a resync can verify a transferred state.
+    pub fn report_checksum(&mut self, frame: u32, checksum: Checksum) -> Result<(), CallError> {
+        if self.last_released.is_none_or(|r| frame > r) {
+            return Err(CallError::NotReleased {
+                frame,
+                released: self.last_released,
+            });
+        }
+        self.own_newest = Some(self.own_newest.map_or(frame, |n| n.max(frame)));
+        if frame % self.cfg.full_checksum_every == 0 {
+            for p in &mut self.peers {
+                p.full_due = Some((frame, checksum));
+            }
+        }
+        let v = self.book.record_own(frame, checksum);
+        let now = self.now;
+        self.on_verdict(now, v);
+        Ok(())
+    }
+}

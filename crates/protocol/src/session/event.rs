@@ -1,0 +1,156 @@
+//! What the app sees of a session: the [`Event`]s it drains, the datagrams
+//! it sends ([`Transmit`]), and why a call was refused ([`CallError`]).
+
+use crate::player::{PlayerId, PlayerSet};
+use crate::window::InputError;
+
+/// Why an app call was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// A local input for a frame the session did not ask for.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A checksum or state for a frame not released yet.
+    #[error("frame {frame} has not been released (last released {released:?})")]
+    NotReleased {
+        /// The frame passed.
+        frame: u32,
+        /// The newest frame released.
+        released: Option<u32>,
+    },
+    /// A state nobody asked for, or for another frame than the last released.
+    #[error("no state was requested for frame {frame}")]
+    StateNotRequested {
+        /// The frame passed.
+        frame: u32,
+    },
+    /// The state's BLAKE3 is not the checksum reported for its frame: the
+    /// app's checksum must be the hash of exactly its snapshot bytes.
+    #[error("state for frame {frame} does not hash to its reported checksum")]
+    StateChecksum {
+        /// The frame passed.
+        frame: u32,
+    },
+}
+
+/// A datagram to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// The peer to send it to.
+    pub to: PlayerId,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Why a peer was timed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutReason {
+    /// Nothing valid arrived from it for `peer_timeout_micros`.
+    Silent,
+    /// It left more than `max_unacked_inputs` of our inputs unacked.
+    TooManyUnacked,
+}
+
+/// Why resync gave up (an app can then fall back to snapshots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResyncFailure {
+    /// Three or more players and no strict majority of equal checksums.
+    NoMajority {
+        /// The frame compared.
+        frame: u32,
+    },
+    /// The state was loaded, or its transfer tried, too often.
+    TooManyAttempts {
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// A loaded state is older than the input history kept for replay.
+    HistoryTooShort {
+        /// The state's frame.
+        frame: u32,
+    },
+}
+
+/// What the session tells the app; drain with [`Session::poll_event`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event<I> {
+    /// The handshake with `peer` completed.
+    PeerConnected {
+        /// The peer.
+        peer: PlayerId,
+    },
+    /// Every peer is connected; the frame clock runs from frame 0.
+    Started,
+    /// Sample the local input for `frame` and pass it to
+    /// [`Session::add_local_input`] before the next `handle_timeout`.
+    InputNeeded {
+        /// The frame.
+        frame: u32,
+    },
+    /// Step the game through `frame` with every player's input (indexed by
+    /// seat), then [`Session::report_checksum`].
+    Frame {
+        /// The frame.
+        frame: u32,
+        /// Every player's input for it.
+        inputs: Vec<I>,
+        /// `true` when re-simulating after [`Event::LoadState`].
+        resimulated: bool,
+    },
+    /// Checksums for `frame` differ.
+    Desync {
+        /// The first frame found to differ.
+        frame: u32,
+        /// The seat whose state is right, if one could be chosen.
+        authority: Option<PlayerId>,
+        /// The seats that drifted.
+        drifted: PlayerSet,
+        /// Whether this peer is one of them (it will resync).
+        local_drifted: bool,
+    },
+    /// A drifted peer needs our state: call [`Session::provide_state`] with
+    /// the snapshot after the newest frame stepped and reported — now, or
+    /// after stepping the frames queued behind this event.
+    StateRequested,
+    /// Replace the game state with `state`, the authority's exact snapshot
+    /// after `frame`; the [`Event::Frame`]s that follow (with `replay`)
+    /// re-simulate the frames after it.
+    LoadState {
+        /// The state's frame.
+        frame: u32,
+        /// The snapshot bytes.
+        state: Vec<u8>,
+    },
+    /// Resync cannot bring this peer back.
+    ResyncFailed {
+        /// Why.
+        reason: ResyncFailure,
+    },
+    /// `peer` was timed out; nothing more is sent to it.
+    PeerTimedOut {
+        /// The peer.
+        peer: PlayerId,
+        /// Why.
+        reason: TimeoutReason,
+    },
+    /// `peer` said it leaves.
+    PeerDisconnected {
+        /// The peer.
+        peer: PlayerId,
+    },
+    /// The remaining peers agreed that `seat`, which timed out or left,
+    /// played its last frame at `last_frame` (`None`: it played none); from
+    /// the frame after it, its input is the game's absent input
+    /// ([`Input::absent`]).
+    SeatDropped {
+        /// The seat.
+        seat: PlayerId,
+        /// Its last frame.
+        last_frame: Option<u32>,
+    },
+    /// `peer`'s handshake names another input schema, player count or tick.
+    Incompatible {
+        /// The peer.
+        peer: PlayerId,
+    },
+}

@@ -1,0 +1,228 @@
+//! Local inputs and the redundant input stream: sampling, sending every
+//! unacked input with the 1-bit repeat coding, taking acks, filling the
+//! playout buffer, releasing due frames and aligning the frame clock.
+
+use super::{CallError, Event, Session, TimeoutReason};
+use crate::bits::BitMeasurer;
+use crate::input::Input;
+use crate::packet::{InputsMsg, MAX_INPUTS_PER_PACKET, ShortChecksums};
+use crate::player::PlayerId;
+use crate::seq::{unwrap_frame, wire_frame};
+use crate::time::Instant;
+use crate::window::InputError;
+use lockstep_fx::ShortChecksum;
+
+impl<I: Input> Session<I> {
+    pub(super) fn on_inputs(&mut self, now: Instant, who: PlayerId, m: InputsMsg<I>) {
+        let p = who.index();
+        if let Some(a) = m.ack {
+            let next = self.window.next_frame();
+            match unwrap_frame(a, next.saturating_sub(1)) {
+                Some(f) if f < next => {
+                    let peer = &mut self.peers[p];
+                    if peer.acked.is_none_or(|x| f > x) {
+                        peer.acked = Some(f);
+                        peer.rtt.push(now.since(self.clock.tick_time(f)) as i64);
+                    }
+                }
+                _ => {
+                    self.stats.dropped.invalid += 1;
+                    return;
+                }
+            }
+        }
+        if !m.inputs.is_empty() {
+            let reference = self.playout.through(p).map_or(0, |t| t + 1);
+            let Some(first) = unwrap_frame(m.first_frame, reference) else {
+                self.stats.dropped.invalid += 1;
+                return;
+            };
+            // A peer never runs more than its window ahead of what we acked;
+            // refuse to buffer further so a hostile peer cannot grow memory.
+            let limit =
+                reference.saturating_add(2 * self.cfg.max_unacked_inputs + MAX_INPUTS_PER_PACKET);
+            let take = limit.saturating_sub(first).min(m.inputs.len() as u32) as usize;
+            match self.playout.insert_run(p, first, &m.inputs[..take]) {
+                Ok((new_first, added)) => {
+                    for f in new_first..new_first + added {
+                        let late = now.signed_since(self.clock.tick_time(f));
+                        self.delay.record(late);
+                        self.peers[p].lateness.push(late);
+                    }
+                }
+                Err(_) => {
+                    self.stats.dropped.invalid += 1;
+                    return;
+                }
+            }
+        }
+        if let Some(c) = m.checksums {
+            if let Some(newest) = unwrap_frame(c.newest, self.playout.next_release()) {
+                let n = c.shorts.len() as u32;
+                for (i, s) in c.shorts.iter().enumerate() {
+                    let Some(frame) = (newest + 1 + i as u32).checked_sub(n) else {
+                        continue;
+                    };
+                    let v = self
+                        .book
+                        .record_short(who, c.epoch, frame, ShortChecksum(*s));
+                    self.on_verdict(now, v);
+                }
+            }
+        }
+        self.try_release();
+    }
+
+    pub(super) fn time_sync(&mut self) {
+        let half_tick = (self.cfg.tick_micros / 2) as i64;
+        let mut sum = 0i64;
+        let mut n = 0i64;
+        for (i, p) in self.peers.iter().enumerate() {
+            if i == self.cfg.local.index() || p.gone {
+                continue;
+            }
+            if let (Some(late), Some(rtt)) = (p.lateness.quantile(500), p.rtt.quantile(500)) {
+                // The ack waits up to one tick for the peer's next packet.
+                sum += late - (rtt - half_tick).max(0) / 2;
+                n += 1;
+            }
+        }
+        if n > 0 {
+            self.clock.nudge(sum / n);
+            if self.clock.rate() != 0 {
+                self.stats.nudged_ticks += 1;
+            }
+        }
+    }
+
+    pub(super) fn due_frame(&self) -> Option<u32> {
+        let newest = self.clock.next_frame().checked_sub(1)?;
+        newest.checked_sub(self.delay.frames())
+    }
+
+    pub(super) fn try_release(&mut self) {
+        let Some(due) = self.due_frame() else {
+            return;
+        };
+        while self.release_budget > 0 && self.playout.next_release() <= due {
+            let Some((frame, inputs)) = self.playout.release() else {
+                break;
+            };
+            self.release_budget -= 1;
+            self.last_released = Some(frame);
+            self.stats.frames_released += 1;
+            self.events.push_back(Event::Frame {
+                frame,
+                inputs,
+                resimulated: false,
+            });
+        }
+    }
+
+    /// The local player's input for `frame`, answering [`Event::InputNeeded`].
+    pub fn add_local_input(&mut self, frame: u32, input: I) -> Result<(), CallError> {
+        if self.awaiting_input != Some(frame) {
+            return Err(InputError::UnexpectedFrame {
+                got: frame,
+                expected: self.awaiting_input,
+            }
+            .into());
+        }
+        self.window.push(frame, input.clone())?;
+        let _ = self
+            .playout
+            .insert_run(self.cfg.local.index(), frame, &[input]);
+        self.awaiting_input = None;
+        let local = self.cfg.local.index();
+        let mut min_acked: Option<Option<u32>> = None;
+        let mut behind = Vec::new();
+        for (i, p) in self.peers.iter().enumerate() {
+            if i == local || p.gone {
+                continue;
+            }
+            let (_, count) = self.window.unacked_span(p.acked);
+            if self.cfg.redundant_inputs && count > self.cfg.max_unacked_inputs {
+                behind.push(PlayerId(i as u8));
+                continue;
+            }
+            min_acked = Some(match min_acked {
+                None => p.acked,
+                Some(m) => m.min(p.acked),
+            });
+        }
+        for peer in behind {
+            self.events.push_back(Event::PeerTimedOut {
+                peer,
+                reason: TimeoutReason::TooManyUnacked,
+            });
+            self.drop_seat(peer);
+        }
+        if let Some(Some(through)) = min_acked {
+            self.window.trim_through(through);
+        }
+        self.try_release();
+        Ok(())
+    }
+
+    pub(super) fn inputs_message(&mut self, i: usize) -> InputsMsg<I> {
+        let peer = &self.peers[i];
+        let from = if self.cfg.redundant_inputs {
+            peer.acked
+        } else {
+            peer.acked.max(peer.sent_through)
+        };
+        let (first, count) = self.window.unacked_span(from);
+        let inputs = self
+            .window
+            .inputs_from(first, count.min(MAX_INPUTS_PER_PACKET));
+        if !inputs.is_empty() {
+            self.peers[i].sent_through = Some(first + inputs.len() as u32 - 1);
+        }
+        let mut msg = InputsMsg {
+            ack: self.playout.through(i).map(wire_frame),
+            first_frame: if inputs.is_empty() {
+                0
+            } else {
+                wire_frame(first)
+            },
+            inputs,
+            checksums: None,
+        };
+        let mut m = BitMeasurer::new();
+        let _ = msg.serialize(&mut m);
+        // The measured bits include the one "no checksums" flag.
+        self.stats.input_bits += m.bits().saturating_sub(1);
+        self.stats.inputs_carried += msg.inputs.len() as u64;
+        self.stats.max_inputs_per_packet = self
+            .stats
+            .max_inputs_per_packet
+            .max(msg.inputs.len() as u32);
+        msg.checksums = self.short_report();
+        msg
+    }
+
+    pub(super) fn short_report(&self) -> Option<ShortChecksums> {
+        let newest = self.own_newest?;
+        let mut shorts = Vec::new();
+        let mut f = newest;
+        while (shorts.len() as u32) < self.cfg.checksum_redundancy {
+            match self.book.own(f) {
+                Some(c) => shorts.push(c.short().0),
+                None => break,
+            }
+            match f.checked_sub(1) {
+                Some(g) => f = g,
+                None => break,
+            }
+        }
+        if shorts.is_empty() {
+            return None;
+        }
+        shorts.reverse();
+        Some(ShortChecksums {
+            epoch: self.epoch,
+            newest: wire_frame(newest),
+            shorts,
+        })
+    }
+}

@@ -1,0 +1,372 @@
+//! [`Session`]: one peer's sans-IO lockstep state machine, tying the other
+//! modules together — handshake, redundant inputs and acks, the playout
+//! buffer and its adaptive delay, the frame clock, checksum exchange,
+//! resync and seat drops. One file per sub-state, the way `quinn-proto`
+//! splits its connection:
+//!
+//! - `config.rs`: [`Config`] and its validation errors;
+//! - `event.rs`: [`Event`] and the other types the app sees;
+//! - `handshake.rs`: per-peer state, the handshake, routed-packet intake
+//!   (sequence window, liveness) and goodbyes;
+//! - `inputs.rs`: local inputs, redundant sends and acks, the playout
+//!   release and clock alignment;
+//! - `checksums.rs`: reporting checksums and acting on verdicts;
+//! - `resync.rs`: the resync sub-state (requesting, serving, loading);
+//! - `seats.rs`: dropping a seat that left;
+//! - `transmit.rs`: building the datagrams to send.
+//!
+//! Invariants:
+//! - No I/O, no clock, no threads, no hash-map iteration: datagrams and time
+//!   come in as arguments, datagrams and [`Event`]s go out through the poll
+//!   methods, and the same calls in the same order give the same output.
+//! - The session never steps a game: it hands out [`Event::Frame`] in frame
+//!   order, and the app steps, reports the checksum, and answers
+//!   [`Event::InputNeeded`] and [`Event::StateRequested`].
+//! - Untrusted bytes never panic; every refused datagram is counted in
+//!   [`Stats::dropped`].
+//!
+//! See the crate documentation for the call order.
+
+mod checksums;
+mod config;
+mod event;
+mod handshake;
+mod inputs;
+mod resync;
+mod seats;
+mod transmit;
+
+pub use config::{Config, ConfigError};
+pub use event::{CallError, Event, ResyncFailure, TimeoutReason, Transmit};
+
+use crate::checksums::ChecksumBook;
+use crate::clock::FrameClock;
+use crate::delay::{DelaySettings, PlayoutDelay, SampleWindow};
+use crate::input::Input;
+use crate::packet::{MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_SHORT_CHECKSUMS, Packet};
+use crate::player::{MAX_PLAYERS, PlayerId};
+use crate::playout::PlayoutBuffer;
+use crate::seat_drop::SeatDrops;
+use crate::seq::SeqWindow;
+use crate::stats::Stats;
+use crate::time::Instant;
+use crate::window::InputWindow;
+use handshake::Peer;
+use resync::Resync;
+use std::collections::VecDeque;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Connecting,
+    Running,
+    Closed,
+}
+
+/// One peer's lockstep session.
+#[derive(Debug)]
+pub struct Session<I: Input> {
+    cfg: Config,
+    token: u32,
+    phase: Phase,
+    now: Instant,
+    peers: Vec<Peer>,
+    window: InputWindow<I>,
+    playout: PlayoutBuffer<I>,
+    delay: PlayoutDelay,
+    clock: FrameClock,
+    book: ChecksumBook,
+    awaiting_input: Option<u32>,
+    release_budget: u32,
+    last_released: Option<u32>,
+    own_newest: Option<u32>,
+    epoch: u8,
+    resync: Resync,
+    drops: SeatDrops,
+    drop_reports_due: bool,
+    events: VecDeque<Event<I>>,
+    out: VecDeque<Transmit>,
+    stats: Stats,
+}
+
+impl<I: Input> Session<I> {
+    /// A session for `cfg`, identified on the wire by `token` (random, never
+    /// 0; the app draws it, e.g. from a seeded `lockstep_fx::Rng`).
+    pub fn new(cfg: Config, token: u32) -> Result<Session<I>, ConfigError> {
+        if !(2..=MAX_PLAYERS).contains(&cfg.players) {
+            return Err(ConfigError::Players(cfg.players));
+        }
+        if cfg.local.0 >= cfg.players {
+            return Err(ConfigError::LocalSeat(cfg.local.0));
+        }
+        if token == 0 {
+            return Err(ConfigError::ZeroToken);
+        }
+        for (ok, what) in [
+            (
+                cfg.tick_micros > 0 && cfg.tick_micros <= u64::from(u32::MAX),
+                "tick_micros",
+            ),
+            (
+                (1..=MAX_INPUTS_PER_PACKET).contains(&cfg.max_unacked_inputs),
+                "max_unacked_inputs",
+            ),
+            (
+                (1..=MAX_SHORT_CHECKSUMS).contains(&cfg.checksum_redundancy),
+                "checksum_redundancy",
+            ),
+            (cfg.max_catch_up > 0, "max_catch_up"),
+            (cfg.full_checksum_every > 0, "full_checksum_every"),
+            (cfg.delay_window > 0, "delay_window"),
+            (cfg.max_delay_frames > 0, "max_delay_frames"),
+            (cfg.input_history_frames > 0, "input_history_frames"),
+            (cfg.chunks_per_tick > 0, "chunks_per_tick"),
+        ] {
+            if !ok {
+                return Err(ConfigError::Range(what));
+            }
+        }
+        // Header, ack, count, first frame, checksums: 54 + 17 + 8 + 16 + 1 +
+        // 26 + 4 × 64 bits; then the inputs.
+        let fixed = 54 + 17 + 8 + 16 + 1 + 26 + 64 * u64::from(MAX_SHORT_CHECKSUMS);
+        let window = u64::from(cfg.max_unacked_inputs) * (u64::from(I::MAX_BITS) + 1);
+        if fixed + window > MAX_DATAGRAM as u64 * 8 {
+            return Err(ConfigError::WindowTooLarge {
+                inputs: cfg.max_unacked_inputs,
+                bits: I::MAX_BITS,
+                max: MAX_DATAGRAM as u32,
+            });
+        }
+        let delay = PlayoutDelay::new(DelaySettings {
+            tick_micros: cfg.tick_micros,
+            initial_micros: cfg.initial_delay_micros,
+            adaptive: cfg.adaptive_delay,
+            quantile_permille: cfg.delay_quantile_permille,
+            margin_frames: cfg.delay_margin_frames,
+            window: cfg.delay_window,
+            min_frames: 1,
+            max_frames: cfg.max_delay_frames,
+            shrink_every: cfg.delay_shrink_every,
+        });
+        let peer = Peer {
+            token: None,
+            knows_us: false,
+            connected: false,
+            gone: false,
+            incompatible: false,
+            next_seq: cfg.initial_seq,
+            seen: SeqWindow::default(),
+            leaving: None,
+            last_recv: Instant::ZERO,
+            next_hello_at: Instant::ZERO,
+            hello_reply: false,
+            acked: None,
+            sent_through: None,
+            inputs_due: false,
+            full_due: None,
+            rtt: SampleWindow::new(64),
+            lateness: SampleWindow::new(64),
+        };
+        let n = usize::from(cfg.players);
+        let stats = Stats {
+            delay_frames: delay.frames(),
+            max_delay_frames: delay.frames(),
+            ..Stats::default()
+        };
+        Ok(Session {
+            token,
+            phase: Phase::Connecting,
+            now: Instant::ZERO,
+            peers: vec![peer; n],
+            window: InputWindow::new(),
+            playout: PlayoutBuffer::new(n, cfg.input_history_frames),
+            delay,
+            clock: FrameClock::new(cfg.tick_micros, cfg.nudge_permille),
+            book: ChecksumBook::new(cfg.players, cfg.local),
+            awaiting_input: None,
+            release_budget: 0,
+            last_released: None,
+            own_newest: None,
+            epoch: 0,
+            resync: Resync::new(n),
+            drops: SeatDrops::new(cfg.local),
+            drop_reports_due: false,
+            events: VecDeque::new(),
+            out: VecDeque::new(),
+            stats,
+            cfg,
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The playout delay now, in frames.
+    pub fn delay_frames(&self) -> u32 {
+        self.delay.frames()
+    }
+
+    /// The newest frame released to the game.
+    pub fn last_released(&self) -> Option<u32> {
+        self.last_released
+    }
+
+    /// The newest frame whose checksum was compared clean against every
+    /// peer that reported it: frames up to it are settled history (what a
+    /// replay log records as the match).
+    pub fn newest_clean(&self) -> Option<u32> {
+        self.book.newest_clean()
+    }
+
+    /// The next frame the local clock will sample.
+    pub fn next_local_frame(&self) -> u32 {
+        self.clock.next_frame()
+    }
+
+    /// Whether the handshake is complete and the frame clock runs.
+    pub fn is_running(&self) -> bool {
+        self.phase == Phase::Running
+    }
+
+    /// How many resync epochs (state loads) this peer has been through, mod 256.
+    pub fn epoch(&self) -> u8 {
+        self.epoch
+    }
+
+    /// Feeds one received datagram from `from` (the seat the app's address
+    /// table maps its source address to).
+    pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) {
+        self.now = self.now.max(now);
+        self.stats.received.packets += 1;
+        self.stats.received.bytes += bytes.len() as u64;
+        if self.phase == Phase::Closed {
+            self.stats.dropped.from_gone += 1;
+            return;
+        }
+        let packet = match Packet::<I>::decode(bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                self.stats.dropped.count(&e);
+                return;
+            }
+        };
+        let sender = packet.sender();
+        if sender != from || sender == self.cfg.local || sender.0 >= self.cfg.players {
+            self.stats.dropped.unknown_sender += 1;
+            return;
+        }
+        if self.peers[sender.index()].gone {
+            self.stats.dropped.from_gone += 1;
+            return;
+        }
+        match packet {
+            Packet::Hello(h) => self.on_hello(now, h),
+            Packet::Routed(r) => self.on_routed(now, r),
+        }
+    }
+
+    /// Runs the timers: call when `now` reaches [`Session::poll_timeout`].
+    /// At each tick it releases due frames and asks for the next local input.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+        if self.phase != Phase::Running {
+            return;
+        }
+        let local = self.cfg.local;
+        let mut silent = Vec::new();
+        for (i, p) in self.peers.iter().enumerate() {
+            if i != local.index()
+                && !p.gone
+                && now.since(p.last_recv) > self.cfg.peer_timeout_micros
+            {
+                silent.push(PlayerId(i as u8));
+            }
+        }
+        for peer in silent {
+            self.events.push_back(Event::PeerTimedOut {
+                peer,
+                reason: TimeoutReason::Silent,
+            });
+            self.drop_seat(peer);
+        }
+        let mut left = Vec::new();
+        for (i, p) in self.peers.iter_mut().enumerate() {
+            if !p.gone && p.leaving.is_some_and(|(at, _)| now >= at) {
+                p.leaving = None;
+                left.push(PlayerId(i as u8));
+            }
+        }
+        for peer in left {
+            self.events.push_back(Event::PeerDisconnected { peer });
+            self.drop_seat(peer);
+        }
+        if self.awaiting_input.is_some() || now < self.clock.next_tick_at() {
+            return;
+        }
+        let frame = self.clock.advance();
+        self.release_budget = self.cfg.max_catch_up;
+        self.delay.on_tick();
+        self.time_sync();
+        for p in &mut self.peers {
+            p.inputs_due = true;
+        }
+        self.drop_reports_due = true;
+        self.resync.resync_tick = true;
+        self.resync_timers(now);
+        self.try_release();
+        if let Some(due) = self.due_frame() {
+            let next = self.playout.next_release();
+            if next <= due && !self.playout.is_complete(next) {
+                self.stats.stall_ticks += 1;
+                self.delay.on_underrun();
+            }
+        }
+        self.stats.delay_frames = self.delay.frames();
+        self.stats.max_delay_frames = self.stats.max_delay_frames.max(self.delay.frames());
+        self.awaiting_input = Some(frame);
+        self.events.push_back(Event::InputNeeded { frame });
+    }
+
+    /// The next event, in the order they happened.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event<I>> {
+        self.events.pop_front()
+    }
+
+    /// When [`Session::handle_timeout`] next needs calling, if ever.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut t: Option<Instant> = None;
+        let mut at = |x: Instant| t = Some(t.map_or(x, |y| y.min(x)));
+        match self.phase {
+            Phase::Closed => return None,
+            Phase::Connecting => {}
+            Phase::Running => {
+                if self.awaiting_input.is_none() {
+                    at(self.clock.next_tick_at());
+                }
+            }
+        }
+        for p in self.peers.iter().filter(|p| !p.gone) {
+            if let Some((at_leave, _)) = p.leaving {
+                at(at_leave);
+            }
+        }
+        for (i, p) in self.peers.iter().enumerate() {
+            if i != self.cfg.local.index() && !p.gone && (!p.connected || p.hello_reply) {
+                at(if p.hello_reply {
+                    self.now
+                } else {
+                    p.next_hello_at
+                });
+            }
+        }
+        t
+    }
+}

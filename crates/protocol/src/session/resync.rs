@@ -1,0 +1,282 @@
+//! The resync sub-state: a drifted peer requesting the authority's exact
+//! state, the authority serving it in acked chunks, and the load that
+//! re-simulates the held frames after it. The transfer itself (chunking,
+//! bounded inflate, checksum check) is `crate::resync`.
+
+use super::{CallError, Event, ResyncFailure, Session};
+use crate::input::Input;
+use crate::packet::{ResyncAck, ResyncChunk, ResyncRequest};
+use crate::player::PlayerId;
+use crate::resync::{Incoming, Outgoing, ResyncError};
+use crate::seq::unwrap_frame;
+use crate::time::{Instant, MICROS_PER_MILLI};
+use lockstep_fx::Checksum;
+
+#[derive(Debug, Clone)]
+pub(super) struct Requester {
+    pub(super) authority: PlayerId,
+    pub(super) desync_frame: u32,
+    pub(super) started: Instant,
+    pub(super) next_request_at: Instant,
+    pub(super) request_due: bool,
+    pub(super) incoming: Incoming,
+    pub(super) ack_due: bool,
+}
+
+/// Everything the session knows about resyncs, in one place.
+#[derive(Debug, Clone)]
+pub(super) struct Resync {
+    /// Our own request, while this peer is drifted.
+    pub(super) requester: Option<Requester>,
+    /// The transfer that last completed, kept to ack its late chunks.
+    pub(super) finished_incoming: Option<(PlayerId, Incoming, bool)>,
+    /// The id of our next request.
+    pub(super) next_request_id: u8,
+    /// Attempts since the last stable stretch.
+    pub(super) attempts: u32,
+    /// The frame of the last state loaded, until enough clean frames follow.
+    pub(super) load_frame: Option<u32>,
+    /// Transfers we are serving.
+    pub(super) serving: Vec<Outgoing>,
+    /// Per peer, the request id last served to completion.
+    pub(super) served: Vec<Option<u8>>,
+    /// Requests waiting for the app's state.
+    pub(super) pending_requests: Vec<(PlayerId, u8)>,
+    /// `Event::StateRequested` raised and not yet answered.
+    pub(super) state_requested: bool,
+    /// Chunks may go out at the next transmit.
+    pub(super) resync_tick: bool,
+}
+
+impl Resync {
+    /// Nothing going on, for `players` seats.
+    pub(super) fn new(players: usize) -> Resync {
+        Resync {
+            requester: None,
+            finished_incoming: None,
+            next_request_id: 0,
+            attempts: 0,
+            load_frame: None,
+            serving: Vec::new(),
+            served: vec![None; players],
+            pending_requests: Vec::new(),
+            state_requested: false,
+            resync_tick: false,
+        }
+    }
+}
+
+impl<I: Input> Session<I> {
+    pub(super) fn begin_resync(&mut self, now: Instant, authority: PlayerId, desync_frame: u32) {
+        self.resync.attempts += 1;
+        if self.resync.attempts > self.cfg.resync_max_attempts {
+            self.resync.requester = None;
+            self.book.give_up();
+            self.events.push_back(Event::ResyncFailed {
+                reason: ResyncFailure::TooManyAttempts {
+                    attempts: self.resync.attempts - 1,
+                },
+            });
+            return;
+        }
+        self.resync.next_request_id = self.resync.next_request_id.wrapping_add(1);
+        self.resync.requester = Some(Requester {
+            authority,
+            desync_frame,
+            started: now,
+            next_request_at: now,
+            request_due: true,
+            incoming: Incoming::new(self.resync.next_request_id),
+            ack_due: false,
+        });
+    }
+
+    pub(super) fn on_resync_request(&mut self, who: PlayerId, m: ResyncRequest) {
+        let p = who.index();
+        let busy = self
+            .resync
+            .serving
+            .iter()
+            .any(|o| o.to == who && o.id == m.id)
+            || self.resync.served[p] == Some(m.id)
+            || self.resync.pending_requests.contains(&(who, m.id));
+        if busy || self.resync.requester.is_some() {
+            // Already answered, or our own state is in doubt.
+            self.stats.dropped.unexpected += u64::from(self.resync.requester.is_some());
+            return;
+        }
+        self.resync.pending_requests.push((who, m.id));
+        if !self.resync.state_requested {
+            self.resync.state_requested = true;
+            self.events.push_back(Event::StateRequested);
+        }
+    }
+
+    pub(super) fn on_resync_chunk(&mut self, now: Instant, who: PlayerId, chunk: ResyncChunk) {
+        if let Some((auth, done, ack_due)) = &mut self.resync.finished_incoming {
+            if *auth == who && done.id == chunk.id {
+                *ack_due = true;
+                return;
+            }
+        }
+        let reference = self.playout.next_release();
+        let Some(req) = &mut self.resync.requester else {
+            self.stats.dropped.unexpected += 1;
+            return;
+        };
+        if who != req.authority || chunk.id != req.incoming.id {
+            self.stats.dropped.unexpected += 1;
+            return;
+        }
+        let Some(frame) = unwrap_frame(chunk.frame, reference) else {
+            self.stats.dropped.invalid += 1;
+            return;
+        };
+        if req.incoming.on_chunk(chunk, frame).is_err() {
+            self.stats.dropped.invalid += 1;
+            return;
+        }
+        req.ack_due = true;
+        req.request_due = false;
+        match req.incoming.finish() {
+            None => {}
+            Some(Ok((frame, checksum, state))) => {
+                if let Some(req) = self.resync.requester.take() {
+                    self.resync.finished_incoming = Some((req.authority, req.incoming, true));
+                }
+                self.load(frame, checksum, state);
+            }
+            Some(Err(ResyncError::ChecksumMismatch | ResyncError::Decompress { .. }))
+            | Some(Err(_)) => {
+                let (authority, frame) = (req.authority, req.desync_frame);
+                self.begin_resync(now, authority, frame);
+            }
+        }
+    }
+
+    pub(super) fn load(&mut self, frame: u32, checksum: Checksum, state: Vec<u8>) {
+        self.epoch = self.epoch.wrapping_add(1);
+        self.events.push_back(Event::LoadState { frame, state });
+        self.book.on_loaded(frame, checksum);
+        self.own_newest = Some(frame);
+        self.resync.load_frame = Some(frame);
+        self.stats.resyncs_completed += 1;
+        let next = self.playout.next_release();
+        if next <= frame {
+            self.playout.skip_to(frame + 1);
+            self.last_released = Some(frame);
+            return;
+        }
+        for f in frame + 1..next {
+            match self.playout.frame_inputs(f) {
+                Some(inputs) => {
+                    self.stats.frames_resimulated += 1;
+                    self.events.push_back(Event::Frame {
+                        frame: f,
+                        inputs,
+                        resimulated: true,
+                    });
+                }
+                None => {
+                    self.book.give_up();
+                    self.events.push_back(Event::ResyncFailed {
+                        reason: ResyncFailure::HistoryTooShort { frame },
+                    });
+                    return;
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_resync_ack(&mut self, who: PlayerId, ack: ResyncAck) {
+        let Some(i) = self
+            .resync
+            .serving
+            .iter()
+            .position(|o| o.to == who && o.id == ack.id)
+        else {
+            self.stats.dropped.unexpected += 1;
+            return;
+        };
+        self.resync.serving[i].on_ack(&ack);
+        if self.resync.serving[i].done() {
+            let o = self.resync.serving.remove(i);
+            self.resync.served[who.index()] = Some(o.id);
+            self.stats.resyncs_served += 1;
+        }
+    }
+
+    pub(super) fn resync_timers(&mut self, now: Instant) {
+        let rto = self.rto_micros();
+        if let Some(req) = &mut self.resync.requester {
+            if now.since(req.started) > self.cfg.resync_timeout_micros {
+                let (authority, frame) = (req.authority, req.desync_frame);
+                self.begin_resync(now, authority, frame);
+            } else if req.incoming.frame.is_none() && now >= req.next_request_at {
+                req.request_due = true;
+                req.next_request_at = now.plus(rto);
+            }
+        }
+        let limit = 2 * self.cfg.resync_timeout_micros;
+        self.resync
+            .serving
+            .retain(|o| now.since(o.started) <= limit);
+        if let Some(load) = self.resync.load_frame {
+            if self
+                .book
+                .newest_clean()
+                .is_some_and(|c| c >= load + self.cfg.resync_stable_frames)
+            {
+                self.resync.attempts = 0;
+                self.resync.load_frame = None;
+            }
+        }
+    }
+
+    /// A retransmission timeout: twice the worst peer's median round trip,
+    /// at least 100 ms.
+    pub(super) fn rto_micros(&self) -> u64 {
+        let rtt = self
+            .peers
+            .iter()
+            .filter_map(|p| p.rtt.quantile(500))
+            .max()
+            .unwrap_or(0)
+            .max(0) as u64;
+        (2 * rtt).max(100 * MICROS_PER_MILLI)
+    }
+
+    /// The snapshot after `frame`, answering [`Event::StateRequested`]:
+    /// `frame` is the newest frame whose checksum this peer has reported
+    /// (the last frame it stepped), which may be older than the newest frame
+    /// released if `Event::Frame`s are still queued behind the request. The
+    /// request stays pending until answered, so a late answer works too;
+    /// a drifted peer loads the state and re-simulates the frames after it.
+    pub fn provide_state(
+        &mut self,
+        now: Instant,
+        frame: u32,
+        state: &[u8],
+    ) -> Result<(), CallError> {
+        self.now = self.now.max(now);
+        if !self.resync.state_requested || self.own_newest != Some(frame) {
+            return Err(CallError::StateNotRequested { frame });
+        }
+        if self
+            .book
+            .own(frame)
+            .is_some_and(|c| c != Checksum::of(state))
+        {
+            return Err(CallError::StateChecksum { frame });
+        }
+        self.resync.state_requested = false;
+        for (who, id) in std::mem::take(&mut self.resync.pending_requests) {
+            self.resync.serving.retain(|o| o.to != who);
+            self.resync
+                .serving
+                .push(Outgoing::new(who, id, frame, state, now));
+        }
+        self.resync.resync_tick = true;
+        Ok(())
+    }
+}

@@ -1,0 +1,146 @@
+//! Building what goes on the wire: Hellos until connected, one inputs
+//! packet per peer per tick, full checksums, resync requests, chunks and
+//! acks, and seat-drop reports; every packet counted by kind.
+
+use super::{Phase, Session, Transmit};
+use crate::input::Input;
+use crate::packet::{ChecksumMsg, Hello, Kind, Message, Packet, ResyncRequest, Routed, SeatDrop};
+use crate::player::PlayerId;
+use crate::seq::wire_frame;
+use crate::time::Instant;
+
+impl<I: Input> Session<I> {
+    /// The next datagram to send.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        self.now = self.now.max(now);
+        if self.out.is_empty() && self.phase != Phase::Closed {
+            self.build_transmits(now);
+        }
+        self.out.pop_front()
+    }
+
+    pub(super) fn build_transmits(&mut self, now: Instant) {
+        let local = self.cfg.local.index();
+        for i in 0..self.peers.len() {
+            if i == local || self.peers[i].gone || self.peers[i].incompatible {
+                continue;
+            }
+            let to = PlayerId(i as u8);
+            let peer = &mut self.peers[i];
+            if peer.hello_reply || (!peer.connected && now >= peer.next_hello_at) {
+                peer.hello_reply = false;
+                peer.next_hello_at = now.plus(self.cfg.hello_interval_micros);
+                let hello = Hello {
+                    sender: self.cfg.local,
+                    schema_hash: I::schema_hash(),
+                    players: self.cfg.players,
+                    tick_micros: self.cfg.tick_micros as u32,
+                    token: self.token,
+                    echo: peer.token.unwrap_or(0),
+                    ready: peer.connected,
+                };
+                self.send(to, Packet::Hello(hello));
+            }
+            let peer = &mut self.peers[i];
+            if peer.token.is_none() {
+                continue;
+            }
+            if self.phase == Phase::Running && peer.inputs_due {
+                peer.inputs_due = false;
+                let msg = self.inputs_message(i);
+                self.send_routed(to, Message::Inputs(msg));
+            }
+            if let Some((frame, checksum)) = self.peers[i].full_due.take() {
+                let msg = ChecksumMsg {
+                    epoch: self.epoch,
+                    frame: wire_frame(frame),
+                    checksum,
+                };
+                self.send_routed(to, Message::Checksum(msg));
+            }
+        }
+        let due = if std::mem::take(&mut self.drop_reports_due) {
+            self.drops.due(self.remaining())
+        } else {
+            Vec::new()
+        };
+        for (seat, to) in due {
+            let (first, inputs) = self.playout.tail(seat.index(), self.cfg.max_unacked_inputs);
+            let msg = SeatDrop {
+                seat,
+                heard: self.drops.heard(seat),
+                first_frame: if inputs.is_empty() {
+                    0
+                } else {
+                    wire_frame(first)
+                },
+                inputs,
+            };
+            self.send_routed(to, Message::SeatDrop(msg));
+            self.drops.sent(seat, to);
+        }
+        if let Some(req) = &mut self.resync.requester {
+            let to = req.authority;
+            let mut msgs = Vec::new();
+            if std::mem::take(&mut req.request_due) {
+                msgs.push(Message::ResyncRequest(ResyncRequest {
+                    id: req.incoming.id,
+                    desync_frame: wire_frame(req.desync_frame),
+                }));
+            }
+            if std::mem::take(&mut req.ack_due) {
+                msgs.push(Message::ResyncAck(req.incoming.ack()));
+            }
+            for m in msgs {
+                self.send_routed(to, m);
+            }
+        }
+        if let Some((to, done, ack_due)) = &mut self.resync.finished_incoming {
+            if std::mem::take(ack_due) {
+                let (to, ack) = (*to, done.ack());
+                self.send_routed(to, Message::ResyncAck(ack));
+            }
+        }
+        if std::mem::take(&mut self.resync.resync_tick) && !self.resync.serving.is_empty() {
+            let rto = self.rto_micros();
+            let mut chunks = Vec::new();
+            let mut budget = self.cfg.chunks_per_tick;
+            for o in &mut self.resync.serving {
+                let due = o.due_chunks(now, rto, budget);
+                budget -= due.len() as u32;
+                chunks.extend(due.into_iter().map(|c| (o.to, c)));
+            }
+            for (to, c) in chunks {
+                self.send_routed(to, Message::ResyncChunk(c));
+            }
+        }
+    }
+
+    pub(super) fn send_routed(&mut self, to: PlayerId, message: Message<I>) {
+        let peer = &mut self.peers[to.index()];
+        let Some(token) = peer.token else {
+            return;
+        };
+        let seq = peer.next_seq;
+        peer.next_seq = seq.wrapping_add(1);
+        self.send(
+            to,
+            Packet::Routed(Routed {
+                sender: self.cfg.local,
+                token,
+                seq,
+                message,
+            }),
+        );
+    }
+
+    pub(super) fn send(&mut self, to: PlayerId, packet: Packet<I>) {
+        let kind: Kind = packet.kind();
+        let bytes = packet.encode();
+        let c = &mut self.stats.sent[kind as usize];
+        c.packets += 1;
+        c.bytes += bytes.len() as u64;
+        self.out.push_back(Transmit { to, bytes });
+    }
+}
