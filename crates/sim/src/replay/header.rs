@@ -3,7 +3,7 @@
 //! canonically with its BLAKE3 hash, the [`Match`] setup — and how the frames
 //! that follow are laid out (full-checksum and keyframe intervals).
 //!
-//! Layout (little-endian, SPEC.md §2): magic `LSREPLAY`, format version
+//! Layout (little-endian, `fixtures/replays/SPEC.md` §2): magic `LSREPLAY`, format version
 //! `u16`, body length `u32`, the body, then a `u64` check: the first 8 bytes
 //! of BLAKE3 of every header byte before it.
 //!

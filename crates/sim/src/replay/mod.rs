@@ -1,7 +1,8 @@
 //! Replay logs: a match's inputs and checksums, written as a stream while it
 //! is played and read back up to the last valid byte, so a tournament or QA
 //! team can re-run it and prove every frame. The format is drawn byte by byte
-//! in `replay/SPEC.md` at the repository root.
+//! in `fixtures/replays/SPEC.md`, beside the recorded logs that serve as its
+//! test vectors.
 //!
 //! A log is a [`Header`] (magic, format version, game id and version, input
 //! schema hash, the game's config stored canonically with its BLAKE3 hash,

@@ -3,7 +3,7 @@
 //!
 //! A record is `kind u8 | body length u32 | body | check u64`, the check
 //! being the first 8 bytes of BLAKE3 of the header check followed by every
-//! record byte before the check (SPEC.md §3). Bodies:
+//! record byte before the check (`fixtures/replays/SPEC.md` §3). Bodies:
 //! - frames (kind 1): `first frame u32 | count u32 | bits`, the bits packing
 //!   each frame's inputs (the chunk's first frame in full, then per player a
 //!   `0` bit for "same as before" or `1` and the input), its 16-bit
