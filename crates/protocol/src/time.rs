@@ -1,7 +1,7 @@
 //! Virtual time: the [`Instant`] every time-dependent call takes as `now`.
 //!
 //! The protocol never reads a clock. Its caller (the `net` driver, a test,
-//! the [`netsim`](crate::netsim)) passes a monotonic instant, counted in whole
+//! the simulated network of `lockstep-testkit`) passes a monotonic instant, counted in whole
 //! microseconds from an origin the caller chooses. Invariant: arithmetic on
 //! instants saturates, so a hostile or buggy `now` can never panic or wrap.
 

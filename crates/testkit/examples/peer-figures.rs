@@ -6,6 +6,9 @@
 //!
 //! `cargo run --release -p lockstep-testkit --example peer-figures`
 
+// A report: floats only format measured times, nothing flows back.
+#![allow(clippy::float_arithmetic)]
+
 use std::time::Instant as Clock;
 
 use lockstep_games::Demo;

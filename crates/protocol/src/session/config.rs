@@ -5,7 +5,7 @@ use crate::player::PlayerId;
 use crate::time::MICROS_PER_MILLI;
 
 /// A session's settings. [`Config::new`] gives the defaults; change fields,
-/// then [`Session::new`] validates them.
+/// then [`Session::new`](super::Session::new) validates them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// Players in the match, `2..=8`.
@@ -33,7 +33,7 @@ pub struct Config {
     /// Frames released per tick at most while catching up (4).
     pub max_catch_up: u32,
     /// Unacked local inputs beyond which a peer is timed out (180, 3 s at
-    /// 60 Hz), at most [`MAX_INPUTS_PER_PACKET`].
+    /// 60 Hz), at most [`MAX_INPUTS_PER_PACKET`](crate::packet::MAX_INPUTS_PER_PACKET).
     pub max_unacked_inputs: u32,
     /// Silence after which a peer is timed out (2 s, as GGRS).
     pub peer_timeout_micros: u64,
@@ -50,7 +50,7 @@ pub struct Config {
     pub full_checksum_every: u32,
     /// Tick-rate nudge for clock alignment, in permille (20 = 2%).
     pub nudge_permille: u32,
-    /// Resync attempts before [`Event::ResyncFailed`] (3).
+    /// Resync attempts before [`Event::ResyncFailed`](super::Event::ResyncFailed) (3).
     pub resync_max_attempts: u32,
     /// Time one resync attempt may take before it is retried (5 s).
     pub resync_timeout_micros: u64,
@@ -122,7 +122,7 @@ pub enum ConfigError {
         inputs: u32,
         /// The input's `MAX_BITS`.
         bits: u32,
-        /// [`MAX_DATAGRAM`].
+        /// [`MAX_DATAGRAM`](crate::packet::MAX_DATAGRAM).
         max: u32,
     },
 }

@@ -71,7 +71,7 @@ pub enum ResyncFailure {
     },
 }
 
-/// What the session tells the app; drain with [`Session::poll_event`].
+/// What the session tells the app; drain with [`Session::poll_event`](super::Session::poll_event).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event<I> {
     /// The handshake with `peer` completed.
@@ -82,13 +82,13 @@ pub enum Event<I> {
     /// Every peer is connected; the frame clock runs from frame 0.
     Started,
     /// Sample the local input for `frame` and pass it to
-    /// [`Session::add_local_input`] before the next `handle_timeout`.
+    /// [`Session::add_local_input`](super::Session::add_local_input) before the next `handle_timeout`.
     InputNeeded {
         /// The frame.
         frame: u32,
     },
     /// Step the game through `frame` with every player's input (indexed by
-    /// seat), then [`Session::report_checksum`].
+    /// seat), then [`Session::report_checksum`](super::Session::report_checksum).
     Frame {
         /// The frame.
         frame: u32,
@@ -108,7 +108,7 @@ pub enum Event<I> {
         /// Whether this peer is one of them (it will resync).
         local_drifted: bool,
     },
-    /// A drifted peer needs our state: call [`Session::provide_state`] with
+    /// A drifted peer needs our state: call [`Session::provide_state`](super::Session::provide_state) with
     /// the snapshot after the newest frame stepped and reported — now, or
     /// after stepping the frames queued behind this event.
     StateRequested,
@@ -141,7 +141,7 @@ pub enum Event<I> {
     /// The remaining peers agreed that `seat`, which timed out or left,
     /// played its last frame at `last_frame` (`None`: it played none); from
     /// the frame after it, its input is the game's absent input
-    /// ([`Input::absent`]).
+    /// ([`Input::absent`](crate::input::Input::absent)).
     SeatDropped {
         /// The seat.
         seat: PlayerId,
