@@ -206,3 +206,59 @@ fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
         );
     }
 }
+
+/// A peer restarted after its seat was dropped rejoins: it takes the
+/// host's state, fast-forwards, and every checksum agrees from its rejoin
+/// frame on; the others stall no longer than the transfer.
+#[test]
+fn a_restarted_peer_rejoins_and_agrees_from_its_rejoin_frame_on() {
+    let mut scenario = Scenario::new(4, 31, Condition::GOOD.link(), 1500);
+    scenario.vanish = Some((PlayerId(3), 600));
+    scenario.rejoin_at = Some(900);
+    let run = mesh::run::<Rts>(&scenario, &small_rts());
+    let returned = run.events(|e| match e {
+        PeerEvent::SeatReturned { seat, frame } => Some((*seat, *frame)),
+        _ => None,
+    });
+    // The three others and the rejoined process itself, on one frame.
+    assert_eq!(returned.len(), 4, "{returned:?}");
+    let frame = returned[0].2.1;
+    assert!(
+        returned.iter().all(|(_, _, r)| *r == (PlayerId(3), frame)),
+        "{returned:?}"
+    );
+    let rejoined = &run.peers[3];
+    let healed = rejoined
+        .events
+        .iter()
+        .find_map(|(_, e)| match e {
+            PeerEvent::Healed { frame, .. } => Some(*frame),
+            _ => None,
+        })
+        .expect("the rejoined peer loaded the host's state");
+    assert!(healed + 1 >= frame);
+    assert!(
+        rejoined
+            .checksums
+            .keys()
+            .next()
+            .is_some_and(|&f| f <= healed)
+    );
+    assert!(
+        run.common_frames() >= 1500 - healed - 1,
+        "{}",
+        run.common_frames()
+    );
+    assert_eq!(run.first_disagreement(), None);
+    // The others' logs still replay the whole match, the absent stretch
+    // and the return included.
+    for p in &run.peers[..3] {
+        let log = replay::read::<<Rts as Game>::Input>(p.log.as_ref().expect("recorded")).unwrap();
+        let out = replay::run::<Rts>(&log, &RunOptions::default(), |_| {}).unwrap();
+        assert!(
+            out.verified() && log.frames() >= 1500,
+            "{:?}",
+            out.first_mismatch
+        );
+    }
+}

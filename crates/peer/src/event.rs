@@ -82,6 +82,15 @@ pub enum PeerEvent {
         /// Its last frame.
         last_frame: Option<u32>,
     },
+    /// A dropped seat came back (its restarted process rejoined) and plays
+    /// again from `frame`. On the rejoining peer itself, `seat` is its own:
+    /// it is about to load the host's state and fast-forward.
+    SeatReturned {
+        /// The seat.
+        seat: PlayerId,
+        /// The first frame it plays again.
+        frame: u32,
+    },
     /// A seat's handshake names another game, player count or tick rate.
     Incompatible {
         /// The seat.

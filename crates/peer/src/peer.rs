@@ -131,6 +131,11 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// A peer for a match of `G` with `config` and `setup`, recording to
     /// `log` (the log's header is written at once; pass `std::io::sink()`
     /// to record nothing).
+    ///
+    /// With `settings.session.rejoin`, this is a restarted process taking
+    /// its dropped seat back in a running match: it loads the host's state
+    /// and plays on from there. It records nothing (a replay log starts at
+    /// frame 0, which it never saw); the other peers' logs hold the match.
     pub fn new(
         config: &G::Config,
         setup: Match,
@@ -159,14 +164,15 @@ impl<G: Game, W: Write> Peer<G, W> {
             snapshots_kept: 0,
         };
         let initial = game.snapshot();
+        let recording = (!session.config().rejoin).then_some(Recording {
+            writer,
+            keyframe_interval: rec.keyframe_interval,
+        });
         Ok(Peer {
             session,
             engine: Engine::new(game, engine_settings),
             history: History::new(0, initial),
-            recording: Some(Recording {
-                writer,
-                keyframe_interval: rec.keyframe_interval,
-            }),
+            recording,
             bot: None,
             input: G::Input::default(),
             touched: false,
@@ -339,6 +345,9 @@ impl<G: Game, W: Write> Peer<G, W> {
                 Event::SeatDropped { seat, last_frame } => self
                     .events
                     .push_back(PeerEvent::SeatDropped { seat, last_frame }),
+                Event::SeatReturned { seat, frame } => self
+                    .events
+                    .push_back(PeerEvent::SeatReturned { seat, frame }),
             }
         }
         if self.state_requested {

@@ -153,6 +153,17 @@ impl ChecksumBook {
         }
     }
 
+    /// `seat` came back (its restarted process rejoined): its reports are
+    /// taken again, from a fresh epoch.
+    pub fn return_seat(&mut self, seat: PlayerId) {
+        if let Some(p) = self.peers.get_mut(seat.index()) {
+            p.gone = false;
+            p.suspended = false;
+            p.epoch = None;
+            p.shorts.clear();
+        }
+    }
+
     /// Whether `seat`'s reports are suspended (it is being resynced).
     pub fn is_suspended(&self, seat: PlayerId) -> bool {
         self.peers.get(seat.index()).is_some_and(|p| p.suspended)

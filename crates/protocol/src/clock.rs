@@ -52,6 +52,15 @@ impl FrameClock {
         }
     }
 
+    /// Starts ticking at `frame` instead of 0 (a process rejoining a running
+    /// match): `frame` is due at `now`.
+    pub fn start_at(&mut self, now: Instant, frame: u32) {
+        if !self.started {
+            self.next_frame = frame;
+            self.start(now);
+        }
+    }
+
     /// Whether the clock runs.
     pub fn started(&self) -> bool {
         self.started

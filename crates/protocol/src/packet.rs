@@ -132,10 +132,13 @@ pub enum Message<I> {
     ResyncAck(ResyncAck),
     /// Kind 6: the sender leaves the session.
     Disconnect(Disconnect),
-    /// Kind 7: the sender has dropped a seat that went silent or left, and
-    /// says how far it holds that seat's inputs (with the inputs), so the
-    /// remaining peers agree on the seat's last frame.
+    /// Kind 7, variant 0: the sender has dropped a seat that went silent or
+    /// left, and says how far it holds that seat's inputs (with the inputs),
+    /// so the remaining peers agree on the seat's last frame.
     SeatDrop(SeatDrop<I>),
+    /// Kind 7, variant 1: a dropped seat returns (its restarted process
+    /// rejoins) and plays again from a frame the host chose.
+    SeatReturn(SeatReturn),
 }
 
 /// Redundant inputs with the ack and the newest short checksums.
@@ -270,6 +273,18 @@ pub struct SeatDrop<I> {
     pub inputs: Vec<I>,
 }
 
+/// A dropped seat's return: the host announces it to every remaining peer
+/// and to the returning process, each of which echoes it back as its ack.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SeatReturn {
+    /// The seat returning.
+    pub seat: PlayerId,
+    /// Low 16 bits of the first frame the seat plays again.
+    pub frame: u16,
+    /// The returning process's session token.
+    pub token: u32,
+}
+
 fn ser_player<S: BitStream>(s: &mut S, p: &mut PlayerId) -> Result<(), BitError> {
     let mut v = u32::from(p.0);
     s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "sender seat")?;
@@ -355,8 +370,20 @@ fn ser_input_run<I: Input, S: BitStream>(
     Ok(())
 }
 
+impl SeatReturn {
+    /// Serializes the message (after the variant bit).
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        let mut v = u32::from(self.seat.0);
+        s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "returning seat")?;
+        self.seat = PlayerId(v as u8);
+        s.u16(&mut self.frame)?;
+        s.u32(&mut self.token)?;
+        Ok(())
+    }
+}
+
 impl<I: Input> SeatDrop<I> {
-    /// Serializes the message.
+    /// Serializes the message (after the variant bit).
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         let mut v = u32::from(self.seat.0);
         s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "dropped seat")?;
@@ -483,8 +510,8 @@ pub enum Kind {
     ResyncAck = 5,
     /// [`Disconnect`].
     Disconnect = 6,
-    /// [`SeatDrop`].
-    SeatDrop = 7,
+    /// [`SeatDrop`] and [`SeatReturn`]: a seat leaving or coming back.
+    Seat = 7,
 }
 
 impl Kind {
@@ -497,7 +524,7 @@ impl Kind {
         Kind::ResyncChunk,
         Kind::ResyncAck,
         Kind::Disconnect,
-        Kind::SeatDrop,
+        Kind::Seat,
     ];
 
     /// A short lowercase name (file names, reports).
@@ -510,7 +537,7 @@ impl Kind {
             Kind::ResyncChunk => "resync_chunk",
             Kind::ResyncAck => "resync_ack",
             Kind::Disconnect => "disconnect",
-            Kind::SeatDrop => "seat_drop",
+            Kind::Seat => "seat",
         }
     }
 }
@@ -525,7 +552,7 @@ impl<I> Message<I> {
             Message::ResyncChunk(_) => Kind::ResyncChunk,
             Message::ResyncAck(_) => Kind::ResyncAck,
             Message::Disconnect(_) => Kind::Disconnect,
-            Message::SeatDrop(_) => Kind::SeatDrop,
+            Message::SeatDrop(_) | Message::SeatReturn(_) => Kind::Seat,
         }
     }
 }
@@ -550,7 +577,7 @@ impl<I: Input> Packet<I> {
     /// Serializes the whole packet: kind, then the kind's fields.
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         let mut kind = u32::from(self.kind() as u8);
-        s.ranged(&mut kind, 0, Kind::SeatDrop as u32, "packet kind")?;
+        s.ranged(&mut kind, 0, Kind::Seat as u32, "packet kind")?;
         if !S::READING {
             return self.serialize_body(s);
         }
@@ -567,7 +594,7 @@ impl<I: Input> Packet<I> {
                     Kind::ResyncRequest => Message::ResyncRequest(ResyncRequest::default()),
                     Kind::ResyncChunk => Message::ResyncChunk(ResyncChunk::default()),
                     Kind::ResyncAck => Message::ResyncAck(ResyncAck::default()),
-                    Kind::SeatDrop => Message::SeatDrop(SeatDrop::default()),
+                    Kind::Seat => Message::SeatDrop(SeatDrop::default()),
                     _ => Message::Disconnect(Disconnect::default()),
                 },
             }),
@@ -589,7 +616,18 @@ impl<I: Input> Packet<I> {
                     Message::ResyncChunk(m) => m.serialize(s),
                     Message::ResyncAck(m) => m.serialize(s),
                     Message::Disconnect(m) => m.serialize(s),
-                    Message::SeatDrop(m) => m.serialize(s),
+                    Message::SeatDrop(_) | Message::SeatReturn(_) => {
+                        let mut returning = matches!(r.message, Message::SeatReturn(_));
+                        s.bool(&mut returning)?;
+                        if S::READING && returning {
+                            r.message = Message::SeatReturn(SeatReturn::default());
+                        }
+                        match &mut r.message {
+                            Message::SeatReturn(m) => m.serialize(s),
+                            Message::SeatDrop(m) => m.serialize(s),
+                            _ => Ok(()),
+                        }
+                    }
                 }
             }
         }

@@ -74,6 +74,25 @@ impl<I: Clone> PlayoutBuffer<I> {
         true
     }
 
+    /// Reopens `player`'s ended seat from `frame`: its input stays absent
+    /// for the frames before `frame` and is taken from it again from
+    /// `frame` on. Refused (`false`) if the seat has not ended or `frame` was
+    /// already released.
+    pub fn reopen_seat(&mut self, player: usize, frame: u32) -> bool {
+        let Some(Some((first_absent, absent))) = self.ended.get(player).cloned() else {
+            return false;
+        };
+        if frame < first_absent.max(self.next_release) {
+            return false;
+        }
+        let next = self.through(player).map_or(0, |t| t + 1).max(self.base);
+        for _ in next..frame {
+            self.inputs[player].push_back(absent.clone());
+        }
+        self.ended[player] = None;
+        true
+    }
+
     /// The first frame `player` is absent from, if its seat ended.
     pub fn seat_end(&self, player: usize) -> Option<u32> {
         self.ended
@@ -185,11 +204,24 @@ impl<I: Clone> PlayoutBuffer<I> {
 
     /// Moves the release point forward to `frame` (after loading a state
     /// that already includes the frames before it), dropping what is older.
-    pub fn skip_to(&mut self, frame: u32) {
-        if frame > self.next_release {
-            self.next_release = frame;
-            self.trim();
+    /// Every player then counts as received through `frame - 1` (the frames
+    /// before it are never released again; `filler` stands in for the
+    /// inputs that never arrived), so later runs from `frame` on fit.
+    pub fn skip_to(&mut self, frame: u32, filler: I) {
+        if frame <= self.next_release {
+            return;
         }
+        self.next_release = frame;
+        for p in 0..self.inputs.len() {
+            if self.seat_end(p).is_some() {
+                continue;
+            }
+            let next = self.through(p).map_or(0, |t| t + 1).max(self.base);
+            for _ in next..frame {
+                self.inputs[p].push_back(filler.clone());
+            }
+        }
+        self.trim();
     }
 
     fn trim(&mut self) {
@@ -260,7 +292,7 @@ mod tests {
     fn skip_counts_skipped_frames_as_received() {
         let mut b = PlayoutBuffer::<u8>::new(2, 0);
         b.insert_run(0, 0, &[1, 2]).unwrap();
-        b.skip_to(10);
+        b.skip_to(10, 0);
         assert_eq!(b.through(0), Some(9));
         assert_eq!(b.through(1), Some(9));
         assert_eq!(b.insert_run(1, 10, &[5]), Ok((10, 1)));

@@ -152,6 +152,11 @@ impl SeatDrops {
         out
     }
 
+    /// Forgets `seat`'s drop (it came back), so it can be dropped again.
+    pub fn forget(&mut self, seat: PlayerId) {
+        self.drops.retain(|d| d.seat != seat);
+    }
+
     /// Records that `seat` ended after `last`.
     pub fn settle(&mut self, seat: PlayerId, last: Option<u32>) {
         if let Some(d) = self.drops.iter_mut().find(|d| d.seat == seat) {

@@ -48,6 +48,15 @@ impl<I: Clone> InputWindow<I> {
         Self::default()
     }
 
+    /// An empty window whose first input is for `frame` (a process rejoining
+    /// a running match).
+    pub fn starting_at(frame: u32) -> Self {
+        InputWindow {
+            base: frame,
+            inputs: VecDeque::new(),
+        }
+    }
+
     /// The frame the next pushed input belongs to.
     pub fn next_frame(&self) -> u32 {
         self.base + self.inputs.len() as u32

@@ -456,3 +456,35 @@ fn a_disconnect_is_confirmed_by_silence() {
     );
     assert!(waited <= 250 + 17, "taken after {waited} ms");
 }
+
+/// A "rejoin" (a Hello with a new token) for a seat that is still connected
+/// is refused: the seat keeps its session, the match goes on.
+#[test]
+fn a_rejoin_for_a_connected_seat_is_refused() {
+    use lockstep_protocol::Input;
+    use lockstep_protocol::packet::Hello;
+    let mut p = Pair::new();
+    p.run_ms(1000);
+    let before = p.s[0].stats().dropped.wrong_token;
+    let hello = Hello {
+        sender: PlayerId(1),
+        schema_hash: Buttons::schema_hash(),
+        players: 2,
+        tick_micros: 16_667,
+        token: 0xdead,
+        echo: 0,
+        ready: false,
+    };
+    p.inject(1, &Packet::<Buttons>::Hello(hello).encode());
+    assert_eq!(p.s[0].stats().dropped.wrong_token, before + 1);
+    let frame = p.frames[0];
+    p.run_ms(1000);
+    assert!(p.frames[0] > frame + 50, "the match goes on");
+    assert!(
+        !p.events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::SeatReturned { .. } | Event::SeatDropped { .. })),
+        "{:?}",
+        p.events
+    );
+}

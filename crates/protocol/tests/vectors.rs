@@ -10,7 +10,7 @@ use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{
     ChecksumMsg, Disconnect, Hello, InputsMsg, Message, Packet, ResyncAck, ResyncChunk,
-    ResyncRequest, Routed, SeatDrop, ShortChecksums,
+    ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums,
 };
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
 use std::path::PathBuf;
@@ -153,6 +153,15 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 heard: PlayerSet(0b0011),
                 first_frame: 599,
                 inputs: vec![Buttons(3), Buttons(3), Buttons(5)],
+            })),
+        ),
+        (
+            "seat_return",
+            "seat 3 returns at frame 900 with its new process's token 0xbeef",
+            routed(Message::SeatReturn(SeatReturn {
+                seat: PlayerId(3),
+                frame: 900,
+                token: 0xbeef,
             })),
         ),
     ]

@@ -133,6 +133,10 @@ pub struct Scenario {
     /// A peer that vanishes (its process dies: it sends and receives
     /// nothing more) once it has stepped this frame.
     pub vanish: Option<(PlayerId, u32)>,
+    /// Once every other peer has stepped this frame, the vanished seat's
+    /// process restarts and rejoins the match (a new `Peer` with
+    /// `rejoin` set and a new token).
+    pub rejoin_at: Option<u32>,
     /// Session settings for every seat (`local` is set per seat).
     pub session: Config,
 }
@@ -154,13 +158,14 @@ impl Scenario {
             warmup_frames: 120,
             flip: None,
             vanish: None,
+            rejoin_at: None,
             session: PeerSettings::new(&setup, PlayerId(0), 1).session,
         }
     }
 }
 
 /// One peer's side of a run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct PeerRun {
     /// The checksum of every frame the peer stepped (a re-simulated frame
     /// replaces the first try).
@@ -193,8 +198,13 @@ pub struct Run {
     pub end: Instant,
     /// When the scenario's bit was flipped.
     pub flipped_at: Option<Instant>,
-    /// The peer that vanished, if one did.
+    /// The peer that vanished, if one did (and did not rejoin).
     pub vanished: Option<PlayerId>,
+    /// The run of the vanished process, when its seat rejoined (the seat's
+    /// entry in `peers` is then the rejoined process).
+    pub before_rejoin: Option<PeerRun>,
+    /// When the seat's restarted process started.
+    pub rejoined_at: Option<Instant>,
 }
 
 impl Run {
@@ -210,18 +220,30 @@ impl Run {
 
     /// The frames every remaining peer stepped.
     pub fn common_frames(&self) -> u32 {
-        self.remaining()
-            .map(|p| p.checksums.len() as u32)
-            .min()
-            .unwrap_or(0)
+        self.common().len() as u32
+    }
+
+    fn common(&self) -> Vec<u32> {
+        let mut all = self.remaining();
+        let Some(first) = all.next() else {
+            return Vec::new();
+        };
+        let rest: Vec<&PeerRun> = all.collect();
+        first
+            .checksums
+            .keys()
+            .filter(|f| rest.iter().all(|p| p.checksums.contains_key(f)))
+            .copied()
+            .collect()
     }
 
     /// The first frame some remaining peer's final checksum differs from
     /// another's, among the frames all stepped.
     pub fn first_disagreement(&self) -> Option<u32> {
-        let n = self.common_frames();
         let first = &self.remaining().next()?.checksums;
-        (0..n).find(|f| self.remaining().any(|p| p.checksums.get(f) != first.get(f)))
+        self.common()
+            .into_iter()
+            .find(|f| self.remaining().any(|p| p.checksums.get(f) != first.get(f)))
     }
 
     /// Every event `pick` selects, at any peer, with the seat and time.
@@ -262,21 +284,13 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             peer
         })
         .collect();
-    let mut runs: Vec<PeerRun> = (0..n)
-        .map(|_| PeerRun {
-            checksums: BTreeMap::new(),
-            stepped_at: BTreeMap::new(),
-            events: Vec::new(),
-            stats: PeerStats::default(),
-            session: Stats::default(),
-            stalls_after_warmup: 0,
-            log: None,
-            busy_nanos: 0,
-        })
-        .collect();
+    let mut runs: Vec<PeerRun> = (0..n).map(|_| PeerRun::default()).collect();
+    let mut before_rejoin = None;
+    let mut rejoined_at = None;
     let mut flip = scenario.flip.clone();
     let mut flipped_at = None;
     let mut vanished: Option<PlayerId> = None;
+    let mut vanish_done = false;
     let mut warm: Option<Vec<u64>> = None;
     let mut now = Instant::ZERO;
     loop {
@@ -292,8 +306,33 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         }
         for i in 0..usize::from(n) {
             if let Some((seat, frame)) = scenario.vanish {
-                if vanished.is_none() && seat.index() == i && peers[i].frame() > frame {
+                if !vanish_done && seat.index() == i && peers[i].frame() > frame {
                     vanished = Some(seat);
+                    vanish_done = true;
+                }
+            }
+            if let (Some(v), Some(at)) = (vanished, scenario.rejoin_at) {
+                let others_there = peers
+                    .iter()
+                    .filter(|p| p.seat() != v)
+                    .all(|p| p.frame() > at);
+                if v.index() == i && others_there {
+                    let mut settings = PeerSettings::new(&scenario.setup, v, rng.next_u32() | 1);
+                    settings.session = Config {
+                        local: v,
+                        rejoin: true,
+                        ..scenario.session.clone()
+                    };
+                    let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
+                        .expect("the scenario's match is valid");
+                    peer.set_bot(Box::new(G::bot(v.0, scenario.setup.seed)));
+                    let old = std::mem::replace(&mut peers[i], peer);
+                    let mut old_run = std::mem::take(&mut runs[i]);
+                    old_run.stats = old.stats().clone();
+                    old_run.session = old.session_stats().clone();
+                    before_rejoin = Some(old_run);
+                    rejoined_at = Some(now);
+                    vanished = None;
                 }
             }
             if vanished.is_some_and(|v| v.index() == i) {
@@ -351,7 +390,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         let r = &mut runs[i];
         r.stats = peer.stats().clone();
         r.session = peer.session_stats().clone();
-        r.stalls_after_warmup = r.session.stall_ticks - warm[i];
+        r.stalls_after_warmup = r.session.stall_ticks.saturating_sub(warm[i]);
         r.log = peer.finish().ok().flatten();
     }
     Run {
@@ -360,6 +399,8 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         end: now,
         flipped_at,
         vanished,
+        before_rejoin,
+        rejoined_at,
     }
 }
 

@@ -63,6 +63,7 @@ impl<I: Input> Session<I> {
         let v = self.book.record_own(frame, checksum);
         let now = self.now;
         self.on_verdict(now, v);
+        self.raise_state_request();
         Ok(())
     }
 }

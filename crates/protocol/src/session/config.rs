@@ -60,6 +60,11 @@ pub struct Config {
     pub input_history_frames: u32,
     /// Resync chunks sent per tick at most (16).
     pub chunks_per_tick: u32,
+    /// This process rejoins a running match in a seat that was dropped (its
+    /// earlier process died): it does not start at frame 0 but waits for the
+    /// host to name the frame its seat plays again from, loads the host's
+    /// exact state and plays on from there.
+    pub rejoin: bool,
     /// Whether every packet repeats all unacked inputs (the default). Set
     /// `false` only over a reliable, ordered transport (the TCP-like model,
     /// a TCP baseline): each input is then sent once and the unacked cap is
@@ -96,6 +101,7 @@ impl Config {
             input_history_frames: 600,
             chunks_per_tick: 16,
             redundant_inputs: true,
+            rejoin: false,
         }
     }
 }

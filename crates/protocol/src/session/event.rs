@@ -148,6 +148,15 @@ pub enum Event<I> {
         /// Its last frame.
         last_frame: Option<u32>,
     },
+    /// A dropped seat came back (its restarted process rejoined): it plays
+    /// again from `frame` (the frames between its drop and `frame` keep the
+    /// absent input). On the rejoining process itself, `seat` is its own.
+    SeatReturned {
+        /// The seat.
+        seat: PlayerId,
+        /// The first frame it plays again.
+        frame: u32,
+    },
     /// `peer`'s handshake names another input schema, player count or tick.
     Incompatible {
         /// The peer.

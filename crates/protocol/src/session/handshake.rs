@@ -32,6 +32,31 @@ pub(super) struct Peer {
     pub(super) lateness: SampleWindow,
 }
 
+impl Peer {
+    /// A peer we know nothing of yet; our packets to it start at `seq`.
+    pub(super) fn new(seq: u16) -> Peer {
+        Peer {
+            token: None,
+            knows_us: false,
+            connected: false,
+            gone: false,
+            incompatible: false,
+            next_seq: seq,
+            seen: SeqWindow::default(),
+            leaving: None,
+            last_recv: Instant::ZERO,
+            next_hello_at: Instant::ZERO,
+            hello_reply: false,
+            acked: None,
+            sent_through: None,
+            inputs_due: false,
+            full_due: None,
+            rtt: SampleWindow::new(64),
+            lateness: SampleWindow::new(64),
+        }
+    }
+}
+
 impl<I: Input> Session<I> {
     pub(super) fn on_hello(&mut self, now: Instant, h: Hello) {
         let p = h.sender.index();
@@ -80,7 +105,7 @@ impl<I: Input> Session<I> {
             .iter()
             .enumerate()
             .all(|(i, p)| i == local || p.connected);
-        if self.phase == Phase::Connecting && all {
+        if self.phase == Phase::Connecting && all && !self.cfg.rejoin {
             self.phase = Phase::Running;
             self.clock.start(now);
             // Silence is measured from the start, not from the handshake.
@@ -143,6 +168,7 @@ impl<I: Input> Session<I> {
                 self.peers[p].leaving = Some((deadline, r.seq));
             }
             Message::SeatDrop(m) => self.on_seat_drop(who, m),
+            Message::SeatReturn(m) => self.on_seat_return(now, who, m),
         }
         if self.stats.dropped.total() != refused_before {
             return;

@@ -18,7 +18,9 @@ impl<I: Input> Session<I> {
         if let Some(a) = m.ack {
             let next = self.window.next_frame();
             match unwrap_frame(a, next.saturating_sub(1)) {
-                Some(f) if f < next => {
+                // An ack of a frame not sent yet is impossible, except the
+                // one a returning seat starts from (it needs nothing before).
+                Some(f) if f < next || self.peers[p].acked == Some(f) => {
                     let peer = &mut self.peers[p];
                     if peer.acked.is_none_or(|x| f > x) {
                         peer.acked = Some(f);
@@ -101,6 +103,10 @@ impl<I: Input> Session<I> {
     }
 
     pub(super) fn try_release(&mut self) {
+        if self.awaiting_state {
+            // A rejoining process steps nothing before the host's state.
+            return;
+        }
         let Some(due) = self.due_frame() else {
             return;
         };
@@ -171,7 +177,10 @@ impl<I: Input> Session<I> {
         } else {
             peer.acked.max(peer.sent_through)
         };
-        let (first, count) = self.window.unacked_span(from);
+        let (first, mut count) = self.window.unacked_span(from);
+        if let Some(limit) = self.send_limit(i) {
+            count = count.min((limit + 1).saturating_sub(first));
+        }
         let inputs = self
             .window
             .inputs_from(first, count.min(MAX_INPUTS_PER_PACKET));

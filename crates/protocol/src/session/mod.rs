@@ -41,13 +41,12 @@ pub use event::{CallError, Event, ResyncFailure, TimeoutReason, Transmit};
 
 use crate::checksums::ChecksumBook;
 use crate::clock::FrameClock;
-use crate::delay::{DelaySettings, PlayoutDelay, SampleWindow};
+use crate::delay::{DelaySettings, PlayoutDelay};
 use crate::input::Input;
 use crate::packet::{MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_SHORT_CHECKSUMS, Packet};
 use crate::player::{MAX_PLAYERS, PlayerId};
 use crate::playout::PlayoutBuffer;
 use crate::seat_drop::SeatDrops;
-use crate::seq::SeqWindow;
 use crate::stats::Stats;
 use crate::time::Instant;
 use crate::window::InputWindow;
@@ -83,6 +82,9 @@ pub struct Session<I: Input> {
     resync: Resync,
     drops: SeatDrops,
     drop_reports_due: bool,
+    returns: Vec<seats::Return>,
+    echoes: Vec<(PlayerId, crate::packet::SeatReturn)>,
+    awaiting_state: bool,
     events: VecDeque<Event<I>>,
     out: VecDeque<Transmit>,
     stats: Stats,
@@ -147,25 +149,7 @@ impl<I: Input> Session<I> {
             max_frames: cfg.max_delay_frames,
             shrink_every: cfg.delay_shrink_every,
         });
-        let peer = Peer {
-            token: None,
-            knows_us: false,
-            connected: false,
-            gone: false,
-            incompatible: false,
-            next_seq: cfg.initial_seq,
-            seen: SeqWindow::default(),
-            leaving: None,
-            last_recv: Instant::ZERO,
-            next_hello_at: Instant::ZERO,
-            hello_reply: false,
-            acked: None,
-            sent_through: None,
-            inputs_due: false,
-            full_due: None,
-            rtt: SampleWindow::new(64),
-            lateness: SampleWindow::new(64),
-        };
+        let peer = Peer::new(cfg.initial_seq);
         let n = usize::from(cfg.players);
         let stats = Stats {
             delay_frames: delay.frames(),
@@ -190,6 +174,9 @@ impl<I: Input> Session<I> {
             resync: Resync::new(n),
             drops: SeatDrops::new(cfg.local),
             drop_reports_due: false,
+            returns: Vec::new(),
+            echoes: Vec::new(),
+            awaiting_state: false,
             events: VecDeque::new(),
             out: VecDeque::new(),
             stats,
@@ -262,7 +249,13 @@ impl<I: Input> Session<I> {
             return;
         }
         if self.peers[sender.index()].gone {
-            self.stats.dropped.from_gone += 1;
+            // A Hello from a dropped seat may be its restarted process
+            // asking to rejoin; everything else from a gone peer is dropped.
+            if let Packet::Hello(h) = packet {
+                self.on_rejoin_hello(now, h);
+            } else {
+                self.stats.dropped.from_gone += 1;
+            }
             return;
         }
         match packet {

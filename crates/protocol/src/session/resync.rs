@@ -40,8 +40,10 @@ pub(super) struct Resync {
     pub(super) serving: Vec<Outgoing>,
     /// Per peer, the request id last served to completion.
     pub(super) served: Vec<Option<u8>>,
-    /// Requests waiting for the app's state.
-    pub(super) pending_requests: Vec<(PlayerId, u8)>,
+    /// Requests waiting for the app's state: who, the request id, and the
+    /// oldest frame whose state answers it (a returning seat needs the
+    /// state after the frame before its first).
+    pub(super) pending_requests: Vec<(PlayerId, u8, u32)>,
     /// `Event::StateRequested` raised and not yet answered.
     pub(super) state_requested: bool,
     /// Chunks may go out at the next transmit.
@@ -99,14 +101,38 @@ impl<I: Input> Session<I> {
             .iter()
             .any(|o| o.to == who && o.id == m.id)
             || self.resync.served[p] == Some(m.id)
-            || self.resync.pending_requests.contains(&(who, m.id));
+            || self
+                .resync
+                .pending_requests
+                .iter()
+                .any(|&(w, id, _)| w == who && id == m.id);
         if busy || self.resync.requester.is_some() {
             // Already answered, or our own state is in doubt.
             self.stats.dropped.unexpected += u64::from(self.resync.requester.is_some());
             return;
         }
-        self.resync.pending_requests.push((who, m.id));
-        if !self.resync.state_requested {
+        let reference = self.own_newest.unwrap_or(0);
+        let Some(min) = unwrap_frame(m.desync_frame, reference) else {
+            self.stats.dropped.invalid += 1;
+            return;
+        };
+        self.resync.pending_requests.push((who, m.id, min));
+        self.raise_state_request();
+    }
+
+    /// Raises [`Event::StateRequested`] once some pending request can be
+    /// answered with the state after the newest frame stepped.
+    pub(super) fn raise_state_request(&mut self) {
+        let Some(newest) = self.own_newest else {
+            return;
+        };
+        if !self.resync.state_requested
+            && self
+                .resync
+                .pending_requests
+                .iter()
+                .any(|&(_, _, min)| min <= newest)
+        {
             self.resync.state_requested = true;
             self.events.push_back(Event::StateRequested);
         }
@@ -155,6 +181,7 @@ impl<I: Input> Session<I> {
     }
 
     pub(super) fn load(&mut self, frame: u32, checksum: Checksum, state: Vec<u8>) {
+        self.awaiting_state = false;
         self.epoch = self.epoch.wrapping_add(1);
         self.events.push_back(Event::LoadState { frame, state });
         self.book.on_loaded(frame, checksum);
@@ -163,7 +190,7 @@ impl<I: Input> Session<I> {
         self.stats.resyncs_completed += 1;
         let next = self.playout.next_release();
         if next <= frame {
-            self.playout.skip_to(frame + 1);
+            self.playout.skip_to(frame + 1, I::default());
             self.last_released = Some(frame);
             return;
         }
@@ -270,7 +297,11 @@ impl<I: Input> Session<I> {
             return Err(CallError::StateChecksum { frame });
         }
         self.resync.state_requested = false;
-        for (who, id) in std::mem::take(&mut self.resync.pending_requests) {
+        let (answered, waiting) = std::mem::take(&mut self.resync.pending_requests)
+            .into_iter()
+            .partition(|&(_, _, min)| min <= frame);
+        self.resync.pending_requests = waiting;
+        for (who, id, _) in answered {
             self.resync.serving.retain(|o| o.to != who);
             self.resync
                 .serving

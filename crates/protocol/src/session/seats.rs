@@ -1,13 +1,20 @@
-//! Dropping a seat that left: the session's side of
+//! Seats leaving and coming back. Dropping: the session's side of
 //! [`crate::seat_drop`] — freezing the seat, taking the other peers'
 //! reports and their relayed inputs, and ending the seat at the agreed
-//! frame.
+//! frame. Returning: a dropped seat's restarted process says Hello; the host
+//! (the lowest remaining seat) names the frame it plays again from and
+//! announces it to every peer, holding back its own inputs for that frame
+//! until each has echoed the announcement; the returning process starts its
+//! clock there and takes the host's exact state.
 
-use super::{Event, Session};
+use super::handshake::Peer;
+use super::{Event, Phase, Session};
 use crate::input::Input;
-use crate::packet::SeatDrop;
+use crate::packet::{Hello, SeatDrop, SeatReturn};
 use crate::player::{PlayerId, PlayerSet};
-use crate::seq::unwrap_frame;
+use crate::seq::{unwrap_frame, wire_frame};
+use crate::time::Instant;
+use crate::window::InputWindow;
 
 impl<I: Input> Session<I> {
     /// The seats still in the match: ours and every peer not gone.
@@ -76,5 +83,184 @@ impl<I: Input> Session<I> {
             }
         }
         self.try_release();
+    }
+}
+
+/// A dropped seat coming back, as the host tracks it until every peer (and
+/// the returning process) has echoed the announcement.
+#[derive(Debug, Clone)]
+pub(super) struct Return {
+    pub(super) seat: PlayerId,
+    pub(super) frame: u32,
+    pub(super) token: u32,
+    pub(super) acked: PlayerSet,
+}
+
+/// Frames of margin, beyond a round trip, between the host's newest sampled
+/// frame and the frame a returning seat plays again: no peer may have
+/// sampled that frame yet when it learns of the return (their clocks are
+/// kept within a few frames of each other).
+const RETURN_MARGIN_FRAMES: u32 = 30;
+
+impl<I: Input> Session<I> {
+    /// The host: the lowest seat still in the match. It decides returns and
+    /// relays nothing else.
+    pub(super) fn host(&self) -> PlayerId {
+        self.remaining().iter().next().unwrap_or(self.cfg.local)
+    }
+
+    /// A Hello from a seat this session dropped: its restarted process asks
+    /// to rejoin. The host names the frame it plays again from; the other
+    /// peers wait for the host's announcement.
+    pub(super) fn on_rejoin_hello(&mut self, now: Instant, h: Hello) {
+        let seat = h.sender;
+        let compatible = h.schema_hash == I::schema_hash()
+            && h.players == self.cfg.players
+            && u64::from(h.tick_micros) == self.cfg.tick_micros;
+        let settled = self.drops.agreed(seat).is_some();
+        if !compatible || !settled || h.token == 0 || self.host() != self.cfg.local {
+            self.stats.dropped.from_gone += 1;
+            return;
+        }
+        if self.returns.iter().any(|r| r.seat == seat) {
+            // Already announced; the announcement is resent every tick.
+            return;
+        }
+        let tick = self.cfg.tick_micros.max(1);
+        let worst_rtt = self
+            .peers
+            .iter()
+            .filter(|p| !p.gone)
+            .filter_map(|p| p.rtt.quantile(500))
+            .max()
+            .unwrap_or(0)
+            .max(0) as u64;
+        let round_trip = (worst_rtt / tick) as u32 + 1;
+        let frame = self.clock.next_frame() + round_trip + RETURN_MARGIN_FRAMES;
+        if self.apply_return(now, seat, frame, h.token) {
+            self.returns.push(Return {
+                seat,
+                frame,
+                token: h.token,
+                acked: PlayerSet::EMPTY,
+            });
+            self.drop_reports_due = true;
+        }
+    }
+
+    /// Takes `seat` back from `frame` on, with its new process's `token`.
+    /// `false` if it had not been dropped here, or `frame` is already past.
+    fn apply_return(&mut self, now: Instant, seat: PlayerId, frame: u32, token: u32) -> bool {
+        let p = seat.index();
+        if !self.peers[p].gone || frame == 0 || !self.playout.reopen_seat(p, frame) {
+            return false;
+        }
+        let peer = &mut self.peers[p];
+        *peer = Peer::new(self.cfg.initial_seq);
+        peer.token = Some(token);
+        peer.connected = true;
+        peer.last_recv = now;
+        peer.next_hello_at = now;
+        peer.hello_reply = true;
+        // It needs our inputs from its first frame on, no earlier.
+        peer.acked = Some(frame - 1);
+        self.book.return_seat(seat);
+        self.drops.forget(seat);
+        self.events.push_back(Event::SeatReturned { seat, frame });
+        true
+    }
+
+    pub(super) fn on_seat_return(&mut self, now: Instant, who: PlayerId, m: SeatReturn) {
+        let Some(frame) = unwrap_frame(m.frame, self.clock.next_frame()) else {
+            self.stats.dropped.invalid += 1;
+            return;
+        };
+        if m.seat == self.cfg.local {
+            // We are the returning process.
+            if !self.cfg.rejoin || m.token != self.token {
+                self.stats.dropped.unexpected += 1;
+                return;
+            }
+            self.echoes.push((who, m));
+            self.drop_reports_due = true;
+            if self.phase == Phase::Connecting {
+                self.begin_rejoin(now, who, frame);
+            }
+            return;
+        }
+        if m.seat.0 >= self.cfg.players {
+            self.stats.dropped.invalid += 1;
+            return;
+        }
+        if let Some(r) = self
+            .returns
+            .iter_mut()
+            .find(|r| r.seat == m.seat && r.frame == frame)
+        {
+            // An echo of our own announcement.
+            r.acked.insert(who);
+            return;
+        }
+        if who != self.host() {
+            self.stats.dropped.unexpected += 1;
+            return;
+        }
+        self.apply_return(now, m.seat, frame, m.token);
+        self.echoes.push((who, m));
+        self.drop_reports_due = true;
+    }
+
+    /// The returning process learned its first frame from the host: its
+    /// clock, input window and playout buffer start there, and it asks the
+    /// host for the exact state after the frame before (any later state
+    /// will do: it holds every input from `frame` on).
+    fn begin_rejoin(&mut self, now: Instant, host: PlayerId, frame: u32) {
+        self.phase = Phase::Running;
+        self.clock.start_at(now, frame);
+        self.window = InputWindow::starting_at(frame);
+        self.playout.skip_to(frame, I::default());
+        self.awaiting_state = true;
+        for p in &mut self.peers {
+            p.last_recv = now;
+        }
+        self.events.push_back(Event::SeatReturned {
+            seat: self.cfg.local,
+            frame,
+        });
+        self.begin_resync(now, host, frame - 1);
+    }
+
+    /// The announcements the host still owes, and the echoes we owe: one
+    /// datagram each.
+    pub(super) fn due_returns(&mut self) -> Vec<(PlayerId, SeatReturn)> {
+        let mut out = std::mem::take(&mut self.echoes);
+        let remaining = self.remaining();
+        let local = self.cfg.local;
+        self.returns
+            .retain(|r| !remaining.iter().all(|p| p == local || r.acked.contains(p)));
+        for r in &self.returns {
+            let m = SeatReturn {
+                seat: r.seat,
+                frame: wire_frame(r.frame),
+                token: r.token,
+            };
+            for p in remaining.iter() {
+                if p != self.cfg.local && !r.acked.contains(p) {
+                    out.push((p, m.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The newest frame we may send to `peer`: a frame at or after a
+    /// return's first frame only once the peer has acked that return, so no
+    /// peer releases it before it knows the seat is back.
+    pub(super) fn send_limit(&self, peer: usize) -> Option<u32> {
+        self.returns
+            .iter()
+            .filter(|r| r.seat.index() != peer && !r.acked.contains(PlayerId(peer as u8)))
+            .map(|r| r.frame - 1)
+            .min()
     }
 }

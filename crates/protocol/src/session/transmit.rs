@@ -60,11 +60,14 @@ impl<I: Input> Session<I> {
                 self.send_routed(to, Message::Checksum(msg));
             }
         }
-        let due = if std::mem::take(&mut self.drop_reports_due) {
-            self.drops.due(self.remaining())
+        let (due, returns) = if std::mem::take(&mut self.drop_reports_due) {
+            (self.drops.due(self.remaining()), self.due_returns())
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
+        for (to, m) in returns {
+            self.send_routed(to, Message::SeatReturn(m));
+        }
         for (seat, to) in due {
             let (first, inputs) = self.playout.tail(seat.index(), self.cfg.max_unacked_inputs);
             let msg = SeatDrop {
