@@ -10,7 +10,11 @@
 //! desync, loads the authority's state and re-simulates the frames since.
 //! It records the match to a replay log as it plays; a frame is logged once
 //! the peers' checksums of it agree, so every peer's log of a match
-//! verifies and holds the same checksums.
+//! verifies and holds the same checksums. When a seat vanishes, the others
+//! agree on its last frame and play on ([`PeerEvent::SeatDropped`]); a
+//! restarted process for that seat (`rejoin` in the session settings) takes
+//! it back ([`PeerEvent::SeatReturned`]), loads the host's state and steps
+//! on.
 //!
 //! Like the session, a peer is sans-IO: the app (or the `net` runtime)
 //! moves datagrams and time, in the same call order as the session's:

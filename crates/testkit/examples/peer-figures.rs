@@ -2,6 +2,8 @@
 //!
 //! - how many frames after a flipped bit the desync is detected and healed
 //!   (both games, two network conditions, several seeds; medians);
+//! - the bytes and time to rejoin a match: a peer vanishes, its seat is
+//!   dropped, its restarted process rejoins at frame 1800;
 //! - the CPU time a peer spends per frame outside the game's own `step`.
 //!
 //! `cargo run --release -p lockstep-testkit --example peer-figures`
@@ -91,6 +93,40 @@ fn overhead<G: Demo>(frames: u32) -> (f64, f64, f64) {
     (peer_us, per_frame(false), per_frame(true))
 }
 
+/// A seat vanishes at frame 1500 and its restarted process rejoins once the
+/// others passed frame 1800: state bytes, bytes on the wire, virtual ms from
+/// the restart to the loaded state, and the longest gap between two frames
+/// at the other peers after the restart.
+fn rejoin_figures<G: Demo>(players: u8) -> (u64, u64, u64, u64, bool) {
+    let mut s = Scenario::new(players, 9, Condition::GOOD.link(), 2400);
+    let seat = PlayerId(players - 1);
+    s.vanish = Some((seat, 1500));
+    s.rejoin_at = Some(1800);
+    let run = mesh::run::<G>(&s, &G::default_config());
+    let start = run.rejoined_at.expect("rejoined");
+    let rejoined = &run.peers[seat.index()];
+    let (healed_at, bytes) = rejoined
+        .events
+        .iter()
+        .find_map(|(t, e)| match e {
+            PeerEvent::Healed { state_bytes, .. } => Some((*t, *state_bytes)),
+            _ => None,
+        })
+        .expect("loaded the host's state");
+    let wire = run.peers[0].session.resync_bytes_sent();
+    let mut gap = 0;
+    for p in run.remaining().filter(|p| !std::ptr::eq(*p, rejoined)) {
+        let mut prev = None;
+        for t in p.stepped_at.values().filter(|t| **t >= start) {
+            if let Some(q) = prev {
+                gap = gap.max(t.since(q));
+            }
+            prev = Some(*t);
+        }
+    }
+    (bytes, wire, healed_at.since(start) / 1000, gap / 1000, run.first_disagreement().is_none())
+}
+
 fn main() {
     println!("flipped bit at frame 400 of a 2-peer match (default scenes), 5 seeds each; medians");
     println!(
@@ -107,6 +143,23 @@ fn main() {
         println!(
             "{:<8} {:<14} {d:>16} {h:>14} {b:>12} {n:>6}/5",
             "rts", cond.name
+        );
+    }
+    println!();
+    println!(
+        "rejoin: a seat vanishes at frame 1500, its restarted process rejoins after frame 1800 (default scenes, 100 ms / 1%)"
+    );
+    println!(
+        "{:<14} {:>10} {:>12} {:>20} {:>28} {:>8}",
+        "game", "state B", "wire B", "restart→loaded ms", "others' longest gap ms", "agree"
+    );
+    for (name, f) in [
+        ("cubes, 2 peers", rejoin_figures::<Cubes>(2)),
+        ("rts, 4 peers", rejoin_figures::<Rts>(4)),
+    ] {
+        println!(
+            "{name:<14} {:>10} {:>12} {:>20} {:>28} {:>8}",
+            f.0, f.1, f.2, f.3, f.4
         );
     }
     println!();
