@@ -122,7 +122,7 @@ fn print_conditions() {
 }
 
 fn print_resync() {
-    println!("## Resync after one flipped bit (unit 5's body position, bit 20)\n");
+    println!("## Resync after one flipped bit (body 5's position, bit 20)\n");
     println!(
         "| players | link | flipped seat @ frame | detected after (frames) | healed after (frames) | state bytes | resync bytes on the wire | report names | peers agree |"
     );
