@@ -26,9 +26,13 @@
 //!    - [`Event::Frame`] → step the game, then
 //!      [`Session::report_checksum`]`(frame, checksum)`;
 //!    - [`Event::StateRequested`] → [`Session::provide_state`]`(now, frame,
-//!      snapshot)` with the state after the last frame stepped;
-//!    - [`Event::LoadState`] → replace the game state (the replayed
-//!      [`Event::Frame`]s follow);
+//!      snapshot)`, where `frame` is the newest frame whose checksum was
+//!      reported (the last frame stepped, which can be older than
+//!      [`Session::last_released`] while frames are queued behind the
+//!      event) and `snapshot` the state after it; answering later, after
+//!      stepping more frames, works too (with the then-newest frame);
+//!    - [`Event::LoadState`] → replace the game state (the re-simulated
+//!      [`Event::Frame`]s, `resimulated: true`, follow);
 //!    - the rest ([`Event::Desync`], [`Event::PeerTimedOut`],
 //!      [`Event::ResyncFailed`], ...) are for the app to show or act on;
 //! 4. drain [`Session::poll_transmit`]`(now)` and send each datagram;

@@ -88,6 +88,11 @@ impl SeqWindow {
         }
     }
 
+    /// The newest sequence recorded, if any.
+    pub fn newest(&self) -> Option<u16> {
+        self.newest
+    }
+
     /// Records `seq` as received (call after [`SeqWindow::check`] said
     /// [`SeqVerdict::Fresh`] and the packet was accepted).
     pub fn record(&mut self, seq: u16) {

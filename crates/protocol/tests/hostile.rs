@@ -432,6 +432,11 @@ fn a_disconnect_is_confirmed_by_silence() {
         ..genuine
     });
     p.inject(1, &forged.encode());
+    assert!(
+        p.s[0]
+            .poll_timeout()
+            .is_some_and(|t| t <= p.now.plus(250_000))
+    );
     let frame = p.frames[0];
     p.run_ms(3000);
     assert!(p.frames[0] > frame + 150, "the match goes on");
@@ -487,4 +492,52 @@ fn a_rejoin_for_a_connected_seat_is_refused() {
         "{:?}",
         p.events
     );
+}
+
+/// A forged Disconnect whose sequence number is pushed ahead (up to the
+/// largest jump the window takes) cannot be cancelled at once by a newer
+/// packet, but the peer is not silent: its genuine packets keep postponing
+/// the goodbye until one passes it. A goodbye older than a packet already
+/// taken is refused outright. Neither moves the sequence window.
+#[test]
+fn a_forged_disconnect_pushed_ahead_does_not_end_the_match() {
+    use lockstep_protocol::packet::Disconnect;
+    for jump in [2u16, 20, 40, 64, 90, 96] {
+        let mut p = Pair::new();
+        p.run_ms(1000);
+        let genuine = last_routed(&p);
+        let forged = Packet::Routed(Routed {
+            seq: genuine.seq.wrapping_add(jump),
+            message: Message::Disconnect(Disconnect { reason: 0 }),
+            ..genuine.clone()
+        });
+        p.inject(1, &forged.encode());
+        assert_eq!(p.s[0].stats().dropped.total(), 0, "jump {jump}");
+        let frame = p.frames[0];
+        p.run_ms(3000);
+        assert!(p.frames[0] > frame + 150, "jump {jump}: the match goes on");
+        assert_eq!(disconnects(&p), 0, "jump {jump}: {:?}", p.events);
+        assert_eq!(p.s[0].stats().dropped.too_old, 0, "jump {jump}");
+    }
+
+    // A copy of a genuine packet two ahead is taken (its content is
+    // harmless), leaving one sequence unseen behind it; a goodbye with that
+    // sequence is older than a packet taken, so it is refused.
+    let mut p = Pair::new();
+    p.run_ms(1000);
+    let genuine = last_routed(&p);
+    let ahead = Packet::Routed(Routed {
+        seq: genuine.seq.wrapping_add(2),
+        ..genuine.clone()
+    });
+    p.inject(1, &ahead.encode());
+    let stale = Packet::Routed(Routed {
+        seq: genuine.seq.wrapping_add(1),
+        message: Message::Disconnect(Disconnect { reason: 0 }),
+        ..genuine
+    });
+    p.inject(1, &stale.encode());
+    assert_eq!(p.s[0].stats().dropped.invalid, 1);
+    p.run_ms(1000);
+    assert_eq!(disconnects(&p), 0, "{:?}", p.events);
 }

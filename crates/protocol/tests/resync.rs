@@ -1,8 +1,9 @@
 //! The resync's request/answer contract, for an app that drives a session
 //! itself: it answers `StateRequested` the moment it sees it, with the state
 //! after the newest frame it has stepped — even when frames released in the
-//! same call are still queued behind the request. Swept over one-way delays
-//! from 0 to 40 ms, a real desync always heals.
+//! same call are still queued behind the request — or later, after stepping
+//! more, with the then-newest. Swept over one-way delays from 0 to 40 ms, a
+//! real desync always heals.
 
 use std::collections::BTreeMap;
 
@@ -46,12 +47,16 @@ struct Outcome {
     loaded_frame: u32,
 }
 
-fn play(one_way_micros: u64, flip_at: u32) -> Outcome {
+/// When the app answers `StateRequested`: `None` the moment it sees the
+/// event; `Some(d)` once `d` µs have passed, after stepping whatever the
+/// session released meanwhile.
+fn play(one_way_micros: u64, flip_at: u32, answer_after: Option<u64>) -> Outcome {
     let mut s: Vec<Session<Buttons>> = (0..2)
         .map(|i| Session::new(Config::new(2, PlayerId(i)), 900 + u32::from(i)).unwrap())
         .collect();
     let mut games = [Toy { frame: 0, acc: 0 }; 2];
     let mut stepped: [Option<u32>; 2] = [None; 2];
+    let mut asked: [Option<Instant>; 2] = [None; 2];
     let mut net: BTreeMap<(u64, u64), (usize, u8, Vec<u8>)> = BTreeMap::new();
     let mut sent = 0u64;
     let mut out = Outcome {
@@ -89,6 +94,7 @@ fn play(one_way_micros: u64, flip_at: u32) -> Outcome {
                         stepped[i] = Some(frame);
                         s[i].report_checksum(frame, c).unwrap();
                     }
+                    Event::StateRequested if answer_after.is_some() => asked[i] = Some(now),
                     Event::StateRequested => {
                         // Answer at once, with what this app has stepped.
                         let frame = stepped[i].expect("stepped a frame");
@@ -106,6 +112,14 @@ fn play(one_way_micros: u64, flip_at: u32) -> Outcome {
                     _ => {}
                 }
             }
+            if let (Some(at), Some(d)) = (asked[i], answer_after) {
+                if now.since(at) >= d {
+                    asked[i] = None;
+                    let frame = stepped[i].expect("stepped a frame");
+                    s[i].provide_state(now, frame, &games[i].bytes())
+                        .expect("a late answer with the newest frame stepped is accepted");
+                }
+            }
             while let Some(t) = s[i].poll_transmit(now) {
                 sent += 1;
                 net.insert(
@@ -119,23 +133,37 @@ fn play(one_way_micros: u64, flip_at: u32) -> Outcome {
     out
 }
 
+fn assert_heals(ms: u64, o: &Outcome) {
+    assert!(!o.failed, "{ms} ms: resync failed");
+    assert_eq!(o.loads, 1, "{ms} ms: {} loads", o.loads);
+    let common: Vec<u32> = o.checksums[0]
+        .keys()
+        .filter(|f| o.checksums[1].contains_key(f))
+        .copied()
+        .collect();
+    assert!(common.len() > 500, "{ms} ms: only {} frames", common.len());
+    for f in common.iter().filter(|&&f| f >= o.loaded_frame) {
+        assert_eq!(
+            o.checksums[0][f], o.checksums[1][f],
+            "{ms} ms: frame {f} differs after the load"
+        );
+    }
+}
+
 #[test]
 fn an_app_answering_state_requests_at_once_heals_at_every_delay() {
     for ms in 0..=40u64 {
-        let o = play(ms * 1000, 120);
-        assert!(!o.failed, "{ms} ms: resync failed");
-        assert_eq!(o.loads, 1, "{ms} ms: {} loads", o.loads);
-        let common: Vec<u32> = o.checksums[0]
-            .keys()
-            .filter(|f| o.checksums[1].contains_key(f))
-            .copied()
-            .collect();
-        assert!(common.len() > 500, "{ms} ms: only {} frames", common.len());
-        for f in common.iter().filter(|&&f| f >= o.loaded_frame) {
-            assert_eq!(
-                o.checksums[0][f], o.checksums[1][f],
-                "{ms} ms: frame {f} differs after the load"
-            );
+        assert_heals(ms, &play(ms * 1000, 120, None));
+    }
+}
+
+/// The request stays pending: an app that steps the frames queued behind
+/// the event first, or answers tens of milliseconds later, still heals.
+#[test]
+fn an_app_answering_state_requests_late_heals_at_every_delay() {
+    for ms in 0..=40u64 {
+        for after in [0, 30_000, 200_000] {
+            assert_heals(ms, &play(ms * 1000, 120, Some(after)));
         }
     }
 }

@@ -18,7 +18,8 @@ pub enum CallError {
         /// The newest frame released.
         released: Option<u32>,
     },
-    /// A state nobody asked for, or for another frame than the last released.
+    /// A state nobody asked for (no [`Event::StateRequested`] is pending),
+    /// or for another frame than the newest whose checksum was reported.
     #[error("no state was requested for frame {frame}")]
     StateNotRequested {
         /// The frame passed.
@@ -64,7 +65,7 @@ pub enum ResyncFailure {
         /// Attempts made.
         attempts: u32,
     },
-    /// A loaded state is older than the input history kept for replay.
+    /// A loaded state is older than the input history kept for re-simulation.
     HistoryTooShort {
         /// The state's frame.
         frame: u32,
@@ -108,13 +109,22 @@ pub enum Event<I> {
         /// Whether this peer is one of them (it will resync).
         local_drifted: bool,
     },
-    /// A drifted peer needs our state: call [`Session::provide_state`](super::Session::provide_state) with
-    /// the snapshot after the newest frame stepped and reported — now, or
-    /// after stepping the frames queued behind this event.
+    /// A drifted peer needs our state. Answer with
+    /// [`Session::provide_state`](super::Session::provide_state)`(now,
+    /// frame, snapshot)`, where `frame` is the newest frame whose checksum
+    /// this app has passed to
+    /// [`Session::report_checksum`](super::Session::report_checksum) (or
+    /// the frame of the last [`Event::LoadState`], if none was reported
+    /// since) and `snapshot` the game state right after it. That frame may
+    /// be older than [`Session::last_released`](super::Session::last_released):
+    /// [`Event::Frame`]s released in the same call can be queued behind this
+    /// event, and the app may answer before stepping them. The request stays
+    /// pending until answered, so the app may also answer later, with the
+    /// then-newest frame; the event is not raised again meanwhile.
     StateRequested,
     /// Replace the game state with `state`, the authority's exact snapshot
-    /// after `frame`; the [`Event::Frame`]s that follow (with `replay`)
-    /// re-simulate the frames after it.
+    /// after `frame`; the [`Event::Frame`]s that follow (with `resimulated:
+    /// true`) re-simulate the frames after it.
     LoadState {
         /// The state's frame.
         frame: u32,

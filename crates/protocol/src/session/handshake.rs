@@ -20,6 +20,7 @@ pub(super) struct Peer {
     pub(super) incompatible: bool,
     pub(super) next_seq: u16,
     pub(super) seen: SeqWindow,
+    /// A goodbye not confirmed yet: when it arrived and its sequence.
     pub(super) leaving: Option<(Instant, u16)>,
     pub(super) last_recv: Instant,
     pub(super) next_hello_at: Instant,
@@ -33,6 +34,14 @@ pub(super) struct Peer {
 }
 
 impl Peer {
+    /// When an unconfirmed goodbye becomes final: `grace` after the
+    /// goodbye or after the newest packet accepted since, whichever is
+    /// later (the peer must stay silent for the whole grace period).
+    pub(super) fn leaves_at(&self, grace: u64) -> Option<Instant> {
+        self.leaving
+            .map(|(said, _)| said.max(self.last_recv).plus(grace))
+    }
+
     /// A peer we know nothing of yet; our packets to it start at `seq`.
     pub(super) fn new(seq: u16) -> Peer {
         Peer {
@@ -55,6 +64,17 @@ impl Peer {
             lateness: SampleWindow::new(64),
         }
     }
+}
+
+/// Why a routed message was refused; the packet is then counted in
+/// `Stats::dropped` and moves neither the sequence window nor the peer's
+/// liveness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Refused {
+    /// Well-formed but impossible in context (counted as `invalid`).
+    Invalid,
+    /// Belongs to nothing going on (counted as `unexpected`).
+    Unexpected,
 }
 
 impl<I: Input> Session<I> {
@@ -143,12 +163,10 @@ impl<I: Input> Session<I> {
             self.peers[p].knows_us = true;
             self.update_connected(now, who);
         }
-        // The message is handled first; the sequence window and the
-        // peer's liveness move only if it was accepted (a handler that
-        // refuses a message counts it in `Stats::dropped`).
-        let refused_before = self.stats.dropped.total();
-        let goodbye = matches!(r.message, Message::Disconnect(_));
-        match r.message {
+        // Each handler validates its message before acting on it and says
+        // whether it took it; only then do the sequence window and the
+        // peer's liveness move, so a refused packet changes nothing.
+        let taken = match r.message {
             Message::Inputs(m) => self.on_inputs(now, who, m),
             Message::Checksum(m) => {
                 let reference = self.playout.next_release();
@@ -156,34 +174,71 @@ impl<I: Input> Session<I> {
                     Some(frame) => {
                         let v = self.book.record_full(who, m.epoch, frame, m.checksum);
                         self.on_verdict(now, v);
+                        Ok(())
                     }
-                    None => self.stats.dropped.invalid += 1,
+                    None => Err(Refused::Invalid),
                 }
             }
             Message::ResyncRequest(m) => self.on_resync_request(who, m),
             Message::ResyncChunk(m) => self.on_resync_chunk(now, who, m),
             Message::ResyncAck(m) => self.on_resync_ack(who, m),
             Message::Disconnect(_) => {
-                let deadline = now.plus(self.cfg.disconnect_grace_micros);
-                self.peers[p].leaving = Some((deadline, r.seq));
+                if self.on_goodbye(now, p, r.seq).is_err() {
+                    self.stats.dropped.invalid += 1;
+                }
+                return;
             }
             Message::SeatDrop(m) => self.on_seat_drop(who, m),
             Message::SeatReturn(m) => self.on_seat_return(now, who, m),
-        }
-        if self.stats.dropped.total() != refused_before {
-            return;
+        };
+        match taken {
+            Ok(()) => {}
+            Err(Refused::Invalid) => {
+                self.stats.dropped.invalid += 1;
+                return;
+            }
+            Err(Refused::Unexpected) => {
+                self.stats.dropped.unexpected += 1;
+                return;
+            }
         }
         let peer = &mut self.peers[p];
         peer.seen.record(r.seq);
         peer.last_recv = now;
-        if !goodbye
-            && peer
-                .leaving
-                .is_some_and(|(_, seq)| crate::seq::seq_newer(r.seq, seq))
+        if peer
+            .leaving
+            .is_some_and(|(_, seq)| crate::seq::seq_newer(r.seq, seq))
         {
-            // It spoke after its goodbye: the goodbye was not its last word.
+            // It spoke after its goodbye: the goodbye was forged or stale.
             peer.leaving = None;
         }
+    }
+
+    /// A Disconnect from peer `p` with sequence `seq`. It only starts the
+    /// grace period (see [`Peer::leaves_at`]): any packet newer than it
+    /// cancels it, and one older (sent before it, or genuine traffic after
+    /// a forged goodbye whose sequence was pushed ahead) postpones it.
+    ///
+    /// A goodbye is the last packet its sender sends, so one older than a
+    /// packet already accepted from that peer is stale or forged and
+    /// refused. The goodbye does not move the sequence window (a forged one
+    /// pushed ahead would otherwise make genuine packets `too_old`); a
+    /// repeated goodbye keeps the first one's time.
+    fn on_goodbye(&mut self, now: Instant, p: usize, seq: u16) -> Result<(), Refused> {
+        let peer = &mut self.peers[p];
+        if peer
+            .seen
+            .newest()
+            .is_some_and(|n| !crate::seq::seq_newer(seq, n))
+        {
+            return Err(Refused::Invalid);
+        }
+        match peer.leaving {
+            Some((_, first)) if !crate::seq::seq_newer(seq, first) => {}
+            Some((said, _)) => peer.leaving = Some((said, seq)),
+            None => peer.leaving = Some((now, seq)),
+        }
+        Ok(())
     }
 
     /// How far ahead of the newest sequence seen from peer `p` a genuine
@@ -193,6 +248,14 @@ impl<I: Input> Session<I> {
     /// `chunks_per_tick + 16` a tick). A packet beyond that is refused
     /// without moving the window, so one corrupted or forged sequence
     /// number cannot make every genuine packet after it "too old".
+    ///
+    /// The bound counts ticks since the last accepted packet, so loss and
+    /// latency only widen it: at 25% loss or a 2 s round trip the packets
+    /// lost in between were sent over about as many ticks as have passed
+    /// here (the clocks run at the same rate), and the 64 of slack absorb
+    /// the difference jitter makes (half a second of it at two packets a
+    /// tick). A steady peer sends a few packets a tick, far below the 96
+    /// the bound allows after one tick.
     pub(super) fn max_seq_jump(&self, p: usize, now: Instant) -> i32 {
         let ticks = now.since(self.peers[p].last_recv) / self.cfg.tick_micros.max(1) + 1;
         let per_tick = u64::from(self.cfg.chunks_per_tick) + 16;

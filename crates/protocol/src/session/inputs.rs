@@ -2,6 +2,7 @@
 //! unacked input with the 1-bit repeat coding, taking acks, filling the
 //! playout buffer, releasing due frames and aligning the frame clock.
 
+use super::handshake::Refused;
 use super::{CallError, Event, Session, TimeoutReason};
 use crate::bits::BitMeasurer;
 use crate::input::Input;
@@ -13,31 +14,32 @@ use crate::window::InputError;
 use lockstep_fx::ShortChecksum;
 
 impl<I: Input> Session<I> {
-    pub(super) fn on_inputs(&mut self, now: Instant, who: PlayerId, m: InputsMsg<I>) {
+    /// Takes an inputs packet: its inputs into the playout buffer, its ack,
+    /// its short checksums. Refused (and nothing taken) when the ack names
+    /// a frame not sent yet or the inputs would leave a gap.
+    pub(super) fn on_inputs(
+        &mut self,
+        now: Instant,
+        who: PlayerId,
+        m: InputsMsg<I>,
+    ) -> Result<(), Refused> {
         let p = who.index();
-        if let Some(a) = m.ack {
-            let next = self.window.next_frame();
-            match unwrap_frame(a, next.saturating_sub(1)) {
-                // An ack of a frame not sent yet is impossible, except the
-                // one a returning seat starts from (it needs nothing before).
-                Some(f) if f < next || self.peers[p].acked == Some(f) => {
-                    let peer = &mut self.peers[p];
-                    if peer.acked.is_none_or(|x| f > x) {
-                        peer.acked = Some(f);
-                        peer.rtt.push(now.since(self.clock.tick_time(f)) as i64);
-                    }
-                }
-                _ => {
-                    self.stats.dropped.invalid += 1;
-                    return;
+        let ack = match m.ack {
+            None => None,
+            Some(a) => {
+                let next = self.window.next_frame();
+                match unwrap_frame(a, next.saturating_sub(1)) {
+                    // An ack of a frame not sent yet is impossible, except the
+                    // one a returning seat starts from (it needs nothing before).
+                    Some(f) if f < next || self.peers[p].acked == Some(f) => Some(f),
+                    _ => return Err(Refused::Invalid),
                 }
             }
-        }
+        };
         if !m.inputs.is_empty() {
             let reference = self.playout.through(p).map_or(0, |t| t + 1);
             let Some(first) = unwrap_frame(m.first_frame, reference) else {
-                self.stats.dropped.invalid += 1;
-                return;
+                return Err(Refused::Invalid);
             };
             // A peer never runs more than its window ahead of what we acked;
             // refuse to buffer further so a hostile peer cannot grow memory.
@@ -52,10 +54,14 @@ impl<I: Input> Session<I> {
                         self.peers[p].lateness.push(late);
                     }
                 }
-                Err(_) => {
-                    self.stats.dropped.invalid += 1;
-                    return;
-                }
+                Err(_) => return Err(Refused::Invalid),
+            }
+        }
+        if let Some(f) = ack {
+            let peer = &mut self.peers[p];
+            if peer.acked.is_none_or(|x| f > x) {
+                peer.acked = Some(f);
+                peer.rtt.push(now.since(self.clock.tick_time(f)) as i64);
             }
         }
         if let Some(c) = m.checksums {
@@ -73,6 +79,7 @@ impl<I: Input> Session<I> {
             }
         }
         self.try_release();
+        Ok(())
     }
 
     pub(super) fn time_sync(&mut self) {

@@ -288,9 +288,10 @@ impl<I: Input> Session<I> {
             });
             self.drop_seat(peer);
         }
+        let grace = self.cfg.disconnect_grace_micros;
         let mut left = Vec::new();
         for (i, p) in self.peers.iter_mut().enumerate() {
-            if !p.gone && p.leaving.is_some_and(|(at, _)| now >= at) {
+            if !p.gone && p.leaves_at(grace).is_some_and(|at| now >= at) {
                 p.leaving = None;
                 left.push(PlayerId(i as u8));
             }
@@ -344,11 +345,14 @@ impl<I: Input> Session<I> {
                 if self.awaiting_input.is_none() {
                     at(self.clock.next_tick_at());
                 }
-            }
-        }
-        for p in self.peers.iter().filter(|p| !p.gone) {
-            if let Some((at_leave, _)) = p.leaving {
-                at(at_leave);
+                // Goodbyes are confirmed by `handle_timeout`, which acts
+                // only while running (a deadline reported before the start
+                // would be due forever).
+                for p in self.peers.iter().filter(|p| !p.gone) {
+                    if let Some(leaves) = p.leaves_at(self.cfg.disconnect_grace_micros) {
+                        at(leaves);
+                    }
+                }
             }
         }
         for (i, p) in self.peers.iter().enumerate() {

@@ -3,6 +3,7 @@
 //! re-simulates the held frames after it. The transfer itself (chunking,
 //! bounded inflate, checksum check) is `crate::resync`.
 
+use super::handshake::Refused;
 use super::{CallError, Event, ResyncFailure, Session};
 use crate::input::Input;
 use crate::packet::{ResyncAck, ResyncChunk, ResyncRequest};
@@ -93,7 +94,11 @@ impl<I: Input> Session<I> {
         });
     }
 
-    pub(super) fn on_resync_request(&mut self, who: PlayerId, m: ResyncRequest) {
+    pub(super) fn on_resync_request(
+        &mut self,
+        who: PlayerId,
+        m: ResyncRequest,
+    ) -> Result<(), Refused> {
         let p = who.index();
         let busy = self
             .resync
@@ -106,18 +111,21 @@ impl<I: Input> Session<I> {
                 .pending_requests
                 .iter()
                 .any(|&(w, id, _)| w == who && id == m.id);
-        if busy || self.resync.requester.is_some() {
-            // Already answered, or our own state is in doubt.
-            self.stats.dropped.unexpected += u64::from(self.resync.requester.is_some());
-            return;
+        if self.resync.requester.is_some() {
+            // Our own state is in doubt: we serve nobody.
+            return Err(Refused::Unexpected);
+        }
+        if busy {
+            // A repeat of a request already taken.
+            return Ok(());
         }
         let reference = self.own_newest.unwrap_or(0);
         let Some(min) = unwrap_frame(m.desync_frame, reference) else {
-            self.stats.dropped.invalid += 1;
-            return;
+            return Err(Refused::Invalid);
         };
         self.resync.pending_requests.push((who, m.id, min));
         self.raise_state_request();
+        Ok(())
     }
 
     /// Raises [`Event::StateRequested`] once some pending request can be
@@ -138,29 +146,30 @@ impl<I: Input> Session<I> {
         }
     }
 
-    pub(super) fn on_resync_chunk(&mut self, now: Instant, who: PlayerId, chunk: ResyncChunk) {
+    pub(super) fn on_resync_chunk(
+        &mut self,
+        now: Instant,
+        who: PlayerId,
+        chunk: ResyncChunk,
+    ) -> Result<(), Refused> {
         if let Some((auth, done, ack_due)) = &mut self.resync.finished_incoming {
             if *auth == who && done.id == chunk.id {
                 *ack_due = true;
-                return;
+                return Ok(());
             }
         }
         let reference = self.playout.next_release();
         let Some(req) = &mut self.resync.requester else {
-            self.stats.dropped.unexpected += 1;
-            return;
+            return Err(Refused::Unexpected);
         };
         if who != req.authority || chunk.id != req.incoming.id {
-            self.stats.dropped.unexpected += 1;
-            return;
+            return Err(Refused::Unexpected);
         }
         let Some(frame) = unwrap_frame(chunk.frame, reference) else {
-            self.stats.dropped.invalid += 1;
-            return;
+            return Err(Refused::Invalid);
         };
         if req.incoming.on_chunk(chunk, frame).is_err() {
-            self.stats.dropped.invalid += 1;
-            return;
+            return Err(Refused::Invalid);
         }
         req.ack_due = true;
         req.request_due = false;
@@ -178,6 +187,7 @@ impl<I: Input> Session<I> {
                 self.begin_resync(now, authority, frame);
             }
         }
+        Ok(())
     }
 
     pub(super) fn load(&mut self, frame: u32, checksum: Checksum, state: Vec<u8>) {
@@ -215,15 +225,14 @@ impl<I: Input> Session<I> {
         }
     }
 
-    pub(super) fn on_resync_ack(&mut self, who: PlayerId, ack: ResyncAck) {
+    pub(super) fn on_resync_ack(&mut self, who: PlayerId, ack: ResyncAck) -> Result<(), Refused> {
         let Some(i) = self
             .resync
             .serving
             .iter()
             .position(|o| o.to == who && o.id == ack.id)
         else {
-            self.stats.dropped.unexpected += 1;
-            return;
+            return Err(Refused::Unexpected);
         };
         self.resync.serving[i].on_ack(&ack);
         if self.resync.serving[i].done() {
@@ -231,6 +240,7 @@ impl<I: Input> Session<I> {
             self.resync.served[who.index()] = Some(o.id);
             self.stats.resyncs_served += 1;
         }
+        Ok(())
     }
 
     pub(super) fn resync_timers(&mut self, now: Instant) {
@@ -273,12 +283,23 @@ impl<I: Input> Session<I> {
         (2 * rtt).max(100 * MICROS_PER_MILLI)
     }
 
-    /// The snapshot after `frame`, answering [`Event::StateRequested`]:
-    /// `frame` is the newest frame whose checksum this peer has reported
-    /// (the last frame it stepped), which may be older than the newest frame
-    /// released if `Event::Frame`s are still queued behind the request. The
-    /// request stays pending until answered, so a late answer works too;
-    /// a drifted peer loads the state and re-simulates the frames after it.
+    /// The snapshot after `frame`, answering [`Event::StateRequested`].
+    ///
+    /// `frame` must be the newest frame whose checksum this peer has
+    /// reported (the last frame the app stepped, or the frame of the last
+    /// [`Event::LoadState`]); it may be older than
+    /// [`Session::last_released`] when [`Event::Frame`]s are still queued
+    /// behind the request. `state` must hash (BLAKE3) to the checksum
+    /// reported for `frame`. The request stays pending until answered, so an
+    /// app that steps first and answers later passes its then-newest frame.
+    /// Every pending request that this state can serve is served with it; a
+    /// drifted peer loads it and re-simulates the frames after it.
+    ///
+    /// # Errors
+    ///
+    /// [`CallError::StateNotRequested`] when no request is pending or
+    /// `frame` is not the newest reported; [`CallError::StateChecksum`] when
+    /// `state` does not hash to the checksum reported for `frame`.
     pub fn provide_state(
         &mut self,
         now: Instant,

@@ -7,7 +7,7 @@
 //! until each has echoed the announcement; the returning process starts its
 //! clock there and takes the host's exact state.
 
-use super::handshake::Peer;
+use super::handshake::{Peer, Refused};
 use super::{Event, Phase, Session};
 use crate::input::Input;
 use crate::packet::{Hello, SeatDrop, SeatReturn};
@@ -42,26 +42,28 @@ impl<I: Input> Session<I> {
         self.settle_drops();
     }
 
-    pub(super) fn on_seat_drop(&mut self, who: PlayerId, m: SeatDrop<I>) {
+    pub(super) fn on_seat_drop(&mut self, who: PlayerId, m: SeatDrop<I>) -> Result<(), Refused> {
         let seat = m.seat;
         if seat == self.cfg.local || seat.0 >= self.cfg.players || seat == who {
             // Our own seat dropped by others: they have stopped sending to
             // us, and we will time them out in turn.
-            self.stats.dropped.unexpected += 1;
-            return;
+            return Err(Refused::Unexpected);
         }
-        self.drop_seat(seat);
         let p = seat.index();
-        let mut held = None;
-        if !m.inputs.is_empty() {
+        let first = if m.inputs.is_empty() {
+            None
+        } else {
             let reference = self.playout.through(p).map_or(0, |t| t + 1);
-            let Some(first) = unwrap_frame(m.first_frame, reference) else {
-                self.stats.dropped.invalid += 1;
-                return;
-            };
+            match unwrap_frame(m.first_frame, reference) {
+                Some(first) => Some(first),
+                None => return Err(Refused::Invalid),
+            }
+        };
+        self.drop_seat(seat);
+        let mut held = None;
+        if let Some(first) = first {
             if self.playout.insert_run(p, first, &m.inputs).is_err() {
-                self.stats.dropped.invalid += 1;
-                return;
+                return Err(Refused::Invalid);
             }
             held = Some(first + m.inputs.len() as u32 - 1);
         }
@@ -69,6 +71,7 @@ impl<I: Input> Session<I> {
         // Answer at once, so the sender learns we heard it.
         self.drop_reports_due = true;
         self.settle_drops();
+        Ok(())
     }
 
     /// Ends every dropped seat whose last frame is agreed and held.
@@ -170,27 +173,29 @@ impl<I: Input> Session<I> {
         true
     }
 
-    pub(super) fn on_seat_return(&mut self, now: Instant, who: PlayerId, m: SeatReturn) {
+    pub(super) fn on_seat_return(
+        &mut self,
+        now: Instant,
+        who: PlayerId,
+        m: SeatReturn,
+    ) -> Result<(), Refused> {
         let Some(frame) = unwrap_frame(m.frame, self.clock.next_frame()) else {
-            self.stats.dropped.invalid += 1;
-            return;
+            return Err(Refused::Invalid);
         };
         if m.seat == self.cfg.local {
             // We are the returning process.
             if !self.cfg.rejoin || m.token != self.token {
-                self.stats.dropped.unexpected += 1;
-                return;
+                return Err(Refused::Unexpected);
             }
             self.echoes.push((who, m));
             self.drop_reports_due = true;
             if self.phase == Phase::Connecting {
                 self.begin_rejoin(now, who, frame);
             }
-            return;
+            return Ok(());
         }
         if m.seat.0 >= self.cfg.players {
-            self.stats.dropped.invalid += 1;
-            return;
+            return Err(Refused::Invalid);
         }
         if let Some(r) = self
             .returns
@@ -199,15 +204,15 @@ impl<I: Input> Session<I> {
         {
             // An echo of our own announcement.
             r.acked.insert(who);
-            return;
+            return Ok(());
         }
         if who != self.host() {
-            self.stats.dropped.unexpected += 1;
-            return;
+            return Err(Refused::Unexpected);
         }
         self.apply_return(now, m.seat, frame, m.token);
         self.echoes.push((who, m));
         self.drop_reports_due = true;
+        Ok(())
     }
 
     /// The returning process learned its first frame from the host: its
