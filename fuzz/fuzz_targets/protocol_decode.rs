@@ -1,10 +1,12 @@
-//! Feeds arbitrary bytes to `lockstep_protocol::Packet::decode` and to a
-//! running session: nothing may panic, whatever decodes must re-encode to the
-//! bytes it came from, and a session must count every datagram it refuses.
+//! Feeds arbitrary bytes to `lockstep_protocol::Packet::decode`, to a running
+//! session, to a spectator relay and to a spectator: nothing may panic,
+//! whatever decodes must re-encode to the bytes it came from, and a session
+//! must count every datagram it refuses.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::input::Buttons;
+use lockstep_protocol::watch::{Relay, WatchConfig, Watcher, WatcherId};
 use lockstep_protocol::{Config, Instant, Packet, PlayerId, Session};
 
 fuzz_target!(|data: &[u8]| {
@@ -17,9 +19,21 @@ fuzz_target!(|data: &[u8]| {
         let before = s.stats().dropped.total();
         s.handle_datagram(Instant(u64::from(from)), PlayerId(from), data);
         let dropped = s.stats().dropped.total() > before;
-        let accepted = Packet::<Buttons>::decode(data).is_ok_and(|p| p.sender() == PlayerId(from) && from != 0);
+        let accepted = Packet::<Buttons>::decode(data)
+            .is_ok_and(|p| p.seat() == Some(PlayerId(from)) && from != 0);
         assert!(dropped || accepted);
     }
     while s.poll_event().is_some() {}
     while s.poll_transmit(Instant(10)).is_some() {}
+    // And through the spectator paths.
+    let cfg = WatchConfig::new(3, 16_667);
+    let mut relay = Relay::<Buttons>::new(cfg.clone(), PlayerId(0), 7);
+    relay.push_frame(0, &[Buttons(1), Buttons(2), Buttons(3)]);
+    relay.handle_datagram(Instant(1), WatcherId(1), data);
+    while relay.poll_event().is_some() {}
+    while relay.poll_transmit(Instant(20_000)).is_some() {}
+    let mut watcher = Watcher::<Buttons>::new(cfg, 0x5eed, Instant(0));
+    watcher.handle_datagram(Instant(1), data);
+    while watcher.poll_event().is_some() {}
+    while watcher.poll_transmit(Instant(20_000)).is_some() {}
 });

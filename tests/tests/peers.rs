@@ -5,7 +5,7 @@
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
-use lockstep_peer::PeerEvent;
+use lockstep_peer::{PeerEvent, SpectatorEvent};
 use lockstep_protocol::PlayerId;
 use lockstep_sim::Game;
 use lockstep_sim::replay::{self, RunOptions};
@@ -260,5 +260,100 @@ fn a_restarted_peer_rejoins_and_agrees_from_its_rejoin_frame_on() {
             "{:?}",
             out.first_mismatch
         );
+    }
+}
+
+/// A spectator joining through one seat's relay at frame 1 200 loads a
+/// settled state, steps every frame after it and agrees with every seat,
+/// checking the checksums the seats settled on; the other seats never hear
+/// from it.
+#[test]
+fn a_spectator_joining_at_frame_1200_agrees_from_its_join_frame_on() {
+    for (cond, seed) in [(Condition::GOOD, 41), (Condition::POOR, 42)] {
+        let mut scenario = Scenario::new(4, seed, cond.link(), 1800);
+        scenario.spectate = Some((PlayerId(1), 1200));
+        let run = mesh::run::<Cubes>(&scenario, &small_cubes());
+        let s = run.spectator.as_ref().expect("the spectator joined");
+        let (loaded, _) = s.loaded.expect("the spectator loaded a state");
+        assert!(
+            (1000..=1800).contains(&loaded),
+            "{}: loaded frame {loaded}",
+            cond.name
+        );
+        let stepped: Vec<u32> = s.checksums.keys().copied().collect();
+        assert!(
+            stepped.len() >= 300,
+            "{}: the spectator stepped {} frames",
+            cond.name,
+            stepped.len()
+        );
+        assert_eq!(stepped[0], loaded + 1, "{}", cond.name);
+        for (f, c) in &s.checksums {
+            for (seat, p) in run.peers.iter().enumerate() {
+                assert_eq!(
+                    p.checksums.get(f),
+                    Some(c),
+                    "{}: spectator and seat {seat} differ at frame {f}",
+                    cond.name
+                );
+            }
+        }
+        assert!(s.stats.checksums_checked >= 100, "{:?}", s.stats);
+        assert_eq!(s.stats.checksums_differing, 0, "{:?}", s.stats);
+        assert_eq!(run.first_disagreement(), None);
+        // Only the relay served it; the seats' sessions dropped nothing of it.
+        for p in &run.peers {
+            assert_eq!(p.session.dropped.unexpected, 0, "{:?}", p.session.dropped);
+        }
+    }
+}
+
+/// A spectator whose state drifts (a bit flipped in it) sees the next
+/// settled checksum disagree, asks its relay for the state again, loads it
+/// and agrees with the seats from then on.
+#[test]
+fn a_drifted_spectator_reloads_the_relays_state_and_agrees_again() {
+    let mut scenario = Scenario::new(2, 43, Condition::POOR.link(), 1500);
+    scenario.spectate = Some((PlayerId(0), 300));
+    scenario.flip = Some(Flip {
+        seat: PlayerId(2),
+        frame: 700,
+        entity: "body 40".into(),
+        field: "position".into(),
+        bit: 20,
+        repeat: false,
+    });
+    let run = mesh::run::<Cubes>(&scenario, &small_cubes());
+    let s = run.spectator.as_ref().expect("joined");
+    assert!(run.flipped_at.is_some());
+    let desync = s
+        .events
+        .iter()
+        .find_map(|(_, e)| match e {
+            SpectatorEvent::Desync { frame } => Some(*frame),
+            _ => None,
+        })
+        .expect("the drift was seen");
+    assert!(desync >= 700, "desync at {desync}");
+    assert_eq!(s.stats.states_loaded, 2, "{:?}", s.stats);
+    assert_eq!(s.stats.checksums_differing, 1, "{:?}", s.stats);
+    // Every frame stepped after the second state agrees with the seats.
+    let reloaded = s
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            SpectatorEvent::Loaded { frame, .. } => Some(*frame),
+            _ => None,
+        })
+        .nth(1)
+        .expect("a second state");
+    let after: Vec<_> = s.checksums.range(reloaded + 1..).collect();
+    assert!(
+        after.len() >= 300,
+        "{} frames after the reload",
+        after.len()
+    );
+    for (f, c) in after {
+        assert_eq!(run.peers[0].checksums.get(f), Some(c), "frame {f}");
     }
 }

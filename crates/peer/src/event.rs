@@ -4,6 +4,7 @@
 //! of these, so the app only watches and shows.
 
 use lockstep_fx::Checksum;
+use lockstep_protocol::watch::{WatcherId, WatcherLeft};
 use lockstep_protocol::{PlayerId, PlayerSet, ResyncFailure, TimeoutReason};
 use lockstep_sim::desync::Diagnosis;
 
@@ -104,5 +105,23 @@ pub enum PeerEvent {
         frame: u32,
         /// Why.
         reason: String,
+    },
+    /// A spectator completed its handshake with this peer's relay; the
+    /// relay sends it a settled state, then every frame.
+    WatcherJoined {
+        /// The app's id for the spectator's address.
+        watcher: WatcherId,
+    },
+    /// A spectator's slot was closed.
+    WatcherLeft {
+        /// Which.
+        watcher: WatcherId,
+        /// Why.
+        reason: WatcherLeft,
+    },
+    /// A spectator's handshake names another game, player count or tick.
+    WatcherIncompatible {
+        /// Which.
+        watcher: WatcherId,
     },
 }

@@ -62,6 +62,9 @@ pub(crate) struct History<I> {
     base_frame: u32,
     base: Vec<u8>,
     open: VecDeque<Stepped<I>>,
+    /// The newest frames settled, oldest first, with their checksums (the
+    /// last one is the base's).
+    settled: VecDeque<(u32, Checksum)>,
 }
 
 impl<I: Input> History<I> {
@@ -71,6 +74,7 @@ impl<I: Input> History<I> {
             base_frame: frame,
             base: initial,
             open: VecDeque::new(),
+            settled: VecDeque::new(),
         }
     }
 
@@ -83,6 +87,15 @@ impl<I: Input> History<I> {
     pub fn base(&self) -> &[u8] {
         &self.base
     }
+
+    /// The newest frames settled since the history (re)started, at most
+    /// [`History::SETTLED_KEPT`], oldest first, with their checksums.
+    pub fn recently_settled(&self) -> &VecDeque<(u32, Checksum)> {
+        &self.settled
+    }
+
+    /// Settled frames whose checksums [`History::recently_settled`] keeps.
+    pub const SETTLED_KEPT: usize = 8;
 
     /// The unsettled frames, oldest first.
     pub fn open(&self) -> &VecDeque<Stepped<I>> {
@@ -143,6 +156,7 @@ impl<I: Input> History<I> {
         self.open.clear();
         self.base_frame = frame;
         self.base = state.to_vec();
+        self.settled.clear();
     }
 
     /// Settles the open frames up to `through` and, beyond that, the oldest
@@ -167,6 +181,10 @@ impl<I: Input> History<I> {
             }
             self.base_frame = s.frame + 1;
             self.base = s.after;
+            self.settled.push_back((s.frame, s.checksum));
+            if self.settled.len() > Self::SETTLED_KEPT {
+                self.settled.pop_front();
+            }
         }
         Ok(())
     }

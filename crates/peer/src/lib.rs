@@ -16,6 +16,12 @@
 //! it back ([`PeerEvent::SeatReturned`]), loads the host's state and steps
 //! on.
 //!
+//! Every peer is also a relay for spectators: a [`Spectator`] joins through
+//! one seat (the app passes its datagrams to [`Peer::handle_watcher_datagram`]
+//! and sends what [`Peer::poll_watcher_transmit`] gives), receives the state
+//! of a frame every seat agreed on, then steps every frame the relay streams
+//! and checks the checksums the seats settled on. It cannot send inputs.
+//!
 //! Like the session, a peer is sans-IO: the app (or the `net` runtime)
 //! moves datagrams and time, in the same call order as the session's:
 //!
@@ -85,7 +91,9 @@ mod diagnose;
 mod event;
 mod history;
 mod peer;
+mod spectator;
 
 pub use event::{LeaveReason, PeerEvent};
 pub use lockstep_protocol::Input;
 pub use peer::{Peer, PeerError, PeerSettings, PeerStats};
+pub use spectator::{Spectator, SpectatorEvent, SpectatorStats};

@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 
 use lockstep_fx::Checksum;
+use lockstep_protocol::watch::{Relay, RelayEvent, WatchConfig, WatchTransmit, WatcherId};
 use lockstep_protocol::{Config, ConfigError, Event, Instant, PlayerId, Session, Stats, Transmit};
 use lockstep_sim::replay::{Header, LogWriter, RecordSettings};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
@@ -41,6 +42,8 @@ pub struct PeerSettings {
     /// (when no peer is left to compare checksums with). Also bounds how far
     /// back a desync can be diagnosed and corrected in the log.
     pub max_unsettled_frames: u32,
+    /// The spectator relay's settings (`max_watchers = 0`: serve none).
+    pub watch: WatchConfig,
 }
 
 impl PeerSettings {
@@ -50,11 +53,13 @@ impl PeerSettings {
         let mut session = Config::new(setup.players, seat);
         let rate = u64::from(setup.tick_rate.max(1));
         session.tick_micros = (1_000_000 + rate / 2) / rate;
+        let tick_micros = session.tick_micros;
         PeerSettings {
             session,
             token,
             record: RecordSettings::default(),
             max_unsettled_frames: 600,
+            watch: WatchConfig::new(setup.players, tick_micros),
         }
     }
 }
@@ -104,6 +109,7 @@ pub struct PeerStats {
 /// it to a replay log written to `W`.
 pub struct Peer<G: Game, W: Write> {
     session: Session<G::Input>,
+    relay: Relay<G::Input>,
     engine: Engine<G>,
     history: History<G::Input>,
     recording: Option<Recording<W, G::Input>>,
@@ -149,7 +155,9 @@ impl<G: Game, W: Write> Peer<G, W> {
             });
         }
         let game = G::new(config, &setup)?;
+        let seat = settings.session.local;
         let session = Session::new(settings.session, settings.token)?;
+        let relay = Relay::new(settings.watch, seat, settings.token);
         let rec = settings.record;
         let header = Header::new::<G>(
             config,
@@ -170,6 +178,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         });
         Ok(Peer {
             session,
+            relay,
             engine: Engine::new(game, engine_settings),
             history: History::new(0, initial),
             recording,
@@ -208,24 +217,45 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.answer(now);
     }
 
+    /// Feeds a datagram received from spectator `from` (the app's id for
+    /// a spectator's address; a [`WatchHello`](lockstep_protocol::packet::WatchHello)
+    /// from an unknown address is a new one). It reaches only this peer's
+    /// spectator relay, never the session: a spectator cannot send inputs.
+    pub fn handle_watcher_datagram(&mut self, now: Instant, from: WatcherId, bytes: &[u8]) {
+        self.relay.handle_datagram(now, from, bytes);
+        self.answer(now);
+    }
+
     /// Runs the timers once `now` reaches [`Peer::poll_timeout`], then
     /// answers what they caused (at each tick: sample the input, step the
     /// frames due).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.session.handle_timeout(now);
+        if self.relay.poll_timeout().is_some_and(|t| t <= now) {
+            self.relay.handle_timeout(now);
+        }
         self.answer(now);
     }
 
-    /// The next datagram to send.
+    /// The next datagram to send to a seat.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         self.session.poll_transmit(now)
     }
 
+    /// The next datagram to send to a spectator.
+    #[must_use]
+    pub fn poll_watcher_transmit(&mut self, now: Instant) -> Option<WatchTransmit> {
+        self.relay.poll_transmit(now)
+    }
+
     /// When [`Peer::handle_timeout`] next needs calling, if ever.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.session.poll_timeout()
+        match (self.session.poll_timeout(), self.relay.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next thing that happened, in order.
@@ -273,6 +303,11 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// The session's counters.
     pub fn session_stats(&self) -> &Stats {
         self.session.stats()
+    }
+
+    /// The spectator relay (spectators, counters).
+    pub fn relay(&self) -> &Relay<G::Input> {
+        &self.relay
     }
 
     /// The peer's counters.
@@ -354,6 +389,27 @@ impl<G: Game, W: Write> Peer<G, W> {
             self.serve_state(now);
         }
         self.settle();
+        self.serve_watchers(now);
+    }
+
+    /// Gives the relay the settled frames, a state for new spectators, and
+    /// passes its events on.
+    fn serve_watchers(&mut self, now: Instant) {
+        for &(frame, checksum) in self.history.recently_settled() {
+            self.relay.settle(frame, checksum);
+        }
+        if let Some(&(frame, _)) = self.history.recently_settled().back() {
+            if self.relay.wants_state() {
+                self.relay.provide_state(now, frame, self.history.base());
+            }
+        }
+        while let Some(e) = self.relay.poll_event() {
+            self.events.push_back(match e {
+                RelayEvent::Joined { watcher } => PeerEvent::WatcherJoined { watcher },
+                RelayEvent::Left { watcher, reason } => PeerEvent::WatcherLeft { watcher, reason },
+                RelayEvent::Incompatible { watcher } => PeerEvent::WatcherIncompatible { watcher },
+            });
+        }
     }
 
     fn sample(&mut self, frame: u32) {
@@ -375,6 +431,9 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         let touched = std::mem::take(&mut self.touched).then(|| self.engine.save().bytes);
         let (checksum, after) = self.engine.advance_saving(&inputs);
+        if !resimulated {
+            self.relay.push_frame(frame, &inputs);
+        }
         if resimulated {
             self.stats.frames_resimulated += 1;
         } else {

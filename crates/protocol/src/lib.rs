@@ -84,8 +84,9 @@
 //! (redundant inputs), [`playout`] and [`delay`] (the playout buffer and its
 //! adaptive delay), [`clock`] (frame clock and tick nudging), [`checksums`]
 //! (desync detection and the authority verdict), [`resync`] (state
-//! transfers), [`seat_drop`] (agreeing on a departed seat's last frame) and
-//! [`session`] (the state machine). The `Peer` of `lockstep-peer` drives a
+//! transfers), [`seat_drop`] (agreeing on a departed seat's last frame),
+//! [`session`] (the state machine) and [`watch`] (spectators: the relay a
+//! seat runs for them and the spectator's side). The `Peer` of `lockstep-peer` drives a
 //! session with a real game; tests and experiments run them over the
 //! simulated network of `lockstep-testkit`.
 #![deny(clippy::float_arithmetic)]
@@ -104,6 +105,7 @@ pub mod seq;
 pub mod session;
 pub mod stats;
 pub mod time;
+pub mod watch;
 pub mod window;
 
 pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};

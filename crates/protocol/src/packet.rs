@@ -23,7 +23,7 @@ use lockstep_fx::Checksum;
 /// The protocol id every handshake starts with ("LKSP" read as big-endian).
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 /// The wire-format version in the handshake.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
 /// minimum MTU with room for IP and UDP headers).
 pub const MAX_DATAGRAM: usize = 1200;
@@ -77,9 +77,11 @@ pub enum DecodeError {
 /// A datagram.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Packet<I> {
-    /// Handshake (kind 0).
+    /// Handshake between two seats (kind 0).
     Hello(Hello),
-    /// Everything after the handshake (kinds 1–6).
+    /// Handshake between a spectator and the seat relaying to it (kind 8).
+    WatchHello(WatchHello),
+    /// Everything after a handshake (kinds 1–7, 9 and 10).
     Routed(Routed<I>),
 }
 
@@ -139,6 +141,67 @@ pub enum Message<I> {
     /// Kind 7, variant 1: a dropped seat returns (its restarted process
     /// rejoins) and plays again from a frame the host chose.
     SeatReturn(SeatReturn),
+    /// Kind 9: a relay's released frames (every seat's inputs) and settled
+    /// short checksums, to a spectator.
+    Feed(Feed<I>),
+    /// Kind 10: a spectator's ack of the feed.
+    FeedAck(FeedAck),
+}
+
+/// The spectator handshake, sent both ways until each side holds the
+/// other's token: by the spectator to the seat it watches through (the
+/// relay), and by the relay in reply. It names no seat: a spectator has none.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WatchHello {
+    /// The hash of the game's input schema ([`Input::schema_hash`]).
+    pub schema_hash: u64,
+    /// How many players the match has, `2..=8`.
+    pub players: u8,
+    /// The tick length in microseconds.
+    pub tick_micros: u32,
+    /// The sender's token (never 0): every later packet to the sender must
+    /// carry it.
+    pub token: u32,
+    /// The receiver's token as the sender knows it, 0 if not yet known.
+    pub echo: u32,
+    /// The relay's newest released frame, in full (a spectator sends 0):
+    /// the spectator restores the 16-bit frames of later packets against it.
+    pub frame: u32,
+}
+
+/// Released frames for a spectator: every seat's inputs for frames
+/// `first_frame ..` (the ones the spectator has not acked, oldest first), and
+/// the relay's newest settled short checksums.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Feed<I> {
+    /// Players in the match (`2..=8`): how many input runs follow.
+    pub players: u8,
+    /// Low 16 bits of the first frame carried (0 when none is).
+    pub first_frame: u16,
+    /// Per seat, its inputs for the frames carried; every run has the same
+    /// length, at most [`MAX_INPUTS_PER_PACKET`]. Each run is coded as the
+    /// inputs message codes its run.
+    pub inputs: Vec<Vec<I>>,
+    /// Short checksums of the newest frames every seat agreed on.
+    pub checksums: Option<ShortChecksums>,
+}
+
+impl<I> Feed<I> {
+    /// Frames carried.
+    pub fn frames(&self) -> u32 {
+        self.inputs.first().map_or(0, |run| run.len() as u32)
+    }
+}
+
+/// A spectator's ack of its feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FeedAck {
+    /// Low 16 bits of the first frame the spectator lacks: it holds every
+    /// frame from its state up to the one before.
+    pub next_frame: u16,
+    /// The spectator's state disagreed with a settled checksum: it asks for
+    /// the relay's state again.
+    pub want_state: bool,
 }
 
 /// Redundant inputs with the ack and the newest short checksums.
@@ -292,27 +355,39 @@ fn ser_player<S: BitStream>(s: &mut S, p: &mut PlayerId) -> Result<(), BitError>
     Ok(())
 }
 
+/// The protocol id and version every handshake carries after its kind (and
+/// seat): anything else is not this protocol, or not this version of it.
+fn ser_identity<S: BitStream>(s: &mut S) -> Result<(), DecodeError> {
+    let mut id = PROTOCOL_ID;
+    s.u32(&mut id)?;
+    if id != PROTOCOL_ID {
+        return Err(DecodeError::WrongProtocol { found: id });
+    }
+    let mut version = VERSION;
+    s.u8(&mut version)?;
+    if version != VERSION {
+        return Err(DecodeError::WrongVersion {
+            found: version,
+            expected: VERSION,
+        });
+    }
+    Ok(())
+}
+
+fn ser_players<S: BitStream>(s: &mut S, players: &mut u8) -> Result<(), DecodeError> {
+    let mut n = u32::from(*players);
+    s.ranged(&mut n, 2, u32::from(MAX_PLAYERS), "player count")?;
+    *players = n as u8;
+    Ok(())
+}
+
 impl Hello {
     /// Serializes the body after the kind (see `SPEC.md`).
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         ser_player(s, &mut self.sender)?;
-        let mut id = PROTOCOL_ID;
-        s.u32(&mut id)?;
-        if id != PROTOCOL_ID {
-            return Err(DecodeError::WrongProtocol { found: id });
-        }
-        let mut version = VERSION;
-        s.u8(&mut version)?;
-        if version != VERSION {
-            return Err(DecodeError::WrongVersion {
-                found: version,
-                expected: VERSION,
-            });
-        }
+        ser_identity(s)?;
         s.u64(&mut self.schema_hash)?;
-        let mut players = u32::from(self.players);
-        s.ranged(&mut players, 2, u32::from(MAX_PLAYERS), "player count")?;
-        self.players = players as u8;
+        ser_players(s, &mut self.players)?;
         s.u32(&mut self.tick_micros)?;
         s.u32(&mut self.token)?;
         s.u32(&mut self.echo)?;
@@ -334,17 +409,25 @@ impl<I: Input> InputsMsg<I> {
             self.ack = None;
         }
         ser_input_run(s, &mut self.first_frame, &mut self.inputs)?;
-        let mut has_sums = self.checksums.is_some();
-        s.bool(&mut has_sums)?;
-        if has_sums {
-            let mut c = self.checksums.take().unwrap_or_default();
-            c.serialize(s)?;
-            self.checksums = Some(c);
-        } else {
-            self.checksums = None;
-        }
-        Ok(())
+        ser_optional_checksums(s, &mut self.checksums)
     }
+}
+
+/// A presence bit, then the short checksums if present.
+fn ser_optional_checksums<S: BitStream>(
+    s: &mut S,
+    checksums: &mut Option<ShortChecksums>,
+) -> Result<(), DecodeError> {
+    let mut present = checksums.is_some();
+    s.bool(&mut present)?;
+    if present {
+        let mut c = checksums.take().unwrap_or_default();
+        c.serialize(s)?;
+        *checksums = Some(c);
+    } else {
+        *checksums = None;
+    }
+    Ok(())
 }
 
 /// A run of one player's inputs for consecutive frames: a count (at most
@@ -482,6 +565,52 @@ impl ResyncAck {
     }
 }
 
+impl WatchHello {
+    /// Serializes the body after the kind (see `SPEC.md`).
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        ser_identity(s)?;
+        s.u64(&mut self.schema_hash)?;
+        ser_players(s, &mut self.players)?;
+        s.u32(&mut self.tick_micros)?;
+        s.u32(&mut self.token)?;
+        s.u32(&mut self.echo)?;
+        s.u32(&mut self.frame)?;
+        Ok(())
+    }
+}
+
+impl<I: Input> Feed<I> {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        ser_players(s, &mut self.players)?;
+        let mut count = self.frames();
+        s.ranged(&mut count, 0, MAX_INPUTS_PER_PACKET, "frame count")?;
+        if S::READING {
+            self.inputs = (0..self.players).map(|_| Vec::new()).collect();
+        }
+        if count == 0 {
+            if S::READING {
+                self.first_frame = 0;
+            }
+        } else {
+            s.u16(&mut self.first_frame)?;
+            for run in self.inputs.iter_mut().take(usize::from(self.players)) {
+                crate::input::serialize_run(s, run, count)?;
+            }
+        }
+        ser_optional_checksums(s, &mut self.checksums)
+    }
+}
+
+impl FeedAck {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u16(&mut self.next_frame)?;
+        s.bool(&mut self.want_state)?;
+        Ok(())
+    }
+}
+
 impl Disconnect {
     /// Serializes the message.
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
@@ -512,11 +641,17 @@ pub enum Kind {
     Disconnect = 6,
     /// [`SeatDrop`] and [`SeatReturn`]: a seat leaving or coming back.
     Seat = 7,
+    /// [`WatchHello`].
+    WatchHello = 8,
+    /// [`Feed`].
+    Feed = 9,
+    /// [`FeedAck`].
+    FeedAck = 10,
 }
 
 impl Kind {
     /// Every kind, in wire order.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Hello,
         Kind::Inputs,
         Kind::Checksum,
@@ -525,6 +660,9 @@ impl Kind {
         Kind::ResyncAck,
         Kind::Disconnect,
         Kind::Seat,
+        Kind::WatchHello,
+        Kind::Feed,
+        Kind::FeedAck,
     ];
 
     /// A short lowercase name (file names, reports).
@@ -538,6 +676,9 @@ impl Kind {
             Kind::ResyncAck => "resync_ack",
             Kind::Disconnect => "disconnect",
             Kind::Seat => "seat",
+            Kind::WatchHello => "watch_hello",
+            Kind::Feed => "feed",
+            Kind::FeedAck => "feed_ack",
         }
     }
 }
@@ -553,6 +694,8 @@ impl<I> Message<I> {
             Message::ResyncAck(_) => Kind::ResyncAck,
             Message::Disconnect(_) => Kind::Disconnect,
             Message::SeatDrop(_) | Message::SeatReturn(_) => Kind::Seat,
+            Message::Feed(_) => Kind::Feed,
+            Message::FeedAck(_) => Kind::FeedAck,
         }
     }
 }
@@ -562,28 +705,39 @@ impl<I: Input> Packet<I> {
     pub const fn kind(&self) -> Kind {
         match self {
             Packet::Hello(_) => Kind::Hello,
+            Packet::WatchHello(_) => Kind::WatchHello,
             Packet::Routed(r) => r.message.kind(),
         }
     }
 
-    /// The sender's seat.
-    pub const fn sender(&self) -> PlayerId {
+    /// The seat the header names: the sender's, except in a spectator's
+    /// packets to its relay, where it is the relay's (the seat watched
+    /// through). A [`WatchHello`] names none.
+    pub const fn seat(&self) -> Option<PlayerId> {
         match self {
-            Packet::Hello(h) => h.sender,
-            Packet::Routed(r) => r.sender,
+            Packet::Hello(h) => Some(h.sender),
+            Packet::WatchHello(_) => None,
+            Packet::Routed(r) => Some(r.sender),
         }
     }
 
     /// Serializes the whole packet: kind, then the kind's fields.
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         let mut kind = u32::from(self.kind() as u8);
-        s.ranged(&mut kind, 0, Kind::Seat as u32, "packet kind")?;
+        s.ranged(&mut kind, 0, 15, "packet kind")?;
+        let Some(&kind) = Kind::ALL.get(kind as usize) else {
+            return Err(BitError::OutOfRange {
+                bit: 0,
+                what: "packet kind",
+            }
+            .into());
+        };
         if !S::READING {
             return self.serialize_body(s);
         }
-        let kind = Kind::ALL[kind as usize];
         *self = match kind {
             Kind::Hello => Packet::Hello(Hello::default()),
+            Kind::WatchHello => Packet::WatchHello(WatchHello::default()),
             k => Packet::Routed(Routed {
                 sender: PlayerId(0),
                 token: 0,
@@ -595,6 +749,8 @@ impl<I: Input> Packet<I> {
                     Kind::ResyncChunk => Message::ResyncChunk(ResyncChunk::default()),
                     Kind::ResyncAck => Message::ResyncAck(ResyncAck::default()),
                     Kind::Seat => Message::SeatDrop(SeatDrop::default()),
+                    Kind::Feed => Message::Feed(Feed::default()),
+                    Kind::FeedAck => Message::FeedAck(FeedAck::default()),
                     _ => Message::Disconnect(Disconnect::default()),
                 },
             }),
@@ -605,6 +761,7 @@ impl<I: Input> Packet<I> {
     fn serialize_body<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         match self {
             Packet::Hello(h) => h.serialize(s),
+            Packet::WatchHello(h) => h.serialize(s),
             Packet::Routed(r) => {
                 ser_player(s, &mut r.sender)?;
                 s.u32(&mut r.token)?;
@@ -616,6 +773,8 @@ impl<I: Input> Packet<I> {
                     Message::ResyncChunk(m) => m.serialize(s),
                     Message::ResyncAck(m) => m.serialize(s),
                     Message::Disconnect(m) => m.serialize(s),
+                    Message::Feed(m) => m.serialize(s),
+                    Message::FeedAck(m) => m.serialize(s),
                     Message::SeatDrop(_) | Message::SeatReturn(_) => {
                         let mut returning = matches!(r.message, Message::SeatReturn(_));
                         s.bool(&mut returning)?;

@@ -15,7 +15,6 @@
 //! - A chunk is resent only after a retransmission timeout without an ack.
 
 use crate::packet::{CHUNK_BYTES, ResyncAck, ResyncChunk};
-use crate::player::PlayerId;
 use crate::time::Instant;
 use lockstep_fx::Checksum;
 
@@ -60,8 +59,6 @@ pub fn unpack_state(
 /// The authority's side of one transfer.
 #[derive(Debug, Clone)]
 pub struct Outgoing {
-    /// Who receives the state.
-    pub to: PlayerId,
     /// The request id it answers.
     pub id: u8,
     /// The frame whose end state is sent.
@@ -77,12 +74,11 @@ pub struct Outgoing {
 }
 
 impl Outgoing {
-    /// A transfer of `state` (the snapshot after `frame`) to `to`.
-    pub fn new(to: PlayerId, id: u8, frame: u32, state: &[u8], now: Instant) -> Outgoing {
+    /// A transfer of `state` (the snapshot after `frame`), answering request `id`.
+    pub fn new(id: u8, frame: u32, state: &[u8], now: Instant) -> Outgoing {
         let (compressed, payload) = pack_state(state);
         let count = ResyncChunk::count_for(payload.len() as u32) as usize;
         Outgoing {
-            to,
             id,
             frame,
             started: now,
@@ -255,7 +251,7 @@ mod tests {
     #[test]
     fn transfer_with_loss_and_selective_acks() {
         let state: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let mut out = Outgoing::new(PlayerId(1), 3, 77, &state, Instant(0));
+        let mut out = Outgoing::new(3, 77, &state, Instant(0));
         let mut inc = Incoming::new(3);
         let mut now = Instant(0);
         let mut round = 0;

@@ -150,7 +150,7 @@ fn hostile_datagrams_are_dropped_and_counted() {
     // Non-canonical: an unchanged input sent with its "changed" flag set.
     let mut w = BitWriter::new();
     let (mut kind, mut sender, mut token, mut seq) = (1u64, 1u64, 77u64, 9u64);
-    w.bits(&mut kind, 3).unwrap();
+    w.bits(&mut kind, 4).unwrap();
     w.bits(&mut sender, 3).unwrap();
     w.bits(&mut token, 32).unwrap();
     w.bits(&mut seq, 16).unwrap();

@@ -9,8 +9,8 @@
 use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{
-    ChecksumMsg, Disconnect, Hello, InputsMsg, Message, Packet, ResyncAck, ResyncChunk,
-    ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums,
+    ChecksumMsg, Disconnect, Feed, FeedAck, Hello, InputsMsg, Message, Packet, ResyncAck,
+    ResyncChunk, ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums, WatchHello,
 };
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
 use std::path::PathBuf;
@@ -164,6 +164,43 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 token: 0xbeef,
             })),
         ),
+        (
+            "watch_hello",
+            "a spectator's handshake to a 4-player 60 Hz match, token 0x5eed_0001, relay's token not known yet",
+            Packet::WatchHello(WatchHello {
+                schema_hash: Buttons::schema_hash(),
+                players: 4,
+                tick_micros: 16_667,
+                token: 0x5eed_0001,
+                echo: 0,
+                frame: 0,
+            }),
+        ),
+        (
+            "feed",
+            "frames 1200-1202 of a 2-player match (seat 0: 3 3 3, seat 1: 0 8 8), settled checksums of frames 1190-1191",
+            routed(Message::Feed(Feed {
+                players: 2,
+                first_frame: 1200,
+                inputs: vec![
+                    vec![Buttons(3), Buttons(3), Buttons(3)],
+                    vec![Buttons(0), Buttons(8), Buttons(8)],
+                ],
+                checksums: Some(ShortChecksums {
+                    epoch: 0,
+                    newest: 1191,
+                    shorts: vec![0x0102_0304_0506_0708, 0x1112_1314_1516_1718],
+                }),
+            })),
+        ),
+        (
+            "feed_ack",
+            "the spectator holds every frame before 1203",
+            routed(Message::FeedAck(FeedAck {
+                next_frame: 1203,
+                want_state: false,
+            })),
+        ),
     ]
 }
 
@@ -234,8 +271,8 @@ fn flag_overhead_of_120_inputs_is_15_bytes() {
         message: Message::Inputs(m),
     })
     .measure_bits();
-    // Header 54, ack flag 1, count 8, first frame 16, one full input 6,
+    // Header 55, ack flag 1, count 8, first frame 16, one full input 6,
     // 119 flags, checksum flag 1.
-    assert_eq!(bits, 54 + 1 + 8 + 16 + 6 + 119 + 1);
+    assert_eq!(bits, 55 + 1 + 8 + 16 + 6 + 119 + 1);
     assert!(119u64.div_ceil(8) <= 15);
 }

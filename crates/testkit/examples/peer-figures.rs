@@ -4,6 +4,8 @@
 //!   (both games, two network conditions, several seeds; medians);
 //! - the bytes and time to rejoin a match: a peer vanishes, its seat is
 //!   dropped, its restarted process rejoins at frame 1800;
+//! - the bytes and time for a spectator to join at frame 1200, and what its
+//!   feed costs the relay;
 //! - the CPU time a peer spends per frame outside the game's own `step`.
 //!
 //! `cargo run --release -p lockstep-testkit --example peer-figures`
@@ -16,7 +18,7 @@ use std::time::Instant as Clock;
 use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
-use lockstep_peer::PeerEvent;
+use lockstep_peer::{PeerEvent, SpectatorEvent};
 use lockstep_protocol::PlayerId;
 use lockstep_sim::replay;
 use lockstep_testkit::mesh::{self, Condition, Flip, Scenario};
@@ -154,6 +156,50 @@ fn rejoin_figures<G: Demo>(players: u8) -> (u64, u64, u64, u64, bool) {
     )
 }
 
+/// A spectator joins through seat 0 once it passed frame 1200: state
+/// bytes, bytes the relay sent it, virtual ms from its first packet to the
+/// loaded state, its lag behind the relay at the end (frames), the relay's
+/// feed rate (kbit/s) and whether every frame it stepped agrees.
+fn spectator_figures<G: Demo>(players: u8, cond: Condition) -> (u64, u64, u64, u64, u64, bool) {
+    let mut s = Scenario::new(players, 11, cond.link(), 2400);
+    s.spectate = Some((PlayerId(0), 1200));
+    let run = mesh::run::<G>(&s, &G::default_config());
+    let sp = run.spectator.as_ref().expect("joined");
+    let (_, loaded_at) = sp.loaded.expect("loaded");
+    let state = sp
+        .events
+        .iter()
+        .find_map(|(_, e)| match e {
+            SpectatorEvent::Loaded { state_bytes, .. } => Some(*state_bytes),
+            _ => None,
+        })
+        .unwrap_or(0);
+    let newest = sp.checksums.keys().next_back().copied().unwrap_or(0);
+    let lag = u64::from(
+        run.peers[0]
+            .checksums
+            .keys()
+            .next_back()
+            .copied()
+            .unwrap_or(0),
+    )
+    .saturating_sub(u64::from(newest));
+    let secs = run.end.since(sp.joined_at).max(1);
+    let rate = sp.watcher.received.bytes * 8 * 1000 / secs;
+    let agree = sp
+        .checksums
+        .iter()
+        .all(|(f, c)| run.peers.iter().all(|p| p.checksums.get(f) == Some(c)));
+    (
+        state,
+        sp.watcher.received.bytes,
+        loaded_at.since(sp.joined_at) / 1000,
+        lag,
+        rate,
+        agree && sp.stats.checksums_differing == 0,
+    )
+}
+
 fn main() {
     println!("flipped bit at frame 400 of a 2-peer match (default scenes), 5 seeds each; medians");
     println!(
@@ -187,6 +233,46 @@ fn main() {
         println!(
             "{name:<14} {:>10} {:>12} {:>20} {:>28} {:>8}",
             f.0, f.1, f.2, f.3, f.4
+        );
+    }
+    println!();
+    println!("spectator: joins through seat 0 after frame 1200 of 2400 (default scenes)");
+    println!(
+        "{:<14} {:<14} {:>10} {:>12} {:>16} {:>10} {:>12} {:>8}",
+        "game",
+        "network",
+        "state B",
+        "received B",
+        "join→loaded ms",
+        "lag fr",
+        "feed kbit/s",
+        "agree"
+    );
+    for (name, cond, f) in [
+        (
+            "cubes, 2 peers",
+            Condition::GOOD,
+            spectator_figures::<Cubes>(2, Condition::GOOD),
+        ),
+        (
+            "cubes, 2 peers",
+            Condition::POOR,
+            spectator_figures::<Cubes>(2, Condition::POOR),
+        ),
+        (
+            "rts, 4 peers",
+            Condition::GOOD,
+            spectator_figures::<Rts>(4, Condition::GOOD),
+        ),
+        (
+            "rts, 4 peers",
+            Condition::POOR,
+            spectator_figures::<Rts>(4, Condition::POOR),
+        ),
+    ] {
+        println!(
+            "{name:<14} {:<14} {:>10} {:>12} {:>16} {:>10} {:>12} {:>8}",
+            cond.name, f.0, f.1, f.2, f.3, f.4, f.5
         );
     }
     println!();

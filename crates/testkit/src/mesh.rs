@@ -13,7 +13,10 @@ use std::collections::BTreeMap;
 use crate::netsim::{LinkConfig, Loss, NetStats, Network, Transport};
 use lockstep_fx::{Checksum, Rng};
 use lockstep_games::Demo;
-use lockstep_peer::{Peer, PeerEvent, PeerSettings, PeerStats};
+use lockstep_peer::{
+    Peer, PeerEvent, PeerSettings, PeerStats, Spectator, SpectatorEvent, SpectatorStats,
+};
+use lockstep_protocol::watch::{WatchConfig, WatcherId, WatcherStats};
 use lockstep_protocol::{Config, Instant, PlayerId, Stats};
 use lockstep_sim::{Match, StateMap};
 
@@ -99,7 +102,8 @@ impl Condition {
 /// A bit to flip in one peer's state, outside the simulation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flip {
-    /// The peer whose state is changed.
+    /// The peer whose state is changed; `PlayerId(players)` is the
+    /// scenario's spectator.
     pub seat: PlayerId,
     /// Flipped just before this frame is stepped.
     pub frame: u32,
@@ -137,6 +141,9 @@ pub struct Scenario {
     /// process restarts and rejoins the match (a new `Peer` with
     /// `rejoin` set and a new token).
     pub rejoin_at: Option<u32>,
+    /// A spectator that joins through the relay of seat `.0` once that
+    /// seat has stepped frame `.1`.
+    pub spectate: Option<(PlayerId, u32)>,
     /// Session settings for every seat (`local` is set per seat).
     pub session: Config,
 }
@@ -159,6 +166,7 @@ impl Scenario {
             flip: None,
             vanish: None,
             rejoin_at: None,
+            spectate: None,
             session: PeerSettings::new(&setup, PlayerId(0), 1).session,
         }
     }
@@ -187,6 +195,23 @@ pub struct PeerRun {
     pub busy_nanos: u64,
 }
 
+/// The spectator's side of a run.
+#[derive(Debug, Clone, Default)]
+pub struct SpectatorRun {
+    /// When it started.
+    pub joined_at: Instant,
+    /// The frame of the state it loaded first, and when.
+    pub loaded: Option<(u32, Instant)>,
+    /// The checksum of every frame it stepped.
+    pub checksums: BTreeMap<u32, Checksum>,
+    /// Every event but [`SpectatorEvent::Stepped`], with when it happened.
+    pub events: Vec<(Instant, SpectatorEvent)>,
+    /// Its counters.
+    pub stats: SpectatorStats,
+    /// Its connection's counters.
+    pub watcher: WatcherStats,
+}
+
 /// What a run did.
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -205,6 +230,8 @@ pub struct Run {
     pub before_rejoin: Option<PeerRun>,
     /// When the seat's restarted process started.
     pub rejoined_at: Option<Instant>,
+    /// The spectator, if the scenario had one.
+    pub spectator: Option<SpectatorRun>,
 }
 
 impl Run {
@@ -269,7 +296,10 @@ impl Run {
 pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let n = scenario.setup.players;
     let mut rng = Rng::new(scenario.setup.seed, 0x6d65_7368);
-    let mut net = Network::new(scenario.setup.seed, n, scenario.link);
+    // The spectator, if any, is the network's last node.
+    let watcher_node = PlayerId(n);
+    let mut net = Network::new(scenario.setup.seed, n + 1, scenario.link);
+    let mut spectator: Option<(Spectator<G>, SpectatorRun)> = None;
     let mut peers: Vec<Peer<G, Vec<u8>>> = (0..n)
         .map(|seat| {
             let mut settings =
@@ -298,7 +328,19 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             if vanished.is_some_and(|v| v == d.to || v == d.from) {
                 continue;
             }
+            if d.to == watcher_node {
+                if let Some((s, r)) = spectator.as_mut() {
+                    s.handle_datagram(now, &d.bytes);
+                    drain_spectator(now, s, r, &mut net, scenario);
+                }
+                continue;
+            }
             let i = d.to.index();
+            if d.from == watcher_node {
+                peers[i].handle_watcher_datagram(now, WatcherId(0), &d.bytes);
+                drain(now, &mut peers[i], &mut runs[i], &mut net);
+                continue;
+            }
             let t = std::time::Instant::now();
             peers[i].handle_datagram(now, d.from, &d.bytes);
             drain(now, &mut peers[i], &mut runs[i], &mut net);
@@ -356,6 +398,34 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 }
             }
         }
+        if let Some((relay, at)) = scenario.spectate {
+            if spectator.is_none() && peers[relay.index()].frame() > at {
+                let watch = WatchConfig::new(n, scenario.session.tick_micros);
+                let token = rng.next_u32() | 1;
+                let s = Spectator::new(config, scenario.setup, watch, token, now)
+                    .expect("the scenario's match is valid");
+                let r = SpectatorRun {
+                    joined_at: now,
+                    ..SpectatorRun::default()
+                };
+                spectator = Some((s, r));
+            }
+        }
+        if let Some((s, r)) = spectator.as_mut() {
+            if s.poll_timeout().is_some_and(|t| t <= now) {
+                s.handle_timeout(now);
+            }
+            drain_spectator(now, s, r, &mut net, scenario);
+            if let Some(f) = flip.as_ref().filter(|f| f.seat == watcher_node) {
+                if s.frame() >= f.frame {
+                    if let Some(game) = s.game_mut() {
+                        *game = flipped(game, f);
+                        flipped_at = flipped_at.or(Some(now));
+                        flip = None;
+                    }
+                }
+            }
+        }
         if warm.is_none() && peers.iter().all(|p| p.frame() > scenario.warmup_frames) {
             warm = Some(
                 peers
@@ -375,6 +445,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             .iter()
             .filter(|p| vanished != Some(p.seat()))
             .filter_map(|p| p.poll_timeout())
+            .chain(spectator.as_ref().and_then(|(s, _)| s.poll_timeout()))
             .chain(net.next_delivery())
             .min()
             .unwrap_or(Instant(scenario.max_micros));
@@ -401,6 +472,37 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         vanished,
         before_rejoin,
         rejoined_at,
+        spectator: spectator.map(|(s, mut r)| {
+            r.stats = *s.stats();
+            r.watcher = *s.watcher_stats();
+            r
+        }),
+    }
+}
+
+fn drain_spectator<G: Demo>(
+    now: Instant,
+    s: &mut Spectator<G>,
+    run: &mut SpectatorRun,
+    net: &mut Network,
+    scenario: &Scenario,
+) {
+    while let Some(event) = s.poll_event() {
+        match event {
+            SpectatorEvent::Stepped { frame, checksum } => {
+                run.checksums.insert(frame, checksum);
+            }
+            SpectatorEvent::Loaded { frame, .. } => {
+                run.loaded = run.loaded.or(Some((frame, now)));
+                run.events.push((now, event));
+            }
+            other => run.events.push((now, other)),
+        }
+    }
+    let (relay, _) = scenario.spectate.unwrap_or_default();
+    let me = PlayerId(scenario.setup.players);
+    while let Some(bytes) = s.poll_transmit(now) {
+        net.send(now, me, relay, bytes);
     }
 }
 
@@ -431,13 +533,22 @@ fn drain<G: Demo>(now: Instant, peer: &mut Peer<G, Vec<u8>>, run: &mut PeerRun, 
     while let Some(t) = peer.poll_transmit(now) {
         net.send(now, seat, t.to, t.bytes);
     }
+    // The harness's only spectator is the network's last node.
+    let watcher_node = PlayerId(peer.session().config().players);
+    while let Some(t) = peer.poll_watcher_transmit(now) {
+        net.send(now, seat, watcher_node, t.bytes);
+    }
 }
 
 fn flip_bit<G: Demo>(peer: &mut Peer<G, Vec<u8>>, flip: &Flip) {
-    let map = StateMap::of(peer.game());
+    let game = flipped(peer.game(), flip);
+    *peer.game_mut() = game;
+}
+
+fn flipped<G: Demo>(game: &G, flip: &Flip) -> G {
+    let map = StateMap::of(game);
     let bytes = map
         .with_flipped_bit(&flip.entity, &flip.field, flip.bit)
         .unwrap_or_else(|| panic!("no field `{}` of `{}` to flip", flip.field, flip.entity));
-    let game = G::decode(&bytes).expect("the flipped state decodes");
-    *peer.game_mut() = game;
+    G::decode(&bytes).expect("the flipped state decodes")
 }

@@ -190,6 +190,8 @@ impl<I: Input> Session<I> {
             }
             Message::SeatDrop(m) => self.on_seat_drop(who, m),
             Message::SeatReturn(m) => self.on_seat_return(now, who, m),
+            // A spectator's feed travels between a relay and its spectator.
+            Message::Feed(_) | Message::FeedAck(_) => Err(Refused::Unexpected),
         };
         match taken {
             Ok(()) => {}

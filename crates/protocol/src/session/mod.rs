@@ -243,7 +243,11 @@ impl<I: Input> Session<I> {
                 return;
             }
         };
-        let sender = packet.sender();
+        let Some(sender) = packet.seat() else {
+            // Spectators speak to a relay, never to the session.
+            self.stats.dropped.unexpected += 1;
+            return;
+        };
         if sender != from || sender == self.cfg.local || sender.0 >= self.cfg.players {
             self.stats.dropped.unknown_sender += 1;
             return;
@@ -261,6 +265,7 @@ impl<I: Input> Session<I> {
         match packet {
             Packet::Hello(h) => self.on_hello(now, h),
             Packet::Routed(r) => self.on_routed(now, r),
+            Packet::WatchHello(_) => self.stats.dropped.unexpected += 1,
         }
     }
 

@@ -38,7 +38,7 @@ pub(super) struct Resync {
     /// The frame of the last state loaded, until enough clean frames follow.
     pub(super) load_frame: Option<u32>,
     /// Transfers we are serving.
-    pub(super) serving: Vec<Outgoing>,
+    pub(super) serving: Vec<(PlayerId, Outgoing)>,
     /// Per peer, the request id last served to completion.
     pub(super) served: Vec<Option<u8>>,
     /// Requests waiting for the app's state: who, the request id, and the
@@ -104,7 +104,7 @@ impl<I: Input> Session<I> {
             .resync
             .serving
             .iter()
-            .any(|o| o.to == who && o.id == m.id)
+            .any(|(to, o)| *to == who && o.id == m.id)
             || self.resync.served[p] == Some(m.id)
             || self
                 .resync
@@ -230,13 +230,13 @@ impl<I: Input> Session<I> {
             .resync
             .serving
             .iter()
-            .position(|o| o.to == who && o.id == ack.id)
+            .position(|(to, o)| *to == who && o.id == ack.id)
         else {
             return Err(Refused::Unexpected);
         };
-        self.resync.serving[i].on_ack(&ack);
-        if self.resync.serving[i].done() {
-            let o = self.resync.serving.remove(i);
+        self.resync.serving[i].1.on_ack(&ack);
+        if self.resync.serving[i].1.done() {
+            let (_, o) = self.resync.serving.remove(i);
             self.resync.served[who.index()] = Some(o.id);
             self.stats.resyncs_served += 1;
         }
@@ -257,7 +257,7 @@ impl<I: Input> Session<I> {
         let limit = 2 * self.cfg.resync_timeout_micros;
         self.resync
             .serving
-            .retain(|o| now.since(o.started) <= limit);
+            .retain(|(_, o)| now.since(o.started) <= limit);
         if let Some(load) = self.resync.load_frame {
             if self
                 .book
@@ -323,10 +323,10 @@ impl<I: Input> Session<I> {
             .partition(|&(_, _, min)| min <= frame);
         self.resync.pending_requests = waiting;
         for (who, id, _) in answered {
-            self.resync.serving.retain(|o| o.to != who);
+            self.resync.serving.retain(|(to, _)| *to != who);
             self.resync
                 .serving
-                .push(Outgoing::new(who, id, frame, state, now));
+                .push((who, Outgoing::new(id, frame, state, now)));
         }
         self.resync.resync_tick = true;
         Ok(())

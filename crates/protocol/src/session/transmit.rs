@@ -109,10 +109,10 @@ impl<I: Input> Session<I> {
             let rto = self.rto_micros();
             let mut chunks = Vec::new();
             let mut budget = self.cfg.chunks_per_tick;
-            for o in &mut self.resync.serving {
+            for (to, o) in &mut self.resync.serving {
                 let due = o.due_chunks(now, rto, budget);
                 budget -= due.len() as u32;
-                chunks.extend(due.into_iter().map(|c| (o.to, c)));
+                chunks.extend(due.into_iter().map(|c| (*to, c)));
             }
             for (to, c) in chunks {
                 self.send_routed(to, Message::ResyncChunk(c));

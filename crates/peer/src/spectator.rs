@@ -1,0 +1,267 @@
+//! [`Spectator`]: watches a match without a seat. It joins through one
+//! seat's relay, loads the settled state the relay sends, steps every frame
+//! the relay streams (all seats' inputs) and checks each checksum the seats
+//! settled on against its own.
+//!
+//! Invariants: a spectator reads no clock and owns no socket (sans-IO, like
+//! [`Peer`](crate::Peer)); it sends no inputs, there is no call to give it
+//! one; frames are stepped in order from the frame after the loaded state;
+//! a settled checksum that disagrees with the spectator's own makes it ask
+//! the relay for a fresh state and step nothing until it arrives.
+
+use std::collections::VecDeque;
+
+use lockstep_fx::{Checksum, ShortChecksum};
+use lockstep_protocol::Instant;
+use lockstep_protocol::watch::{WatchConfig, WatchEvent, Watcher, WatcherStats};
+use lockstep_sim::{Engine, EngineSettings, Game, Match};
+
+use crate::peer::PeerError;
+
+/// What a spectator tells its app, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpectatorEvent {
+    /// The relay answered the handshake.
+    Connected,
+    /// The relay's state after `frame` was loaded; frames from `frame + 1`
+    /// follow.
+    Loaded {
+        /// The state's frame.
+        frame: u32,
+        /// Its size.
+        state_bytes: u64,
+    },
+    /// The game stepped `frame`.
+    Stepped {
+        /// The frame.
+        frame: u32,
+        /// BLAKE3 of the state after it.
+        checksum: Checksum,
+    },
+    /// The seats settled on another checksum for `frame` than the one this
+    /// spectator computed: it asks for the relay's state again.
+    Desync {
+        /// The frame.
+        frame: u32,
+    },
+    /// The relay plays another game, player count or tick.
+    Incompatible,
+    /// The relay said goodbye or went silent.
+    RelayLost,
+}
+
+/// What a spectator did, counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpectatorStats {
+    /// Frames stepped.
+    pub frames_stepped: u64,
+    /// Settled checksums compared with the spectator's own, and how many
+    /// of them differed.
+    pub checksums_checked: u64,
+    /// Settled checksums that differed from the spectator's own.
+    pub checksums_differing: u64,
+    /// States loaded.
+    pub states_loaded: u64,
+}
+
+/// Checksums of the frames stepped that are kept for a later settled
+/// checksum to be compared with: settling trails stepping by the seats'
+/// unsettled frames (600 at most by default).
+const KEPT_CHECKSUMS: usize = 1_024;
+
+/// A spectator of a match of `G`.
+pub struct Spectator<G: Game> {
+    watcher: Watcher<G::Input>,
+    engine: Option<Engine<G>>,
+    mine: VecDeque<(u32, ShortChecksum)>,
+    settled: VecDeque<(u32, u64)>,
+    events: VecDeque<SpectatorEvent>,
+    stats: SpectatorStats,
+}
+
+impl<G: Game> core::fmt::Debug for Spectator<G> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Spectator")
+            .field("next_frame", &self.watcher.next_frame())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<G: Game> Spectator<G> {
+    /// A spectator of the match `setup` of `G` with `config` (the same the
+    /// seats play; the handshake checks the input schema, player count and
+    /// tick), token `token` (random, never 0), starting at `now`. It has no
+    /// game until the relay's state arrives.
+    pub fn new(
+        config: &G::Config,
+        setup: Match,
+        watch: WatchConfig,
+        token: u32,
+        now: Instant,
+    ) -> Result<Spectator<G>, PeerError> {
+        if watch.players != setup.players {
+            return Err(PeerError::Players {
+                session: watch.players,
+                setup: setup.players,
+            });
+        }
+        // The setup must be one the game accepts, though the state comes
+        // from the relay.
+        G::new(config, &setup)?;
+        Ok(Spectator {
+            watcher: Watcher::new(watch, token, now),
+            engine: None,
+            mine: VecDeque::new(),
+            settled: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: SpectatorStats::default(),
+        })
+    }
+
+    /// Feeds a datagram received from the relay.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        self.watcher.handle_datagram(now, bytes);
+        self.answer();
+    }
+
+    /// Runs the timers once `now` reaches [`Spectator::poll_timeout`].
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.watcher.handle_timeout(now);
+        self.answer();
+    }
+
+    /// The next datagram for the relay.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        self.watcher.poll_transmit(now)
+    }
+
+    /// When [`Spectator::handle_timeout`] next needs calling, if ever.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.watcher.poll_timeout()
+    }
+
+    /// The next thing that happened, in order.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<SpectatorEvent> {
+        self.events.pop_front()
+    }
+
+    /// The game after the newest frame stepped, once a state has loaded.
+    pub fn game(&self) -> Option<&G> {
+        self.engine.as_ref().map(Engine::game)
+    }
+
+    /// The game, to change it outside the simulation (a test that corrupts
+    /// it): the change shows up as a desync against the next settled
+    /// checksum, and the spectator asks for the relay's state again.
+    pub fn game_mut(&mut self) -> Option<&mut G> {
+        self.engine.as_mut().map(Engine::game_mut)
+    }
+
+    /// The next frame to step (0 before a state has loaded).
+    pub fn frame(&self) -> u32 {
+        self.engine.as_ref().map_or(0, Engine::frame)
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &SpectatorStats {
+        &self.stats
+    }
+
+    /// The connection's counters.
+    pub fn watcher_stats(&self) -> &WatcherStats {
+        self.watcher.stats()
+    }
+
+    /// Says goodbye to the relay.
+    pub fn disconnect(&mut self) {
+        self.watcher.disconnect();
+    }
+
+    fn answer(&mut self) {
+        while let Some(event) = self.watcher.poll_event() {
+            match event {
+                WatchEvent::Connected => self.events.push_back(SpectatorEvent::Connected),
+                WatchEvent::LoadState { frame, state } => self.load(frame, &state),
+                WatchEvent::Frame { frame, inputs } => self.step(frame, &inputs),
+                WatchEvent::Settled { frame, short } => {
+                    self.settled.push_back((frame, short));
+                    if self.settled.len() > KEPT_CHECKSUMS {
+                        self.settled.pop_front();
+                    }
+                }
+                WatchEvent::Incompatible => self.events.push_back(SpectatorEvent::Incompatible),
+                WatchEvent::RelayLost => self.events.push_back(SpectatorEvent::RelayLost),
+            }
+            self.check();
+        }
+    }
+
+    fn load(&mut self, frame: u32, state: &[u8]) {
+        // The watcher verified the bytes against the relay's checksum; a
+        // state that still does not decode is the relay's bug: ask again.
+        let Ok(game) = G::decode(state) else {
+            self.watcher.request_state();
+            return;
+        };
+        let settings = EngineSettings {
+            checksum_history: 0,
+            snapshot_interval: 0,
+            snapshots_kept: 0,
+        };
+        self.engine = Some(Engine::at(game, frame + 1, settings));
+        self.mine.clear();
+        self.mine.push_back((frame, Checksum::of(state).short()));
+        self.stats.states_loaded += 1;
+        self.events.push_back(SpectatorEvent::Loaded {
+            frame,
+            state_bytes: state.len() as u64,
+        });
+    }
+
+    fn step(&mut self, frame: u32, inputs: &[G::Input]) {
+        let Some(engine) = self.engine.as_mut().filter(|e| e.frame() == frame) else {
+            return;
+        };
+        let checksum = engine.advance(inputs);
+        self.stats.frames_stepped += 1;
+        self.mine.push_back((frame, checksum.short()));
+        if self.mine.len() > KEPT_CHECKSUMS {
+            self.mine.pop_front();
+        }
+        self.events
+            .push_back(SpectatorEvent::Stepped { frame, checksum });
+    }
+
+    /// Compares the settled checksums with ours for the frames both hold.
+    fn check(&mut self) {
+        while let Some(&(frame, short)) = self.settled.front() {
+            let Some(&(oldest, _)) = self.mine.front() else {
+                return;
+            };
+            if frame < oldest {
+                // Before our state: nothing to compare with.
+                self.settled.pop_front();
+                continue;
+            }
+            let Some(&(_, ours)) = self.mine.get((frame - oldest) as usize) else {
+                // Not stepped yet.
+                return;
+            };
+            self.settled.pop_front();
+            self.stats.checksums_checked += 1;
+            if ours.0 != short {
+                self.stats.checksums_differing += 1;
+                self.events.push_back(SpectatorEvent::Desync { frame });
+                self.engine = None;
+                self.mine.clear();
+                self.settled.clear();
+                self.watcher.request_state();
+                return;
+            }
+        }
+    }
+}
