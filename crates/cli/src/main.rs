@@ -1,19 +1,21 @@
-//! `lockstep`: record, replay, verify and diff matches of the shipped games,
-//! and benchmark the physics scenes.
+//! `lockstep`: play matches of the shipped games over UDP (`demo`, `host`,
+//! `join`, `spectate`), record, replay, verify and diff them, and benchmark
+//! the physics scenes.
 //!
-//! A thin shell over `lockstep-sim` and `lockstep-games`: every decision a
-//! library user would want lives there. Each command prints one clear line
+//! A thin shell over `lockstep-net`, `lockstep-sim` and `lockstep-games`:
+//! every decision a library user would want lives there. Each command prints one clear line
 //! and exits non-zero on a bad file or argument.
 #![allow(clippy::float_arithmetic)] // reports only: timings and rates
 
 mod bench;
+mod demo;
 mod diff;
 mod games;
+mod net;
 mod record;
 mod replay;
 mod verify;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -35,7 +37,7 @@ impl core::fmt::Display for CliError {
     }
 }
 
-/// Deterministic lockstep engine: record, replay, verify and diff matches.
+/// Deterministic lockstep engine: play matches over UDP, record, replay, verify and diff them.
 #[derive(Debug, Parser)]
 #[command(name = "lockstep", version, about)]
 struct Cli {
@@ -45,15 +47,15 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Record a cubes match played by bots, then replay and verify it (the demo).
-    Demo {
-        /// Where to write the log.
-        #[arg(long, default_value = "target/demo/cubes.log")]
-        out: PathBuf,
-        /// Frames to play (60 per second).
-        #[arg(long, default_value_t = 1800)]
-        frames: u32,
-    },
+    /// Play a networked match on this machine: one process per seat over
+    /// loopback UDP with a realistic link, then verify every replay log.
+    Demo(demo::DemoArgs),
+    /// Host a match over UDP: seat 0, waiting for the others to join.
+    Host(net::HostArgs),
+    /// Join a match hosted at an address (or rejoin it after a crash).
+    Join(net::JoinArgs),
+    /// Watch a match hosted at an address, checking every checksum.
+    Spectate(net::SpectateArgs),
     /// Play a match with bots and write its replay log.
     Record(record::RecordArgs),
     /// Re-simulate a log, verifying every checksum.
@@ -81,7 +83,10 @@ fn main() -> ExitCode {
         Err(e) => return argument_error(&e),
     };
     let result = match cli.command {
-        Command::Demo { out, frames } => record::demo(&out, frames),
+        Command::Demo(args) => demo::run(&args),
+        Command::Host(args) => net::host(&args),
+        Command::Join(args) => net::join(&args),
+        Command::Spectate(args) => net::spectate(&args),
         Command::Record(args) => record::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Verify(args) => verify::run(&args),

@@ -1,5 +1,5 @@
-//! `lockstep record` (a bot match into a replay log) and `lockstep demo`
-//! (record a cubes match, then replay and verify it).
+//! `lockstep record`: a match played by bots in one process, into a replay
+//! log.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -234,31 +234,4 @@ fn corrupt<G: Game, W: std::io::Write>(
         flip.bit, flip.field, flip.entity, flip.frame
     );
     Ok(())
-}
-
-/// Runs `lockstep demo`: records a 2-player cubes match with the embedded
-/// settings, then replays it and verifies every frame.
-pub fn demo(out: &Path, frames: u32) -> Result<ExitCode, CliError> {
-    let args = RecordArgs {
-        game: Some("cubes".into()),
-        match_file: None,
-        out: out.to_path_buf(),
-        players: Some(2),
-        seed: None,
-        frames: Some(frames),
-        tick_rate: None,
-        settings: None,
-        keyframe_interval: None,
-        full_checksum_interval: 60,
-        flip: None,
-    };
-    let plan = Plan::of(&args)?;
-    record::<lockstep_games::cubes::Cubes>(&plan, &args, None)?;
-    crate::replay::run(&crate::replay::ReplayArgs {
-        log: out.to_path_buf(),
-        to: None,
-        save: None,
-        sync_test: None,
-        quiet: false,
-    })
 }

@@ -226,6 +226,13 @@ impl<I: Input> Session<I> {
         self.epoch
     }
 
+    /// The median round trip to `peer` in microseconds (from sending an
+    /// input to its ack), once measured.
+    pub fn rtt_micros(&self, peer: PlayerId) -> Option<u64> {
+        let p = self.peers.get(peer.index())?;
+        p.rtt.quantile(500).map(|v| v.max(0) as u64)
+    }
+
     /// Feeds one received datagram from `from` (the seat the app's address
     /// table maps its source address to).
     pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) {

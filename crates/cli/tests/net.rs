@@ -1,0 +1,389 @@
+//! Matches between real processes over loopback UDP: `lockstep host` and
+//! `lockstep join` with the link conditioner on, a seat killed and
+//! restarted, a seat killed for good, a spectator, and a socket spraying
+//! random bytes. Every wait is bounded; ports are picked by the OS.
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_lockstep");
+
+/// A scratch directory for one test, with small settings of both games.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lockstep-net-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cubes = include_str!("../../games/scenes/cubes.toml").replace("grid = 30", "grid = 8");
+    let rts = include_str!("../../games/scenes/rts.toml")
+        .replace("units_per_player = 512", "units_per_player = 24");
+    std::fs::write(dir.join("cubes.toml"), cubes).unwrap();
+    std::fs::write(dir.join("rts.toml"), rts).unwrap();
+    dir
+}
+
+/// The link every process sends through: 40 ms ± 10 ms one way, 2% loss,
+/// some duplication and reordering.
+fn link(seed: u32) -> Vec<String> {
+    [
+        "--delay",
+        "40",
+        "--jitter",
+        "10",
+        "--loss",
+        "2",
+        "--duplicate",
+        "1",
+        "--reorder",
+        "1",
+        "--machine",
+        "--link-seed",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([seed.to_string()])
+    .collect()
+}
+
+/// A running process and the lines it printed.
+struct Proc {
+    name: String,
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Proc {
+    fn start(name: &str, args: &[String]) -> Proc {
+        let mut child = Command::new(EXE)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Proc {
+            name: name.to_string(),
+            child,
+            lines: rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Takes what was printed so far.
+    fn pump(&mut self) {
+        while let Ok(l) = self.lines.try_recv() {
+            self.seen.push(l);
+        }
+    }
+
+    /// Waits (at most `secs`) for a line `pick` accepts.
+    fn wait_for(&mut self, secs: u64, pick: impl Fn(&str) -> bool) -> String {
+        let until = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < until {
+            if let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
+                self.seen.push(l.clone());
+                if pick(&l) {
+                    return l;
+                }
+            }
+        }
+        panic!(
+            "{}: no such line within {secs} s; saw {:?}",
+            self.name, self.seen
+        );
+    }
+
+    /// The newest frame in a status line.
+    fn frame(&mut self) -> u32 {
+        self.pump();
+        self.seen
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("status "))
+            .map_or(0, |l| field(l, "frame").parse().unwrap_or(0))
+    }
+
+    /// Waits for the process to end (at most `secs`): its `done` line.
+    fn finish(mut self, secs: u64) -> String {
+        let until = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                self.pump();
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                assert!(
+                    status.success(),
+                    "{} failed: {err}\n{:?}",
+                    self.name,
+                    self.seen
+                );
+                return self
+                    .seen
+                    .iter()
+                    .find(|l| l.starts_with("done "))
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{}: no summary in {:?}", self.name, self.seen));
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!(
+                    "{} did not finish within {secs} s: {:?}",
+                    self.name, self.seen
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    line.split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map_or("", |(_, v)| v)
+}
+
+/// Starts a host of `game` for `players` seats; returns it and its address.
+fn host(dir: &Path, game: &str, players: u8, frames: u32) -> (Proc, String) {
+    let mut args: Vec<String> = [
+        "host",
+        game,
+        "--players",
+        &players.to_string(),
+        "--port",
+        "0",
+        "--bind",
+        "127.0.0.1",
+        "--frames",
+        &frames.to_string(),
+        "--seed",
+        "7",
+        "--settings",
+        &dir.join(format!("{game}.toml")).display().to_string(),
+        "--log",
+        &dir.join("seat-0.log").display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(link(1));
+    let mut p = Proc::start("host", &args);
+    let line = p.wait_for(20, |l| l.starts_with("listening "));
+    let addr = line["listening ".len()..].trim().to_string();
+    (p, addr)
+}
+
+fn joiner(dir: &Path, addr: &str, i: u32, extra: &[&str]) -> Proc {
+    let mut args: Vec<String> = vec![
+        "join".into(),
+        addr.into(),
+        "--log".into(),
+        dir.join(format!("join-{i}.log")).display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(link(10 + i));
+    Proc::start(&format!("joiner {i}"), &args)
+}
+
+/// `lockstep verify` over `logs`: every log verifies, and logs of one match
+/// agree.
+fn verify(logs: &[PathBuf]) {
+    let out = Command::new(EXE).arg("verify").args(logs).output().unwrap();
+    assert!(
+        out.status.success(),
+        "verify failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn play(game: &str, players: u8) {
+    let dir = scratch(&format!("{game}{players}"));
+    let frames = 600;
+    let (h, addr) = host(&dir, game, players, frames);
+    let joiners: Vec<Proc> = (1..u32::from(players))
+        .map(|i| joiner(&dir, &addr, i, &[]))
+        .collect();
+    let mut logs = vec![dir.join("seat-0.log")];
+    for (i, j) in joiners.into_iter().enumerate() {
+        let done = j.finish(120);
+        assert_eq!(field(&done, "desyncs"), "0", "{done}");
+        assert!(
+            field(&done, "frame").parse::<u32>().unwrap() >= frames,
+            "{done}"
+        );
+        logs.push(dir.join(format!("join-{}.log", i + 1)));
+    }
+    let done = h.finish(60);
+    assert_eq!(field(&done, "desyncs"), "0", "{done}");
+    verify(&logs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_and_four_processes_play_cubes_over_udp_and_their_logs_agree() {
+    play("cubes", 2);
+    play("cubes", 4);
+}
+
+#[test]
+fn two_and_four_processes_play_rts_over_udp_and_their_logs_agree() {
+    play("rts", 2);
+    play("rts", 4);
+}
+
+/// A seat's process is killed (`kill -9`) near frame 300 and restarted
+/// with `join --rejoin`: it takes its seat back, and nobody desyncs.
+#[test]
+fn a_killed_seat_restarted_with_rejoin_takes_its_seat_back() {
+    let dir = scratch("rejoin");
+    let (h, addr) = host(&dir, "cubes", 3, 1200);
+    let j1 = joiner(&dir, &addr, 1, &[]);
+    let mut j2 = joiner(&dir, &addr, 2, &[]);
+    let until = Instant::now() + Duration::from_secs(60);
+    while j2.frame() < 300 {
+        assert!(Instant::now() < until, "joiner 2 never reached frame 300");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    j2.child.kill().unwrap();
+    let _ = j2.child.wait();
+    let mut h = h;
+    h.wait_for(30, |l| l.starts_with("note seat") && l.contains("dropped"));
+    let back = joiner(&dir, &addr, 3, &["--rejoin"]);
+    let done = back.finish(120);
+    assert_eq!(field(&done, "desyncs"), "0", "{done}");
+    assert_ne!(field(&done, "rejoin_bytes"), "-", "{done}");
+    assert!(
+        field(&done, "frame").parse::<u32>().unwrap() >= 1200,
+        "{done}"
+    );
+    for p in [j1, h] {
+        let done = p.finish(60);
+        assert_eq!(field(&done, "desyncs"), "0", "{done}");
+    }
+    verify(&[dir.join("seat-0.log"), dir.join("join-1.log")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A seat killed for good is dropped; the others finish the match.
+#[test]
+fn a_killed_seat_is_dropped_and_the_others_finish() {
+    let dir = scratch("drop");
+    let (h, addr) = host(&dir, "rts", 3, 900);
+    let j1 = joiner(&dir, &addr, 1, &[]);
+    let mut j2 = joiner(&dir, &addr, 2, &[]);
+    let until = Instant::now() + Duration::from_secs(60);
+    while j2.frame() < 300 {
+        assert!(Instant::now() < until, "joiner 2 never reached frame 300");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    j2.child.kill().unwrap();
+    let _ = j2.child.wait();
+    for p in [j1, h] {
+        let done = p.finish(120);
+        assert_eq!(field(&done, "desyncs"), "0", "{done}");
+        assert!(
+            field(&done, "frame").parse::<u32>().unwrap() >= 900,
+            "{done}"
+        );
+    }
+    verify(&[dir.join("seat-0.log"), dir.join("join-1.log")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A spectator joins mid-match and checks the settled checksums; a socket
+/// sprays random bytes at the host meanwhile, which only counts them.
+#[test]
+fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
+    let dir = scratch("watch");
+    let (mut h, addr) = host(&dir, "cubes", 2, 900);
+    let j = joiner(&dir, &addr, 1, &[]);
+    let until = Instant::now() + Duration::from_secs(60);
+    while h.frame() < 200 {
+        assert!(Instant::now() < until, "the host never reached frame 200");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut args = vec!["spectate".to_string(), addr.clone()];
+    args.extend(link(99));
+    let spectator = Proc::start("spectator", &args);
+    let noise = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut x = 0x1234_5678u32;
+    for i in 0..500 {
+        let len = 1 + (i * 37) % 1300;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        let _ = noise.send_to(&bytes, &addr);
+        if i % 50 == 0 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let done = spectator.finish(120);
+    assert_eq!(field(&done, "desyncs"), "0", "{done}");
+    assert!(
+        field(&done, "checked").parse::<u32>().unwrap() >= 100,
+        "{done}"
+    );
+    let joined = j.finish(60);
+    assert_eq!(field(&joined, "desyncs"), "0", "{joined}");
+    let mut h = h;
+    h.pump();
+    let dropped: u64 = h
+        .seen
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("status "))
+        .map_or(0, |l| field(l, "dropped").parse().unwrap_or(0));
+    assert!(dropped >= 400, "the host counted {dropped} stray datagrams");
+    let done = h.finish(60);
+    assert_eq!(field(&done, "desyncs"), "0", "{done}");
+    verify(&[dir.join("seat-0.log"), dir.join("join-1.log")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A host that never answers, a port in use, and an address that is not one
+/// each give one clear line and a non-zero exit, quickly.
+#[test]
+fn unreachable_hosts_and_busy_ports_fail_clearly() {
+    let quiet = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = quiet.local_addr().unwrap().to_string();
+    let t = Instant::now();
+    let out = Command::new(EXE).args(["join", &addr]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did not answer"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(15));
+    let port = quiet.local_addr().unwrap().port().to_string();
+    let out = Command::new(EXE)
+        .args(["host", "cubes", "--bind", "127.0.0.1", "--port", &port])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("in use"), "{err}");
+    let out = Command::new(EXE)
+        .args(["join", "nowhere"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not an address"));
+}

@@ -1,0 +1,168 @@
+//! [`Endpoint`]: one UDP socket made with socket2 (IPv4, IPv6 or
+//! dual-stack, with sized buffers) and driven by tokio, its send path
+//! through a [`Conditioner`], and the clock the sans-IO crates read.
+//!
+//! Invariants: the endpoint is the only place a clock is read
+//! ([`Endpoint::now`], microseconds since it was opened); every datagram
+//! sent passes through the conditioner; a receive drains every datagram
+//! ready before returning, so a burst is handled before the next step.
+
+use std::io;
+use std::net::{Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, Socket, Type};
+use tokio::net::UdpSocket;
+
+use crate::conditioner::{Conditioner, LinkShape};
+use lockstep_protocol::Instant;
+
+/// Socket buffer sizes asked of the OS (it may grant less).
+pub const BUFFER_BYTES: usize = 1 << 20;
+
+/// Bytes and datagrams through an endpoint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Datagrams sent (after the conditioner).
+    pub sent: u64,
+    /// Bytes sent.
+    pub sent_bytes: u64,
+    /// Datagrams received.
+    pub received: u64,
+    /// Bytes received.
+    pub received_bytes: u64,
+}
+
+/// A UDP socket, its conditioner and its clock.
+#[derive(Debug)]
+pub struct Endpoint {
+    socket: UdpSocket,
+    v6: bool,
+    conditioner: Conditioner,
+    start: std::time::Instant,
+    traffic: Traffic,
+    buf: Vec<u8>,
+}
+
+/// Opens a UDP socket bound to `addr`. An unspecified IPv6 address
+/// (`[::]`) is made dual-stack where the OS allows, so IPv4 peers reach
+/// it too.
+pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
+    let domain = Domain::for_address(addr);
+    let socket = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() && addr.ip() == Ipv6Addr::UNSPECIFIED {
+        // Not every OS allows it; IPv6 alone still works.
+        let _ = socket.set_only_v6(false);
+    }
+    let _ = socket.set_recv_buffer_size(BUFFER_BYTES);
+    let _ = socket.set_send_buffer_size(BUFFER_BYTES);
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    UdpSocket::from_std(socket.into())
+}
+
+/// `addr` with an IPv4-mapped IPv6 address (how a dual-stack socket sees
+/// an IPv4 sender) written as the IPv4 address it is, so every process names
+/// a peer the same way.
+pub fn canonical(addr: SocketAddr) -> SocketAddr {
+    match addr {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(v4.into(), v6.port()),
+            None => addr,
+        },
+        v4 => v4,
+    }
+}
+
+impl Endpoint {
+    /// An endpoint on a socket bound to `addr`, sending through `shape`
+    /// (seeded by `seed`). Must be called inside a tokio runtime.
+    pub fn open(addr: SocketAddr, shape: LinkShape, seed: u64) -> io::Result<Endpoint> {
+        Ok(Endpoint {
+            socket: bind(addr)?,
+            v6: addr.is_ipv6(),
+            conditioner: Conditioner::new(shape, seed),
+            start: std::time::Instant::now(),
+            traffic: Traffic::default(),
+            buf: vec![0; 2048],
+        })
+    }
+
+    /// The address the socket is bound to.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.socket.local_addr()
+    }
+
+    /// Microseconds since the endpoint was opened.
+    pub fn now(&self) -> Instant {
+        Instant::from_micros(self.start.elapsed().as_micros() as u64)
+    }
+
+    /// The traffic so far.
+    pub fn traffic(&self) -> Traffic {
+        self.traffic
+    }
+
+    /// Datagrams handed to the conditioner, and how many it lost.
+    pub fn conditioned(&self) -> (u64, u64) {
+        self.conditioner.counts()
+    }
+
+    /// Queues `bytes` for `to` through the conditioner; [`Endpoint::flush`]
+    /// sends what is due.
+    pub fn send(&mut self, to: SocketAddr, bytes: Vec<u8>) {
+        let now = self.now();
+        self.conditioner.send(now, to, bytes);
+    }
+
+    /// `to` in the socket's address family: an IPv4 address becomes
+    /// IPv4-mapped on an IPv6 (dual-stack) socket.
+    fn on_wire(&self, to: SocketAddr) -> SocketAddr {
+        match to {
+            SocketAddr::V4(v4) if self.v6 => {
+                SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port())
+            }
+            other => other,
+        }
+    }
+
+    /// Sends every queued datagram that is due. A send the OS refuses
+    /// (buffer full, unreachable) is dropped like a lost datagram.
+    pub fn flush(&mut self) {
+        let now = self.now();
+        while let Some((to, bytes)) = self.conditioner.pop_due(now) {
+            if self.socket.try_send_to(&bytes, self.on_wire(to)).is_ok() {
+                self.traffic.sent += 1;
+                self.traffic.sent_bytes += bytes.len() as u64;
+            }
+        }
+    }
+
+    /// When the conditioner next has a datagram due.
+    pub fn next_send(&self) -> Option<Instant> {
+        self.conditioner.next_due()
+    }
+
+    /// Waits until a datagram arrives or `deadline` (endpoint time) passes,
+    /// then returns every datagram ready, in arrival order.
+    pub async fn receive(&mut self, deadline: Instant) -> Vec<(SocketAddr, Vec<u8>)> {
+        let mut out = Vec::new();
+        let wait = deadline.since(self.now());
+        let ready = tokio::time::timeout(Duration::from_micros(wait), self.socket.readable()).await;
+        if !matches!(ready, Ok(Ok(()))) {
+            return out;
+        }
+        // Until WouldBlock. Another error (an ICMP port unreachable that
+        // Linux reports on the next receive) says nothing about the
+        // datagrams still queued: stop this round, the next one reads them.
+        while let Ok((n, from)) = self.socket.try_recv_from(&mut self.buf) {
+            self.traffic.received += 1;
+            self.traffic.received_bytes += n as u64;
+            out.push((canonical(from), self.buf[..n].to_vec()));
+            if out.len() >= 4096 {
+                break;
+            }
+        }
+        out
+    }
+}

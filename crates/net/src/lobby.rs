@@ -1,0 +1,429 @@
+//! The match-setup messages exchanged before a session starts, and the
+//! host's bookkeeping of who sits where ([`Seating`]).
+//!
+//! A joiner sends [`Join`] (padded to [`JOIN_BYTES`]) to the host until it
+//! gets an answer: [`Lobby::Waiting`] while seats are still empty,
+//! [`Lobby::Roster`] once every seat is taken (the game, its encoded
+//! settings and their hash, the match, the joiner's seat and every seat's
+//! address), or [`Lobby::Refused`] with a reason. A joiner that cannot play
+//! the roster (unknown game, other version, settings that do not decode or
+//! hash differently) answers with a [`Lobby::Refused`] of its own, so both
+//! sides print why.
+//!
+//! Invariants: every message starts with [`MAGIC`], whose first byte `L`
+//! (0x4C) reads as packet kind 12 to the session's decoder, a kind no
+//! session sends, so the two kinds of traffic cannot be confused; the host
+//! sends an unconfirmed address at most one message per `Join` received,
+//! never longer than [`JOIN_BYTES`], so a forged source address gets no
+//! more bytes than it sent; decoding untrusted bytes never panics.
+
+use std::net::SocketAddr;
+
+use lockstep_fx::{Checksum, DecodeError, StateReader, StateWriter};
+use lockstep_sim::Match;
+
+/// The first bytes of every setup message ("LKSJ").
+pub const MAGIC: [u8; 4] = *b"LKSJ";
+/// The setup format's version.
+pub const VERSION: u8 = 1;
+/// A [`Join`] is padded to this many bytes (the largest datagram), so every
+/// answer fits the bytes the joiner spent.
+pub const JOIN_BYTES: usize = lockstep_protocol::packet::MAX_DATAGRAM;
+
+/// What a joiner asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// An empty seat of a match not yet started.
+    Seat,
+    /// A seat that was dropped from the running match (the joiner is that
+    /// seat's restarted process).
+    Rejoin,
+    /// No seat: watch through the host.
+    Spectate,
+}
+
+/// A joiner's request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Join {
+    /// What it asks for.
+    pub want: Want,
+    /// The wire protocol version it speaks.
+    pub protocol: u8,
+}
+
+/// Everything a joiner needs to play or watch the match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Roster {
+    /// The game's id.
+    pub game: String,
+    /// The game's version.
+    pub game_version: u32,
+    /// The game's settings, canonically encoded.
+    pub config: Vec<u8>,
+    /// BLAKE3 of `config`.
+    pub config_hash: Checksum,
+    /// Players, seed, tick rate.
+    pub setup: Match,
+    /// Frames the match lasts.
+    pub frames: u32,
+    /// The joiner's seat (`None`: it watches).
+    pub seat: Option<u8>,
+    /// The joiner rejoins a running match in `seat`.
+    pub rejoin: bool,
+    /// Every seat's address as the host knows it; the host's own is `None`
+    /// (the joiner reaches it at the address it joined).
+    pub addresses: Vec<Option<SocketAddr>>,
+}
+
+/// A setup message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lobby {
+    /// A joiner's request.
+    Join(Join),
+    /// The joiner has seat `seat`; `joined` of `players` seats are taken.
+    Waiting {
+        /// The joiner's seat.
+        seat: u8,
+        /// Seats taken, the host's included.
+        joined: u8,
+        /// Seats in the match.
+        players: u8,
+    },
+    /// The match.
+    Roster(Roster),
+    /// No: why.
+    Refused(String),
+}
+
+/// Why bytes are not a setup message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LobbyError {
+    /// Not a setup message at all.
+    #[error("not a match-setup message")]
+    NotLobby,
+    /// Another version of the setup format.
+    #[error("match-setup version {0}, this build speaks {VERSION}")]
+    Version(u8),
+    /// A field is missing or out of range.
+    #[error("malformed match-setup message: {0}")]
+    Malformed(String),
+}
+
+impl From<DecodeError> for LobbyError {
+    fn from(e: DecodeError) -> LobbyError {
+        LobbyError::Malformed(e.to_string())
+    }
+}
+
+/// Whether `bytes` look like a setup message (its magic), as opposed to a
+/// session packet.
+pub fn is_lobby(bytes: &[u8]) -> bool {
+    bytes.starts_with(&MAGIC)
+}
+
+const TAG_JOIN: u8 = 1;
+const TAG_WAITING: u8 = 2;
+const TAG_ROSTER: u8 = 3;
+const TAG_REFUSED: u8 = 4;
+
+impl Lobby {
+    /// The message's bytes (a [`Join`] padded to [`JOIN_BYTES`]).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = StateWriter::buffer();
+        w.write_raw(&MAGIC);
+        w.write_u8(VERSION);
+        match self {
+            Lobby::Join(j) => {
+                w.write_u8(TAG_JOIN);
+                w.write_u8(match j.want {
+                    Want::Seat => 0,
+                    Want::Rejoin => 1,
+                    Want::Spectate => 2,
+                });
+                w.write_u8(j.protocol);
+            }
+            Lobby::Waiting {
+                seat,
+                joined,
+                players,
+            } => {
+                w.write_u8(TAG_WAITING);
+                w.write_u8(*seat);
+                w.write_u8(*joined);
+                w.write_u8(*players);
+            }
+            Lobby::Roster(r) => {
+                w.write_u8(TAG_ROSTER);
+                w.write_bytes(r.game.as_bytes());
+                w.write_u32(r.game_version);
+                w.write_bytes(&r.config);
+                w.write_raw(r.config_hash.as_bytes());
+                w.write_u8(r.setup.players);
+                w.write_u64(r.setup.seed);
+                w.write_u16(r.setup.tick_rate);
+                w.write_u32(r.frames);
+                w.write_u8(r.seat.unwrap_or(u8::MAX));
+                w.write_bool(r.rejoin);
+                w.write_u8(r.addresses.len() as u8);
+                for a in &r.addresses {
+                    let text = a.map(|a| a.to_string()).unwrap_or_default();
+                    w.write_bytes(text.as_bytes());
+                }
+            }
+            Lobby::Refused(reason) => {
+                w.write_u8(TAG_REFUSED);
+                let cut: String = reason.chars().take(400).collect();
+                w.write_bytes(cut.as_bytes());
+            }
+        }
+        let mut bytes = w.bytes().to_vec();
+        if matches!(self, Lobby::Join(_)) {
+            bytes.resize(JOIN_BYTES, 0);
+        }
+        bytes
+    }
+
+    /// Reads a setup message from untrusted bytes.
+    pub fn decode(bytes: &[u8]) -> Result<Lobby, LobbyError> {
+        if !is_lobby(bytes) {
+            return Err(LobbyError::NotLobby);
+        }
+        let mut r = StateReader::new(&bytes[MAGIC.len()..]);
+        let version = r.read_u8()?;
+        if version != VERSION {
+            return Err(LobbyError::Version(version));
+        }
+        let bad = |what: &str| LobbyError::Malformed(what.to_string());
+        let msg = match r.read_u8()? {
+            TAG_JOIN => {
+                let want = match r.read_u8()? {
+                    0 => Want::Seat,
+                    1 => Want::Rejoin,
+                    2 => Want::Spectate,
+                    _ => return Err(bad("unknown request")),
+                };
+                let protocol = r.read_u8()?;
+                // The padding is zeros and makes the request full size.
+                if bytes.len() != JOIN_BYTES || r.read_raw(r.remaining())?.iter().any(|b| *b != 0) {
+                    return Err(bad("join padding"));
+                }
+                return Ok(Lobby::Join(Join { want, protocol }));
+            }
+            TAG_WAITING => Lobby::Waiting {
+                seat: r.read_u8()?,
+                joined: r.read_u8()?,
+                players: r.read_u8()?,
+            },
+            TAG_ROSTER => {
+                let game = text(r.read_bytes()?)?;
+                let game_version = r.read_u32()?;
+                let config = r.read_bytes()?.to_vec();
+                let hash: [u8; 32] = r.read_raw(32)?.try_into().map_err(|_| bad("config hash"))?;
+                let players = r.read_u8()?;
+                let seed = r.read_u64()?;
+                let tick_rate = r.read_u16()?;
+                let frames = r.read_u32()?;
+                let seat = match r.read_u8()? {
+                    u8::MAX => None,
+                    s if s < players => Some(s),
+                    _ => return Err(bad("seat beyond the player count")),
+                };
+                let rejoin = r.read_bool()?;
+                let n = r.read_u8()?;
+                if n != players || !(2..=8).contains(&players) {
+                    return Err(bad("address count"));
+                }
+                let mut addresses = Vec::new();
+                for _ in 0..n {
+                    let t = text(r.read_bytes()?)?;
+                    addresses.push(if t.is_empty() {
+                        None
+                    } else {
+                        Some(t.parse().map_err(|_| bad("address"))?)
+                    });
+                }
+                Lobby::Roster(Roster {
+                    game,
+                    game_version,
+                    config,
+                    config_hash: Checksum::from_bytes(hash),
+                    setup: Match {
+                        players,
+                        seed,
+                        tick_rate,
+                    },
+                    frames,
+                    seat,
+                    rejoin,
+                    addresses,
+                })
+            }
+            TAG_REFUSED => Lobby::Refused(text(r.read_bytes()?)?),
+            _ => return Err(bad("unknown message")),
+        };
+        r.finish()?;
+        Ok(msg)
+    }
+}
+
+fn text(bytes: &[u8]) -> Result<String, LobbyError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| LobbyError::Malformed("text".into()))
+}
+
+/// The host's seating: which address holds which seat.
+#[derive(Debug, Clone)]
+pub struct Seating {
+    addresses: Vec<Option<SocketAddr>>,
+}
+
+impl Seating {
+    /// `players` seats, the host in seat 0.
+    pub fn new(players: u8) -> Seating {
+        Seating {
+            addresses: vec![None; usize::from(players)],
+        }
+    }
+
+    /// Seats taken, the host's included.
+    pub fn joined(&self) -> u8 {
+        1 + self.addresses.iter().skip(1).flatten().count() as u8
+    }
+
+    /// Whether every seat is taken.
+    pub fn full(&self) -> bool {
+        usize::from(self.joined()) == self.addresses.len()
+    }
+
+    /// The seat of `addr`, if it has one.
+    pub fn seat_of(&self, addr: SocketAddr) -> Option<u8> {
+        self.addresses
+            .iter()
+            .position(|a| *a == Some(addr))
+            .map(|s| s as u8)
+    }
+
+    /// Seats `addr` in the first empty seat (or finds its seat).
+    pub fn take(&mut self, addr: SocketAddr) -> Option<u8> {
+        if let Some(s) = self.seat_of(addr) {
+            return Some(s);
+        }
+        let free = self.addresses.iter().skip(1).position(Option::is_none)? + 1;
+        self.addresses[free] = Some(addr);
+        Some(free as u8)
+    }
+
+    /// Gives `seat` to `addr` (a restarted process taking its seat back).
+    pub fn reseat(&mut self, seat: u8, addr: SocketAddr) {
+        if let Some(a) = self.addresses.get_mut(usize::from(seat)) {
+            *a = Some(addr);
+        }
+    }
+
+    /// Every seat's address, the host's `None`.
+    pub fn addresses(&self) -> &[Option<SocketAddr>] {
+        &self.addresses
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roster() -> Roster {
+        Roster {
+            game: "cubes".into(),
+            game_version: 3,
+            config: vec![1, 2, 3, 4],
+            config_hash: Checksum::of(&[1, 2, 3, 4]),
+            setup: Match {
+                players: 3,
+                seed: 99,
+                tick_rate: 60,
+            },
+            frames: 1200,
+            seat: Some(2),
+            rejoin: false,
+            addresses: vec![
+                None,
+                Some("127.0.0.1:4000".parse().unwrap()),
+                Some("[::1]:5000".parse().unwrap()),
+            ],
+        }
+    }
+
+    #[test]
+    fn messages_round_trip() {
+        for m in [
+            Lobby::Join(Join {
+                want: Want::Rejoin,
+                protocol: 3,
+            }),
+            Lobby::Waiting {
+                seat: 1,
+                joined: 2,
+                players: 4,
+            },
+            Lobby::Roster(roster()),
+            Lobby::Refused("the match is full".into()),
+        ] {
+            let bytes = m.encode();
+            assert!(bytes.len() <= JOIN_BYTES);
+            assert_eq!(Lobby::decode(&bytes), Ok(m));
+        }
+    }
+
+    #[test]
+    fn a_join_is_full_size_and_answers_fit_it() {
+        let join = Lobby::Join(Join {
+            want: Want::Seat,
+            protocol: 3,
+        })
+        .encode();
+        assert_eq!(join.len(), JOIN_BYTES);
+        assert!(Lobby::Roster(roster()).encode().len() < join.len());
+        // A short join is refused: it would let a forged address amplify.
+        assert!(Lobby::decode(&join[..100]).is_err());
+    }
+
+    #[test]
+    fn every_truncation_and_corruption_is_an_error_not_a_panic() {
+        let bytes = Lobby::Roster(roster()).encode();
+        for n in 0..bytes.len() {
+            assert!(Lobby::decode(&bytes[..n]).is_err());
+        }
+        for i in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut b = bytes.clone();
+                b[i] ^= 1 << bit;
+                let _ = Lobby::decode(&b);
+            }
+        }
+        assert_eq!(Lobby::decode(b"hello"), Err(LobbyError::NotLobby));
+    }
+
+    #[test]
+    fn the_session_decoder_never_takes_a_setup_message() {
+        use lockstep_protocol::Packet;
+        use lockstep_protocol::input::Buttons;
+        for m in [Lobby::Roster(roster()), Lobby::Refused("x".into())] {
+            assert!(Packet::<Buttons>::decode(&m.encode()).is_err());
+        }
+    }
+
+    #[test]
+    fn seats_fill_in_order_and_addresses_keep_theirs() {
+        let mut s = Seating::new(3);
+        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let b: SocketAddr = "127.0.0.1:2".parse().unwrap();
+        let c: SocketAddr = "127.0.0.1:3".parse().unwrap();
+        assert_eq!(s.take(a), Some(1));
+        assert_eq!(s.take(a), Some(1));
+        assert!(!s.full());
+        assert_eq!(s.take(b), Some(2));
+        assert!(s.full());
+        assert_eq!(s.take(c), None);
+        s.reseat(2, c);
+        assert_eq!(s.seat_of(c), Some(2));
+        assert_eq!(s.seat_of(b), None);
+    }
+}
