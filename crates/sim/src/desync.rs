@@ -208,7 +208,8 @@ fn around<G: Game>(log: &ReplayLog<G::Input>, d: Frame, side: &str) -> Result<Ar
 }
 
 /// Compares two logs of the same match: the first frame whose logged
-/// checksums differ, both runs' states before and after it (rebuilt from
+/// checksums differ (the short checks of every frame, and the full
+/// checksums where both logs hold one), both runs' states before and after it (rebuilt from
 /// each log's latest keyframe at or before it), and the fields that differ.
 /// `Ok(None)` if the logs agree on every frame both hold.
 pub fn diagnose_logs<G: Game>(
@@ -221,7 +222,11 @@ pub fn diagnose_logs<G: Game>(
             .filter_map(|f| log.check(f).map(|c| (f, c)))
             .collect()
     };
-    let Some(d) = first_divergence(&checks(left), &checks(right)) else {
+    // The short checks of every frame, and the full checksums of the frames
+    // both logged one for (a 16-bit check misses 1 divergence in 65 536).
+    let short = first_divergence(&checks(left), &checks(right));
+    let full = first_divergence(left.full_checksums(), right.full_checksums());
+    let Some(d) = short.into_iter().chain(full).min() else {
         return Ok(None);
     };
     let l = around::<G>(left, d, "left")?;
