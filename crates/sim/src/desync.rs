@@ -5,7 +5,6 @@
 //! all of it for two replay logs of one match.
 
 use core::fmt::Write as _;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use lockstep_fx::Checksum;
@@ -118,18 +117,23 @@ pub struct Diagnosis {
 }
 
 impl Diagnosis {
-    /// Writes the report as text to `path` and each state beside it as a
-    /// state file (`<path stem>.left.state`, `<path stem>.right.state`, which
-    /// `lockstep diff` compares field by field). Returns the state files'
-    /// paths.
-    pub fn write<G: Game>(&self, path: &Path) -> io::Result<[PathBuf; 2]> {
-        std::fs::write(path, self.report.to_text())?;
-        let mut written = [PathBuf::new(), PathBuf::new()];
-        for ((side, state), out) in ["left", "right"].iter().zip(&self.states).zip(&mut written) {
-            *out = path.with_extension(format!("{side}.state"));
-            std::fs::write(&*out, StateFile::of::<G>(state.clone()).encode())?;
-        }
-        Ok(written)
+    /// The files a report consists of, to be written as the caller sees fit
+    /// (`lockstep diff` writes each whole or not at all): the report as text
+    /// at `path`, and each state beside it as a state file
+    /// (`<path stem>.left.state`, `<path stem>.right.state`, which `lockstep
+    /// diff` compares field by field).
+    pub fn files<G: Game>(&self, path: &Path) -> [(PathBuf, Vec<u8>); 3] {
+        let state = |side: &str, snapshot: &Snapshot| {
+            (
+                path.with_extension(format!("{side}.state")),
+                StateFile::of::<G>(snapshot.clone()).encode(),
+            )
+        };
+        [
+            (path.to_path_buf(), self.report.to_text().into_bytes()),
+            state("left", &self.states[0]),
+            state("right", &self.states[1]),
+        ]
     }
 }
 

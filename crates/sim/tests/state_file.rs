@@ -6,8 +6,7 @@ mod common;
 use common::{Walkers, WalkersConfig};
 use lockstep_fx::{Checksum, StateWriter};
 use lockstep_sim::{
-    Engine, EngineSettings, Game, Match, STATE_FILE_VERSION, STATE_MAGIC, StateFile,
-    StateFileError,
+    Engine, EngineSettings, Game, Match, STATE_FILE_VERSION, STATE_MAGIC, StateFile, StateFileError,
 };
 
 fn saved() -> StateFile {

@@ -334,7 +334,11 @@ impl Header {
             self.setup.players.to_string(),
             other.setup.players.to_string(),
         );
-        field("seed", self.setup.seed.to_string(), other.setup.seed.to_string());
+        field(
+            "seed",
+            self.setup.seed.to_string(),
+            other.setup.seed.to_string(),
+        );
         field(
             "tick rate",
             self.setup.tick_rate.to_string(),
@@ -362,7 +366,8 @@ fn body_len_of_fields(body: &[u8]) -> Option<u64> {
     let game_len = u64::from(*body.first()?);
     let at = usize::try_from(1 + game_len + FIXED_FIELDS).ok()?;
     let config_len = body.get(at..at.checked_add(4)?)?;
-    let config_len = u32::from_le_bytes([config_len[0], config_len[1], config_len[2], config_len[3]]);
+    let config_len =
+        u32::from_le_bytes([config_len[0], config_len[1], config_len[2], config_len[3]]);
     Some(1 + game_len + FIXED_FIELDS + 4 + u64::from(config_len))
 }
 
