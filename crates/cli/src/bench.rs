@@ -27,9 +27,14 @@ impl Row {
         r.sort_by(f64::total_cmp);
         let median = r[r.len() / 2];
         let (lo, hi) = (r[0], r[r.len() - 1]);
-        println!(
+        outln!(
             "{:<16} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>10}",
-            self.name, self.frames, median, lo, hi, self.state_bytes
+            self.name,
+            self.frames,
+            median,
+            lo,
+            hi,
+            self.state_bytes
         );
     }
 }
@@ -49,9 +54,14 @@ pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliE
             names.join(", ")
         )));
     }
-    println!(
+    outln!(
         "{:<16} {:>7} {:>10} {:>10} {:>10} {:>10}",
-        "benchmark", "frames", "ms/step", "min", "max", "state B"
+        "benchmark",
+        "frames",
+        "ms/step",
+        "min",
+        "max",
+        "state B"
     );
     for name in selected {
         let row = match name.strip_prefix("game:") {

@@ -138,9 +138,13 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
             "--machine".into(),
         ]
     };
-    println!(
+    outln!(
         "demo: {players} processes play {} frames of {} over loopback UDP, {} ms ± {} ms one way, {}% loss",
-        args.frames, args.game, args.delay, args.jitter, args.loss
+        args.frames,
+        args.game,
+        args.delay,
+        args.jitter,
+        args.loss
     );
     let (tx, rx) = mpsc::channel();
     let mut seats: Vec<Seat> = Vec::new();
@@ -224,7 +228,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
                         print!("\x1b[{printed_rows}A\x1b[J");
                         printed_rows = 0;
                     }
-                    println!("  {}: {rest}", seats[i].name);
+                    outln!("  {}: {rest}", seats[i].name);
                 } else if line.starts_with("status ") {
                     seats[i].status = Row::parse(&line);
                 } else if line.starts_with("done ") {
@@ -240,7 +244,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
                 print!("\x1b[{printed_rows}A\x1b[J");
             }
             for s in &seats {
-                println!("{}", live_line(s));
+                outln!("{}", live_line(s));
             }
             printed_rows = if tty { seats.len() } else { 0 };
             let _ = std::io::stdout().flush();
@@ -260,12 +264,12 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
             .wait()
             .map_err(|e| CliError::new(format!("{}: {e}", s.name)))?;
         if !status.success() || s.done.is_none() {
-            println!("{} failed ({status})", s.name);
+            outln!("{} failed ({status})", s.name);
             ok = false;
         }
     }
-    println!();
-    println!(
+    outln!("");
+    outln!(
         "{:<10} {:>5} {:>7} {:>10} {:>12} {:>12} {:>7} {:>8} {:>14} {:>16}",
         "seat",
         "",
@@ -281,7 +285,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
     for s in &seats {
         let Some(d) = &s.done else { continue };
         let secs = d.num("seconds").max(1);
-        println!(
+        outln!(
             "{:<10} {:>5} {:>7} {:>10} {:>12} {:>12} {:>7} {:>8} {:>14} {:>16}",
             s.name,
             d.get("seat"),
@@ -298,16 +302,16 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
             ok = false;
         }
     }
-    println!();
+    outln!("");
     let logs: Vec<PathBuf> = seats.iter().map(|s| s.log.clone()).collect();
-    println!("verifying the {} replay logs:", logs.len());
+    outln!("verifying the {} replay logs:", logs.len());
     let verified = crate::verify::run(&crate::verify::VerifyArgs { logs })?;
     ok &= verified == ExitCode::SUCCESS;
     if ok {
-        println!("demo: every seat agreed on every checksum, and every log verifies");
+        outln!("demo: every seat agreed on every checksum, and every log verifies");
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("demo: FAILED");
+        outln!("demo: FAILED");
         Ok(ExitCode::FAILURE)
     }
 }

@@ -1,18 +1,26 @@
 //! `lockstep diff`: compare two state files field by field, or two replay
-//! logs of one match: the first divergent frame, the fields that differ
-//! before and after it, and a desync report written to a text file.
+//! logs of one match: their headers, then the first divergent frame (short
+//! checks of every frame and the full checksums both logs hold), the fields
+//! that differ before and after it, and a desync report written to a text
+//! file. A long list of fields is summarised by entity kind and field, with
+//! the full list on `--all`.
+//!
+//! Exit status: 0 only if the two agree on everything compared *and* the
+//! comparison covered both inputs whole; logs of different lengths, or a
+//! damaged log, agree at most on a prefix, which is not an agreement.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 use lockstep_sim::desync::diagnose_logs;
-use lockstep_sim::replay::MAGIC as LOG_MAGIC;
-use lockstep_sim::{Game, STATE_MAGIC, StateFile, diff_snapshots};
+use lockstep_sim::replay::{MAGIC as LOG_MAGIC, ReplayLog};
+use lockstep_sim::{FieldDiff, Game, STATE_MAGIC, StateFile, diff_snapshots};
 
 use crate::CliError;
 use crate::games::with_game;
-use crate::replay::{game_of, read_file, read_log};
+use crate::output::{refuse_input, write_file};
+use crate::replay::{game_of, incompleteness, read_file, read_log};
 
 /// Arguments of `lockstep diff`.
 #[derive(Debug, Args)]
@@ -26,7 +34,14 @@ pub struct DiffArgs {
     /// divergent frame are written beside it as `.left.state` and `.right.state`.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// List every differing field (default: counts by entity kind and
+    /// field, and the first few fields).
+    #[arg(long)]
+    pub all: bool,
 }
+
+/// Fields listed one by one without `--all`.
+const FIELDS_SHOWN: usize = 10;
 
 /// Runs `lockstep diff`: exits 0 if the two agree, 1 if they differ.
 pub fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
@@ -96,7 +111,7 @@ fn diff_state_files<G: Game>(
             .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
     }
     if l.frame() != r.frame() {
-        println!(
+        outln!(
             "note: the states are of different frames ({} and {})",
             l.frame(),
             r.frame()
@@ -104,20 +119,61 @@ fn diff_state_files<G: Game>(
     }
     let diff = diff_snapshots::<G>(&l.snapshot.bytes, &r.snapshot.bytes)
         .map_err(|e| CliError::new(format!("cannot decode a state: {e}")))?;
-    for d in &diff {
-        println!("{d}");
-    }
-    println!("{}", lockstep_sim::diff::count(diff.len()));
-    Ok(if diff.is_empty() {
+    print_fields(&diff, args.all, "");
+    Ok(if diff.is_empty() && l.frame() == r.frame() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
 }
 
+/// Prints a list of differing fields: the count, then (for more than one)
+/// the counts by entity kind and field, then the fields themselves — all of
+/// them with `all`, else the first [`FIELDS_SHOWN`].
+fn print_fields(diff: &[FieldDiff], all: bool, indent: &str) {
+    outln!("{indent}{}", lockstep_sim::diff::count(diff.len()));
+    if diff.len() > 1 {
+        outln!("{indent}by entity kind and field:");
+        for (kind, field, n) in lockstep_sim::diff::summary(diff) {
+            let field = if field.is_empty() {
+                "(unlabelled bytes)"
+            } else {
+                field
+            };
+            outln!("{indent}  {kind} · {field}: {n}");
+        }
+    }
+    let shown = if all {
+        diff.len()
+    } else {
+        FIELDS_SHOWN.min(diff.len())
+    };
+    if shown < diff.len() {
+        outln!(
+            "{indent}the first {shown} of {} (--all lists every one):",
+            diff.len()
+        );
+    }
+    for d in &diff[..shown] {
+        outln!("{indent}  {d}");
+    }
+}
+
 fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> {
+    if let Some(path) = &args.report {
+        refuse_outputs(path, args)?;
+    }
     let left = read_log::<G>(&args.left)?;
     let right = read_log::<G>(&args.right)?;
+    let differences = left.header().match_differences(right.header());
+    if !differences.is_empty() {
+        outln!("the logs are not of the same match; their headers differ:");
+        for (field, l, r) in differences {
+            outln!("  {field}: {l} ≠ {r}");
+        }
+        outln!("(frames are compared only between logs of one match)");
+        return Ok(ExitCode::FAILURE);
+    }
     let sources = [
         args.left.display().to_string(),
         args.right.display().to_string(),
@@ -125,26 +181,92 @@ fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> {
     let found =
         diagnose_logs::<G>(&left, &right, sources).map_err(|e| CliError::new(e.to_string()))?;
     let Some(desync) = found else {
-        println!(
-            "no divergence: the logs agree on all {} frames both hold",
-            left.frames().min(right.frames())
-        );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(agreement(args, &left, &right));
     };
     let report = &desync.report;
     let path = args.report.clone().unwrap_or_else(|| {
         args.left
             .with_file_name(format!("desync-{}.txt", report.frame))
     });
-    let text = report.to_text();
-    desync
-        .write::<G>(&path)
-        .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
-    print!("{text}");
-    println!(
-        "\nreport written to {} (states before frame {} beside it)",
+    refuse_outputs(&path, args)?;
+    for (file, bytes) in desync.files::<G>(&path) {
+        write_file(&file, &bytes)?;
+    }
+    outln!("desync report: {}", report.game);
+    outln!("left:  {}", report.sources[0]);
+    outln!("right: {}", report.sources[1]);
+    outln!("first divergent frame: {}", report.frame);
+    outln!(
+        "checksum after frame {}, left:  {}",
+        report.frame,
+        report.checksums[0]
+    );
+    outln!(
+        "checksum after frame {}, right: {}",
+        report.frame,
+        report.checksums[1]
+    );
+    for note in &report.notes {
+        outln!("note: {note}");
+    }
+    outln!("inputs of frame {}:", report.frame);
+    for (seat, input) in report.inputs.iter().enumerate() {
+        outln!("  player {seat}: {input}");
+    }
+    for (when, diff) in [("before", &report.before), ("after", &report.after)] {
+        outln!("in the states {when} frame {}:", report.frame);
+        print_fields(diff, args.all, "  ");
+    }
+    outln!(
+        "report written to {} (every field; the states before frame {} beside it)",
         path.display(),
         report.frame
     );
     Ok(ExitCode::FAILURE)
+}
+
+/// Refuses a report path whose files would overwrite an input.
+fn refuse_outputs(report: &Path, args: &DiffArgs) -> Result<(), CliError> {
+    let inputs = [args.left.as_path(), args.right.as_path()];
+    refuse_input("--report", report, &inputs)?;
+    for side in ["left", "right"] {
+        refuse_input(
+            "--report",
+            &report.with_extension(format!("{side}.state")),
+            &inputs,
+        )?;
+    }
+    Ok(())
+}
+
+/// Two logs with no divergent frame: they agree only if both are whole and
+/// of the same length; otherwise says how far the comparison got.
+fn agreement<I: lockstep_sim::Input>(
+    args: &DiffArgs,
+    left: &ReplayLog<I>,
+    right: &ReplayLog<I>,
+) -> ExitCode {
+    let common = left.frames().min(right.frames());
+    let full = {
+        let r: Vec<u32> = right.full_checksums().iter().map(|&(f, _)| f).collect();
+        left.full_checksums()
+            .iter()
+            .filter(|(f, _)| r.binary_search(f).is_ok())
+            .count()
+    };
+    let whole = left.is_complete() && right.is_complete() && left.frames() == right.frames();
+    if whole {
+        outln!(
+            "no divergence: the logs agree on all {common} frames ({full} full checksums compared)"
+        );
+        return ExitCode::SUCCESS;
+    }
+    outln!(
+        "INCOMPLETE: no divergence in frames 0..{common}, the frames both logs hold ({full} full checksums compared), but that is not all of them:"
+    );
+    for (path, log) in [(&args.left, left), (&args.right, right)] {
+        let what = incompleteness(log).unwrap_or_else(|| "complete".to_string());
+        outln!("  {}: {} frames; {what}", path.display(), log.frames());
+    }
+    ExitCode::FAILURE
 }

@@ -3,15 +3,26 @@
 //! the physics scenes.
 //!
 //! A thin shell over `lockstep-net`, `lockstep-sim` and `lockstep-games`:
-//! every decision a library user would want lives there. Each command prints one clear line
-//! and exits non-zero on a bad file or argument.
+//! every decision a library user would want lives there. Each command prints
+//! one clear line and exits non-zero on a bad file or argument; its output
+//! files are written whole or not at all and never over its inputs, and it
+//! ends quietly when its standard output is closed (`output`).
 #![allow(clippy::float_arithmetic)] // reports only: timings and rates
+
+/// `println!` for the commands: a closed pipe ends the process quietly
+/// instead of panicking ([`output::line()`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::line(format_args!($($arg)*))
+    };
+}
 
 mod bench;
 mod demo;
 mod diff;
 mod games;
 mod net;
+mod output;
 mod record;
 mod replay;
 mod verify;
@@ -60,7 +71,7 @@ enum Command {
     Record(record::RecordArgs),
     /// Re-simulate a log, verifying every checksum.
     Replay(replay::ReplayArgs),
-    /// Replay logs and check them; exits non-zero at the first bad frame.
+    /// Replay logs and check every one (frames and keyframes); exits non-zero if any fails.
     Verify(verify::VerifyArgs),
     /// Compare two logs or two state files: the first divergent frame and the fields that differ.
     Diff(diff::DiffArgs),
@@ -100,16 +111,23 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("lockstep: {e}");
+            say_error(&e.to_string());
             ExitCode::FAILURE
         }
     }
 }
 
+/// One line on stderr, `lockstep: ` first; nothing if stderr is closed.
+fn say_error(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "lockstep: {line}");
+}
+
 /// Help and version go to stdout as clap writes them; a bad argument is one
-/// line on stderr (clap's first line, which names the argument) and exit 2.
+/// line on stderr (clap's first line, which names the argument, or for
+/// missing arguments the arguments themselves) and exit 2.
 fn argument_error(e: &clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
@@ -117,14 +135,28 @@ fn argument_error(e: &clap::Error) -> ExitCode {
             let _ = e.print();
             ExitCode::SUCCESS
         }
-        _ => {
-            let text = e.render().to_string();
-            let line = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
-            eprintln!("lockstep: {line} (see `lockstep --help`)");
+        kind => {
+            // Clap lists missing arguments on the lines after its first.
+            let missing = match e.get(ContextKind::InvalidArg) {
+                Some(ContextValue::Strings(names))
+                    if kind == ErrorKind::MissingRequiredArgument =>
+                {
+                    Some(names.join(", "))
+                }
+                _ => None,
+            };
+            let line = match missing {
+                Some(names) => format!("missing required argument(s): {names}"),
+                None => {
+                    let text = e.render().to_string();
+                    text.lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("invalid arguments")
+                        .trim_start_matches("error: ")
+                        .to_string()
+                }
+            };
+            say_error(&format!("{line} (see `lockstep --help`)"));
             ExitCode::from(2)
         }
     }

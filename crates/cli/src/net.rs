@@ -263,11 +263,11 @@ fn print_summary(output: &OutputArgs, summary: &Summary, log: Option<&Path>) {
         log.map_or("-".into(), |p| p.display().to_string()),
     );
     if output.machine {
-        println!("{line}");
+        outln!("{line}");
     } else {
-        println!("{}", human_status(s));
+        outln!("{}", human_status(s));
         if let Some(p) = log {
-            println!("replay log written to {}", p.display());
+            outln!("replay log written to {}", p.display());
         }
     }
 }
@@ -346,9 +346,9 @@ fn host_game<G: Demo>(args: &HostArgs) -> Result<ExitCode, CliError> {
             local
         };
         if args.output.machine {
-            println!("listening {reach}");
+            outln!("listening {reach}");
         } else {
-            println!(
+            outln!(
                 "hosting {} for {players} players at {reach}: join with `lockstep join {reach}`",
                 G::ID
             );
@@ -460,7 +460,7 @@ async fn play_game<G: Demo>(
         .seat
         .ok_or_else(|| CliError::new("the host gave no seat"))?;
     if !args.output.machine {
-        println!(
+        outln!(
             "seat {seat} of {} players of {} (seed {}, {} frames){}",
             roster.setup.players,
             G::ID,

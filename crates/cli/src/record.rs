@@ -1,8 +1,13 @@
 //! `lockstep record`: a match played by bots in one process, into a replay
 //! log.
+//!
+//! Everything that can be checked before the match is (the flip's frame,
+//! that the log is not the match or settings file); the log is written to a
+//! temporary file and put in place only when the whole match is recorded,
+//! so a refused argument found late (a player count, a flipped field that
+//! does not exist) leaves an existing log untouched.
 
-use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -15,6 +20,7 @@ use lockstep_sim::{Game, Match, StateMap};
 
 use crate::CliError;
 use crate::games::with_game;
+use crate::output::{Pending, refuse_input};
 
 /// Arguments of `lockstep record`.
 #[derive(Debug, Args)]
@@ -142,6 +148,20 @@ impl Plan {
 pub fn run(args: &RecordArgs) -> Result<ExitCode, CliError> {
     let flip = args.flip.as_deref().map(parse_flip).transpose()?;
     let plan = Plan::of(args)?;
+    if let Some(f) = &flip {
+        if f.frame >= plan.frames {
+            return Err(CliError::new(format!(
+                "--flip: frame {} is past the end of the match (frames 0 to {}); the flip would never happen",
+                f.frame,
+                plan.frames.saturating_sub(1)
+            )));
+        }
+    }
+    let inputs: Vec<&Path> = [args.match_file.as_deref(), plan.settings.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    refuse_input("-o", &args.out, &inputs)?;
     with_game!(plan.game.as_str(), G => record::<G>(&plan, args, flip.as_ref()))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -166,12 +186,8 @@ fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Resul
         keyframe_interval: plan.keyframe_interval,
         ..RecordSettings::default()
     };
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
-    }
     let io_err = |e: std::io::Error| CliError::new(format!("{}: {e}", args.out.display()));
-    let file = File::create(&args.out).map_err(io_err)?;
+    let (pending, file) = Pending::create(&args.out)?;
     let mut recorder = Recorder::<G, _>::new(&config, setup, settings, BufWriter::new(file))
         .map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
     let mut bots = Bots::<G>::new(&setup);
@@ -190,9 +206,11 @@ fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Resul
     let (_, out) = recorder.finish().map_err(io_err)?;
     let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
     let bytes = file.metadata().map_err(io_err)?.len();
+    drop(file);
+    pending.commit()?;
     let per = bytes as f64 / f64::from(plan.frames.max(1)) / f64::from(players.max(1));
     let game_seconds = f64::from(plan.frames) / f64::from(plan.tick_rate.max(1));
-    println!(
+    outln!(
         "recorded {} frames ({game_seconds:.0} s) of {} ({players} players, seed {}) in {seconds:.1} s, {:.1}× real time → {} ({bytes} bytes, {per:.2} bytes/frame/player)",
         plan.frames,
         G::ID,
@@ -203,10 +221,7 @@ fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Resul
     Ok(())
 }
 
-fn corrupt<G: Game, W: std::io::Write>(
-    recorder: &mut Recorder<G, W>,
-    flip: &Flip,
-) -> Result<(), CliError> {
+fn corrupt<G: Game, W: Write>(recorder: &mut Recorder<G, W>, flip: &Flip) -> Result<(), CliError> {
     let map = StateMap::of(recorder.engine().game());
     let bytes = map
         .with_flipped_bit(&flip.entity, &flip.field, flip.bit)
@@ -229,9 +244,13 @@ fn corrupt<G: Game, W: std::io::Write>(
     recorder
         .keyframe()
         .map_err(|e| CliError::new(format!("cannot write the keyframe: {e}")))?;
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "flipped bit {} of `{}` of `{}` before frame {}",
-        flip.bit, flip.field, flip.entity, flip.frame
+        flip.bit,
+        flip.field,
+        flip.entity,
+        flip.frame
     );
     Ok(())
 }

@@ -1,7 +1,10 @@
-//! `lockstep replay`: re-simulate a log, verify every checksum, show
-//! progress and a summary; seek with `--to`, save the state reached with
-//! `--save`, and measure a sync test over the log with `--sync-test`.
+//! `lockstep replay`: re-simulate a log, verify every checksum and every
+//! keyframe reached, show progress and a summary; seek with `--to`, save
+//! the state reached with `--save`, and measure a sync test over the log
+//! with `--sync-test`. A damaged or incomplete log replays as far as its
+//! valid frames go, and the command then exits non-zero.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -13,6 +16,7 @@ use lockstep_sim::{Frame, Game, StateFile, SyncTest};
 
 use crate::CliError;
 use crate::games::with_game;
+use crate::output::{refuse_input, write_file};
 
 /// Arguments of `lockstep replay`.
 #[derive(Debug, Args)]
@@ -26,7 +30,8 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub save: Option<PathBuf>,
     /// Also replay under a sync test rolling back this many frames every
-    /// frame, and print its cost beside the plain replay's.
+    /// frame (at most the log's frames), and print its cost beside the plain
+    /// replay's.
     #[arg(long, value_name = "DEPTH")]
     pub sync_test: Option<u32>,
     /// No progress bar.
@@ -45,25 +50,46 @@ pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// Reads a log file, keeping the valid prefix; says on stderr where and why
-/// an incomplete log ends.
+/// Reads a log file, keeping its valid frames; says on stderr which records
+/// were damaged and where and why an incomplete log ends.
 pub fn read_log<G: Game>(path: &Path) -> Result<ReplayLog<G::Input>, CliError> {
     let bytes = read_file(path)?;
     let log = replay::read::<G::Input>(&bytes)
         .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+    let mut err = std::io::stderr();
+    for damage in log.damage() {
+        let _ = writeln!(err, "warning: {}: {damage}", path.display());
+    }
     if let LogEnd::Truncated {
         offset,
         frame,
         reason,
     } = log.end()
     {
-        eprintln!(
+        let _ = writeln!(
+            err,
             "warning: {}: the log ends early at byte {offset}, frame {frame}: {reason}; using the {} valid frames",
             path.display(),
             log.frames()
         );
     }
     Ok(log)
+}
+
+/// What is wrong with a log that is not complete, in a few words.
+pub fn incompleteness<I: lockstep_sim::Input>(log: &ReplayLog<I>) -> Option<String> {
+    let mut parts = Vec::new();
+    if !log.damage().is_empty() {
+        parts.push(format!(
+            "{} damaged record(s) skipped, the first at byte {}",
+            log.damage().len(),
+            log.damage()[0].offset
+        ));
+    }
+    if let LogEnd::Truncated { offset, .. } = log.end() {
+        parts.push(format!("its valid data ends at byte {offset}"));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The file's bytes, or an error naming it.
@@ -86,7 +112,21 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode, CliError> {
 }
 
 fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
+    if let Some(path) = &args.save {
+        refuse_input("--save", path, &[&args.log])?;
+    }
     let log = read_log::<G>(&args.log)?;
+    if let Some(depth) = args.sync_test {
+        // Each frame re-steps `depth` frames: past the log's length that is
+        // only more work (it goes back to frame 0 anyway), and quadratic.
+        if depth > log.frames() {
+            return Err(CliError::new(format!(
+                "--sync-test {depth}: deeper than the log's {} frames; give a depth from 0 to {}",
+                log.frames(),
+                log.frames()
+            )));
+        }
+    }
     let header = log.header();
     let options = RunOptions {
         to: args.to,
@@ -107,18 +147,25 @@ fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
     print_summary::<G>(&args.log, header, &outcome, seconds);
     if let Some(path) = &args.save {
         let file = StateFile::of::<G>(engine.save());
-        std::fs::write(path, file.encode())
-            .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
-        println!(
+        write_file(path, &file.encode())?;
+        outln!(
             "saved the state before frame {} to {}",
             engine.frame(),
             path.display()
         );
     }
     if let Some(depth) = args.sync_test {
-        sync_test::<G>(&log, depth, seconds, outcome.replayed)?;
+        sync_test::<G>(&log, depth, seconds, outcome.replayed, args.quiet)?;
     }
-    Ok(if outcome.verified() {
+    // A replay of part of a log proves only that part.
+    if let Some(what) = incompleteness(&log) {
+        outln!(
+            "DAMAGED: {}: {what}; only the {} valid frames were replayed",
+            args.log.display(),
+            log.frames()
+        );
+    }
+    Ok(if outcome.verified() && log.is_complete() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -128,7 +175,7 @@ fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
 fn print_summary<G: Game>(path: &Path, header: &Header, outcome: &Outcome, seconds: f64) {
     let tick_rate = f64::from(header.setup.tick_rate.max(1));
     let fps = f64::from(outcome.replayed) / seconds.max(1e-9);
-    println!(
+    outln!(
         "{}: {} v{}, {} players, seed {}, {} Hz",
         path.display(),
         G::ID,
@@ -137,7 +184,7 @@ fn print_summary<G: Game>(path: &Path, header: &Header, outcome: &Outcome, secon
         header.setup.seed,
         header.setup.tick_rate
     );
-    println!(
+    outln!(
         "replayed frames {}..{} ({} frames) in {seconds:.2} s: {fps:.0} frames/s, {:.1}× real time",
         outcome.start,
         outcome.end,
@@ -145,28 +192,50 @@ fn print_summary<G: Game>(path: &Path, header: &Header, outcome: &Outcome, secon
         fps / tick_rate
     );
     match &outcome.first_mismatch {
-        None => println!(
+        None => outln!(
             "verified: every frame matches the log ({} against full checksums); final checksum {}",
-            outcome.full_checks, outcome.final_checksum
+            outcome.full_checks,
+            outcome.final_checksum
         ),
-        Some(m) => println!(
+        Some(m) => outln!(
             "MISMATCH: {} frames differ from the log, the first at frame {} (log {}, computed {})",
-            outcome.mismatches, m.frame, m.expected, m.computed
+            outcome.mismatches,
+            m.frame,
+            m.expected,
+            m.computed
+        ),
+    }
+    match outcome.first_bad_keyframe {
+        None if outcome.keyframes_checked > 0 => outln!(
+            "keyframes: all {} reached are the replayed state",
+            outcome.keyframes_checked
+        ),
+        None => {}
+        Some(frame) => outln!(
+            "BAD KEYFRAME: {} of {} keyframes are not the replayed state, the first before frame {frame}",
+            outcome.bad_keyframes,
+            outcome.keyframes_checked
         ),
     }
 }
 
-/// Replays the log under a [`SyncTest`] and prints its cost beside the plain
-/// replay's.
+/// Replays the log under a [`SyncTest`] (depth at most the log's frames,
+/// checked by the caller) and prints its cost beside the plain replay's.
 fn sync_test<G: Game>(
     log: &ReplayLog<G::Input>,
     depth: u32,
     plain_seconds: f64,
     plain_frames: u32,
+    quiet: bool,
 ) -> Result<(), CliError> {
     let config = replay::check_game::<G>(log.header()).map_err(|e| CliError::new(e.to_string()))?;
     let game = G::new(&config, &log.header().setup).map_err(|e| CliError::new(e.to_string()))?;
     let mut test = SyncTest::new(game, depth);
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        progress_bar(u64::from(log.frames()), "sync test")
+    };
     let start = Instant::now();
     let mut frames = 0u32;
     for frame in 0..log.frames() {
@@ -176,11 +245,13 @@ fn sync_test<G: Game>(
         test.advance(inputs)
             .map_err(|e| CliError::new(format!("sync test: {e}")))?;
         frames += 1;
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let plain = plain_seconds * 1000.0 / f64::from(plain_frames.max(1));
     let tested = seconds * 1000.0 / f64::from(frames.max(1));
-    println!(
+    outln!(
         "sync test depth {depth}: {frames} frames passed, {} re-simulated; {tested:.3} ms/frame against {plain:.3} plain ({:.2}×)",
         test.resimulated(),
         tested / plain.max(1e-12)

@@ -1,5 +1,7 @@
-//! `lockstep verify`: replay logs and check every frame; with several logs
-//! of one match, also check that they agree with each other.
+//! `lockstep verify`: replay logs and check every frame and every keyframe;
+//! with several logs of one match, also check that they agree with each
+//! other. Every log named is checked and gets its own `ok` or `FAIL` line,
+//! whatever happened to the ones before it (a missing file, another game).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,7 +13,7 @@ use lockstep_sim::replay::{self, RunOptions};
 
 use crate::CliError;
 use crate::games::with_game;
-use crate::replay::{game_of, read_log};
+use crate::replay::{game_of, incompleteness, read_log};
 
 /// Arguments of `lockstep verify`.
 #[derive(Debug, Args)]
@@ -37,15 +39,16 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     let mut ok = true;
     let mut streams: Vec<Verified> = Vec::new();
     for path in &args.logs {
-        let game = game_of(path)?;
-        let result = with_game!(game.as_str(), G => verify_one::<G>(path));
+        let result =
+            game_of(path).and_then(|game| with_game!(game.as_str(), G => verify_one::<G>(path)));
         match result {
             Ok(v) => {
                 ok &= v.good;
                 streams.push(v);
             }
             Err(e) => {
-                println!("FAIL {}: {e}", path.display());
+                // The error names the file.
+                outln!("FAIL {e}");
                 ok = false;
             }
         }
@@ -55,7 +58,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         for b in &streams[i + 1..] {
             if a.game == b.game && a.key == b.key {
                 if let Some(frame) = first_divergence(&a.checks, &b.checks) {
-                    println!(
+                    outln!(
                         "FAIL {} and {} record the same match but part at frame {frame}",
                         a.path.display(),
                         b.path.display()
@@ -64,6 +67,14 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
                 }
             }
         }
+    }
+    if args.logs.len() > 1 {
+        let good = streams.iter().filter(|v| v.good).count();
+        outln!(
+            "{good} of {} logs verified{}",
+            args.logs.len(),
+            if ok { "" } else { "; verify FAILED" }
+        );
     }
     Ok(if ok {
         ExitCode::SUCCESS
@@ -76,28 +87,36 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
 fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
     let log = read_log::<G>(path)?;
     let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {})
-        .map_err(|e| CliError::new(e.to_string()))?;
+        .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
     let good = outcome.verified() && log.is_complete();
-    match (&outcome.first_mismatch, log.is_complete()) {
-        (Some(m), _) => println!(
-            "FAIL {}: first bad frame {} (log {}, computed {}); {} frames differ",
-            path.display(),
-            m.frame,
-            m.expected,
-            m.computed,
-            outcome.mismatches
-        ),
-        (None, false) => println!(
-            "FAIL {}: the {} valid frames verify, but the log is incomplete (see the warning above)",
-            path.display(),
-            outcome.replayed
-        ),
-        (None, true) => println!(
-            "ok {}: {} frames verified ({} against full checksums)",
+    let mut problems = Vec::new();
+    if let Some(m) = &outcome.first_mismatch {
+        problems.push(format!(
+            "first bad frame {} (log {}, computed {}); {} frames differ",
+            m.frame, m.expected, m.computed, outcome.mismatches
+        ));
+    }
+    if let Some(frame) = outcome.first_bad_keyframe {
+        problems.push(format!(
+            "{} of {} keyframes are not the replayed state, the first before frame {frame}",
+            outcome.bad_keyframes, outcome.keyframes_checked
+        ));
+    }
+    if let Some(what) = incompleteness(&log) {
+        problems.push(format!(
+            "the log is damaged or incomplete ({what}; see the warning above)"
+        ));
+    }
+    if problems.is_empty() {
+        outln!(
+            "ok {}: {} frames verified ({} against full checksums), {} keyframes checked",
             path.display(),
             outcome.replayed,
-            outcome.full_checks
-        ),
+            outcome.full_checks,
+            outcome.keyframes_checked
+        );
+    } else {
+        outln!("FAIL {}: {}", path.display(), problems.join("; "));
     }
     let checks = (0..log.frames())
         .filter_map(|f| log.check(f).map(|c| (f, c.0)))

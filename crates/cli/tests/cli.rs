@@ -107,9 +107,11 @@ fn damaged_logs_fail_clearly_and_keep_their_prefix() {
     // Truncated: replay uses the valid frames, verify fails naming the end.
     let cut = d.join("cut.log");
     std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    // Replay uses the valid frames, and says the log is damaged (exit 1).
     let o = lockstep(&["replay", cut.to_str().unwrap(), "-q"]);
-    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("ends early at byte"), "{}", text(&o));
+    assert!(text(&o).contains("verified: every frame"), "{}", text(&o));
     let o = lockstep(&["verify", cut.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(text(&o).contains("incomplete"), "{}", text(&o));
@@ -122,7 +124,11 @@ fn damaged_logs_fail_clearly_and_keep_their_prefix() {
     std::fs::write(&bad, &flipped).unwrap();
     let o = lockstep(&["verify", bad.to_str().unwrap()]);
     assert!(!o.status.success());
-    assert!(text(&o).contains("ends early at byte"), "{}", text(&o));
+    assert!(
+        text(&o).contains("ends early at byte") || text(&o).contains("was skipped"),
+        "{}",
+        text(&o)
+    );
 
     // Another format version: one line, naming the file.
     let version = d.join("version.log");
@@ -140,11 +146,10 @@ fn damaged_logs_fail_clearly_and_keep_their_prefix() {
     std::fs::write(&junk, b"hello").unwrap();
     let line = error_line(&lockstep(&["replay", junk.to_str().unwrap()]));
     assert!(line.contains("junk.log"), "{line}");
-    let line = error_line(&lockstep(&[
-        "verify",
-        d.join("missing.log").to_str().unwrap(),
-    ]));
-    assert!(line.contains("missing.log"), "{line}");
+    let o = lockstep(&["verify", d.join("missing.log").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("FAIL"), "{}", text(&o));
+    assert!(text(&o).contains("missing.log"), "{}", text(&o));
 }
 
 #[test]
@@ -159,6 +164,12 @@ fn diff_finds_a_flipped_bit_and_writes_a_report() {
     let o = lockstep(&["verify", flipped.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(text(&o).contains("first bad frame 80"), "{}", text(&o));
+    // The keyframe of the flipped state is not what a replay computes.
+    assert!(
+        text(&o).contains("keyframes are not the replayed state, the first before frame 80"),
+        "{}",
+        text(&o)
+    );
 
     let report = d.join("report.txt");
     let o = lockstep(&[
@@ -300,4 +311,304 @@ fn lockstep_scene_with_grid(grid: u32) -> String {
         .find(|l| l.trim_start().starts_with("grid ="))
         .expect("the scene sets grid");
     text.replacen(line, &format!("grid = {grid}"), 1)
+}
+
+/// Byte offsets of the records of a log, with their kinds (1 frames,
+/// 2 keyframe, 3 end), read by the layout in `fixtures/replays/SPEC.md`.
+fn records(bytes: &[u8]) -> Vec<(u8, usize)> {
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let mut pos = 14 + u32_at(10) + 8;
+    let mut out = Vec::new();
+    while pos < bytes.len() {
+        out.push((bytes[pos], pos));
+        pos += 5 + u32_at(pos + 1) + 8;
+    }
+    out
+}
+
+/// Issue 11: `--sync-test 4294967295` panicked (`depth + 1` wrapped), and a
+/// depth beyond the log ran for minutes without a word.
+#[test]
+fn issue_11_sync_test_deeper_than_the_log_is_refused() {
+    let d = dir("sync_depth");
+    let log = d.join("s.log");
+    let o = lockstep(&[
+        "record",
+        "cubes",
+        "--frames",
+        "12",
+        "-o",
+        log.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    for depth in ["4294967295", "13"] {
+        let line = error_line(&lockstep(&[
+            "replay",
+            log.to_str().unwrap(),
+            "-q",
+            "--sync-test",
+            depth,
+        ]));
+        assert!(
+            line.contains("--sync-test") && line.contains("12 frames"),
+            "{line}"
+        );
+    }
+    let o = lockstep(&["replay", log.to_str().unwrap(), "-q", "--sync-test", "12"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("12 frames passed"), "{}", text(&o));
+}
+
+/// Issue 11: `record -o keep.log` emptied the file before it found a bad
+/// argument; `diff --report a.log` and `replay --save` overwrote an input.
+#[test]
+fn issue_11_outputs_never_destroy_existing_files_or_inputs() {
+    let d = dir("outputs");
+    let keep = d.join("keep.log");
+    std::fs::write(&keep, b"precious").unwrap();
+    // Refused early (players), and late (a field found missing at frame 10).
+    assert!(!record(&keep, &["--players", "9"]).status.success());
+    assert!(
+        !record(&keep, &["--flip", "10:body 99999:position"])
+            .status
+            .success()
+    );
+    let settings = d.join("bad.toml");
+    std::fs::write(&settings, "gravity = 9.81\n").unwrap();
+    assert!(
+        !record(&keep, &["--settings", settings.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert_eq!(std::fs::read(&keep).unwrap(), b"precious");
+    // No temporary file is left behind.
+    let names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    // The log may not be the settings file.
+    let line = error_line(&record(
+        &settings,
+        &["--settings", settings.to_str().unwrap()],
+    ));
+    assert!(line.contains("refusing to overwrite"), "{line}");
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "gravity = 9.81\n"
+    );
+
+    // A successful recording replaces the file.
+    let o = record(&keep, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let a = std::fs::read(&keep).unwrap();
+    assert!(a.starts_with(b"LSREPLAY"));
+
+    let b = d.join("b.log");
+    assert!(record(&b, &["--seed", "2"]).status.success());
+    for report in [keep.to_str().unwrap(), b.to_str().unwrap()] {
+        let line = error_line(&lockstep(&[
+            "diff",
+            keep.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--report",
+            report,
+        ]));
+        assert!(line.contains("refusing to overwrite"), "{line}");
+    }
+    let line = error_line(&lockstep(&[
+        "replay",
+        keep.to_str().unwrap(),
+        "--save",
+        keep.to_str().unwrap(),
+    ]));
+    assert!(
+        line.contains("--save") && line.contains("refusing"),
+        "{line}"
+    );
+    assert_eq!(std::fs::read(&keep).unwrap(), a);
+}
+
+/// Issue 11: a diff that covered only a prefix said "no divergence", exit 0,
+/// and the headers were never compared.
+#[test]
+fn issue_11_diff_agrees_only_on_whole_logs_of_one_match() {
+    let d = dir("diff_whole");
+    let good = d.join("good.log");
+    assert!(record(&good, &[]).status.success());
+    let bytes = std::fs::read(&good).unwrap();
+    // A corrupted frames record mid-file (frames 60..120): the valid data
+    // ends there.
+    let (_, at) = *records(&bytes)
+        .iter()
+        .rfind(|(kind, _)| *kind == 1)
+        .unwrap();
+    let mut damaged = bytes.clone();
+    damaged[at + 12] ^= 0x08;
+    let bad = d.join("damaged.log");
+    std::fs::write(&bad, &damaged).unwrap();
+    let o = lockstep(&["diff", good.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("INCOMPLETE: no divergence in frames 0..60"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("120 frames; complete"), "{}", text(&o));
+
+    // Another match: the headers say so.
+    let other = d.join("seed2.log");
+    assert!(record(&other, &["--seed", "2"]).status.success());
+    let o = lockstep(&["diff", good.to_str().unwrap(), other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("seed: 1 ≠ 2"), "{}", text(&o));
+
+    // Whole and equal: exit 0.
+    let o = lockstep(&["diff", good.to_str().unwrap(), good.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("agree on all 120 frames (2 full checksums"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// Issue 11: `lockstep diff a.state b.state | head -5` panicked; the diff of
+/// two states printed thousands of lines.
+#[test]
+fn issue_11_a_closed_pipe_ends_quietly_and_state_diffs_are_summarised() {
+    use std::process::Stdio;
+    let d = dir("pipe");
+    let log = d.join("a.log");
+    assert!(record(&log, &[]).status.success());
+    let (a, b) = (d.join("60.state"), d.join("90.state"));
+    for (to, state) in [("60", &a), ("90", &b)] {
+        let o = lockstep(&[
+            "replay",
+            log.to_str().unwrap(),
+            "-q",
+            "--to",
+            to,
+            "--save",
+            state.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = lockstep(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("by entity kind and field:"), "{out}");
+    assert!(out.contains("  body · position: "), "{out}");
+    assert!(out.contains("(--all lists every one)"), "{out}");
+    assert!(out.lines().count() < 60, "{out}");
+    let all = lockstep(&["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--all"]);
+    assert!(all.stdout.len() > 64 * 1024, "enough to fill a pipe");
+
+    // The reader goes away before the output is written.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--all"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(o.status.code(), Some(141));
+}
+
+/// Issue 11: `--flip` past the end was ignored; a missing argument was not
+/// named; `verify` stopped at a missing file.
+#[test]
+fn issue_11_arguments_and_every_file_are_checked() {
+    let d = dir("args11");
+    let a = d.join("a.log");
+    let line = error_line(&record(&a, &["--flip", "120:body 3:position"]));
+    assert!(
+        line.contains("--flip") && line.contains("past the end"),
+        "{line}"
+    );
+    assert!(!a.exists());
+    let line = error_line(&lockstep(&["record", "cubes"]));
+    assert!(line.contains("--out"), "{line}");
+    let line = error_line(&lockstep(&["diff", "x.log"]));
+    assert!(line.contains("<RIGHT>"), "{line}");
+
+    assert!(record(&a, &[]).status.success());
+    let c = d.join("c.log");
+    std::fs::copy(&a, &c).unwrap();
+    let o = lockstep(&[
+        "verify",
+        a.to_str().unwrap(),
+        d.join("missing.log").to_str().unwrap(),
+        c.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = text(&o);
+    assert_eq!(out.matches("ok ").count(), 2, "{out}");
+    assert!(out.contains("FAIL") && out.contains("missing.log"), "{out}");
+    assert!(out.contains("2 of 3 logs verified"), "{out}");
+}
+
+/// Issue 11: flipping byte 24 of a state file (its frame) gave "0 fields
+/// differ", exit 0; a bad keyframe byte dropped every later frame and
+/// `replay` exited 0; a corrupted header length read as truncation.
+#[test]
+fn issue_11_damage_is_found_named_and_fails() {
+    let d = dir("damage11");
+    let log = d.join("a.log");
+    assert!(record(&log, &[]).status.success());
+    let state = d.join("s.state");
+    let o = lockstep(&[
+        "replay",
+        log.to_str().unwrap(),
+        "-q",
+        "--to",
+        "60",
+        "--save",
+        state.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut bytes = std::fs::read(&state).unwrap();
+    bytes[24] ^= 1;
+    let bad_state = d.join("bad.state");
+    std::fs::write(&bad_state, &bytes).unwrap();
+    let line = error_line(&lockstep(&[
+        "diff",
+        state.to_str().unwrap(),
+        bad_state.to_str().unwrap(),
+    ]));
+    assert!(
+        line.contains("bad.state") && line.contains("check mismatch"),
+        "{line}"
+    );
+
+    let bytes = std::fs::read(&log).unwrap();
+    let (_, at) = *records(&bytes).iter().find(|(kind, _)| *kind == 2).unwrap();
+    let mut kf = bytes.clone();
+    kf[at + 40] ^= 0x02;
+    let kf_log = d.join("kf.log");
+    std::fs::write(&kf_log, &kf).unwrap();
+    let o = lockstep(&["replay", kf_log.to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("replayed frames 0..120"), "{out}");
+    assert!(
+        out.contains("was skipped") && out.contains("DAMAGED"),
+        "{out}"
+    );
+    let o = lockstep(&["verify", kf_log.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+
+    let mut header = bytes.clone();
+    header[12] ^= 0xfd;
+    let h_log = d.join("header.log");
+    std::fs::write(&h_log, &header).unwrap();
+    let line = error_line(&lockstep(&["replay", h_log.to_str().unwrap()]));
+    assert!(
+        line.contains("header is corrupted") && line.contains("body length"),
+        "{line}"
+    );
+    assert!(!line.contains("more byte"), "{line}");
 }

@@ -5,7 +5,6 @@
 //! all of it for two replay logs of one match.
 
 use core::fmt::Write as _;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use lockstep_fx::Checksum;
@@ -118,18 +117,23 @@ pub struct Diagnosis {
 }
 
 impl Diagnosis {
-    /// Writes the report as text to `path` and each state beside it as a
-    /// state file (`<path stem>.left.state`, `<path stem>.right.state`, which
-    /// `lockstep diff` compares field by field). Returns the state files'
-    /// paths.
-    pub fn write<G: Game>(&self, path: &Path) -> io::Result<[PathBuf; 2]> {
-        std::fs::write(path, self.report.to_text())?;
-        let mut written = [PathBuf::new(), PathBuf::new()];
-        for ((side, state), out) in ["left", "right"].iter().zip(&self.states).zip(&mut written) {
-            *out = path.with_extension(format!("{side}.state"));
-            std::fs::write(&*out, StateFile::of::<G>(state.clone()).encode())?;
-        }
-        Ok(written)
+    /// The files a report consists of, to be written as the caller sees fit
+    /// (`lockstep diff` writes each whole or not at all): the report as text
+    /// at `path`, and each state beside it as a state file
+    /// (`<path stem>.left.state`, `<path stem>.right.state`, which `lockstep
+    /// diff` compares field by field).
+    pub fn files<G: Game>(&self, path: &Path) -> [(PathBuf, Vec<u8>); 3] {
+        let state = |side: &str, snapshot: &Snapshot| {
+            (
+                path.with_extension(format!("{side}.state")),
+                StateFile::of::<G>(snapshot.clone()).encode(),
+            )
+        };
+        [
+            (path.to_path_buf(), self.report.to_text().into_bytes()),
+            state("left", &self.states[0]),
+            state("right", &self.states[1]),
+        ]
     }
 }
 
@@ -208,7 +212,8 @@ fn around<G: Game>(log: &ReplayLog<G::Input>, d: Frame, side: &str) -> Result<Ar
 }
 
 /// Compares two logs of the same match: the first frame whose logged
-/// checksums differ, both runs' states before and after it (rebuilt from
+/// checksums differ (the short checks of every frame, and the full
+/// checksums where both logs hold one), both runs' states before and after it (rebuilt from
 /// each log's latest keyframe at or before it), and the fields that differ.
 /// `Ok(None)` if the logs agree on every frame both hold.
 pub fn diagnose_logs<G: Game>(
@@ -221,7 +226,11 @@ pub fn diagnose_logs<G: Game>(
             .filter_map(|f| log.check(f).map(|c| (f, c)))
             .collect()
     };
-    let Some(d) = first_divergence(&checks(left), &checks(right)) else {
+    // The short checks of every frame, and the full checksums of the frames
+    // both logged one for (a 16-bit check misses 1 divergence in 65 536).
+    let short = first_divergence(&checks(left), &checks(right));
+    let full = first_divergence(left.full_checksums(), right.full_checksums());
+    let Some(d) = short.into_iter().chain(full).min() else {
         return Ok(None);
     };
     let l = around::<G>(left, d, "left")?;

@@ -5,6 +5,8 @@
 //! offset, so a body present in only one state, or a contact list one entry
 //! longer, shows up as that entity alone and does not shift every field
 //! after it. A field in only one state has `None` on the other side.
+//! [`summary`] counts the differences by entity kind and field, for a diff
+//! too long to read line by line.
 
 use std::collections::BTreeMap;
 
@@ -105,6 +107,19 @@ pub fn count(n: usize) -> String {
     } else {
         format!("{n} fields differ")
     }
+}
+
+/// How many differing fields each (entity kind, field name) pair has, in
+/// that order: the short form of a long diff, e.g. `body · position: 900`.
+pub fn summary(diffs: &[FieldDiff]) -> Vec<(&'static str, &'static str, usize)> {
+    let mut counts: BTreeMap<(&'static str, &'static str), usize> = BTreeMap::new();
+    for d in diffs {
+        *counts.entry((d.entity.kind, d.field)).or_insert(0) += 1;
+    }
+    counts
+        .into_iter()
+        .map(|((kind, field), n)| (kind, field, n))
+        .collect()
 }
 
 /// Decodes two `G` snapshots and compares them field by field.

@@ -1,12 +1,29 @@
 //! A saved game state on disk ([`StateFile`]): one exact snapshot with what
 //! is needed to trust it — the game id and version, the frame it is the
-//! state before, and its BLAKE3 checksum.
+//! state before — and a BLAKE3 check over all of it.
 //!
-//! Layout (little-endian): magic `LSSTATE\0`, format version `u16`, game id
-//! (a `u32` length then ASCII), game version `u32`, frame `u32`, the
-//! snapshot (a `u32` length then the bytes), then the 32-byte BLAKE3 of the
-//! snapshot. The decoder is safe on untrusted bytes: every error is typed
-//! and carries what was wrong; nothing panics.
+//! Layout, format version 2 (little-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 8 | magic `LSSTATE\0` |
+//! | 2 | format version `u16` = 2 |
+//! | 4 + n | game id: a `u32` length `n`, then `n` bytes |
+//! | 4 | game version `u32` |
+//! | 4 | frame `u32`: the state is the one before this frame |
+//! | 4 + m | snapshot: a `u32` length `m`, then the game's canonical bytes |
+//! | 32 | BLAKE3 of every byte before it |
+//!
+//! Version 1 checked only the snapshot, so a changed frame number or game id
+//! went unseen; version 2 covers the whole file. A reader refuses any other
+//! version with [`StateFileError::Version`] (a version 1 file must be saved
+//! again). The checksum of the state itself (the engine's checksum of the
+//! frame before) is BLAKE3 of the snapshot bytes, recomputed on demand
+//! ([`Snapshot::checksum`]).
+//!
+//! The decoder is safe on untrusted bytes: it checks the magic, then the
+//! version, then the check over the whole file, and only then reads the
+//! fields; every error is typed and carries what was wrong; nothing panics.
 
 use lockstep_fx::{Checksum, DecodeError, StateReader, StateWriter};
 
@@ -16,8 +33,14 @@ use crate::game::{Frame, Game};
 /// The first 8 bytes of every state file.
 pub const STATE_MAGIC: [u8; 8] = *b"LSSTATE\0";
 
+/// Bytes before the fields the check protects: magic and version.
+const PREFIX: usize = 8 + 2;
+
+/// Bytes of the check that ends a state file.
+const CHECK: usize = 32;
+
 /// Version of the state file layout.
-pub const STATE_FILE_VERSION: u16 = 1;
+pub const STATE_FILE_VERSION: u16 = 2;
 
 /// Why bytes are not a state file (of the game expected).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,7 +49,9 @@ pub enum StateFileError {
     #[error("not a lockstep state file (bad magic)")]
     Magic,
     /// A layout this build does not read.
-    #[error("state file version {found}, this build reads version {STATE_FILE_VERSION}")]
+    #[error(
+        "state file format version {found}; this build reads version {STATE_FILE_VERSION} only (save the state again with this build)"
+    )]
     Version {
         /// The version found.
         found: u16,
@@ -34,8 +59,9 @@ pub enum StateFileError {
     /// Malformed or truncated bytes.
     #[error("malformed state file: {0}")]
     Decode(#[from] DecodeError),
-    /// The snapshot does not match its checksum.
-    #[error("state file checksum mismatch: the snapshot is corrupted")]
+    /// The file's bytes do not match its check (any byte after the version
+    /// changed, or the file cut short).
+    #[error("state file check mismatch: the file is corrupted or cut short")]
     Checksum,
     /// A state of another game or game version.
     #[error("state file holds {found} v{found_version}, expected {expected} v{expected_version}")]
@@ -86,7 +112,8 @@ impl StateFile {
         w.write_u32(self.game_version);
         w.write_u32(self.snapshot.frame);
         w.write_bytes(&self.snapshot.bytes);
-        w.write_raw(self.snapshot.checksum().as_bytes());
+        let check = Checksum::of(w.bytes());
+        w.write_raw(check.as_bytes());
         w.into_inner()
     }
 
@@ -100,16 +127,24 @@ impl StateFile {
         if version != STATE_FILE_VERSION {
             return Err(StateFileError::Version { found: version });
         }
+        // The check covers every byte before it: test it before any field.
+        if bytes.len() < PREFIX + CHECK {
+            return Err(StateFileError::Decode(DecodeError::UnexpectedEnd {
+                offset: bytes.len() as u64,
+                needed: (PREFIX + CHECK - bytes.len()) as u64,
+            }));
+        }
+        let (body, check) = bytes.split_at(bytes.len() - CHECK);
+        if Checksum::of(body).as_bytes()[..] != check[..] {
+            return Err(StateFileError::Checksum);
+        }
+        let mut r = StateReader::new(body);
+        r.read_raw(PREFIX)?;
         let game = String::from_utf8_lossy(r.read_bytes()?).into_owned();
         let game_version = r.read_u32()?;
         let frame = r.read_u32()?;
         let snapshot = r.read_bytes()?.to_vec();
-        let mut sum = [0u8; 32];
-        sum.copy_from_slice(r.read_raw(32)?);
         r.finish()?;
-        if Checksum::of(&snapshot) != Checksum::from_bytes(sum) {
-            return Err(StateFileError::Checksum);
-        }
         Ok(StateFile {
             game,
             game_version,

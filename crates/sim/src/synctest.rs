@@ -69,9 +69,15 @@ pub struct SyncTest<G: Game> {
 impl<G: Game> SyncTest<G> {
     /// Starts from `game` at frame 0, checking `depth` frames back (GGRS's
     /// default check distance is 2; `0` checks only save and load).
+    ///
+    /// Any depth is accepted, up to `u32::MAX`; a depth beyond the frames
+    /// stepped goes back to frame 0. The cost is `depth` extra steps a frame
+    /// and one kept snapshot per frame of depth, so a caller that takes the
+    /// depth from a user should bound it by the frames it will step.
     pub fn new(game: G, depth: u32) -> SyncTest<G> {
         let settings = EngineSettings {
-            checksum_history: depth + 1,
+            // The checksums of the frames re-simulated, and the current one.
+            checksum_history: depth.saturating_add(1),
             snapshot_interval: 0,
             snapshots_kept: 0,
         };

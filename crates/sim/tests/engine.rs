@@ -70,6 +70,18 @@ fn sync_test_passes_a_deterministic_game() {
     assert_eq!(t.resimulated(), 1 + 2 + 3 * 98);
 }
 
+/// Issue 11: `depth + 1` wrapped to 0 for `u32::MAX` and the first check
+/// panicked; a depth beyond the frames stepped now goes back to frame 0.
+#[test]
+fn issue_11_sync_test_depth_u32_max_does_not_wrap() {
+    let mut t = SyncTest::new(new_game(), u32::MAX);
+    for f in 0..10 {
+        t.advance(&inputs(f)).unwrap();
+    }
+    // Every frame goes back to frame 0: 1 + 2 + … + 10 frames again.
+    assert_eq!(t.resimulated(), 55);
+}
+
 /// Walkers with a bug: a counter that steers the walk but is not part of
 /// the encoded state, as a game that forgets a field would have.
 #[derive(Debug, Clone)]

@@ -136,6 +136,7 @@ fn a_replay_verifies_every_frame() {
     assert_eq!((out.start, out.end, out.replayed), (0, 600, 600));
     assert_eq!(out.full_checks, 10);
     assert_eq!(out.mismatches, 0);
+    assert_eq!((out.keyframes_checked, out.bad_keyframes), (4, 0));
     assert_eq!(out.final_checksum, rec.checksums[599]);
     assert_eq!(seen, (0..600).collect::<Vec<_>>());
 }
@@ -237,6 +238,16 @@ fn bit_flips_are_never_accepted() {
         bytes[byte] ^= 1 << (bit % 8);
         match read(&bytes) {
             Err(_) => assert!(byte < header, "bit {bit}"),
+            Ok(log) if !log.damage().is_empty() => {
+                // A damaged keyframe: skipped, every frame kept.
+                assert!(!log.is_complete(), "bit {bit}");
+                assert_eq!(log.damage().len(), 1, "bit {bit}");
+                let d = &log.damage()[0];
+                assert!(d.offset <= byte as u64, "bit {bit}");
+                assert!(rec.boundaries.iter().any(|&(b, _)| b == d.offset));
+                assert_eq!(log.keyframes().len() + 1, full.keyframes().len());
+                assert_prefix(&log, &full, 40);
+            }
             Ok(log) => {
                 assert!(byte >= header, "bit {bit}");
                 let LogEnd::Truncated { offset, frame, .. } = log.end().clone() else {
@@ -287,6 +298,111 @@ fn bad_headers_are_clear_errors() {
     let mut bytes = rec.bytes.clone();
     bytes[20] ^= 1;
     assert!(matches!(read(&bytes), Err(LogError::Check { .. })));
+}
+
+/// Issue 11: a corrupted body length read as "16591246 more bytes needed".
+#[test]
+fn issue_11_a_corrupted_header_length_is_a_corrupt_field_not_truncation() {
+    let rec = record(30, settings(10, 0, 10), None);
+    let len = header_len();
+    let body = (len - 22) as u32;
+    for bad in [body ^ 0x00fd_0000, body + 1, body - 1, 0] {
+        let mut bytes = rec.bytes.clone();
+        bytes[10..14].copy_from_slice(&bad.to_le_bytes());
+        let err = read(&bytes).unwrap_err();
+        assert_eq!(
+            err,
+            LogError::Length {
+                found: bad,
+                fields: u64::from(body)
+            },
+            "length {bad}"
+        );
+        assert!(err.to_string().contains("corrupted"), "{err}");
+    }
+    // A log cut inside its config is still a truncation.
+    assert!(matches!(
+        read(&rec.bytes[..len - 12]),
+        Err(LogError::Truncated { needed: 12, .. })
+    ));
+}
+
+/// Issue 11: one bad byte in a keyframe dropped every later, intact frame.
+#[test]
+fn issue_11_a_damaged_keyframe_costs_the_keyframe_not_the_frames_after_it() {
+    let rec = record(60, settings(10, 20, 10), None);
+    let full = read(&rec.bytes).unwrap();
+    assert_eq!(full.keyframes().len(), 2);
+    // The keyframe before frame 20 is the record right after frame 20's boundary.
+    let (at, _) = *rec.boundaries.iter().find(|&&(_, f)| f == 20).unwrap();
+    let mut bytes = rec.bytes.clone();
+    bytes[at as usize + 20] ^= 0x40;
+    let log = read(&bytes).unwrap();
+    assert_eq!(log.end(), &LogEnd::Complete);
+    assert!(!log.is_complete());
+    assert_eq!(
+        log.damage(),
+        &[replay::Damage {
+            offset: at,
+            frame: 20,
+            reason: TruncReason::Check
+        }]
+    );
+    assert!(log.damage()[0].to_string().contains("skipped"));
+    assert_prefix(&log, &full, 60);
+    assert_eq!(log.keyframes().len(), 1);
+    assert_eq!(log.keyframes()[0].frame, 40);
+    // The frames still replay and verify.
+    let out = replay::run::<Walkers>(&log, &RunOptions::default(), |_| {}).unwrap();
+    assert!(out.verified() && out.replayed == 60);
+
+    // A damaged frames record still ends the valid data: the next chunk
+    // does not continue at its frame.
+    let (at, _) = *rec.boundaries.iter().find(|&&(_, f)| f == 30).unwrap();
+    let mut bytes = rec.bytes.clone();
+    bytes[at as usize + 12] ^= 0x40;
+    let log = read(&bytes).unwrap();
+    assert!(log.damage().is_empty());
+    assert_eq!(log.frames(), 30);
+    assert!(matches!(log.end(), LogEnd::Truncated { frame: 30, .. }));
+}
+
+/// Issue 11: `diff` compared only the 16-bit checks, so two logs whose full
+/// checksums differ where their short checks agree looked the same.
+#[test]
+fn issue_11_logs_that_differ_only_in_a_full_checksum_diverge() {
+    let rec = record(40, settings(10, 0, 10), None);
+    let good = read(&rec.bytes).unwrap();
+    let header = good.header().clone();
+    let mut w = LogWriter::<_, Buttons>::new(Vec::new(), header, 10).unwrap();
+    for f in 0..40 {
+        let mut checksum = rec.checksums[f as usize];
+        if f == 29 {
+            // Same first two bytes (the short check), another checksum.
+            let mut b = *checksum.as_bytes();
+            b[31] ^= 1;
+            checksum = Checksum::from_bytes(b);
+        }
+        w.frame(good.inputs(f).unwrap(), &checksum).unwrap();
+    }
+    let other = read(&w.finish().unwrap()).unwrap();
+    assert!(other.is_complete());
+    let found = lockstep_sim::desync::diagnose_logs::<Walkers>(
+        &good,
+        &other,
+        ["good".into(), "other".into()],
+    )
+    .unwrap()
+    .expect("a divergence");
+    assert_eq!(found.report.frame, 29);
+    // Headers of one match do not differ; another seed does.
+    assert!(good.header().match_differences(other.header()).is_empty());
+    let mut seeded = good.header().clone();
+    seeded.setup.seed = 9;
+    assert_eq!(
+        good.header().match_differences(&seeded),
+        vec![("seed", "1".to_string(), "9".to_string())]
+    );
 }
 
 /// The walkers under another id, or another version.
@@ -431,12 +547,14 @@ fn a_keyframe_that_does_not_match_the_log_is_refused() {
         replay::run::<Walkers>(&log, &seek, |_| {}),
         Err(RunError::KeyframeChecksum { frame: 20, .. })
     ));
-    // A full replay does not use keyframes.
-    assert!(
-        replay::run::<Walkers>(&log, &RunOptions::default(), |_| {})
-            .unwrap()
-            .verified()
-    );
+    // Issue 11: a full replay starts from the header, but it still compares
+    // every keyframe it reaches with the state it computed.
+    let out = replay::run::<Walkers>(&log, &RunOptions::default(), |_| {}).unwrap();
+    assert_eq!(out.first_mismatch, None);
+    assert_eq!(out.keyframes_checked, 1);
+    assert_eq!(out.first_bad_keyframe, Some(20));
+    assert_eq!(out.bad_keyframes, 1);
+    assert!(!out.verified());
 }
 
 #[test]

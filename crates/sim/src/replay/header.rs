@@ -12,7 +12,9 @@
 //! bytes); the config hash is BLAKE3 of the config bytes; the game id is 1 to
 //! 32 ASCII bytes, players and tick rate are non-zero. Reading checks the
 //! magic, then the version (so a log of a future layout says so rather than
-//! failing its check), then the length and the check, then the fields; it
+//! failing its check), then that the body length agrees with the game id and
+//! config lengths inside the body (so a corrupted length is not mistaken for
+//! a truncated log), then the length and the check, then the fields; it
 //! never panics and allocates no more than the bytes it was given.
 
 use lockstep_codec::Input;
@@ -52,6 +54,17 @@ pub enum LogError {
         len: u64,
         /// Bytes the header still needs.
         needed: u64,
+    },
+    /// The body length field disagrees with the lengths the body's own
+    /// fields give (game id and config lengths): a header field is corrupted.
+    #[error(
+        "replay log header is corrupted: its body length (byte 10) says {found} bytes, its fields take {fields}"
+    )]
+    Length {
+        /// The body length field.
+        found: u32,
+        /// The body length the fields give.
+        fields: u64,
     },
     /// The header's bytes do not match its check.
     #[error("replay log header is corrupted: check mismatch at byte {offset}")]
@@ -212,6 +225,16 @@ impl Header {
             return Err(LogError::Version { found });
         }
         let body_len = u32::from_le_bytes([bytes[10], bytes[11], bytes[12], bytes[13]]);
+        // A corrupted length would otherwise read as a truncated log (or a
+        // failed check): compare it with what the fields before it say.
+        if let Some(fields) = body_len_of_fields(&bytes[PREFIX..]) {
+            if fields != u64::from(body_len) {
+                return Err(LogError::Length {
+                    found: body_len,
+                    fields,
+                });
+            }
+        }
         // PREFIX + body + CHECK, in u64 so that no length can overflow.
         let total = PREFIX as u64 + u64::from(body_len) + CHECK as u64;
         if total > len {
@@ -279,11 +302,73 @@ impl Header {
         Ok((header, total, check))
     }
 
+    /// The fields that say which match a log records, where `other`
+    /// differs from `self`: `(field, self's value, other's value)`. Empty
+    /// for two logs of one match (the checksum and keyframe intervals are
+    /// how it was logged, not what was played, and are not compared).
+    pub fn match_differences(&self, other: &Header) -> Vec<(&'static str, String, String)> {
+        let mut out = Vec::new();
+        let mut field = |name, a: String, b: String| {
+            if a != b {
+                out.push((name, a, b));
+            }
+        };
+        field("game", self.game.clone(), other.game.clone());
+        field(
+            "game version",
+            self.game_version.to_string(),
+            other.game_version.to_string(),
+        );
+        field(
+            "input schema hash",
+            format!("{:016x}", self.schema_hash),
+            format!("{:016x}", other.schema_hash),
+        );
+        field(
+            "config hash",
+            self.config_hash.to_string(),
+            other.config_hash.to_string(),
+        );
+        field(
+            "players",
+            self.setup.players.to_string(),
+            other.setup.players.to_string(),
+        );
+        field(
+            "seed",
+            self.setup.seed.to_string(),
+            other.setup.seed.to_string(),
+        );
+        field(
+            "tick rate",
+            self.setup.tick_rate.to_string(),
+            other.setup.tick_rate.to_string(),
+        );
+        out
+    }
+
     /// Whether frame `frame` carries a full checksum.
     pub fn has_full_checksum(&self, frame: u32) -> bool {
         let interval = self.full_checksum_interval;
         interval != 0 && (u64::from(frame) + 1) % u64::from(interval) == 0
     }
+}
+
+/// Bytes of the body's fixed fields between the game id and the config
+/// length: game version, schema hash, players, seed, tick rate, the two
+/// intervals and the config hash.
+const FIXED_FIELDS: u64 = 4 + 8 + 1 + 8 + 2 + 4 + 4 + 32;
+
+/// The body length that the game id length and the config length in `body`
+/// (the bytes after the prefix) add up to, if `body` reaches the config
+/// length field.
+fn body_len_of_fields(body: &[u8]) -> Option<u64> {
+    let game_len = u64::from(*body.first()?);
+    let at = usize::try_from(1 + game_len + FIXED_FIELDS).ok()?;
+    let config_len = body.get(at..at.checked_add(4)?)?;
+    let config_len =
+        u32::from_le_bytes([config_len[0], config_len[1], config_len[2], config_len[3]]);
+    Some(1 + game_len + FIXED_FIELDS + 4 + u64::from(config_len))
 }
 
 fn invalid(offset: u64, what: &'static str) -> LogError {

@@ -21,8 +21,9 @@
 //! - [`LogWriter`]: the streaming writer (a chunk written and flushed every
 //!   N frames), and [`Recorder`], an [`Engine`](crate::Engine) that logs what
 //!   it steps;
-//! - [`read`]: the reader, which keeps every complete valid record and says
-//!   where and why the valid data ends ([`LogEnd`]);
+//! - [`read`]: the reader, which keeps every complete valid record, skips a
+//!   damaged record that held no frames ([`Damage`]) and says where and why
+//!   the valid data ends ([`LogEnd`]);
 //! - [`run`](run()): re-runs a log through an engine and verifies every
 //!   checksum, from the start or from a keyframe.
 //!
@@ -46,7 +47,7 @@ use core::fmt;
 use lockstep_fx::Checksum;
 
 pub use header::{Header, LogError, MAX_GAME_ID};
-pub use reader::{LogEnd, Logged, ReplayLog, TruncReason, read};
+pub use reader::{Damage, LogEnd, Logged, ReplayLog, TruncReason, read};
 pub use recorder::{RecordError, RecordSettings, Recorder};
 pub use run::{Mismatch, Outcome, RunError, RunOptions, check_game, run, run_with_state};
 pub use writer::LogWriter;

@@ -4,10 +4,16 @@
 //! frame) and why its valid data ends.
 //!
 //! Invariants: a bad header, or one whose input schema hash is not `I`'s, is
-//! an `Err` ([`LogError`]), since nothing after it can be trusted or decoded; after the header, records are taken one at a time and
-//! a record is kept whole or not at all, so the log holds exactly the
-//! records before the first one that is cut short, fails its check, does not
-//! decode canonically or is out of order. Frames are consecutive from 0;
+//! an `Err` ([`LogError`]), since nothing after it can be trusted or decoded;
+//! after the header, records are taken one at a time and a record is kept
+//! whole or not at all. An invalid record (cut short, failing its check, not
+//! decoding canonically, out of order) ends the valid data, unless it held
+//! no frames: when its own length leads to an intact record (passing its
+//! check) that continues at the log's current frame, the invalid record is
+//! skipped and listed as [`Damage`], and reading goes on. So one bad byte in
+//! a keyframe costs that keyframe, not every frame after it, and the log
+//! still says it is damaged ([`ReplayLog::is_complete`] is false). Frames
+//! are consecutive from 0;
 //! keyframes are in strictly increasing frame order, each at the frame count
 //! reached when it was written. Nothing panics, and nothing is allocated
 //! beyond what the bytes of a checked record can hold.
@@ -17,7 +23,8 @@ use lockstep_fx::Checksum;
 
 use super::header::{Header, LogError};
 use super::record::{
-    self, KIND_END, KIND_FRAMES, KIND_KEYFRAME, decode_end, decode_frames, decode_keyframe,
+    self, KIND_END, KIND_FRAMES, KIND_KEYFRAME, RECORD_CHECK, RECORD_PREFIX, decode_end,
+    decode_frames, decode_keyframe,
 };
 use super::{FrameCheck, LogWriter};
 use crate::engine::Snapshot;
@@ -130,6 +137,29 @@ pub enum LogEnd {
     },
 }
 
+/// An invalid record that the reader skipped because the records after it
+/// are intact and continue the log: it held no frames (in practice, a
+/// damaged keyframe).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// Byte offset of the record from the start of the log.
+    pub offset: u64,
+    /// Frames before it.
+    pub frame: Frame,
+    /// What is wrong with it.
+    pub reason: TruncReason,
+}
+
+impl core::fmt::Display for Damage {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "the record at byte {} (after frame {}) is damaged and was skipped: {}",
+            self.offset, self.frame, self.reason
+        )
+    }
+}
+
 /// What a log says about the checksum of a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Logged {
@@ -166,6 +196,7 @@ pub struct ReplayLog<I> {
     checks: Vec<FrameCheck>,
     full: Vec<(Frame, Checksum)>,
     keyframes: Vec<Snapshot>,
+    damage: Vec<Damage>,
     end: LogEnd,
 }
 
@@ -186,81 +217,132 @@ pub fn read<I: Input>(bytes: &[u8]) -> Result<ReplayLog<I>, LogError> {
         checks: Vec::new(),
         full: Vec::new(),
         keyframes: Vec::new(),
+        damage: Vec::new(),
         end: LogEnd::Complete,
     };
     let end = loop {
         let frame = log.frames();
-        let truncated = |offset: usize, reason| LogEnd::Truncated {
-            offset: offset as u64,
-            frame,
-            reason,
-        };
         let rest = &bytes[pos..];
         if rest.is_empty() {
-            break truncated(pos, TruncReason::MissingEnd);
+            break LogEnd::Truncated {
+                offset: pos as u64,
+                frame,
+                reason: TruncReason::MissingEnd,
+            };
         }
-        let (kind, body, len) = match record::open(header_check, rest) {
-            Ok(record) => record,
-            Err(reason) => break truncated(pos, reason),
-        };
-        match kind {
-            KIND_FRAMES => match decode_frames::<I>(body, &log.header, frame) {
-                Ok(frames) => {
-                    log.inputs.extend(frames.inputs);
-                    log.checks.extend(frames.checks);
-                    log.full.extend(frames.full);
+        match take_record(&mut log, header_check, rest) {
+            Ok(Taken::Record(len)) => pos += len,
+            Ok(Taken::End) => break LogEnd::Complete,
+            Ok(Taken::Trailing { len, extra }) => {
+                break LogEnd::Truncated {
+                    offset: (pos + len) as u64,
+                    frame,
+                    reason: TruncReason::TrailingBytes { extra },
+                };
+            }
+            Err(reason) => match resume_after(header_check, bytes, pos, frame) {
+                Some(next) => {
+                    log.damage.push(Damage {
+                        offset: pos as u64,
+                        frame,
+                        reason,
+                    });
+                    pos = next;
                 }
-                Err(reason) => break truncated(pos, reason),
+                None => {
+                    break LogEnd::Truncated {
+                        offset: pos as u64,
+                        frame,
+                        reason,
+                    };
+                }
             },
-            KIND_KEYFRAME => match decode_keyframe(body) {
-                Ok(snapshot) => {
-                    let after_last = log
-                        .keyframes
-                        .last()
-                        .is_none_or(|k| k.frame < snapshot.frame);
-                    if snapshot.frame != frame || !after_last {
-                        break truncated(
-                            pos,
-                            TruncReason::KeyframeOrder {
-                                expected: frame,
-                                found: snapshot.frame,
-                            },
-                        );
-                    }
-                    log.keyframes.push(snapshot);
-                }
-                Err(reason) => break truncated(pos, reason),
-            },
-            KIND_END => match decode_end(body) {
-                Ok(found) if found != frame => {
-                    break truncated(
-                        pos,
-                        TruncReason::EndFrames {
-                            expected: frame,
-                            found,
-                        },
-                    );
-                }
-                Ok(_) => {
-                    let extra = rest.len() - len;
-                    if extra > 0 {
-                        break truncated(
-                            pos + len,
-                            TruncReason::TrailingBytes {
-                                extra: extra as u64,
-                            },
-                        );
-                    }
-                    break LogEnd::Complete;
-                }
-                Err(reason) => break truncated(pos, reason),
-            },
-            other => break truncated(pos, TruncReason::UnknownKind(other)),
         }
-        pos += len;
     };
     log.end = end;
     Ok(log)
+}
+
+/// What [`take_record`] found at a record boundary.
+enum Taken {
+    /// A valid record of this many bytes, added to the log.
+    Record(usize),
+    /// The end record, with nothing after it.
+    End,
+    /// The end record (`len` bytes), followed by `extra` bytes.
+    Trailing { len: usize, extra: u64 },
+}
+
+/// Reads the record at the start of `rest` into `log`, or says why it is
+/// invalid (leaving `log` as it was).
+fn take_record<I: Input>(
+    log: &mut ReplayLog<I>,
+    header_check: u64,
+    rest: &[u8],
+) -> Result<Taken, TruncReason> {
+    let frame = log.frames();
+    let (kind, body, len) = record::open(header_check, rest)?;
+    match kind {
+        KIND_FRAMES => {
+            let frames = decode_frames::<I>(body, &log.header, frame)?;
+            log.inputs.extend(frames.inputs);
+            log.checks.extend(frames.checks);
+            log.full.extend(frames.full);
+        }
+        KIND_KEYFRAME => {
+            let snapshot = decode_keyframe(body)?;
+            let after_last = log
+                .keyframes
+                .last()
+                .is_none_or(|k| k.frame < snapshot.frame);
+            if snapshot.frame != frame || !after_last {
+                return Err(TruncReason::KeyframeOrder {
+                    expected: frame,
+                    found: snapshot.frame,
+                });
+            }
+            log.keyframes.push(snapshot);
+        }
+        KIND_END => {
+            let found = decode_end(body)?;
+            if found != frame {
+                return Err(TruncReason::EndFrames {
+                    expected: frame,
+                    found,
+                });
+            }
+            let extra = rest.len() - len;
+            return Ok(if extra > 0 {
+                Taken::Trailing {
+                    len,
+                    extra: extra as u64,
+                }
+            } else {
+                Taken::End
+            });
+        }
+        other => return Err(TruncReason::UnknownKind(other)),
+    }
+    Ok(Taken::Record(len))
+}
+
+/// Where reading can go on after the invalid record at `pos`, if it can: the
+/// record's own length must lead to a record that passes its check and
+/// starts at frame `frame` (every record body starts with a `u32` frame: a
+/// frames record's first frame, a keyframe's frame, the end record's count).
+/// Such a record proves the invalid one held no frames, so skipping it loses
+/// none.
+fn resume_after(header_check: u64, bytes: &[u8], pos: usize, frame: Frame) -> Option<usize> {
+    let prefix = bytes.get(pos..pos.checked_add(RECORD_PREFIX)?)?;
+    let len = u32::from_le_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]);
+    let next = pos
+        .checked_add(RECORD_PREFIX + RECORD_CHECK)?
+        .checked_add(usize::try_from(len).ok()?)?;
+    let (kind, body, _) = record::open(header_check, bytes.get(next..)?).ok()?;
+    let starts = body.get(..4)?;
+    let starts = u32::from_le_bytes([starts[0], starts[1], starts[2], starts[3]]);
+    let known = matches!(kind, KIND_FRAMES | KIND_KEYFRAME | KIND_END);
+    (known && starts == frame).then_some(next)
 }
 
 impl<I: Input> ReplayLog<I> {
@@ -274,9 +356,16 @@ impl<I: Input> ReplayLog<I> {
         &self.end
     }
 
-    /// Whether the log was read to its end record with nothing wrong.
+    /// Whether the log was read to its end record with nothing wrong: no
+    /// record skipped, nothing cut short.
     pub fn is_complete(&self) -> bool {
-        self.end == LogEnd::Complete
+        self.end == LogEnd::Complete && self.damage.is_empty()
+    }
+
+    /// The invalid records skipped because the records after them are intact
+    /// (in byte order). Each cost what it held (a keyframe), no frame.
+    pub fn damage(&self) -> &[Damage] {
+        &self.damage
     }
 
     /// Frames in the log (frames `0..frames()`).
@@ -320,6 +409,15 @@ impl<I: Input> ReplayLog<I> {
     /// The keyframes, in frame order.
     pub fn keyframes(&self) -> &[Snapshot] {
         &self.keyframes
+    }
+
+    /// The keyframe of `frame` (the state before it), if the log has one.
+    pub fn keyframe(&self, frame: Frame) -> Option<&Snapshot> {
+        let i = self
+            .keyframes
+            .binary_search_by_key(&frame, |k| k.frame)
+            .ok()?;
+        self.keyframes.get(i)
     }
 
     /// The latest keyframe at or before `frame`.

@@ -8,7 +8,10 @@
 //! keyframe), and a keyframe is used only if its checksum equals what the log
 //! holds for the frame before it; every stepped frame is compared with the
 //! strongest checksum logged for it (full if there is one, else the short
-//! check); nothing panics on any log.
+//! check), and every keyframe the replay reaches with the state it computed
+//! (BLAKE3 of the keyframe's bytes against the engine's checksum), so a
+//! keyframe that would mislead a later seek is caught by a full replay;
+//! nothing panics on any log.
 
 use lockstep_fx::{Canonical, Checksum, DecodeError};
 
@@ -55,14 +58,22 @@ pub struct Outcome {
     pub first_mismatch: Option<Mismatch>,
     /// How many frames differ.
     pub mismatches: u32,
+    /// Keyframes reached by the replay (after its start) and compared with
+    /// the re-simulated state.
+    pub keyframes_checked: u32,
+    /// The first of those that is not the re-simulated state (its frame).
+    pub first_bad_keyframe: Option<Frame>,
+    /// How many of those are not the re-simulated state.
+    pub bad_keyframes: u32,
     /// The checksum of the final state (the state before `end`).
     pub final_checksum: Checksum,
 }
 
 impl Outcome {
-    /// Whether every frame replayed matched the log.
+    /// Whether every frame replayed matched the log, and every keyframe
+    /// reached is the state the replay computed.
     pub fn verified(&self) -> bool {
-        self.first_mismatch.is_none()
+        self.first_mismatch.is_none() && self.first_bad_keyframe.is_none()
     }
 }
 
@@ -243,6 +254,9 @@ pub fn run_with_state<G: Game>(
         full_checks: 0,
         first_mismatch: None,
         mismatches: 0,
+        keyframes_checked: 0,
+        first_bad_keyframe: None,
+        bad_keyframes: 0,
         final_checksum: engine.game().checksum(),
     };
     for frame in start..end {
@@ -257,6 +271,14 @@ pub fn run_with_state<G: Game>(
             outcome.full_checks += 1;
         }
         progress(frame);
+        // A keyframe of the next frame holds the state just computed.
+        if let Some(k) = log.keyframe(engine.frame()) {
+            outcome.keyframes_checked += 1;
+            if k.checksum() != computed {
+                outcome.bad_keyframes += 1;
+                outcome.first_bad_keyframe.get_or_insert(k.frame);
+            }
+        }
         if !expected.matches(&computed) {
             outcome.mismatches += 1;
             if outcome.first_mismatch.is_none() {
