@@ -390,3 +390,37 @@ fn unreachable_hosts_and_busy_ports_fail_clearly() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an address"));
 }
+
+/// The same over IPv6 loopback, when the machine has it.
+#[test]
+fn a_match_plays_over_ipv6_loopback() {
+    if UdpSocket::bind("[::1]:0").is_err() {
+        eprintln!("no IPv6 loopback here: skipped");
+        return;
+    }
+    let dir = scratch("ipv6");
+    let mut args: Vec<String> = [
+        "host", "cubes", "--port", "0", "--bind", "::1", "--frames", "240", "--tick-rate", "120",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend([
+        "--settings".to_string(),
+        dir.join("cubes.toml").display().to_string(),
+        "--log".into(),
+        dir.join("seat-0.log").display().to_string(),
+    ]);
+    args.extend(link(5));
+    let mut h = Proc::start("host", &args);
+    let line = h.wait_for(20, |l| l.starts_with("listening "));
+    let addr = line["listening ".len()..].trim().to_string();
+    assert!(addr.starts_with("[::1]"), "{addr}");
+    let j = joiner(&dir, &addr, 1, &[]);
+    for p in [j, h] {
+        let done = p.finish(60);
+        assert_eq!(field(&done, "desyncs"), "0", "{done}");
+    }
+    verify(&[dir.join("seat-0.log"), dir.join("join-1.log")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
