@@ -400,7 +400,16 @@ fn a_match_plays_over_ipv6_loopback() {
     }
     let dir = scratch("ipv6");
     let mut args: Vec<String> = [
-        "host", "cubes", "--port", "0", "--bind", "::1", "--frames", "240", "--tick-rate", "120",
+        "host",
+        "cubes",
+        "--port",
+        "0",
+        "--bind",
+        "::1",
+        "--frames",
+        "240",
+        "--tick-rate",
+        "120",
     ]
     .iter()
     .map(|s| s.to_string())
