@@ -1,0 +1,391 @@
+//! The snapshot codec: every body of a scene, coded against a baseline
+//! snapshot the receiver already holds (the newest one it acked, or the
+//! initial state both sides know). One `serialize` function writes, reads
+//! and measures, at three [`Level`]s so each technique's saving can be
+//! measured on its own.
+//!
+//! Layout at [`Level::Relative`] (the full codec):
+//!
+//! ```text
+//! index mode bool | changed bodies: bitset (one bit per body)
+//!                 |                 or count + relative gaps (1–8: 1+3 bits,
+//!                 |                 9–40: 01+5 bits, else 00 + an index)
+//! per changed body: at_rest bool
+//!   | position: unchanged bool | [small (|d| ≤ 15: 1 + 3×5) | large (|d| ≤ 511:
+//!   |           01 + 3×10) | absolute (00 + bounded codes)]
+//!   | orientation: unchanged bool | [same largest and |d| ≤ 15: 1 + 3×5 |
+//!   |           0 + largest u2 + 3 × orientation_bits]
+//!   | [velocity: 3 × velocity_bits]     if not at rest and velocity_bits > 0
+//! ```
+//!
+//! Invariants: decoding needs only the baseline and the bounds; a body not
+//! listed as changed is the baseline's; every read is range-checked, so
+//! untrusted bytes give a [`BitError`], never a panic or an allocation
+//! beyond the baseline's size.
+
+use lockstep_codec::bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter, bits_for};
+
+use crate::quantize::{Bounds, QuantBody, SmallestThree};
+
+/// How much of the codec to use (the steps of the compression ladder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Every body, quantized, in absolute codes.
+    Absolute,
+    /// Only the bodies that changed since the baseline (absolute codes).
+    Delta,
+    /// Changed bodies with positions and orientations relative to the
+    /// baseline, and "unchanged" bits.
+    Relative,
+}
+
+/// Bits spent per part of a snapshot, for the ladder's table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Breakdown {
+    /// Bodies coded (changed ones, or all at [`Level::Absolute`]).
+    pub bodies: u64,
+    /// Bits naming which bodies changed.
+    pub index_bits: u64,
+    /// Bits of positions.
+    pub position_bits: u64,
+    /// Bits of orientations.
+    pub orientation_bits: u64,
+    /// Bits of velocities and at-rest flags.
+    pub other_bits: u64,
+}
+
+impl Breakdown {
+    /// Adds `other` into this one.
+    pub fn add(&mut self, other: &Breakdown) {
+        self.bodies += other.bodies;
+        self.index_bits += other.index_bits;
+        self.position_bits += other.position_bits;
+        self.orientation_bits += other.orientation_bits;
+        self.other_bits += other.other_bits;
+    }
+
+    /// Every bit.
+    pub fn total(&self) -> u64 {
+        self.index_bits + self.position_bits + self.orientation_bits + self.other_bits
+    }
+}
+
+/// Bits of a gap's class prefix and payload: 1–8, 9–40, or an index.
+const SMALL_GAP: u32 = 8;
+const MEDIUM_GAP: u32 = 40;
+/// Relative position and orientation steps.
+const SMALL_DELTA: i64 = 15;
+const LARGE_DELTA: i64 = 511;
+
+/// Encodes `current` against `baseline` (same length) at `level`.
+pub fn encode(
+    level: Level,
+    baseline: &[QuantBody],
+    current: &[QuantBody],
+    bounds: &Bounds,
+) -> Vec<u8> {
+    let mut w = BitWriter::new();
+    let mut cur = current.to_vec();
+    let _ = serialize(&mut w, level, baseline, &mut cur, bounds, None);
+    w.finish()
+}
+
+/// Bits `current` takes against `baseline` at `level`, and where they go.
+pub fn measure(
+    level: Level,
+    baseline: &[QuantBody],
+    current: &[QuantBody],
+    bounds: &Bounds,
+) -> Breakdown {
+    let mut m = BitMeasurer::new();
+    let mut cur = current.to_vec();
+    let mut b = Breakdown::default();
+    let _ = serialize(&mut m, level, baseline, &mut cur, bounds, Some(&mut b));
+    b
+}
+
+/// Decodes a snapshot coded against `baseline` at `level`.
+pub fn decode(
+    level: Level,
+    baseline: &[QuantBody],
+    bytes: &[u8],
+    bounds: &Bounds,
+) -> Result<Vec<QuantBody>, BitError> {
+    let mut r = BitReader::new(bytes);
+    let mut cur = baseline.to_vec();
+    serialize(&mut r, level, baseline, &mut cur, bounds, None)?;
+    r.finish()?;
+    Ok(cur)
+}
+
+/// Writes, reads or measures `current` against `baseline`. When reading,
+/// `current` must start as a copy of `baseline`.
+pub fn serialize<S: BitStream>(
+    s: &mut S,
+    level: Level,
+    baseline: &[QuantBody],
+    current: &mut [QuantBody],
+    bounds: &Bounds,
+    breakdown: Option<&mut Breakdown>,
+) -> Result<(), BitError> {
+    let n = baseline.len().min(current.len());
+    let mut parts = Breakdown::default();
+    let start = s.bit_position();
+    let changed: Vec<usize> = match level {
+        Level::Absolute => (0..n).collect(),
+        Level::Delta | Level::Relative => serialize_index(s, baseline, current, n)?,
+    };
+    parts.index_bits = s.bit_position() - start;
+    parts.bodies = changed.len() as u64;
+    for i in changed {
+        let base = baseline[i];
+        let body = &mut current[i];
+        let at = s.bit_position();
+        s.bool(&mut body.at_rest)?;
+        parts.other_bits += s.bit_position() - at;
+        let at = s.bit_position();
+        if level == Level::Relative {
+            serialize_relative_position(s, &base, body, bounds)?;
+        } else {
+            serialize_position(s, body, bounds)?;
+        }
+        parts.position_bits += s.bit_position() - at;
+        let at = s.bit_position();
+        if level == Level::Relative {
+            serialize_relative_orientation(s, &base, body, bounds)?;
+        } else {
+            serialize_orientation(s, &mut body.orientation, bounds)?;
+        }
+        parts.orientation_bits += s.bit_position() - at;
+        let at = s.bit_position();
+        if body.at_rest {
+            if S::READING {
+                // At rest: the velocity is the code of zero.
+                body.velocity = [bounds.velocity_code(lockstep_fx::Fx::ZERO); 3];
+            }
+        } else if bounds.velocity_bits > 0 {
+            let vmax = bounds.velocity_max();
+            for v in &mut body.velocity {
+                s.ranged(v, 0, vmax, "velocity")?;
+            }
+        } else if S::READING {
+            body.velocity = [0; 3];
+        }
+        parts.other_bits += s.bit_position() - at;
+    }
+    if let Some(b) = breakdown {
+        b.add(&parts);
+    }
+    Ok(())
+}
+
+/// Which bodies changed: a bitset, or a count and relative gaps, whichever
+/// is shorter (a writer picks; the first bit says which).
+fn serialize_index<S: BitStream>(
+    s: &mut S,
+    baseline: &[QuantBody],
+    current: &[QuantBody],
+    n: usize,
+) -> Result<Vec<usize>, BitError> {
+    let index_bits = bits_for(n as u64);
+    let mut changed: Vec<usize> = if S::READING {
+        Vec::new()
+    } else {
+        (0..n).filter(|&i| baseline[i] != current[i]).collect()
+    };
+    let mut relative = !S::READING && gaps_bits(&changed, index_bits) < n as u64;
+    s.bool(&mut relative)?;
+    if !relative {
+        for i in 0..n {
+            let mut c = !S::READING && baseline[i] != current[i];
+            s.bool(&mut c)?;
+            if S::READING && c {
+                changed.push(i);
+            }
+        }
+        return Ok(changed);
+    }
+    let mut count = changed.len() as u32;
+    s.ranged(&mut count, 0, n as u32, "changed count")?;
+    if S::READING {
+        changed = Vec::with_capacity(count as usize);
+    }
+    let mut prev: i64 = -1;
+    for k in 0..count as usize {
+        let mut gap = if S::READING {
+            0
+        } else {
+            (changed[k] as i64 - prev) as u32
+        };
+        let mut small = gap <= SMALL_GAP;
+        s.bool(&mut small)?;
+        if small {
+            s.ranged(&mut gap, 1, SMALL_GAP, "gap")?;
+        } else {
+            let mut medium = gap <= MEDIUM_GAP;
+            s.bool(&mut medium)?;
+            if medium {
+                s.ranged(&mut gap, SMALL_GAP + 1, MEDIUM_GAP, "gap")?;
+            } else {
+                let mut v = u64::from(gap);
+                s.bits(&mut v, index_bits)?;
+                gap = v as u32;
+            }
+        }
+        let i = prev + i64::from(gap);
+        if gap == 0 || i >= n as i64 {
+            return Err(BitError::OutOfRange {
+                bit: s.bit_position(),
+                what: "changed body index",
+            });
+        }
+        if S::READING {
+            changed.push(i as usize);
+        }
+        prev = i;
+    }
+    Ok(changed)
+}
+
+/// Bits the relative-gap index coding takes for `changed`.
+fn gaps_bits(changed: &[usize], index_bits: u32) -> u64 {
+    let mut bits = u64::from(index_bits);
+    let mut prev: i64 = -1;
+    for &i in changed {
+        let gap = (i as i64 - prev) as u32;
+        bits += if gap <= SMALL_GAP {
+            1 + 3
+        } else if gap <= MEDIUM_GAP {
+            2 + 5
+        } else {
+            2 + u64::from(index_bits)
+        };
+        prev = i as i64;
+    }
+    bits
+}
+
+fn serialize_position<S: BitStream>(
+    s: &mut S,
+    body: &mut QuantBody,
+    bounds: &Bounds,
+) -> Result<(), BitError> {
+    let max = bounds.position_max();
+    for (v, m) in body.position.iter_mut().zip(max) {
+        s.ranged(v, 0, m, "position")?;
+    }
+    Ok(())
+}
+
+fn serialize_orientation<S: BitStream>(
+    s: &mut S,
+    o: &mut SmallestThree,
+    bounds: &Bounds,
+) -> Result<(), BitError> {
+    let mut largest = u32::from(o.largest);
+    s.ranged(&mut largest, 0, 3, "largest component")?;
+    o.largest = largest as u8;
+    let max = bounds.orientation_max();
+    for v in &mut o.rest {
+        s.ranged(v, 0, max, "orientation")?;
+    }
+    Ok(())
+}
+
+/// Three signed deltas of at most `limit` in magnitude, each as
+/// `d + limit` in `bits_for(2·limit)` bits.
+fn serialize_deltas<S: BitStream>(
+    s: &mut S,
+    deltas: &mut [i64; 3],
+    limit: i64,
+) -> Result<(), BitError> {
+    for d in deltas.iter_mut() {
+        let mut v = (*d + limit) as u32;
+        s.ranged(&mut v, 0, (2 * limit) as u32, "delta")?;
+        *d = i64::from(v) - limit;
+    }
+    Ok(())
+}
+
+fn apply(base: &[u32; 3], d: &[i64; 3], max: [u32; 3]) -> Option<[u32; 3]> {
+    let mut out = [0u32; 3];
+    for k in 0..3 {
+        let v = i64::from(base[k]) + d[k];
+        if v < 0 || v > i64::from(max[k]) {
+            return None;
+        }
+        out[k] = v as u32;
+    }
+    Some(out)
+}
+
+fn serialize_relative_position<S: BitStream>(
+    s: &mut S,
+    base: &QuantBody,
+    body: &mut QuantBody,
+    bounds: &Bounds,
+) -> Result<(), BitError> {
+    let max = bounds.position_max();
+    let mut deltas = [0i64; 3];
+    for (k, d) in deltas.iter_mut().enumerate() {
+        *d = i64::from(body.position[k]) - i64::from(base.position[k]);
+    }
+    let largest = deltas.iter().map(|d| d.abs()).max().unwrap_or(0);
+    let mut unchanged = largest == 0;
+    s.bool(&mut unchanged)?;
+    if unchanged {
+        body.position = base.position;
+        return Ok(());
+    }
+    let mut small = largest <= SMALL_DELTA;
+    s.bool(&mut small)?;
+    let limit = if small {
+        SMALL_DELTA
+    } else {
+        let mut large = largest <= LARGE_DELTA;
+        s.bool(&mut large)?;
+        if !large {
+            return serialize_position(s, body, bounds);
+        }
+        LARGE_DELTA
+    };
+    serialize_deltas(s, &mut deltas, limit)?;
+    body.position = apply(&base.position, &deltas, max).ok_or(BitError::OutOfRange {
+        bit: s.bit_position(),
+        what: "relative position",
+    })?;
+    Ok(())
+}
+
+fn serialize_relative_orientation<S: BitStream>(
+    s: &mut S,
+    base: &QuantBody,
+    body: &mut QuantBody,
+    bounds: &Bounds,
+) -> Result<(), BitError> {
+    let mut unchanged = body.orientation == base.orientation;
+    s.bool(&mut unchanged)?;
+    if unchanged {
+        body.orientation = base.orientation;
+        return Ok(());
+    }
+    let mut deltas = [0i64; 3];
+    for (k, d) in deltas.iter_mut().enumerate() {
+        *d = i64::from(body.orientation.rest[k]) - i64::from(base.orientation.rest[k]);
+    }
+    let mut small = body.orientation.largest == base.orientation.largest
+        && deltas.iter().all(|d| d.abs() <= SMALL_DELTA);
+    s.bool(&mut small)?;
+    if !small {
+        return serialize_orientation(s, &mut body.orientation, bounds);
+    }
+    serialize_deltas(s, &mut deltas, SMALL_DELTA)?;
+    let max = bounds.orientation_max();
+    body.orientation.largest = base.orientation.largest;
+    body.orientation.rest =
+        apply(&base.orientation.rest, &deltas, [max; 3]).ok_or(BitError::OutOfRange {
+            bit: s.bit_position(),
+            what: "relative orientation",
+        })?;
+    Ok(())
+}

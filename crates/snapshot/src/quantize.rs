@@ -1,0 +1,252 @@
+//! Quantization of one rigid body's visible state: bounded positions (a
+//! fixed number of steps per metre inside the scene's box), smallest-three
+//! orientations, linear velocity in fixed steps, and an at-rest bit.
+//!
+//! Invariants: everything is integer arithmetic on `Fx` (the same bits on
+//! every machine); quantizing clamps into range instead of wrapping, so any
+//! body gets a valid code; dequantizing a code and quantizing it again gives
+//! the same code (the quantized state is a fixed point), which is what lets
+//! sender and receiver keep identical baselines.
+
+use lockstep_fx::{Fx, Quat, Vec3};
+
+/// √2 and 1/√2 in `Fx`.
+const SQRT2: Fx = Fx::lit("1.4142135623730951");
+const FRAC_1_SQRT2: Fx = Fx::lit("0.7071067811865476");
+
+/// The scene's box and resolutions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// The lowest corner of the box positions are clamped into.
+    pub min: Vec3,
+    /// The highest corner.
+    pub max: Vec3,
+    /// Position steps per metre (512: under a millimetre of error).
+    pub steps_per_metre: u32,
+    /// Bits per smallest-three component (9).
+    pub orientation_bits: u32,
+    /// Linear velocity is clamped to ±this many m/s (32).
+    pub max_speed: u32,
+    /// Bits per velocity component (11; 0: velocity is not part of the
+    /// snapshot, as for a viewer that only interpolates).
+    pub velocity_bits: u32,
+}
+
+impl Bounds {
+    /// The cube demo's field: x and z in ±32 m, y from −1 to 15 m, 512
+    /// steps per metre, 9-bit orientation components, 11-bit velocity
+    /// components within ±32 m/s.
+    pub fn cubes() -> Bounds {
+        Bounds {
+            min: Vec3::new(Fx::from_int(-32), Fx::from_int(-1), Fx::from_int(-32)),
+            max: Vec3::new(Fx::from_int(32), Fx::from_int(15), Fx::from_int(32)),
+            steps_per_metre: 512,
+            orientation_bits: 9,
+            max_speed: 32,
+            velocity_bits: 11,
+        }
+    }
+
+    /// The largest position code on each axis.
+    pub fn position_max(&self) -> [u32; 3] {
+        let span = |lo: Fx, hi: Fx| {
+            let metres = hi.saturating_sub(lo);
+            ((metres.to_bits().max(0) as u128 * u128::from(self.steps_per_metre)) >> 32) as u32
+        };
+        [
+            span(self.min.x, self.max.x),
+            span(self.min.y, self.max.y),
+            span(self.min.z, self.max.z),
+        ]
+    }
+
+    /// The largest orientation component code.
+    pub fn orientation_max(&self) -> u32 {
+        (1u32 << self.orientation_bits.clamp(2, 16)) - 1
+    }
+
+    /// The largest velocity component code (0 when velocity is not sent).
+    pub fn velocity_max(&self) -> u32 {
+        if self.velocity_bits == 0 {
+            return 0;
+        }
+        (1u32 << self.velocity_bits.clamp(2, 24)) - 1
+    }
+
+    /// The code of a velocity component.
+    pub fn velocity_code(&self, v: Fx) -> u32 {
+        let vmax = self.velocity_max();
+        // code = round((v + s) · vmax / 2s)
+        let t = v
+            .saturating_add(Fx::from_int(self.max_speed.min(1 << 30) as i32))
+            .to_bits()
+            .max(0) as u128;
+        let den = (2 * u128::from(self.max_speed.max(1))) << 32;
+        ((t * u128::from(vmax) + den / 2) / den.max(1)).min(u128::from(vmax)) as u32
+    }
+}
+
+/// A quaternion as its three smallest components and the index of the
+/// largest, which is made non-negative (q and −q are the same rotation) and
+/// rebuilt from the unit length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SmallestThree {
+    /// Which component was largest: 0 = w, 1 = x, 2 = y, 3 = z.
+    pub largest: u8,
+    /// The other three, in w-x-y-z order, each mapped from ±1/√2 onto
+    /// `0..=orientation_max`.
+    pub rest: [u32; 3],
+}
+
+/// One body's quantized state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct QuantBody {
+    /// Position codes, steps from the box's lowest corner.
+    pub position: [u32; 3],
+    /// Orientation.
+    pub orientation: SmallestThree,
+    /// Linear velocity codes (the code of 0 m/s when at rest).
+    pub velocity: [u32; 3],
+    /// Asleep: not moving, velocity not sent.
+    pub at_rest: bool,
+}
+
+/// Rounds `x · num / 2^32` to the nearest integer, for `x ≥ 0`.
+fn scale_round(x: i64, num: u64) -> u64 {
+    ((x.max(0) as u128 * u128::from(num) + (1u128 << 31)) >> 32) as u64
+}
+
+fn quantize_range(v: Fx, lo: Fx, steps_per_unit: u64, max: u32) -> u32 {
+    let off = v.saturating_sub(lo).to_bits();
+    scale_round(off, steps_per_unit).min(u64::from(max)) as u32
+}
+
+fn dequantize_range(code: u32, lo: Fx, steps_per_unit: u64) -> Fx {
+    lo.saturating_add(Fx::from_ratio(i64::from(code), steps_per_unit as i64))
+}
+
+impl SmallestThree {
+    /// Encodes `q` (normalized first) with `bounds.orientation_bits` bits per
+    /// component.
+    pub fn from_quat(q: Quat, bounds: &Bounds) -> SmallestThree {
+        let q = q.normalize();
+        let c = [q.w, q.x, q.y, q.z];
+        let mut largest = 0;
+        for i in 1..4 {
+            if c[i].abs() > c[largest].abs() {
+                largest = i;
+            }
+        }
+        let flip = c[largest].is_negative();
+        let max = bounds.orientation_max();
+        let mut rest = [0u32; 3];
+        let mut k = 0;
+        for (i, v) in c.iter().enumerate() {
+            if i == largest {
+                continue;
+            }
+            let v = if flip { v.saturating_neg() } else { *v };
+            // t = v·√2 + 1 in [0, 2]; code = round(t · max / 2).
+            let t = v.saturating_mul(SQRT2).saturating_add(Fx::ONE);
+            rest[k] = ((t.to_bits().max(0) as u128 * u128::from(max) + (1u128 << 32)) >> 33)
+                .min(u128::from(max)) as u32;
+            k += 1;
+        }
+        SmallestThree {
+            largest: largest as u8,
+            rest,
+        }
+    }
+
+    /// The quaternion this code stands for.
+    pub fn to_quat(self, bounds: &Bounds) -> Quat {
+        let max = i64::from(bounds.orientation_max());
+        let comp = |code: u32| {
+            // v = (2·code/max − 1) / √2
+            Fx::from_ratio(2 * i64::from(code.min(max as u32)), max)
+                .saturating_sub(Fx::ONE)
+                .saturating_mul(FRAC_1_SQRT2)
+        };
+        let small = [comp(self.rest[0]), comp(self.rest[1]), comp(self.rest[2])];
+        let sum = small
+            .iter()
+            .fold(Fx::ZERO, |a, v| a.saturating_add(v.saturating_mul(*v)));
+        let big = Fx::ONE.saturating_sub(sum).max(Fx::ZERO).sqrt();
+        let mut c = [Fx::ZERO; 4];
+        let mut k = 0;
+        for (i, slot) in c.iter_mut().enumerate() {
+            if i == usize::from(self.largest.min(3)) {
+                *slot = big;
+            } else {
+                *slot = small[k];
+                k += 1;
+            }
+        }
+        Quat {
+            w: c[0],
+            x: c[1],
+            y: c[2],
+            z: c[3],
+        }
+        .normalize()
+    }
+}
+
+impl QuantBody {
+    /// Quantizes a body's position, orientation and linear velocity.
+    pub fn new(
+        position: Vec3,
+        orientation: Quat,
+        velocity: Vec3,
+        at_rest: bool,
+        bounds: &Bounds,
+    ) -> QuantBody {
+        let pmax = bounds.position_max();
+        let spm = u64::from(bounds.steps_per_metre);
+        let vel = |v: Fx| bounds.velocity_code(v);
+        let zero = vel(Fx::ZERO);
+        QuantBody {
+            position: [
+                quantize_range(position.x, bounds.min.x, spm, pmax[0]),
+                quantize_range(position.y, bounds.min.y, spm, pmax[1]),
+                quantize_range(position.z, bounds.min.z, spm, pmax[2]),
+            ],
+            orientation: SmallestThree::from_quat(orientation, bounds),
+            velocity: if at_rest {
+                [zero; 3]
+            } else {
+                [vel(velocity.x), vel(velocity.y), vel(velocity.z)]
+            },
+            at_rest,
+        }
+    }
+
+    /// The position this code stands for.
+    pub fn position(&self, bounds: &Bounds) -> Vec3 {
+        let spm = u64::from(bounds.steps_per_metre);
+        Vec3::new(
+            dequantize_range(self.position[0], bounds.min.x, spm),
+            dequantize_range(self.position[1], bounds.min.y, spm),
+            dequantize_range(self.position[2], bounds.min.z, spm),
+        )
+    }
+
+    /// The orientation this code stands for.
+    pub fn orientation(&self, bounds: &Bounds) -> Quat {
+        self.orientation.to_quat(bounds)
+    }
+
+    /// The linear velocity this code stands for.
+    pub fn velocity(&self, bounds: &Bounds) -> Vec3 {
+        let vmax = i64::from(bounds.velocity_max()).max(1);
+        let s = i64::from(bounds.max_speed);
+        let v = |code: u32| {
+            Fx::from_ratio(2 * s * i64::from(code), vmax).saturating_sub(Fx::from_int(s as i32))
+        };
+        Vec3::new(
+            v(self.velocity[0]),
+            v(self.velocity[1]),
+            v(self.velocity[2]),
+        )
+    }
+}
