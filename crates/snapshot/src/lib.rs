@@ -1,13 +1,15 @@
 //! Lossy snapshots of a scene's rigid bodies, for viewers that cannot
-//! simulate and for peers that fall back from lockstep: the first part of
-//! the snapshot techniques (bounded quantization, smallest-three
-//! orientations, delta compression against an acked baseline with relative
-//! indices, positions and orientations).
+//! simulate and for peers that fall back from lockstep: bounded
+//! quantization, smallest-three orientations, delta compression against an
+//! acked baseline with relative indices, positions and orientations, and
+//! snapshot interpolation.
 //!
 //! - [`quantize`]: one body's state as small integer codes ([`QuantBody`],
 //!   [`Bounds`], [`SmallestThree`]);
 //! - [`delta`]: a whole snapshot coded against a baseline, at the levels
-//!   of the compression ladder ([`Level`]).
+//!   of the compression ladder ([`Level`]);
+//! - [`interpolate`]: a viewer's buffer, sampled a playout delay behind the
+//!   newest snapshot.
 //!
 //! Exact resync stays the lossless path; these codes lose up to half a step
 //! (1/1 024 m of position at 512 steps per metre). The crate is integer
@@ -15,10 +17,12 @@
 //! quantized baselines on any machine.
 //!
 //! `cargo run --release -p lockstep-snapshot --example ladder` prints the
-//! compression ladder measured on the recorded cube match.
+//! compression ladder measured on the recorded cube match, and `--example
+//! interpolation` a viewer's error against the exact simulation.
 #![deny(clippy::float_arithmetic)]
 
 pub mod delta;
+pub mod interpolate;
 pub mod quantize;
 
 pub use delta::{Breakdown, Level};

@@ -10,8 +10,7 @@
 
 use lockstep_fx::{Fx, Quat, Vec3};
 
-/// √2 and 1/√2 in `Fx`.
-const SQRT2: Fx = Fx::lit("1.4142135623730951");
+/// 1/√2 in `Fx`: the largest a smallest-three component can be.
 const FRAC_1_SQRT2: Fx = Fx::lit("0.7071067811865476");
 
 /// The scene's box and resolutions.
@@ -33,13 +32,14 @@ pub struct Bounds {
 }
 
 impl Bounds {
-    /// The cube demo's field: x and z in ±32 m, y from −1 to 15 m, 512
-    /// steps per metre, 9-bit orientation components, 11-bit velocity
-    /// components within ±32 m/s.
+    /// The cube demo's field and the space its cubes are blown into: x and
+    /// z in ±64 m, y from −1 to 31 m, 512 steps per metre (17 + 15 + 17
+    /// bits), 9-bit orientation components, 11-bit velocity components
+    /// within ±32 m/s.
     pub fn cubes() -> Bounds {
         Bounds {
-            min: Vec3::new(Fx::from_int(-32), Fx::from_int(-1), Fx::from_int(-32)),
-            max: Vec3::new(Fx::from_int(32), Fx::from_int(15), Fx::from_int(32)),
+            min: Vec3::new(Fx::from_int(-64), Fx::from_int(-1), Fx::from_int(-64)),
+            max: Vec3::new(Fx::from_int(64), Fx::from_int(31), Fx::from_int(64)),
             steps_per_metre: 512,
             orientation_bits: 9,
             max_speed: 32,
@@ -73,17 +73,44 @@ impl Bounds {
         (1u32 << self.velocity_bits.clamp(2, 24)) - 1
     }
 
-    /// The code of a velocity component.
+    /// The code of a velocity component: `round(v / step) + half`, with
+    /// `half = velocity_max / 2` steps of `max_speed / half` on each side, so
+    /// zero is exact.
     pub fn velocity_code(&self, v: Fx) -> u32 {
-        let vmax = self.velocity_max();
-        // code = round((v + s) · vmax / 2s)
-        let t = v
-            .saturating_add(Fx::from_int(self.max_speed.min(1 << 30) as i32))
-            .to_bits()
-            .max(0) as u128;
-        let den = (2 * u128::from(self.max_speed.max(1))) << 32;
-        ((t * u128::from(vmax) + den / 2) / den.max(1)).min(u128::from(vmax)) as u32
+        let half = self.velocity_max() / 2;
+        symmetric_code(v, Fx::from_int(self.max_speed.min(1 << 30) as i32), half)
     }
+
+    /// The velocity component of a code.
+    pub fn velocity_of(&self, code: u32) -> Fx {
+        let half = self.velocity_max() / 2;
+        symmetric_value(code, Fx::from_int(self.max_speed.min(1 << 30) as i32), half)
+    }
+}
+
+/// `round(v · half / range) + half`, clamped to `0..=2·half`.
+fn symmetric_code(v: Fx, range: Fx, half: u32) -> u32 {
+    if half == 0 || range.to_bits() <= 0 {
+        return 0;
+    }
+    let num = i128::from(v.to_bits()) * i128::from(half);
+    let den = i128::from(range.to_bits());
+    // Round half away from zero.
+    let q = if num >= 0 {
+        (num + den / 2) / den
+    } else {
+        (num - den / 2) / den
+    };
+    (q + i128::from(half)).clamp(0, 2 * i128::from(half)) as u32
+}
+
+/// The value of a [`symmetric_code`].
+fn symmetric_value(code: u32, range: Fx, half: u32) -> Fx {
+    if half == 0 {
+        return Fx::ZERO;
+    }
+    let steps = i64::from(code.min(2 * half)) - i64::from(half);
+    Fx::from_bits((i128::from(range.to_bits()) * i128::from(steps) / i128::from(half)) as i64)
 }
 
 /// A quaternion as its three smallest components and the index of the
@@ -94,7 +121,7 @@ pub struct SmallestThree {
     /// Which component was largest: 0 = w, 1 = x, 2 = y, 3 = z.
     pub largest: u8,
     /// The other three, in w-x-y-z order, each mapped from ±1/√2 onto
-    /// `0..=orientation_max`.
+    /// `0..=2·(orientation_max / 2)` with zero at the middle code.
     pub rest: [u32; 3],
 }
 
@@ -146,10 +173,7 @@ impl SmallestThree {
                 continue;
             }
             let v = if flip { v.saturating_neg() } else { *v };
-            // t = v·√2 + 1 in [0, 2]; code = round(t · max / 2).
-            let t = v.saturating_mul(SQRT2).saturating_add(Fx::ONE);
-            rest[k] = ((t.to_bits().max(0) as u128 * u128::from(max) + (1u128 << 32)) >> 33)
-                .min(u128::from(max)) as u32;
+            rest[k] = symmetric_code(v, FRAC_1_SQRT2, max / 2);
             k += 1;
         }
         SmallestThree {
@@ -160,13 +184,8 @@ impl SmallestThree {
 
     /// The quaternion this code stands for.
     pub fn to_quat(self, bounds: &Bounds) -> Quat {
-        let max = i64::from(bounds.orientation_max());
-        let comp = |code: u32| {
-            // v = (2·code/max − 1) / √2
-            Fx::from_ratio(2 * i64::from(code.min(max as u32)), max)
-                .saturating_sub(Fx::ONE)
-                .saturating_mul(FRAC_1_SQRT2)
-        };
+        let half = bounds.orientation_max() / 2;
+        let comp = |code: u32| symmetric_value(code, FRAC_1_SQRT2, half);
         let small = [comp(self.rest[0]), comp(self.rest[1]), comp(self.rest[2])];
         let sum = small
             .iter()
@@ -238,15 +257,10 @@ impl QuantBody {
 
     /// The linear velocity this code stands for.
     pub fn velocity(&self, bounds: &Bounds) -> Vec3 {
-        let vmax = i64::from(bounds.velocity_max()).max(1);
-        let s = i64::from(bounds.max_speed);
-        let v = |code: u32| {
-            Fx::from_ratio(2 * s * i64::from(code), vmax).saturating_sub(Fx::from_int(s as i32))
-        };
         Vec3::new(
-            v(self.velocity[0]),
-            v(self.velocity[1]),
-            v(self.velocity[2]),
+            bounds.velocity_of(self.velocity[0]),
+            bounds.velocity_of(self.velocity[1]),
+            bounds.velocity_of(self.velocity[2]),
         )
     }
 }
