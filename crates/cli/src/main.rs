@@ -1,5 +1,5 @@
-//! `lockstep`: record, replay, verify and diff matches of the shipped games,
-//! and benchmark the physics scenes.
+//! `lockstep`: record, replay, verify, diff and render matches of the shipped
+//! games, and benchmark the physics scenes.
 //!
 //! A thin shell over `lockstep-sim` and `lockstep-games`: every decision a
 //! library user would want lives there. Each command prints one clear line
@@ -10,6 +10,7 @@ mod bench;
 mod diff;
 mod games;
 mod record;
+mod render;
 mod replay;
 mod verify;
 
@@ -62,6 +63,8 @@ enum Command {
     Verify(verify::VerifyArgs),
     /// Compare two logs or two state files: the first divergent frame and the fields that differ.
     Diff(diff::DiffArgs),
+    /// Replay a log and draw frames of it: a PNG, an animated GIF, or a directory of PNGs.
+    Render(render::RenderArgs),
     /// Print a table of ms/step for the physics scenes and the games.
     Bench {
         /// Run only benchmarks whose names contain one of these.
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Render(args) => render::run(&args),
         Command::Bench {
             names,
             runs,
