@@ -208,9 +208,10 @@ impl<G: Game> Side<G> {
     }
 
     fn label(&self) -> String {
-        self.path
-            .file_name()
-            .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned())
+        self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
     }
 }
 
@@ -226,7 +227,9 @@ fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, CliError> {
         None => left_log.frames(),
     };
     let range = parse_frames(args.frames.as_deref(), last)?;
-    let drawn: Vec<Frame> = (range.start..range.end).step_by(args.every as usize).collect();
+    let drawn: Vec<Frame> = (range.start..range.end)
+        .step_by(args.every as usize)
+        .collect();
     let drawn = match output {
         Output::Png(_) if range.end - range.start > 1 => {
             return Err(CliError::new(format!(
@@ -317,7 +320,10 @@ fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, CliError> {
                 }
                 overlay = overlay
                     .line(format!("{} FRAME {frame}", G::ID))
-                    .line(format!("CHECKSUM {}", side.engine.game().checksum().short()));
+                    .line(format!(
+                        "CHECKSUM {}",
+                        side.engine.game().checksum().short()
+                    ));
                 if panes == 2 {
                     overlay = overlay.line(format!("{differing} BODIES DIFFER"));
                 }
@@ -325,9 +331,8 @@ fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, CliError> {
             }
             canvas.blit(&pane, i as i64 * i64::from(pane_width), 0);
         }
-        let encode_error = |path: &Path, e: encode::EncodeError| {
-            CliError::new(format!("{}: {e}", path.display()))
-        };
+        let encode_error =
+            |path: &Path, e: encode::EncodeError| CliError::new(format!("{}: {e}", path.display()));
         match &output {
             Output::Png(path) => {
                 encode::write_png(&canvas, path).map_err(|e| encode_error(path, e))?;
@@ -372,7 +377,11 @@ fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, CliError> {
         G::ID,
         range.start,
         range.end,
-        if matches!(output, Output::Png(_)) { 1 } else { args.every },
+        if matches!(output, Output::Png(_)) {
+            1
+        } else {
+            args.every
+        },
         args.width,
         args.height,
         if size > 0 {
@@ -383,7 +392,9 @@ fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, CliError> {
         draw_seconds * 1000.0 / f64::from(written.max(1)),
     );
     if right.is_some() {
-        println!("bodies differ between the two logs in {differing_frames} of the {written} frames drawn");
+        println!(
+            "bodies differ between the two logs in {differing_frames} of the {written} frames drawn"
+        );
     }
     for side in std::iter::once(&left).chain(right.as_ref()) {
         if side.mismatches > 0 {
@@ -419,10 +430,22 @@ mod tests {
 
     #[test]
     fn outputs_are_chosen_by_extension() {
-        assert_eq!(Output::of(Path::new("a.png")).unwrap(), Output::Png("a.png".into()));
-        assert_eq!(Output::of(Path::new("a.GIF")).unwrap(), Output::Gif("a.GIF".into()));
-        assert!(matches!(Output::of(Path::new("frames/")).unwrap(), Output::Directory(_)));
-        assert!(matches!(Output::of(Path::new("frames")).unwrap(), Output::Directory(_)));
+        assert_eq!(
+            Output::of(Path::new("a.png")).unwrap(),
+            Output::Png("a.png".into())
+        );
+        assert_eq!(
+            Output::of(Path::new("a.GIF")).unwrap(),
+            Output::Gif("a.GIF".into())
+        );
+        assert!(matches!(
+            Output::of(Path::new("frames/")).unwrap(),
+            Output::Directory(_)
+        ));
+        assert!(matches!(
+            Output::of(Path::new("frames")).unwrap(),
+            Output::Directory(_)
+        ));
         assert!(Output::of(Path::new("a.jpg")).is_err());
     }
 }

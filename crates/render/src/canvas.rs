@@ -27,11 +27,7 @@ impl Rgb {
                 .round()
                 .clamp(0.0, 255.0) as u8
         };
-        Rgb(
-            c(self.0, other.0),
-            c(self.1, other.1),
-            c(self.2, other.2),
-        )
+        Rgb(c(self.0, other.0), c(self.1, other.1), c(self.2, other.2))
     }
 }
 
@@ -102,11 +98,14 @@ impl Canvas {
 
     /// Fills the rectangle at `(x, y)` of `w × h` pixels.
     pub fn fill_rect(&mut self, x: i64, y: i64, w: i64, h: i64, colour: Rgb) {
-        let (x0, x1) = (x.max(0), (x + w).min(i64::from(self.width)));
-        let (y0, y1) = (y.max(0), (y + h).min(i64::from(self.height)));
+        let (x0, x1) = (x.max(0), x.saturating_add(w).min(i64::from(self.width)));
+        let (y0, y1) = (y.max(0), y.saturating_add(h).min(i64::from(self.height)));
+        if x1 <= x0 {
+            return;
+        }
         for yy in y0..y1 {
             let row = yy as usize * self.width as usize;
-            self.colour[row + x0 as usize..row + x1.max(x0) as usize].fill(colour);
+            self.colour[row + x0 as usize..row + x1 as usize].fill(colour);
         }
     }
 
@@ -271,10 +270,19 @@ mod tests {
         let mut c = Canvas::new(8, 8);
         c.fill_triangle([1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [5.0, 5.0, 1.0], RED);
         c.fill_triangle([f32::NAN, 0.0, 1.0], [3.0, 0.0, 1.0], [0.0, 3.0, 1.0], RED);
-        c.fill_triangle([-50.0, -50.0, 1.0], [-40.0, -50.0, 1.0], [-50.0, -40.0, 1.0], RED);
+        c.fill_triangle(
+            [-50.0, -50.0, 1.0],
+            [-40.0, -50.0, 1.0],
+            [-50.0, -40.0, 1.0],
+            RED,
+        );
         c.fill_sphere([4.0, 4.0], f32::INFINITY, 1.0, 1.0, |_, _, _| RED);
         c.line([0.0, 0.0], [f32::INFINITY, 3.0], 1.0, RED);
         c.fill_rect(-10, -10, 5, 5, RED);
+        c.fill_rect(10, 2, 5, 5, RED);
+        c.fill_rect(2, 10, 5, 5, RED);
+        c.fill_rect(i64::MAX / 2, 0, 3, 3, RED);
+        c.line([9.0, 9.0], [12.0, 3.0], 3.0, RED);
         assert!(c.pixels().iter().all(|&p| p == Rgb(0, 0, 0)));
     }
 

@@ -34,14 +34,14 @@ pub trait Depict {
 /// The colour of player `seat` (eight distinct colours, then repeating).
 pub fn player_colour(seat: u8) -> Rgb {
     const COLOURS: [Rgb; 8] = [
-        Rgb(52, 120, 246),  // blue
-        Rgb(245, 140, 20),  // orange
-        Rgb(40, 175, 90),   // green
-        Rgb(150, 80, 230),  // purple
-        Rgb(20, 185, 205),  // cyan
-        Rgb(235, 80, 160),  // pink
-        Rgb(225, 200, 30),  // yellow
-        Rgb(140, 95, 55),   // brown
+        Rgb(52, 120, 246), // blue
+        Rgb(245, 140, 20), // orange
+        Rgb(40, 175, 90),  // green
+        Rgb(150, 80, 230), // purple
+        Rgb(20, 185, 205), // cyan
+        Rgb(235, 80, 160), // pink
+        Rgb(225, 200, 30), // yellow
+        Rgb(140, 95, 55),  // brown
     ];
     COLOURS[usize::from(seat) % COLOURS.len()]
 }
@@ -117,10 +117,7 @@ impl Depict for Rts {
 /// apart), in slot order. `look` gives each body's colour and any game
 /// state of it beyond the body's own that its fingerprint should cover
 /// (`None`: the body is left out).
-fn solids(
-    world: &World,
-    look: impl Fn(BodyHandle, &Body) -> Option<(Rgb, u64)>,
-) -> Vec<Solid> {
+fn solids(world: &World, look: impl Fn(BodyHandle, &Body) -> Option<(Rgb, u64)>) -> Vec<Solid> {
     world
         .bodies()
         .filter_map(|(h, body)| {
@@ -151,7 +148,11 @@ fn solids(
 fn fingerprint(body: &Body, extra: u64) -> u64 {
     let mut h = DefaultHasher::new();
     extra.hash(&mut h);
-    for v in [body.position(), body.linear_velocity(), body.angular_velocity()] {
+    for v in [
+        body.position(),
+        body.linear_velocity(),
+        body.angular_velocity(),
+    ] {
         [v.x, v.y, v.z].map(|c| c.to_bits()).hash(&mut h);
     }
     let q = body.orientation();

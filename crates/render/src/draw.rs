@@ -102,7 +102,10 @@ pub fn draw_scene(canvas: &mut Canvas, scene: &Scene, camera: &Camera) {
 /// The world position of a box corner: local `(x, y, z)` rotated and moved.
 fn to_world(s: &Solid, local: [f32; 3]) -> [f32; 3] {
     let r = &s.rotation;
-    add(s.position, [dot(r[0], local), dot(r[1], local), dot(r[2], local)])
+    add(
+        s.position,
+        [dot(r[0], local), dot(r[1], local), dot(r[2], local)],
+    )
 }
 
 /// The corners of a box, corner `i` at local `(±x, ±y, ±z)` with bit 0, 1, 2
@@ -117,11 +120,15 @@ fn box_corners(s: &Solid, half: [f32; 3]) -> [[f32; 3]; 8] {
 fn draw_box(canvas: &mut Canvas, camera: &Camera, s: &Solid, half: [f32; 3], light: [f32; 3]) {
     let corners = box_corners(s, half);
     let projected = corners.map(|c| camera.project(c));
-    for axis in 0..3 {
-        let column = [s.rotation[0][axis], s.rotation[1][axis], s.rotation[2][axis]];
+    for (axis, &extent) in half.iter().enumerate() {
+        let column = [
+            s.rotation[0][axis],
+            s.rotation[1][axis],
+            s.rotation[2][axis],
+        ];
         for side in [false, true] {
             let normal = if side { column } else { scale(column, -1.0) };
-            let centre = add(s.position, scale(normal, half[axis]));
+            let centre = add(s.position, scale(normal, extent));
             let to_eye = crate::camera::sub(camera.eye, centre);
             if dot(normal, to_eye) <= 0.0 {
                 continue;
@@ -190,7 +197,9 @@ fn convex_hull(mut points: Vec<[f32; 2]>) -> Vec<[f32; 2]> {
             Box::new(points.iter())
         };
         for &p in ordered {
-            while hull.len() >= start + 2 && turn(hull[hull.len() - 2], hull[hull.len() - 1], p) <= 0.0 {
+            while hull.len() >= start + 2
+                && turn(hull[hull.len() - 2], hull[hull.len() - 1], p) <= 0.0
+            {
                 hull.pop();
             }
             hull.push(p);
@@ -333,7 +342,9 @@ mod tests {
         let mut canvas = Canvas::new(160, 90);
         draw_scene(&mut canvas, &scene, &Camera::overview(&scene, 160, 90));
         let blue = count(&canvas, bluish);
-        let orange = count(&canvas, |p| p.0 as u32 > p.2 as u32 + 80 && p.1 as u32 > p.2 as u32 + 40);
+        let orange = count(&canvas, |p| {
+            p.0 as u32 > p.2 as u32 + 80 && p.1 as u32 > p.2 as u32 + 40
+        });
         assert!(blue > 100 && orange > 100, "blue {blue}, orange {orange}");
         // The box shows at least two faces in different shades.
         let mut shades: Vec<Rgb> = canvas

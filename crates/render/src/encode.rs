@@ -226,7 +226,11 @@ fn changed_rect(a: &[Rgb], b: &[Rgb], width: u32) -> Option<(u32, u32, u32, u32)
             continue;
         }
         let first = ra.iter().zip(rb).position(|(p, q)| p != q).unwrap_or(0);
-        let last = ra.iter().zip(rb).rposition(|(p, q)| p != q).unwrap_or(first);
+        let last = ra
+            .iter()
+            .zip(rb)
+            .rposition(|(p, q)| p != q)
+            .unwrap_or(first);
         rect = Some(match rect {
             None => (first, y, last + 1, y + 1),
             Some((x0, y0, x1, _)) => (x0.min(first), y0, x1.max(last + 1), y + 1),
@@ -254,7 +258,10 @@ mod tests {
         c.fill_rect(0, 0, 8, 8, Rgb(200, 10, 10));
         let few = png_bytes(&c).unwrap();
         assert!(few.starts_with(b"\x89PNG\r\n\x1a\n"));
-        for (i, x) in (0..32).flat_map(|x| (0..16).map(move |y| (x, y))).enumerate() {
+        for (i, x) in (0..32)
+            .flat_map(|x| (0..16).map(move |y| (x, y)))
+            .enumerate()
+        {
             c.put(x.0, x.1, Rgb(i as u8, (i / 256) as u8, 7));
         }
         let many = png_bytes(&c).unwrap();

@@ -78,10 +78,7 @@ pub fn glyph(c: char) -> [u8; 7] {
 pub fn measure(text: &str, scale: u32) -> (u32, u32) {
     let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
     let lines = text.lines().count().max(1) as u32;
-    (
-        widest * ADVANCE * scale,
-        lines * LINE_HEIGHT * scale,
-    )
+    (widest * ADVANCE * scale, lines * LINE_HEIGHT * scale)
 }
 
 /// Draws `text` (lines split at `\n`) with its top-left corner at `(x, y)`,

@@ -86,7 +86,11 @@ fn ticks(lo: f64, hi: f64, count: f64) -> (Vec<f64>, f64, f64) {
     let first = (lo / step).floor() * step;
     let last = (hi / step).ceil() * step;
     let n = ((last - first) / step).round() as usize;
-    ((0..=n).map(|i| first + i as f64 * step).collect(), first, last)
+    (
+        (0..=n).map(|i| first + i as f64 * step).collect(),
+        first,
+        last,
+    )
 }
 
 /// A tick label: no more decimals than the step needs.
@@ -156,19 +160,40 @@ impl LineChart {
             canvas.line([l as f32, y as f32], [r as f32, y as f32], 1.0, RULE);
             let text = label(v, y_step);
             let w = text.len() as i64 * char_w;
-            font::draw_text(canvas, l as i64 - w - char_w / 2, y as i64 - line_h / 3, s, INK, &text);
+            font::draw_text(
+                canvas,
+                l as i64 - w - char_w / 2,
+                y as i64 - line_h / 3,
+                s,
+                INK,
+                &text,
+            );
         }
         for &v in &layout.x_ticks {
             let (x, _) = layout.to_pixel(v, layout.range[2]);
             canvas.line([x as f32, t as f32], [x as f32, b as f32], 1.0, RULE);
             let text = label(v, x_step);
             let w = text.len() as i64 * char_w;
-            font::draw_text(canvas, x as i64 - w / 2, b as i64 + line_h / 2, s, INK, &text);
+            font::draw_text(
+                canvas,
+                x as i64 - w / 2,
+                b as i64 + line_h / 2,
+                s,
+                INK,
+                &text,
+            );
         }
         canvas.line([l as f32, b as f32], [r as f32, b as f32], s as f32, INK);
         canvas.line([l as f32, t as f32], [l as f32, b as f32], s as f32, INK);
         let title_w = self.title.chars().count() as i64 * char_w;
-        font::draw_text(canvas, (l + r) as i64 / 2 - title_w / 2, line_h / 2, s, INK, &self.title);
+        font::draw_text(
+            canvas,
+            (l + r) as i64 / 2 - title_w / 2,
+            line_h / 2,
+            s,
+            INK,
+            &self.title,
+        );
         let xl_w = self.x_label.chars().count() as i64 * char_w;
         font::draw_text(
             canvas,
@@ -203,7 +228,13 @@ impl LineChart {
                 for &(x, y) in &series.points {
                     let (px, py) = layout.to_pixel(x, y);
                     let m = i64::from(3 * s);
-                    canvas.fill_rect(px as i64 - m, py as i64 - m, 2 * m + 1, 2 * m + 1, series.colour);
+                    canvas.fill_rect(
+                        px as i64 - m,
+                        py as i64 - m,
+                        2 * m + 1,
+                        2 * m + 1,
+                        series.colour,
+                    );
                 }
             }
         }
@@ -211,7 +242,13 @@ impl LineChart {
         for (i, series) in self.series.iter().enumerate() {
             let y = t as i64 + line_h / 2 + i as i64 * line_h;
             let x = l as i64 + char_w;
-            canvas.fill_rect(x, y + line_h / 4, 2 * char_w, i64::from(3 * s), series.colour);
+            canvas.fill_rect(
+                x,
+                y + line_h / 4,
+                2 * char_w,
+                i64::from(3 * s),
+                series.colour,
+            );
             font::draw_text(canvas, x + 3 * char_w, y, s, INK, &series.name);
         }
     }
@@ -244,7 +281,11 @@ impl LineChart {
             svg,
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{size}">"#
         );
-        let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="{}"/>"#, hex(PAPER));
+        let _ = writeln!(
+            svg,
+            r#"<rect width="100%" height="100%" fill="{}"/>"#,
+            hex(PAPER)
+        );
         let step = |ticks: &[f64]| ticks.get(1).map_or(1.0, |v| v - ticks[0]);
         let (x_step, y_step) = (step(&layout.x_ticks), step(&layout.y_ticks));
         for &v in &layout.y_ticks {
@@ -297,7 +338,10 @@ impl LineChart {
         );
         for (i, series) in self.series.iter().enumerate() {
             let points = self.path(series, &layout);
-            let d: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+            let d: Vec<String> = points
+                .iter()
+                .map(|(x, y)| format!("{x:.1},{y:.1}"))
+                .collect();
             let _ = writeln!(
                 svg,
                 r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>"#,
@@ -386,7 +430,11 @@ mod tests {
         let c = chart();
         let mut canvas = Canvas::new(400, 300);
         c.draw(&mut canvas);
-        let blue = canvas.pixels().iter().filter(|&&p| p == Rgb(52, 120, 246)).count();
+        let blue = canvas
+            .pixels()
+            .iter()
+            .filter(|&&p| p == Rgb(52, 120, 246))
+            .count();
         assert!(blue > 100, "{blue}");
         let svg = c.to_svg(400, 300);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
