@@ -121,7 +121,7 @@ impl LineChart {
         if x0 > x1 {
             (x0, x1, y1) = (0.0, 1.0, 1.0);
         }
-        let (x_ticks, x0, x1) = ticks(x0, x1, 6.0);
+        let (x_ticks, x0, x1) = ticks(x0, x1, 8.0);
         let (y_ticks, y0, y1) = ticks(y0, y1.max(y0), 6.0);
         let y_step = y_ticks.get(1).map_or(1.0, |t| t - y_ticks[0]);
         let widest = y_ticks
