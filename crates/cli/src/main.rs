@@ -1,6 +1,6 @@
 //! `lockstep`: play matches of the shipped games over UDP (`demo`, `host`,
-//! `join`, `spectate`), record, replay, verify and diff them, and benchmark
-//! the physics scenes.
+//! `join`, `spectate`), record, replay, verify, diff and render them, and
+//! benchmark the physics scenes.
 //!
 //! A thin shell over `lockstep-net`, `lockstep-sim` and `lockstep-games`:
 //! every decision a library user would want lives there. Each command prints
@@ -24,6 +24,7 @@ mod games;
 mod net;
 mod output;
 mod record;
+mod render;
 mod replay;
 mod verify;
 
@@ -75,6 +76,8 @@ enum Command {
     Verify(verify::VerifyArgs),
     /// Compare two logs or two state files: the first divergent frame and the fields that differ.
     Diff(diff::DiffArgs),
+    /// Replay a log and draw frames of it: a PNG, an animated GIF, or a directory of PNGs.
+    Render(render::RenderArgs),
     /// Print a table of ms/step for the physics scenes and the games.
     Bench {
         /// Run only benchmarks whose names contain one of these.
@@ -102,6 +105,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Render(args) => render::run(&args),
         Command::Bench {
             names,
             runs,

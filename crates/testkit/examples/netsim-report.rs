@@ -5,6 +5,11 @@
 //! steady-state bandwidth at 60 Hz; the flag overhead of 120 unacked inputs.
 //!
 //! `cargo run --release -p lockstep-testkit --example netsim-report`
+//!
+//! With `-- --plots DIR` it also writes the charts of these numbers, PNG
+//! and SVG: `stalls-vs-loss` (redundant UDP against the TCP-like stream,
+//! from the conditions table) and `delay-under-jitter` (the adaptive
+//! playout delay over a match, one line per jitter).
 
 use lockstep_games::Demo;
 use lockstep_games::rts::{Rts, RtsConfig};
@@ -12,6 +17,7 @@ use lockstep_peer::PeerEvent;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{InputsMsg, Message, Packet, Routed};
 use lockstep_protocol::{Instant, PlayerId};
+use lockstep_render::{Canvas, LineChart, Series, encode, player_colour};
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
 use lockstep_testkit::netsim::LinkConfig;
 
@@ -52,8 +58,17 @@ fn desyncs(r: &Run) -> usize {
         .len()
 }
 
+/// One row of the conditions table, as the stalls chart needs it.
+struct StallPoint {
+    players: u8,
+    loss_percent: f64,
+    tcp: bool,
+    stalls: u64,
+}
+
 #[allow(clippy::float_arithmetic)]
-fn print_conditions() {
+fn print_conditions() -> Vec<StallPoint> {
+    let mut points = Vec::new();
     println!(
         "## Stalls, desyncs and bytes per packet: 60 s of game time at 60 Hz (3 600 frames)\n"
     );
@@ -103,6 +118,12 @@ fn print_conditions() {
                     .max()
                     .unwrap_or(0);
                 let secs = r.end.as_micros() as f64 / 1e6;
+                points.push(StallPoint {
+                    players,
+                    loss_percent: f64::from(cond.loss_ppm) / 10_000.0,
+                    tcp,
+                    stalls: r.stalls_after_warmup(),
+                });
                 println!(
                     "| {players} | {} | {} | {} | {secs:.1} | {} | {} | {} | {max_delay} | {:.1} | {:.1} | {:.1} | {wall} |",
                     cond.name,
@@ -119,6 +140,111 @@ fn print_conditions() {
         }
     }
     println!();
+    points
+}
+
+/// The playout delay of seat 0 over a 2-player match at 100 ms RTT and no
+/// loss, for each one-way jitter: `(jitter ms, [(seconds, frames)])`.
+#[allow(clippy::float_arithmetic)]
+fn print_delay_under_jitter() -> Vec<(u64, Vec<(f64, f64)>)> {
+    println!("## Adaptive playout delay under jitter (2 peers, 100 ms RTT, no loss, 60 s)\n");
+    println!(
+        "| jitter (one way, uniform) | first delay frames | max delay frames | final delay frames | stalls after warm-up |"
+    );
+    println!("|---|---|---|---|---|");
+    let mut lines = Vec::new();
+    for jitter_ms in [0u64, 20, 60, 120] {
+        let link = LinkConfig {
+            jitter_micros: jitter_ms * 1000,
+            ..LinkConfig::ideal(50_000)
+        };
+        let s = Scenario::new(2, 11, link, FRAMES);
+        let r = mesh::run::<Rts>(&s, &config());
+        let series: Vec<(f64, f64)> = r.peers[0]
+            .delay_frames
+            .iter()
+            .map(|&(t, d)| (t.as_micros() as f64 / 1e6, f64::from(d)))
+            .chain(std::iter::once((
+                r.end.as_micros() as f64 / 1e6,
+                f64::from(r.peers[0].session.delay_frames),
+            )))
+            .collect();
+        let first = series.first().map_or(0.0, |p| p.1);
+        let max = series.iter().map(|p| p.1).fold(0.0, f64::max);
+        let last = series.last().map_or(0.0, |p| p.1);
+        println!(
+            "| {jitter_ms} ms | {first} | {max} | {last} | {} |",
+            r.stalls_after_warmup()
+        );
+        lines.push((jitter_ms, series));
+    }
+    println!();
+    lines
+}
+
+/// Writes `chart` as `DIR/NAME.png` and `DIR/NAME.svg`.
+fn write_chart(dir: &std::path::Path, name: &str, chart: &LineChart) {
+    let (w, h) = (900, 500);
+    let mut canvas = Canvas::new(w, h);
+    chart.draw(&mut canvas);
+    let png = dir.join(format!("{name}.png"));
+    let svg = dir.join(format!("{name}.svg"));
+    encode::write_png(&canvas, &png).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&svg, chart.to_svg(w, h)).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
+    println!("wrote {} and {}", png.display(), svg.display());
+}
+
+#[allow(clippy::float_arithmetic)]
+fn write_plots(dir: &std::path::Path, stalls: &[StallPoint], delays: &[(u64, Vec<(f64, f64)>)]) {
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut series = Vec::new();
+    for (i, (players, tcp)) in [(2u8, false), (2, true), (4, false), (4, true)]
+        .into_iter()
+        .enumerate()
+    {
+        series.push(Series {
+            name: format!(
+                "{players} players, {}",
+                if tcp { "TCP-like" } else { "UDP redundant" }
+            ),
+            colour: player_colour(i as u8),
+            points: stalls
+                .iter()
+                .filter(|p| p.players == players && p.tcp == tcp)
+                .map(|p| (p.loss_percent, p.stalls as f64))
+                .collect(),
+            steps: false,
+        });
+    }
+    write_chart(
+        dir,
+        "stalls-vs-loss",
+        &LineChart {
+            title: "Stalls in 60 s vs packet loss (RTT 100/250/2000 ms)".into(),
+            x_label: "loss %".into(),
+            y_label: "stall ticks".into(),
+            series,
+        },
+    );
+    write_chart(
+        dir,
+        "delay-under-jitter",
+        &LineChart {
+            title: "Playout delay under jitter (100 ms RTT)".into(),
+            x_label: "time s".into(),
+            y_label: "delay frames".into(),
+            series: delays
+                .iter()
+                .enumerate()
+                .map(|(i, (jitter, points))| Series {
+                    name: format!("jitter {jitter} ms"),
+                    colour: player_colour(i as u8),
+                    points: points.clone(),
+                    steps: true,
+                })
+                .collect(),
+        },
+    );
 }
 
 fn print_resync() {
@@ -267,7 +393,22 @@ fn print_steady_state() {
 }
 
 fn main() {
-    print_conditions();
+    let mut args = std::env::args().skip(1);
+    let mut plots = None;
+    while let Some(a) = args.next() {
+        match (a.as_str(), args.next()) {
+            ("--plots", Some(dir)) => plots = Some(std::path::PathBuf::from(dir)),
+            _ => {
+                eprintln!("usage: netsim-report [--plots DIR]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let stalls = print_conditions();
+    let delays = print_delay_under_jitter();
     print_resync();
     print_steady_state();
+    if let Some(dir) = plots {
+        write_plots(&dir, &stalls, &delays);
+    }
 }

@@ -193,6 +193,9 @@ pub struct PeerRun {
     /// Wall-clock time spent inside the peer's calls, in nanoseconds (a
     /// measurement only: nothing in the run depends on it).
     pub busy_nanos: u64,
+    /// The playout delay in frames over the run: the first value and every
+    /// change, with when it was seen.
+    pub delay_frames: Vec<(Instant, u32)>,
 }
 
 /// The spectator's side of a run.
@@ -528,6 +531,10 @@ fn drain<G: Demo>(now: Instant, peer: &mut Peer<G, Vec<u8>>, run: &mut PeerRun, 
             }
             other => run.events.push((now, other)),
         }
+    }
+    let delay = peer.session_stats().delay_frames;
+    if run.delay_frames.last().map(|&(_, d)| d) != Some(delay) {
+        run.delay_frames.push((now, delay));
     }
     let seat = peer.seat();
     while let Some(t) = peer.poll_transmit(now) {

@@ -1,0 +1,86 @@
+//! The figures of the renderer, at 1280 × 720 in a release build:
+//!
+//! - the time to draw one frame (scene built from the state, drawn, overlay)
+//!   and to encode it as a PNG, for the 2-player cubes demo and the
+//!   8-player RTS (4 096 units), medians over frames spread through 10 s of
+//!   a bot match;
+//! - the size of a 10 s GIF (600 frames, every 2nd drawn) of each.
+//!
+//! `cargo run --release -p lockstep-render --example render-figures`
+
+// A report: floats only format measured times, nothing flows back.
+#![allow(clippy::float_arithmetic)]
+
+use std::time::Instant;
+
+use lockstep_games::cubes::Cubes;
+use lockstep_games::rts::Rts;
+use lockstep_games::{Bots, Demo};
+use lockstep_render::{Camera, Canvas, Depict, GifWriter, Overlay, draw_scene, encode};
+use lockstep_sim::Match;
+
+const WIDTH: u32 = 1280;
+const HEIGHT: u32 = 720;
+const FRAMES: u32 = 600;
+const EVERY: u32 = 2;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Plays 10 s of `G` with its bots, drawing every `EVERY`th frame into a
+/// GIF; prints the median draw and PNG-encode times and the GIF's size.
+fn figures<G: Demo + Depict>(name: &str, players: u8) {
+    let setup = Match {
+        players,
+        ..Match::default()
+    };
+    let mut game = G::new(&G::default_config(), &setup).expect("the default settings are valid");
+    let mut bots = Bots::<G>::new(&setup);
+    let mut canvas = Canvas::new(WIDTH, HEIGHT);
+    let camera = Camera::overview(&game.scene(), WIDTH, HEIGHT);
+    let mut gif = GifWriter::new(Vec::new(), WIDTH, HEIGHT).expect("a GIF of this size");
+    let (mut draw, mut png, mut gif_frame) = (Vec::new(), Vec::new(), Vec::new());
+    let mut png_bytes = 0;
+    for frame in 0..FRAMES {
+        if frame % EVERY == 0 {
+            let t = Instant::now();
+            draw_scene(&mut canvas, &game.scene(), &camera);
+            Overlay::new()
+                .line(format!("FRAME {frame}"))
+                .draw(&mut canvas);
+            draw.push(t.elapsed().as_secs_f64() * 1000.0);
+            let t = Instant::now();
+            gif.frame(&canvas, 3).expect("in memory");
+            gif_frame.push(t.elapsed().as_secs_f64() * 1000.0);
+            if frame % 60 == 0 {
+                let t = Instant::now();
+                png_bytes = encode::png_bytes(&canvas).expect("in memory").len();
+                png.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        let inputs = bots.inputs(&game, frame);
+        game.step(frame, &inputs);
+    }
+    let gif_bytes = gif.finish().expect("in memory").len();
+    println!(
+        "| {name} | {:.1} | {:.1} | {:.1} | {:.0} KiB | {:.2} MB |",
+        median(draw),
+        median(png),
+        median(gif_frame),
+        png_bytes as f64 / 1024.0,
+        gif_bytes as f64 / 1e6,
+    );
+}
+
+fn main() {
+    println!("## Render figures at {WIDTH} × {HEIGHT} (medians)\n");
+    println!(
+        "| scene | draw ms/frame | PNG encode ms | GIF frame ms | PNG size (last) | GIF of 10 s ({} frames, every {EVERY}) |",
+        FRAMES / EVERY
+    );
+    println!("|---|---|---|---|---|---|");
+    figures::<Cubes>("cubes, 2 players (900 cubes)", 2);
+    figures::<Rts>("rts, 8 players (4 096 units)", 8);
+}

@@ -1,0 +1,240 @@
+//! [`Depict`]: how a shipped game's state becomes a [`Scene`], through the
+//! games' public accessors only, and the colour of each player.
+//!
+//! - `Cubes`: every player's cube in its player's colour, the small cubes
+//!   grey, or a pale tint of the player's colour while they are stuck to
+//!   that player's cube (katamari); the ground with a 1 m grid; the field
+//!   and the spawn points framed.
+//! - `Rts`: every unit a sphere in its owner's colour, the walls and
+//!   buildings stone grey; the ground with a 10 m grid; the walled map
+//!   framed.
+//!
+//! A solid's key is its body handle (slot and generation); its exact
+//! fingerprint hashes the body's fixed-point pose and velocities (and a
+//! unit's hit points), so [`Scene::differing`] finds every body whose state
+//! two logs disagree on at a frame.
+
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use lockstep_fx::{Quat, Vec3};
+use lockstep_games::cubes::Cubes;
+use lockstep_games::rts::Rts;
+use lockstep_physics::{Body, BodyHandle, Shape as BodyShape, World};
+
+use crate::canvas::Rgb;
+use crate::scene::{Ground, Scene, Shape, Solid};
+
+/// A game state that can be drawn.
+pub trait Depict {
+    /// The scene this state shows.
+    fn scene(&self) -> Scene;
+}
+
+/// The colour of player `seat` (eight distinct colours, then repeating).
+pub fn player_colour(seat: u8) -> Rgb {
+    const COLOURS: [Rgb; 8] = [
+        Rgb(52, 120, 246), // blue
+        Rgb(245, 140, 20), // orange
+        Rgb(40, 175, 90),  // green
+        Rgb(150, 80, 230), // purple
+        Rgb(20, 185, 205), // cyan
+        Rgb(235, 80, 160), // pink
+        Rgb(225, 200, 30), // yellow
+        Rgb(140, 95, 55),  // brown
+    ];
+    COLOURS[usize::from(seat) % COLOURS.len()]
+}
+
+const SKY: Rgb = Rgb(214, 224, 234);
+const GROUND: Rgb = Rgb(186, 194, 172);
+const GRID: Rgb = Rgb(160, 170, 148);
+const CUBE: Rgb = Rgb(208, 206, 198);
+const STONE: Rgb = Rgb(140, 136, 128);
+
+impl Depict for Cubes {
+    fn scene(&self) -> Scene {
+        // Each body's colour, and for a stuck cube whose cube it sticks to.
+        let mut looks: BTreeMap<BodyHandle, (Rgb, u64)> = BTreeMap::new();
+        for seat in 0..self.players() {
+            let colour = player_colour(seat);
+            if let Some(h) = self.player_body(seat) {
+                looks.insert(h, (colour, 0));
+            }
+            for &cube in self.attached(seat) {
+                if let Some(h) = self.cube_body(cube) {
+                    let pale = colour.mix(Rgb(255, 255, 255), 0.45);
+                    looks.insert(h, (pale, u64::from(seat) + 1));
+                }
+            }
+        }
+        let config = self.config();
+        let reach = (config.spawn_distance() + config.player.size).to_f64_lossy() as f32;
+        Scene {
+            solids: solids(self.world(), |h, _| {
+                Some(looks.get(&h).copied().unwrap_or((CUBE, 0)))
+            }),
+            ground: Some(Ground {
+                half_size: reach + 3.0,
+                spacing: config.field.spacing.to_f64_lossy() as f32,
+                colour: GROUND,
+                line_colour: GRID,
+            }),
+            focus: ([-reach, 0.0, -reach], [reach, 1.5, reach]),
+            sky: SKY,
+        }
+    }
+}
+
+impl Depict for Rts {
+    fn scene(&self) -> Scene {
+        let units: BTreeMap<u64, (u8, u32)> = self
+            .units()
+            .map(|u| (u64::from(u.id), (u.owner, u.hp)))
+            .collect();
+        let half = self.config().map_size.to_f64_lossy() as f32 * 0.5;
+        Scene {
+            // A unit's hit points are part of what two logs can disagree on.
+            solids: solids(self.world(), |_, body| match body.shape() {
+                BodyShape::Sphere { .. } => units
+                    .get(&body.user_data())
+                    .map(|&(owner, hp)| (player_colour(owner), u64::from(hp))),
+                _ => Some((STONE, 0)),
+            }),
+            ground: Some(Ground {
+                half_size: half + 2.0,
+                spacing: 10.0,
+                colour: GROUND,
+                line_colour: GRID,
+            }),
+            focus: ([-half, 0.0, -half], [half, 2.0, half]),
+            sky: SKY,
+        }
+    }
+}
+
+/// A solid for every body of `world` but half-spaces (the ground is drawn
+/// apart), in slot order. `look` gives each body's colour and any game
+/// state of it beyond the body's own that its fingerprint should cover
+/// (`None`: the body is left out).
+fn solids(world: &World, look: impl Fn(BodyHandle, &Body) -> Option<(Rgb, u64)>) -> Vec<Solid> {
+    world
+        .bodies()
+        .filter_map(|(h, body)| {
+            let shape = match body.shape() {
+                BodyShape::Box { half_extents } => Shape::Box {
+                    half: floats(half_extents),
+                },
+                BodyShape::Sphere { radius } => Shape::Sphere {
+                    radius: radius.to_f64_lossy() as f32,
+                },
+                BodyShape::HalfSpace => return None,
+            };
+            let (colour, extra) = look(h, body)?;
+            Some(Solid {
+                key: (u64::from(h.generation) << 32) | u64::from(h.index),
+                exact: fingerprint(body, extra),
+                shape,
+                position: floats(body.position()),
+                rotation: rotation(body.orientation()),
+                colour,
+                outlined: false,
+            })
+        })
+        .collect()
+}
+
+/// A hash of the body's exact pose and velocities and `extra`.
+fn fingerprint(body: &Body, extra: u64) -> u64 {
+    let mut h = DefaultHasher::new();
+    extra.hash(&mut h);
+    for v in [
+        body.position(),
+        body.linear_velocity(),
+        body.angular_velocity(),
+    ] {
+        [v.x, v.y, v.z].map(|c| c.to_bits()).hash(&mut h);
+    }
+    let q = body.orientation();
+    [q.w, q.x, q.y, q.z].map(|c| c.to_bits()).hash(&mut h);
+    h.finish()
+}
+
+fn floats(v: Vec3) -> [f32; 3] {
+    [v.x, v.y, v.z].map(|c| c.to_f64_lossy() as f32)
+}
+
+/// The rotation matrix (rows) of a unit quaternion.
+fn rotation(q: Quat) -> [[f32; 3]; 3] {
+    let [w, x, y, z] = [q.w, q.x, q.y, q.z].map(|c| c.to_f64_lossy() as f32);
+    [
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y - w * z),
+            2.0 * (x * z + w * y),
+        ],
+        [
+            2.0 * (x * y + w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z - w * x),
+        ],
+        [
+            2.0 * (x * z - w * y),
+            2.0 * (y * z + w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_fx::Fx;
+    use lockstep_games::Demo;
+    use lockstep_sim::{Game, Match};
+
+    #[test]
+    fn a_quarter_turn_about_y_maps_x_to_minus_z() {
+        let q = Quat::from_axis_angle(Vec3::Y, Fx::PI.scale_pow2(-1));
+        let r = rotation(q);
+        let x = [r[0][0], r[1][0], r[2][0]];
+        assert!(x[0].abs() < 1e-6 && (x[2] + 1.0).abs() < 1e-6, "{x:?}");
+    }
+
+    #[test]
+    fn cubes_players_are_coloured_and_the_field_is_grey() {
+        let setup = Match {
+            players: 2,
+            ..Match::default()
+        };
+        let game = Cubes::new(&Cubes::default_config(), &setup).unwrap();
+        let scene = game.scene();
+        assert_eq!(scene.solids.len(), 2 + game.cube_count() as usize);
+        let count = |c: Rgb| scene.solids.iter().filter(|s| s.colour == c).count();
+        assert_eq!(count(player_colour(0)), 1);
+        assert_eq!(count(player_colour(1)), 1);
+        assert_eq!(count(CUBE), game.cube_count() as usize);
+        assert!(scene.differing(&game.scene()).is_empty());
+    }
+
+    #[test]
+    fn rts_units_take_their_owners_colours() {
+        let mut config = Rts::default_config();
+        config.units_per_player = 8;
+        let setup = Match {
+            players: 8,
+            ..Match::default()
+        };
+        let game = Rts::new(&config, &setup).unwrap();
+        let scene = game.scene();
+        for seat in 0..8 {
+            let mine = scene
+                .solids
+                .iter()
+                .filter(|s| s.colour == player_colour(seat))
+                .count();
+            assert_eq!(mine, 8, "seat {seat}");
+        }
+        assert!(scene.solids.iter().any(|s| s.colour == STONE));
+    }
+}
