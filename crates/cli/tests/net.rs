@@ -115,6 +115,20 @@ impl Proc {
             .map_or(0, |l| field(l, "frame").parse().unwrap_or(0))
     }
 
+    /// Waits (at most `secs`) until a status line shows frame `frame`.
+    fn reach(&mut self, frame: u32, secs: u64) {
+        let until = Instant::now() + Duration::from_secs(secs);
+        while self.frame() < frame {
+            assert!(
+                Instant::now() < until,
+                "{} never reached frame {frame}: {:?}",
+                self.name,
+                self.seen
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits for the process to end (at most `secs`): its `done` line.
     fn finish(mut self, secs: u64) -> String {
         let until = Instant::now() + Duration::from_secs(secs);
@@ -257,11 +271,7 @@ fn a_killed_seat_restarted_with_rejoin_takes_its_seat_back() {
     let (h, addr) = host(&dir, "cubes", 3, 800);
     let j1 = joiner(&dir, &addr, 1, &[]);
     let mut j2 = joiner(&dir, &addr, 2, &[]);
-    let until = Instant::now() + Duration::from_secs(60);
-    while j2.frame() < 300 {
-        assert!(Instant::now() < until, "joiner 2 never reached frame 300");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    j2.reach(300, 60);
     j2.child.kill().unwrap();
     let _ = j2.child.wait();
     let mut h = h;
@@ -289,11 +299,7 @@ fn a_killed_seat_is_dropped_and_the_others_finish() {
     let (h, addr) = host(&dir, "rts", 3, 600);
     let j1 = joiner(&dir, &addr, 1, &[]);
     let mut j2 = joiner(&dir, &addr, 2, &[]);
-    let until = Instant::now() + Duration::from_secs(60);
-    while j2.frame() < 300 {
-        assert!(Instant::now() < until, "joiner 2 never reached frame 300");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    j2.reach(300, 60);
     j2.child.kill().unwrap();
     let _ = j2.child.wait();
     for p in [j1, h] {
@@ -315,11 +321,7 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
     let dir = scratch("watch");
     let (mut h, addr) = host(&dir, "cubes", 2, 700);
     let j = joiner(&dir, &addr, 1, &[]);
-    let until = Instant::now() + Duration::from_secs(60);
-    while h.frame() < 200 {
-        assert!(Instant::now() < until, "the host never reached frame 200");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    h.reach(200, 60);
     let mut args = vec!["spectate".to_string(), addr.clone()];
     args.extend(link(99));
     let spectator = Proc::start("spectator", &args);

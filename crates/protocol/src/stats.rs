@@ -5,6 +5,7 @@
 //! reaches); `delay_frames` is the current playout delay, not a counter.
 
 use crate::packet::{DecodeError, Kind};
+use crate::seq::SeqVerdict;
 
 /// Packets and bytes of one kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -84,6 +85,18 @@ impl Dropped {
             }
             DecodeError::NonCanonical => self.non_canonical += 1,
         }
+    }
+
+    /// Whether a packet with sequence verdict `v` may be taken: a fresh one
+    /// may; a duplicate, too old or too far one is counted here and may not.
+    pub fn admit(&mut self, v: SeqVerdict) -> bool {
+        match v {
+            SeqVerdict::Fresh => return true,
+            SeqVerdict::Duplicate => self.duplicate += 1,
+            SeqVerdict::TooOld => self.too_old += 1,
+            SeqVerdict::TooFar => self.too_far += 1,
+        }
+        false
     }
 }
 

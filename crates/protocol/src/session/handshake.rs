@@ -7,7 +7,7 @@ use crate::delay::SampleWindow;
 use crate::input::Input;
 use crate::packet::{Disconnect, Hello, Message, Routed};
 use crate::player::PlayerId;
-use crate::seq::{SeqVerdict, SeqWindow, unwrap_frame};
+use crate::seq::{SeqWindow, unwrap_frame};
 use crate::time::Instant;
 use lockstep_fx::Checksum;
 
@@ -143,20 +143,12 @@ impl<I: Input> Session<I> {
             self.stats.dropped.wrong_token += 1;
             return;
         }
-        match self.peers[p].seen.check(r.seq, self.max_seq_jump(p, now)) {
-            SeqVerdict::Fresh => {}
-            SeqVerdict::Duplicate => {
-                self.stats.dropped.duplicate += 1;
-                return;
-            }
-            SeqVerdict::TooOld => {
-                self.stats.dropped.too_old += 1;
-                return;
-            }
-            SeqVerdict::TooFar => {
-                self.stats.dropped.too_far += 1;
-                return;
-            }
+        if !self
+            .stats
+            .dropped
+            .admit(self.peers[p].seen.check(r.seq, self.max_seq_jump(p, now)))
+        {
+            return;
         }
         // Our token proves the peer knows us, whatever the message holds.
         if !self.peers[p].knows_us {

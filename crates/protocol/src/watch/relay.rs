@@ -27,7 +27,7 @@ use crate::packet::{
 };
 use crate::player::PlayerId;
 use crate::resync::Outgoing;
-use crate::seq::{SeqVerdict, SeqWindow, unwrap_frame, wire_frame};
+use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
 use crate::stats::{Dropped, KindCount};
 use crate::time::Instant;
 
@@ -314,20 +314,8 @@ impl<I: Input> Relay<I> {
             self.stats.dropped.wrong_token += 1;
             return;
         }
-        match slot.seen.check(r.seq, SEQ_JUMP) {
-            SeqVerdict::Fresh => {}
-            SeqVerdict::Duplicate => {
-                self.stats.dropped.duplicate += 1;
-                return;
-            }
-            SeqVerdict::TooOld => {
-                self.stats.dropped.too_old += 1;
-                return;
-            }
-            SeqVerdict::TooFar => {
-                self.stats.dropped.too_far += 1;
-                return;
-            }
+        if !self.stats.dropped.admit(slot.seen.check(r.seq, SEQ_JUMP)) {
+            return;
         }
         let newest = self.frames_from + self.frames.len() as u32;
         let taken = match r.message {

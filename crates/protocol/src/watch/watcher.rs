@@ -18,7 +18,7 @@ use crate::input::Input;
 use crate::packet::{Feed, FeedAck, Message, Packet, ResyncAck, ResyncChunk, Routed, WatchHello};
 use crate::player::PlayerId;
 use crate::resync::Incoming;
-use crate::seq::{SeqVerdict, SeqWindow, unwrap_frame, wire_frame};
+use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
 use crate::stats::{Dropped, KindCount};
 use crate::time::Instant;
 
@@ -227,20 +227,8 @@ impl<I: Input> Watcher<I> {
             self.stats.dropped.unknown_sender += 1;
             return;
         }
-        match self.seen.check(r.seq, SEQ_JUMP) {
-            SeqVerdict::Fresh => {}
-            SeqVerdict::Duplicate => {
-                self.stats.dropped.duplicate += 1;
-                return;
-            }
-            SeqVerdict::TooOld => {
-                self.stats.dropped.too_old += 1;
-                return;
-            }
-            SeqVerdict::TooFar => {
-                self.stats.dropped.too_far += 1;
-                return;
-            }
+        if !self.stats.dropped.admit(self.seen.check(r.seq, SEQ_JUMP)) {
+            return;
         }
         let taken = match r.message {
             Message::Feed(feed) => self.on_feed(feed),
