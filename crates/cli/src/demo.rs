@@ -1,10 +1,10 @@
 //! `lockstep demo`: a networked match on this machine. It starts one
 //! process of this binary per seat (`lockstep host`, then `lockstep join`),
-//! all on loopback behind the link conditioner (80 ms ± 10 ms one way, 2%
-//! loss by default), shows one live line per seat, then a summary, and
-//! verifies every seat's replay log with `lockstep verify`'s code. It exits
-//! 0 only if every process finished, nobody desynced without healing, and
-//! every log verifies and agrees with the others.
+//! all on loopback behind the link conditioner (75 ms plus up to 10 ms of
+//! jitter one way, 2% loss by default), shows one live line per seat, then a
+//! summary, and verifies every seat's replay log with `lockstep verify`'s
+//! code. It exits 0 only if every process finished, nobody desynced without
+//! healing, and every log verifies and agrees with the others.
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::path::PathBuf;
