@@ -363,6 +363,7 @@ fn host_game<G: Demo>(args: &HostArgs) -> Result<ExitCode, CliError> {
         let player = Player {
             bot: Box::new(G::bot(0, setup.seed)),
             log,
+            controls: None,
         };
         let mut print = printer(&args.output);
         let (summary, log) = driver::host(ep, offer, player, settings(&args.output), &mut print)
@@ -483,6 +484,7 @@ async fn play_game<G: Demo>(
     let player = Player {
         bot: Box::new(G::bot(seat, roster.setup.seed)),
         log,
+        controls: None,
     };
     let mut print = printer(&args.output);
     let (summary, log) = driver::play::<G, _>(

@@ -46,6 +46,15 @@ pub fn player_colour(seat: u8) -> Rgb {
     COLOURS[usize::from(seat) % COLOURS.len()]
 }
 
+/// The name of [`player_colour`]`(seat)`, in capitals (what an overlay
+/// tells a player).
+pub fn player_colour_name(seat: u8) -> &'static str {
+    const NAMES: [&str; 8] = [
+        "BLUE", "ORANGE", "GREEN", "PURPLE", "CYAN", "PINK", "YELLOW", "BROWN",
+    ];
+    NAMES[usize::from(seat) % NAMES.len()]
+}
+
 const SKY: Rgb = Rgb(214, 224, 234);
 const GROUND: Rgb = Rgb(186, 194, 172);
 const GRID: Rgb = Rgb(160, 170, 148);

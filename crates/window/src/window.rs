@@ -1,0 +1,190 @@
+//! [`GameWindow`]: an X11 window (minifb) that draws the [`Screen`]'s newest
+//! picture with `lockstep-render`'s software rasteriser and hands the held
+//! keys back as the player's buttons.
+//!
+//! Each turn of [`GameWindow::run`] reads the keyboard into the screen,
+//! draws the newest picture if there is one it has not drawn (through one
+//! camera framing the field, fixed by the first picture, so the view never
+//! jumps), and presents the buffer; minifb paces the turns to 60 a second.
+//! The picture is exactly what `lockstep render` draws for the same state
+//! at the same size, with the window's own overlay ([`compose`]).
+//!
+//! Invariants: the window never waits for the match (a turn with no new
+//! picture presents the old one); closing it or pressing Esc leaves the
+//! match ([`Screen::leave`]) before `run` returns.
+
+use std::time::{Duration, Instant};
+
+use lockstep_render::{Camera, Canvas, Overlay, draw_scene};
+use minifb::{Key, Window, WindowOptions};
+
+use crate::controls::cubes_input;
+use crate::screen::{Picture, Screen};
+
+/// Why the window could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum WindowError {
+    /// No window could be opened (no X display, or no libX11).
+    #[error("cannot open a window: {0} (is DISPLAY set to a running X server? Xvfb will do)")]
+    Open(String),
+    /// Presenting a picture failed.
+    #[error("cannot draw in the window: {0}")]
+    Present(String),
+}
+
+/// The window's size and title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowSettings {
+    /// The title bar (and the X window's name, which `xwd -name` finds).
+    pub title: String,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+/// How [`GameWindow::run`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The player closed the window (or pressed Esc).
+    Closed,
+    /// The match was over and the window had shown its end for the time
+    /// asked.
+    Lingered,
+}
+
+/// An open window.
+pub struct GameWindow {
+    window: Window,
+    canvas: Canvas,
+    buffer: Vec<u32>,
+    camera: Option<Camera>,
+    seen: u64,
+}
+
+impl GameWindow {
+    /// Opens a window of `settings`' size (on the X display `DISPLAY` names).
+    pub fn open(settings: &WindowSettings) -> Result<GameWindow, WindowError> {
+        let (w, h) = (settings.width.max(1), settings.height.max(1));
+        let mut window = Window::new(
+            &settings.title,
+            w as usize,
+            h as usize,
+            WindowOptions::default(),
+        )
+        .map_err(|e| WindowError::Open(e.to_string()))?;
+        window.set_target_fps(60);
+        Ok(GameWindow {
+            window,
+            canvas: Canvas::new(w, h),
+            buffer: vec![0; w as usize * h as usize],
+            camera: None,
+            seen: 0,
+        })
+    }
+
+    /// Runs until the player closes the window, or, with `linger`, until
+    /// the match has been over for that long.
+    pub fn run(&mut self, screen: &Screen, linger: Option<Duration>) -> Result<Ending, WindowError> {
+        let mut over_since: Option<Instant> = None;
+        loop {
+            if !self.window.is_open() || self.window.is_key_down(Key::Escape) {
+                screen.leave();
+                return Ok(Ending::Closed);
+            }
+            screen.hold(cubes_input(|k| self.window.is_key_down(k)));
+            if let Some((n, picture)) = screen.newer_than(self.seen) {
+                self.seen = n;
+                let camera = self.camera.get_or_insert_with(|| {
+                    Camera::overview(&picture.scene, self.canvas.width(), self.canvas.height())
+                });
+                compose(&mut self.canvas, &picture, camera);
+                to_xrgb(&self.canvas, &mut self.buffer);
+            }
+            self.window
+                .update_with_buffer(
+                    &self.buffer,
+                    self.canvas.width() as usize,
+                    self.canvas.height() as usize,
+                )
+                .map_err(|e| WindowError::Present(e.to_string()))?;
+            if screen.is_over() {
+                let since = *over_since.get_or_insert_with(Instant::now);
+                if linger.is_some_and(|l| since.elapsed() >= l) {
+                    return Ok(Ending::Lingered);
+                }
+            }
+        }
+    }
+}
+
+/// Draws `picture` on `canvas` through `camera`: the scene as `lockstep
+/// render` draws it, then the overlay's lines.
+pub fn compose(canvas: &mut Canvas, picture: &Picture, camera: &Camera) {
+    draw_scene(canvas, &picture.scene, camera);
+    let overlay = picture
+        .hud
+        .lines()
+        .into_iter()
+        .fold(Overlay::new(), Overlay::line);
+    overlay.draw(canvas);
+}
+
+/// The canvas as 0RGB words, row by row (minifb's and X11's 24-bit layout).
+pub fn to_xrgb(canvas: &Canvas, buffer: &mut Vec<u32>) {
+    buffer.clear();
+    buffer.extend(
+        canvas
+            .pixels()
+            .iter()
+            .map(|p| (u32::from(p.0) << 16) | (u32::from(p.1) << 8) | u32::from(p.2)),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hud::Hud;
+    use lockstep_games::Demo;
+    use lockstep_games::cubes::Cubes;
+    use lockstep_render::{Depict, Rgb};
+    use lockstep_sim::{Game, Match};
+
+    #[test]
+    fn the_window_draws_what_render_draws_under_its_overlay() {
+        let setup = Match {
+            players: 2,
+            ..Match::default()
+        };
+        let game = Cubes::new(&Cubes::default_config(), &setup).unwrap();
+        let picture = Picture {
+            scene: game.scene(),
+            hud: Hud {
+                game: "cubes".into(),
+                players: 2,
+                ..Hud::default()
+            },
+        };
+        let (w, h) = (320, 180);
+        let camera = Camera::overview(&picture.scene, w, h);
+        let mut window = Canvas::new(w, h);
+        compose(&mut window, &picture, &camera);
+        let mut render = Canvas::new(w, h);
+        draw_scene(&mut render, &picture.scene, &camera);
+        // The overlay covers the top-left corner only; the bottom half is
+        // the scene, pixel for pixel.
+        let half = (w * h / 2) as usize;
+        assert_eq!(window.pixels()[half..], render.pixels()[half..]);
+        assert_ne!(window.pixels()[..half], render.pixels()[..half]);
+    }
+
+    #[test]
+    fn pixels_pack_as_0rgb() {
+        let mut canvas = Canvas::new(2, 1);
+        canvas.put(0, 0, Rgb(0x12, 0x34, 0x56));
+        canvas.put(1, 0, Rgb(255, 0, 1));
+        let mut buffer = vec![7; 9];
+        to_xrgb(&canvas, &mut buffer);
+        assert_eq!(buffer, [0x0012_3456, 0x00ff_0001]);
+    }
+}
