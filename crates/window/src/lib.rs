@@ -18,6 +18,7 @@
 //! - [`hud`]: [`Hud`], the overlay's numbers, and the text they make;
 //! - [`screen`]: [`Screen`], the newest picture one way and the held
 //!   buttons the other;
+//! - [`seat`]: a networked seat's `Peer` as a picture and link numbers;
 //! - [`window`]: [`GameWindow`], the minifb (X11) window that draws and
 //!   reads the keys.
 //!
@@ -55,6 +56,7 @@
 pub mod controls;
 pub mod hud;
 pub mod screen;
+pub mod seat;
 pub mod window;
 
 pub use hud::{Hud, LinkStatus, Phase};

@@ -1,6 +1,8 @@
 //! [`Screen`]: what passes between the thread that plays the match and the
 //! window's thread. The match side *shows* [`Picture`]s (a scene and the
-//! overlay's numbers) and reads the buttons the player *holds*; the window
+//! overlay's numbers), *says* notes (a seat joined, a desync) that stay on
+//! every picture until the next one, and reads the buttons the player
+//! *holds*; the window
 //! side reads the newest picture and sets the held buttons, and says when
 //! the player *leaves*.
 //!
@@ -30,6 +32,7 @@ pub struct Picture {
 struct Shared {
     picture: Option<(u64, Arc<Picture>)>,
     shown: u64,
+    note: Option<String>,
     held: CubesInput,
     left: bool,
 }
@@ -50,11 +53,22 @@ impl Screen {
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The match side: shows `picture` in place of the one before.
-    pub fn show(&self, picture: Picture) {
+    /// The match side: shows `picture` in place of the one before (with
+    /// the latest note, if the picture has none of its own).
+    pub fn show(&self, mut picture: Picture) {
         let mut s = self.lock();
+        if picture.hud.note.is_none() {
+            picture.hud.note = s.note.clone();
+        }
         s.shown += 1;
         s.picture = Some((s.shown, Arc::new(picture)));
+    }
+
+    /// The match side: puts `note` on the newest picture and every one
+    /// after, until the next note.
+    pub fn say(&self, note: &str) {
+        self.lock().note = Some(note.to_string());
+        self.update_hud(|h| h.note = Some(note.to_string()));
     }
 
     /// The match side: changes the overlay of the newest picture only
@@ -141,6 +155,10 @@ mod tests {
         screen.update_hud(|h| h.phase = Phase::Over);
         let (m, p) = window.newer_than(n).unwrap();
         assert!(m > n && p.hud.frame == 2 && window.is_over());
+        screen.say("seat 1 joined");
+        screen.show(picture(3));
+        let (_, p) = window.newer_than(m).unwrap();
+        assert_eq!((p.hud.frame, p.hud.note.as_deref()), (3, Some("seat 1 joined")));
     }
 
     #[test]

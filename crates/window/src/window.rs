@@ -3,9 +3,9 @@
 //! keys back as the player's buttons.
 //!
 //! Each turn of [`GameWindow::run`] reads the keyboard into the screen,
-//! draws the newest picture if there is one it has not drawn (through one
-//! camera framing the field, fixed by the first picture, so the view never
-//! jumps), and presents the buffer; minifb paces the turns to 60 a second.
+//! draws the newest picture if there is one it has not drawn (through a
+//! camera framing the scene's field, kept while the field stays the same,
+//! so the view never jumps as bodies move), and presents the buffer; minifb paces the turns to 60 a second.
 //! The picture is exactly what `lockstep render` draws for the same state
 //! at the same size, with the window's own overlay ([`compose`]).
 //!
@@ -58,9 +58,12 @@ pub struct GameWindow {
     window: Window,
     canvas: Canvas,
     buffer: Vec<u32>,
-    camera: Option<Camera>,
+    camera: Option<(Focus, Camera)>,
     seen: u64,
 }
+
+/// The box a scene asks to frame.
+type Focus = ([f32; 3], [f32; 3]);
 
 impl GameWindow {
     /// Opens a window of `settings`' size (on the X display `DISPLAY` names).
@@ -95,10 +98,14 @@ impl GameWindow {
             screen.hold(cubes_input(|k| self.window.is_key_down(k)));
             if let Some((n, picture)) = screen.newer_than(self.seen) {
                 self.seen = n;
-                let camera = self.camera.get_or_insert_with(|| {
-                    Camera::overview(&picture.scene, self.canvas.width(), self.canvas.height())
-                });
-                compose(&mut self.canvas, &picture, camera);
+                let focus = picture.scene.focus;
+                if self.camera.as_ref().is_none_or(|(f, _)| *f != focus) {
+                    let (w, h) = (self.canvas.width(), self.canvas.height());
+                    self.camera = Some((focus, Camera::overview(&picture.scene, w, h)));
+                }
+                if let Some((_, camera)) = &self.camera {
+                    compose(&mut self.canvas, &picture, camera);
+                }
                 to_xrgb(&self.canvas, &mut self.buffer);
             }
             self.window
