@@ -248,6 +248,7 @@ fn draw_outline(canvas: &mut Canvas, camera: &Camera, s: &Solid) {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overlay {
     lines: Vec<String>,
+    scale: Option<u32>,
 }
 
 impl Overlay {
@@ -262,12 +263,20 @@ impl Overlay {
         self
     }
 
-    /// Draws the overlay, its text scaled to the canvas (3× at 720 rows).
+    /// Draws the text at `scale` (pixels per font pixel, at least 1)
+    /// instead of scaling it to the canvas.
+    pub fn scale(mut self, scale: u32) -> Overlay {
+        self.scale = Some(scale.max(1));
+        self
+    }
+
+    /// Draws the overlay, its text scaled to the canvas (3× at 720 rows)
+    /// unless [`Overlay::scale`] set a scale.
     pub fn draw(&self, canvas: &mut Canvas) {
         if self.lines.is_empty() {
             return;
         }
-        let scale = (canvas.height() / 240).max(1);
+        let scale = self.scale.unwrap_or((canvas.height() / 240).max(1));
         let text = self.lines.join("\n");
         let (w, h) = font::measure(&text, scale);
         let pad = i64::from(2 * scale);

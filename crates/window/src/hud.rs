@@ -49,7 +49,8 @@ pub struct Hud {
     pub players: u8,
     /// The state shown: before this frame is stepped.
     pub frame: u32,
-    /// The short checksum of the newest frame stepped.
+    /// The short checksum of the newest frame stepped (`ShortChecksum`'s
+    /// number: the checksum's first 8 bytes, little-endian).
     pub checksum: Option<u64>,
     /// `None`: a local match against bots, no network.
     pub link: Option<LinkStatus>,
@@ -72,9 +73,14 @@ impl Hud {
             player_colour_name(self.seat),
             self.frame
         )];
-        let checksum = self
-            .checksum
-            .map_or("-".to_string(), |c| format!("{:08X}", c >> 32));
+        // The first 8 hex digits of the checksum, as `lockstep render`
+        // and `lockstep replay` print it.
+        let checksum = self.checksum.map_or("-".to_string(), |c| {
+            c.to_le_bytes()[..4]
+                .iter()
+                .map(|b| format!("{b:02X}"))
+                .collect()
+        });
         match &self.link {
             None => {
                 let bots = self.players.saturating_sub(1);
@@ -143,7 +149,7 @@ mod tests {
             hud(None).lines(),
             [
                 "CUBES  SEAT 1 OF 2 (ORANGE)  FRAME 1234",
-                "LOCAL MATCH AGAINST 1 BOT  CHECKSUM 13F2D060",
+                "LOCAL MATCH AGAINST 1 BOT  CHECKSUM 4D12860B",
                 "ARROWS PUSH  SPACE BLOWS  Z STICKS  ESC LEAVES",
             ]
         );
@@ -165,7 +171,7 @@ mod tests {
             h.lines(),
             [
                 "CUBES  SEAT 1 OF 2 (ORANGE)  FRAME 1234",
-                "RTT 152 MS  DELAY 9 FR (150 MS)  CHECKSUM 13F2D060",
+                "RTT 152 MS  DELAY 9 FR (150 MS)  CHECKSUM 4D12860B",
                 "CHECKSUMS AGREE TO FRAME 1229 (4 BEHIND)  1 DESYNC HEALED",
                 "MATCH OVER  ESC CLOSES",
                 "SEAT 0 LEFT",
@@ -173,7 +179,10 @@ mod tests {
         );
         let mut waiting = hud(Some(LinkStatus::default()));
         waiting.phase = Phase::Waiting("WAITING FOR 1 MORE SEAT".into());
-        assert_eq!(waiting.lines()[1], "RTT -  DELAY 0 FR (0 MS)  CHECKSUM 13F2D060");
+        assert_eq!(
+            waiting.lines()[1],
+            "RTT -  DELAY 0 FR (0 MS)  CHECKSUM 4D12860B"
+        );
         assert_eq!(waiting.lines()[2], "NO CHECKSUM COMPARED YET");
         assert_eq!(waiting.lines()[3], "WAITING FOR 1 MORE SEAT");
     }

@@ -33,7 +33,7 @@
 //! use lockstep_window::{GameWindow, Hud, Picture, Screen, WindowSettings};
 //!
 //! let screen = Screen::new();
-//! let settings = WindowSettings { title: "cubes".into(), width: 1280, height: 720 };
+//! let settings = WindowSettings { title: "cubes".into(), width: 1280, height: 720, position: None };
 //! let mut window = GameWindow::open(&settings).expect("an X display");
 //! let board = screen.clone();
 //! let game_thread = std::thread::spawn(move || {

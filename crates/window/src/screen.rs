@@ -158,7 +158,10 @@ mod tests {
         screen.say("seat 1 joined");
         screen.show(picture(3));
         let (_, p) = window.newer_than(m).unwrap();
-        assert_eq!((p.hud.frame, p.hud.note.as_deref()), (3, Some("seat 1 joined")));
+        assert_eq!(
+            (p.hud.frame, p.hud.note.as_deref()),
+            (3, Some("seat 1 joined"))
+        );
     }
 
     #[test]

@@ -107,15 +107,25 @@ mod tests {
         assert_eq!((hud.seat, hud.players, hud.frame), (1, 2, peers[1].frame()));
         let link = hud.link.clone().unwrap();
         let rtt = link.rtt_ms.expect("measured");
-        assert!((40..=80).contains(&rtt), "rtt {rtt} ms over a 40 ms round trip");
+        assert!(
+            (40..=80).contains(&rtt),
+            "rtt {rtt} ms over a 40 ms round trip"
+        );
         assert_eq!(link.delay_ms, u64::from(link.delay_frames) * 16_666 / 1000);
         let agreed = link.agreed.expect("checksums compared");
-        assert!(agreed < hud.frame && agreed + 30 > hud.frame, "{agreed} vs {}", hud.frame);
+        assert!(
+            agreed < hud.frame && agreed + 30 > hud.frame,
+            "{agreed} vs {}",
+            hud.frame
+        );
         assert_eq!(link.healed, 0);
         assert_eq!(
             hud.checksum,
             peers[1].newest_checksum().map(|(_, c)| c.short().0)
         );
-        assert_eq!(picture.scene.solids.len(), 2 + peers[1].game().cube_count() as usize);
+        assert_eq!(
+            picture.scene.solids.len(),
+            2 + peers[1].game().cube_count() as usize
+        );
     }
 }

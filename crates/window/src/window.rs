@@ -41,6 +41,9 @@ pub struct WindowSettings {
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
+    /// Where the window's top-left corner goes on the screen (`None`:
+    /// where the window manager puts it).
+    pub position: Option<(i32, i32)>,
 }
 
 /// How [`GameWindow::run`] ended.
@@ -77,6 +80,9 @@ impl GameWindow {
         )
         .map_err(|e| WindowError::Open(e.to_string()))?;
         window.set_target_fps(60);
+        if let Some((x, y)) = settings.position {
+            window.set_position(x as isize, y as isize);
+        }
         Ok(GameWindow {
             window,
             canvas: Canvas::new(w, h),
@@ -88,7 +94,11 @@ impl GameWindow {
 
     /// Runs until the player closes the window, or, with `linger`, until
     /// the match has been over for that long.
-    pub fn run(&mut self, screen: &Screen, linger: Option<Duration>) -> Result<Ending, WindowError> {
+    pub fn run(
+        &mut self,
+        screen: &Screen,
+        linger: Option<Duration>,
+    ) -> Result<Ending, WindowError> {
         let mut over_since: Option<Instant> = None;
         loop {
             if !self.window.is_open() || self.window.is_key_down(Key::Escape) {
@@ -126,7 +136,8 @@ impl GameWindow {
 }
 
 /// Draws `picture` on `canvas` through `camera`: the scene as `lockstep
-/// render` draws it, then the overlay's lines.
+/// render` draws it, then the overlay's lines (2× at 720 rows: the window's
+/// overlay has more to say than a picture's, and stays on screen).
 pub fn compose(canvas: &mut Canvas, picture: &Picture, camera: &Camera) {
     draw_scene(canvas, &picture.scene, camera);
     let overlay = picture
@@ -134,7 +145,7 @@ pub fn compose(canvas: &mut Canvas, picture: &Picture, camera: &Camera) {
         .lines()
         .into_iter()
         .fold(Overlay::new(), Overlay::line);
-    overlay.draw(canvas);
+    overlay.scale(canvas.height() / 360).draw(canvas);
 }
 
 /// The canvas as 0RGB words, row by row (minifb's and X11's 24-bit layout).
