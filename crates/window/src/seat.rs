@@ -86,12 +86,12 @@ mod tests {
         let mut flight: Vec<(Instant, usize, u8, Vec<u8>)> = Vec::new();
         let mut now = Instant::ZERO;
         while peers.iter().any(|p| p.frame() < 90) {
-            for i in 0..2 {
-                if peers[i].poll_timeout().is_some_and(|t| t <= now) {
-                    peers[i].handle_timeout(now);
+            for (i, peer) in peers.iter_mut().enumerate() {
+                if peer.poll_timeout().is_some_and(|t| t <= now) {
+                    peer.handle_timeout(now);
                 }
-                while peers[i].poll_event().is_some() {}
-                while let Some(t) = peers[i].poll_transmit(now) {
+                while peer.poll_event().is_some() {}
+                while let Some(t) = peer.poll_transmit(now) {
                     flight.push((now.plus(20_000), t.to.index(), i as u8, t.bytes));
                 }
             }
