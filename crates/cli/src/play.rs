@@ -155,7 +155,15 @@ pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
     let ending = window
         .run(&screen, args.linger.map(Duration::from_secs))
         .map_err(|e| CliError::new(e.to_string()))?;
+    let stats = window.stats();
     drop(window);
+    outln!(
+        "window: {} pictures drawn at {}×{}, median {:.1} ms each",
+        stats.drawn,
+        args.width,
+        args.height,
+        stats.median_draw_ms
+    );
     // A seat that leaves says goodbye within a second; one still waiting
     // for players has nothing to finish.
     let wait = match ending {

@@ -61,4 +61,4 @@ pub mod window;
 
 pub use hud::{Hud, LinkStatus, Phase};
 pub use screen::{Picture, Screen};
-pub use window::{Ending, GameWindow, WindowError, WindowSettings};
+pub use window::{Ending, GameWindow, WindowError, WindowSettings, WindowStats};

@@ -56,6 +56,15 @@ pub enum Ending {
     Lingered,
 }
 
+/// What drawing cost, for a report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowStats {
+    /// Pictures drawn (each a new frame or overlay).
+    pub drawn: u64,
+    /// The median time to draw one (scene, overlay, packing), in ms.
+    pub median_draw_ms: f64,
+}
+
 /// An open window.
 pub struct GameWindow {
     window: Window,
@@ -63,6 +72,7 @@ pub struct GameWindow {
     buffer: Vec<u32>,
     camera: Option<(Focus, Camera)>,
     seen: u64,
+    draw_ms: Vec<f32>,
 }
 
 /// The box a scene asks to frame.
@@ -89,7 +99,18 @@ impl GameWindow {
             buffer: vec![0; w as usize * h as usize],
             camera: None,
             seen: 0,
+            draw_ms: Vec::new(),
         })
+    }
+
+    /// What drawing has cost so far.
+    pub fn stats(&self) -> WindowStats {
+        let mut ms = self.draw_ms.clone();
+        ms.sort_by(f32::total_cmp);
+        WindowStats {
+            drawn: ms.len() as u64,
+            median_draw_ms: ms.get(ms.len() / 2).map_or(0.0, |m| f64::from(*m)),
+        }
     }
 
     /// Runs until the player closes the window, or, with `linger`, until
@@ -107,6 +128,7 @@ impl GameWindow {
             }
             screen.hold(cubes_input(|k| self.window.is_key_down(k)));
             if let Some((n, picture)) = screen.newer_than(self.seen) {
+                let started = Instant::now();
                 self.seen = n;
                 let focus = picture.scene.focus;
                 if self.camera.as_ref().is_none_or(|(f, _)| *f != focus) {
@@ -117,6 +139,7 @@ impl GameWindow {
                     compose(&mut self.canvas, &picture, camera);
                 }
                 to_xrgb(&self.canvas, &mut self.buffer);
+                self.draw_ms.push(started.elapsed().as_secs_f32() * 1000.0);
             }
             self.window
                 .update_with_buffer(
