@@ -6,14 +6,22 @@
 //! frame the window says it shows; the two seats' logs must verify against
 //! each other.
 //!
-//! Without `Xvfb` or `xwd` on the machine the tests say so and pass, unless
-//! `CI` is set: CI installs both (`.ci/run`), so there a missing one fails.
+//! A third test holds → in the window with `xdotool` (XTEST key events, as
+//! a keyboard makes them) and finds the local player's `right` button in
+//! the replay log for about as long as the key was down, and no other.
+//!
+//! Without `Xvfb`, `xwd` or `xdotool` on the machine the tests say so and
+//! pass, unless `CI` is set: CI installs them (`.ci/run`), so there a
+//! missing one fails.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use lockstep_games::cubes::CubesInput;
+use lockstep_sim::replay;
 
 const EXE: &str = env!("CARGO_BIN_EXE_lockstep");
 const WIDTH: u32 = 320;
@@ -37,9 +45,9 @@ fn have(program: &str, probe: &[&str]) -> bool {
     if !found {
         assert!(
             std::env::var_os("CI").is_none(),
-            "{program} is missing on CI: .ci/run installs it (xvfb, x11-apps)"
+            "{program} is missing on CI: .ci/run installs it (xvfb, x11-apps, xdotool)"
         );
-        eprintln!("skipped: {program} is not installed (apt-get install xvfb x11-apps)");
+        eprintln!("skipped: {program} is not installed (apt-get install xvfb x11-apps xdotool)");
     }
     found
 }
@@ -99,13 +107,21 @@ struct Player {
 }
 
 impl Player {
+    /// `lockstep play ARGS --bot`, its log at `log`.
     fn start(x: &Xvfb, args: &[&str], log: &Path) -> Player {
+        let mut with_bot = args.to_vec();
+        with_bot.push("--bot");
+        Player::at_keys(x, &with_bot, log)
+    }
+
+    /// `lockstep play ARGS`, the keyboard at the seat's controls.
+    fn at_keys(x: &Xvfb, args: &[&str], log: &Path) -> Player {
         let mut child = Command::new(EXE)
             .arg("play")
             .args(args)
             .arg("--log")
             .arg(log)
-            .args(["--bot", "--linger", "60"])
+            .args(["--linger", "60"])
             .args([
                 "--width",
                 &WIDTH.to_string(),
@@ -359,4 +375,67 @@ fn two_windows_play_each_other_over_udp_and_agree() {
         &format!("lockstep play: cubes, joined at {addr}"),
         &expected,
     );
+}
+
+/// `xdotool ARGS` on the display of `x`; its output.
+fn xdotool(x: &Xvfb, args: &[&str]) -> String {
+    let out = Command::new("xdotool")
+        .args(args)
+        .env("DISPLAY", &x.display)
+        .output()
+        .expect("xdotool runs");
+    assert!(
+        out.status.success(),
+        "xdotool {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn keys_held_in_the_window_are_the_local_players_input() {
+    let Some(x) = Xvfb::start() else { return };
+    if !have("xdotool", &["version"]) {
+        return;
+    }
+    let dir = scratch("window-keys");
+    let log = dir.join("keys.log");
+    let mut player = Player::at_keys(&x, &["--frames", "300"], &log);
+    let title = "lockstep play: cubes, local match";
+    let until = Instant::now() + Duration::from_secs(30);
+    let window = loop {
+        let found = Command::new("xdotool")
+            .args(["search", "--name", title])
+            .env("DISPLAY", &x.display)
+            .output()
+            .unwrap();
+        let id = String::from_utf8_lossy(&found.stdout).trim().to_string();
+        if !id.is_empty() {
+            break id;
+        }
+        assert!(Instant::now() < until, "the window never appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // No window manager: give the window the keyboard focus ourselves.
+    xdotool(&x, &["windowfocus", "--sync", &window]);
+    std::thread::sleep(Duration::from_millis(500));
+    xdotool(&x, &["keydown", "Right"]);
+    std::thread::sleep(Duration::from_millis(1000));
+    xdotool(&x, &["keyup", "Right"]);
+    let frame = player.over();
+    assert_eq!(frame, 300);
+    let log = replay::read::<CubesInput>(&std::fs::read(&log).unwrap()).unwrap();
+    let mut right = 0;
+    for f in 0..log.frames() {
+        let seat0 = log.inputs(f).unwrap()[0];
+        assert!(
+            seat0 == CubesInput::NONE || seat0 == CubesInput::from_bits(2),
+            "frame {f}: only → was held, not {seat0:?}"
+        );
+        right += u32::from(seat0.right);
+    }
+    // 1 s held is about 60 frames; a loaded machine shifts it, never to 0
+    // and never to the whole match.
+    eprintln!("→ held for {right} of {} frames", log.frames());
+    assert!((20..=150).contains(&right), "→ held for {right} frames");
 }
