@@ -18,7 +18,9 @@
 //! seat's bot play instead of the keyboard (to watch a match, and for the
 //! tests under Xvfb). When the match is over the window shows its last
 //! frame until it is closed (or for `--linger` seconds), and the command
-//! prints `match over at frame N`, N being the frame the window shows.
+//! prints `match over at frame N`, N being the frame the window shows. A
+//! match that cannot be played (a host that does not answer, a port in
+//! use) closes the window and ends the command with its one-line error.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -149,6 +151,10 @@ pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
                 _ => play_local(&plan, &config, setup, &board),
             };
             board.update_hud(|h| h.phase = Phase::Over);
+            if result.is_err() {
+                // Nothing to show: the error is the command's one line.
+                board.dismiss();
+            }
             let _ = done.send(result);
         })
         .map_err(|e| CliError::new(format!("cannot start the match thread: {e}")))?;
@@ -168,7 +174,7 @@ pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
     // for players has nothing to finish.
     let wait = match ending {
         Ending::Closed => Duration::from_secs(3),
-        Ending::Lingered => Duration::from_secs(60),
+        Ending::Lingered | Ending::Dismissed => Duration::from_secs(60),
     };
     match outcome.recv_timeout(wait) {
         Ok(result) => result,

@@ -439,3 +439,37 @@ fn keys_held_in_the_window_are_the_local_players_input() {
     eprintln!("→ held for {right} of {} frames", log.frames());
     assert!((20..=150).contains(&right), "→ held for {right} frames");
 }
+
+#[test]
+fn without_a_display_or_a_host_play_fails_in_one_line() {
+    let no_display = Command::new(EXE)
+        .args(["play", "--frames", "10"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    assert!(!no_display.status.success());
+    let err = String::from_utf8_lossy(&no_display.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("lockstep: cannot open a window"), "{err}");
+
+    let Some(x) = Xvfb::start() else { return };
+    // Nothing listens on the discard port: the host never answers.
+    let lost = Command::new(EXE)
+        .args([
+            "play",
+            "--join",
+            "127.0.0.1:9",
+            "--width",
+            "64",
+            "--height",
+            "64",
+        ])
+        .env("DISPLAY", &x.display)
+        .output()
+        .unwrap();
+    assert!(!lost.status.success());
+    let err = String::from_utf8_lossy(&lost.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("did not answer within 5 s"), "{err}");
+}

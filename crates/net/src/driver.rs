@@ -1,7 +1,9 @@
 //! The loops that play a match over an [`Endpoint`]: [`host`] (seat 0: seats
 //! the joiners, then plays and keeps answering late joiners, rejoiners and
 //! spectators), [`join`] (asks a host for a seat and gets the [`Roster`]),
-//! [`play`] (a seat's match) and [`watch`] (a spectator's).
+//! [`play`] (a seat's match) and [`watch`] (a spectator's). A seat is
+//! played by its bot, or by an app at its [`Controls`] (a window), which
+//! the loop hands the `Peer` once per turn.
 //!
 //! Invariants: the loops only move bytes and time. Every decision about the
 //! match is the sans-IO crates' (`Peer`, `Spectator`, the session); the

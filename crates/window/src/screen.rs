@@ -35,6 +35,7 @@ struct Shared {
     note: Option<String>,
     held: CubesInput,
     left: bool,
+    dismissed: bool,
 }
 
 /// The shared board between the match and the window; clones share it.
@@ -82,6 +83,17 @@ impl Screen {
         change(&mut picture.hud);
         s.shown += 1;
         s.picture = Some((s.shown, Arc::new(picture)));
+    }
+
+    /// The match side: the window should close now (the match could not
+    /// be played, and the window has nothing more to show).
+    pub fn dismiss(&self) {
+        self.lock().dismissed = true;
+    }
+
+    /// The window side: whether the match side dismissed the window.
+    pub fn is_dismissed(&self) -> bool {
+        self.lock().dismissed
     }
 
     /// The match side: the buttons the player holds now.
@@ -171,6 +183,9 @@ mod tests {
         window.hold(CubesInput::from_bits(5));
         assert_eq!(screen.held(), CubesInput::from_bits(5));
         assert!(!screen.has_left());
+        assert!(!window.is_dismissed());
+        screen.dismiss();
+        assert!(window.is_dismissed());
         window.leave();
         assert!(screen.has_left());
         assert_eq!(screen.held(), CubesInput::NONE);

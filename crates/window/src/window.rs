@@ -54,6 +54,8 @@ pub enum Ending {
     /// The match was over and the window had shown its end for the time
     /// asked.
     Lingered,
+    /// The match side closed it ([`Screen::dismiss`]).
+    Dismissed,
 }
 
 /// What drawing cost, for a report.
@@ -113,8 +115,8 @@ impl GameWindow {
         }
     }
 
-    /// Runs until the player closes the window, or, with `linger`, until
-    /// the match has been over for that long.
+    /// Runs until the player closes the window, the match side dismisses
+    /// it, or, with `linger`, the match has been over for that long.
     pub fn run(
         &mut self,
         screen: &Screen,
@@ -125,6 +127,9 @@ impl GameWindow {
             if !self.window.is_open() || self.window.is_key_down(Key::Escape) {
                 screen.leave();
                 return Ok(Ending::Closed);
+            }
+            if screen.is_dismissed() {
+                return Ok(Ending::Dismissed);
             }
             screen.hold(cubes_input(|k| self.window.is_key_down(k)));
             if let Some((n, picture)) = screen.newer_than(self.seen) {
