@@ -84,6 +84,10 @@ pub struct PlayArgs {
     /// when the player closes it).
     #[arg(long, value_name = "SECONDS")]
     pub linger: Option<u64>,
+    /// Write the window's last picture (what it showed when it closed) to
+    /// this PNG file.
+    #[arg(long, value_name = "PNG")]
+    pub screenshot: Option<PathBuf>,
     /// Where to write this seat's replay log (default:
     /// target/play/local.log; hosting target/play/seat-0.log; joined
     /// target/play/seat-N.log, N the seat given).
@@ -162,6 +166,10 @@ pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
         .run(&screen, args.linger.map(Duration::from_secs))
         .map_err(|e| CliError::new(e.to_string()))?;
     let stats = window.stats();
+    if let Some(path) = &args.screenshot {
+        lockstep_render::encode::write_png(window.picture(), path)
+            .map_err(|e| CliError::new(e.to_string()))?;
+    }
     drop(window);
     outln!(
         "window: {} pictures drawn at {}×{}, median {:.1} ms each",

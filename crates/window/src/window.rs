@@ -5,12 +5,17 @@
 //! Each turn of [`GameWindow::run`] reads the keyboard into the screen,
 //! draws the newest picture if there is one it has not drawn (through a
 //! camera framing the scene's field, kept while the field stays the same,
-//! so the view never jumps as bodies move), and presents the buffer; minifb paces the turns to 60 a second.
-//! The picture is exactly what `lockstep render` draws for the same state
-//! at the same size, with the window's own overlay ([`compose`]).
+//! so the view never jumps as bodies move), and presents it; minifb paces
+//! the turns to 60 a second. The picture is exactly what `lockstep render`
+//! draws for the same state at the same size, with the window's own overlay
+//! ([`compose`]).
 //!
 //! Invariants: the window never waits for the match (a turn with no new
-//! picture presents the old one); closing it or pressing Esc leaves the
+//! picture draws nothing); drawing takes at most half of one core — after
+//! a picture that took `d` to draw, the next waits until `2d` after the
+//! first began, the newest picture is drawn then and the ones between are
+//! skipped — so on a busy machine the window shows fewer frames rather
+//! than slowing the match; closing the window or pressing Esc leaves the
 //! match ([`Screen::leave`]) before `run` returns.
 
 use std::time::{Duration, Instant};
@@ -45,6 +50,10 @@ pub struct WindowSettings {
     /// where the window manager puts it).
     pub position: Option<(i32, i32)>,
 }
+
+/// How often the window's buffer is put on screen when no new picture was
+/// drawn.
+const REPRESENT: Duration = Duration::from_millis(250);
 
 /// How [`GameWindow::run`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +114,11 @@ impl GameWindow {
         })
     }
 
+    /// The picture drawn last (what the window shows).
+    pub fn picture(&self) -> &Canvas {
+        &self.canvas
+    }
+
     /// What drawing has cost so far.
     pub fn stats(&self) -> WindowStats {
         let mut ms = self.draw_ms.clone();
@@ -123,6 +137,10 @@ impl GameWindow {
         linger: Option<Duration>,
     ) -> Result<Ending, WindowError> {
         let mut over_since: Option<Instant> = None;
+        // When the next picture may be drawn, and when the buffer was last
+        // put on screen.
+        let mut next_draw = Instant::now();
+        let mut presented: Option<Instant> = None;
         loop {
             if !self.window.is_open() || self.window.is_key_down(Key::Escape) {
                 screen.leave();
@@ -132,7 +150,12 @@ impl GameWindow {
                 return Ok(Ending::Dismissed);
             }
             screen.hold(cubes_input(|k| self.window.is_key_down(k)));
-            if let Some((n, picture)) = screen.newer_than(self.seen) {
+            let fresh = match screen.newer_than(self.seen) {
+                Some(new) if Instant::now() >= next_draw => Some(new),
+                _ => None,
+            };
+            let drew = fresh.is_some();
+            if let Some((n, picture)) = fresh {
                 let started = Instant::now();
                 self.seen = n;
                 let focus = picture.scene.focus;
@@ -144,15 +167,25 @@ impl GameWindow {
                     compose(&mut self.canvas, &picture, camera);
                 }
                 to_xrgb(&self.canvas, &mut self.buffer);
-                self.draw_ms.push(started.elapsed().as_secs_f32() * 1000.0);
+                let took = started.elapsed();
+                self.draw_ms.push(took.as_secs_f32() * 1000.0);
+                next_draw = started + took * 2;
             }
-            self.window
-                .update_with_buffer(
-                    &self.buffer,
-                    self.canvas.width() as usize,
-                    self.canvas.height() as usize,
-                )
-                .map_err(|e| WindowError::Present(e.to_string()))?;
+            // The buffer goes to the screen when it changed, and a few
+            // times a second anyway (an X server without a compositor
+            // forgets a covered window's pixels); in between, only events.
+            if drew || presented.is_none_or(|t| t.elapsed() >= REPRESENT) {
+                self.window
+                    .update_with_buffer(
+                        &self.buffer,
+                        self.canvas.width() as usize,
+                        self.canvas.height() as usize,
+                    )
+                    .map_err(|e| WindowError::Present(e.to_string()))?;
+                presented = Some(Instant::now());
+            } else {
+                self.window.update();
+            }
             if screen.is_over() {
                 let since = *over_since.get_or_insert_with(Instant::now);
                 if linger.is_some_and(|l| since.elapsed() >= l) {
