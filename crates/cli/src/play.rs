@@ -37,7 +37,7 @@ use lockstep_render::Depict;
 use lockstep_sim::replay::{RecordSettings, Recorder};
 use lockstep_sim::{Bot, Game, Match, settings_file};
 use lockstep_window::seat::picture_of;
-use lockstep_window::{Ending, GameWindow, Hud, Phase, Picture, Screen, WindowSettings};
+use lockstep_window::{Ending, GameWindow, Hud, Phase, Picture, Screen, View, WindowSettings};
 
 use crate::CliError;
 use crate::net::{self, HostArgs, JoinArgs, LinkArgs, OutputArgs, Seat, Seated};
@@ -76,6 +76,10 @@ pub struct PlayArgs {
     /// Window height in pixels.
     #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(64..=4096))]
     pub height: u32,
+    /// Start with the camera that follows your cube (C switches between it
+    /// and the overview of the whole field).
+    #[arg(long)]
+    pub follow: bool,
     /// Where the window's top-left corner goes on the screen, `X,Y` in
     /// pixels (default: where the window manager puts it).
     #[arg(long, value_name = "X,Y", value_parser = parse_position)]
@@ -139,6 +143,11 @@ pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
         width: args.width,
         height: args.height,
         position: args.position,
+        view: if args.follow {
+            View::Follow
+        } else {
+            View::Overview
+        },
     })
     .map_err(|e| CliError::new(e.to_string()))?;
     let screen = Screen::new();
@@ -209,6 +218,7 @@ fn backdrop(config: &CubesConfig, setup: Match, args: &PlayArgs) -> Result<Pictu
     };
     Ok(Picture {
         scene,
+        follow: None,
         hud: Hud {
             game: Cubes::ID.to_string(),
             players: setup.players,
@@ -276,8 +286,10 @@ fn play_local(
             .collect();
         let checksum = recorder.advance(&inputs).map_err(io_err)?.short().0;
         frame += 1;
+        let game = recorder.engine().game();
         screen.show(Picture {
-            scene: recorder.engine().game().scene(),
+            scene: game.scene(),
+            follow: game.camera_target(0),
             hud: hud(frame, Some(checksum)),
         });
     }

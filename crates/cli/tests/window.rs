@@ -8,7 +8,9 @@
 //!
 //! A third test holds → in the window with `xdotool` (XTEST key events, as
 //! a keyboard makes them) and finds the local player's `right` button in
-//! the replay log for about as long as the key was down, and no other.
+//! the replay log for about as long as the key was down, and no other; then
+//! presses C and sees the window switch from the overview to the camera
+//! that follows the player's cube.
 //!
 //! Without `Xvfb`, `xwd` or `xdotool` on the machine the tests say so and
 //! pass, unless `CI` is set: CI installs them (`.ci/run`), so there a
@@ -424,6 +426,29 @@ fn keys_held_in_the_window_are_the_local_players_input() {
     xdotool(&x, &["keyup", "Right"]);
     let frame = player.over();
     assert_eq!(frame, 300);
+    // The window shows the overview, as `lockstep render` draws it; C
+    // switches to the camera behind the player's cube: another picture.
+    let expected = render(&log, frame, &dir.join("expected.png"));
+    assert_window_shows(&x, title, &expected);
+    // Held for a while, as a finger would: the window reads the keys once
+    // a turn, so a press and release within one turn are never seen.
+    xdotool(&x, &["keydown", "c"]);
+    std::thread::sleep(Duration::from_millis(300));
+    xdotool(&x, &["keyup", "c"]);
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, _, shot) = capture(&x, title);
+        let off = differing_permille(&shot, &expected);
+        if off > 200 {
+            eprintln!("after C: {off}‰ of the pixels differ from the overview");
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "C did not change the camera ({off}‰ differ)"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let log = replay::read::<CubesInput>(&std::fs::read(&log).unwrap()).unwrap();
     let mut held = Vec::new();
     for f in 0..log.frames() {

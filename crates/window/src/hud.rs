@@ -116,8 +116,10 @@ impl Hud {
         lines.push(match &self.phase {
             Phase::Waiting(what) => what.clone(),
             Phase::Over => "MATCH OVER  ESC CLOSES".to_string(),
-            Phase::Playing if self.bot => "A BOT PLAYS THIS SEAT  ESC LEAVES".to_string(),
-            Phase::Playing => "ARROWS PUSH  SPACE BLOWS  Z STICKS  ESC LEAVES".to_string(),
+            Phase::Playing if self.bot => "A BOT PLAYS THIS SEAT  C CAMERA  ESC LEAVES".to_string(),
+            Phase::Playing => {
+                "ARROWS PUSH  SPACE BLOWS  Z STICKS  C CAMERA  ESC LEAVES".to_string()
+            }
         });
         if let Some(note) = &self.note {
             lines.push(note.to_ascii_uppercase());
@@ -150,7 +152,7 @@ mod tests {
             [
                 "CUBES  SEAT 1 OF 2 (ORANGE)  FRAME 1234",
                 "LOCAL MATCH AGAINST 1 BOT  CHECKSUM 4D12860B",
-                "ARROWS PUSH  SPACE BLOWS  Z STICKS  ESC LEAVES",
+                "ARROWS PUSH  SPACE BLOWS  Z STICKS  C CAMERA  ESC LEAVES",
             ]
         );
     }

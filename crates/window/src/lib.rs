@@ -19,8 +19,8 @@
 //! - [`screen`]: [`Screen`], the newest picture one way and the held
 //!   buttons the other;
 //! - [`seat`]: a networked seat's `Peer` as a picture and link numbers;
-//! - [`window`]: [`GameWindow`], the minifb (X11) window that draws and
-//!   reads the keys.
+//! - [`window`]: [`GameWindow`], the minifb (X11) window that draws (the
+//!   overview, or a camera following the local cube) and reads the keys.
 //!
 //! It needs an X display at run time (`DISPLAY`; Xvfb serves for tests),
 //! with `libX11` and `libXcursor`, which minifb loads when the window opens.
@@ -30,10 +30,16 @@
 //! use lockstep_games::cubes::Cubes;
 //! use lockstep_render::Depict;
 //! use lockstep_sim::{Game, Match};
-//! use lockstep_window::{GameWindow, Hud, Picture, Screen, WindowSettings};
+//! use lockstep_window::{GameWindow, Hud, Picture, Screen, View, WindowSettings};
 //!
 //! let screen = Screen::new();
-//! let settings = WindowSettings { title: "cubes".into(), width: 1280, height: 720, position: None };
+//! let settings = WindowSettings {
+//!     title: "cubes".into(),
+//!     width: 1280,
+//!     height: 720,
+//!     position: None,
+//!     view: View::Follow,
+//! };
 //! let mut window = GameWindow::open(&settings).expect("an X display");
 //! let board = screen.clone();
 //! let game_thread = std::thread::spawn(move || {
@@ -42,7 +48,7 @@
 //!     for frame in 0..600 {
 //!         game.step(frame, &[board.held()]);
 //!         let hud = Hud { game: "cubes".into(), players: 1, frame: frame + 1, ..Hud::default() };
-//!         board.show(Picture { scene: game.scene(), hud });
+//!         board.show(Picture { scene: game.scene(), follow: game.camera_target(0), hud });
 //!         std::thread::sleep(std::time::Duration::from_millis(16));
 //!     }
 //! });
@@ -61,4 +67,4 @@ pub mod window;
 
 pub use hud::{Hud, LinkStatus, Phase};
 pub use screen::{Picture, Screen};
-pub use window::{Ending, GameWindow, WindowError, WindowSettings, WindowStats};
+pub use window::{Ending, GameWindow, View, WindowError, WindowSettings, WindowStats};

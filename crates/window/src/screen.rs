@@ -24,6 +24,9 @@ use crate::hud::{Hud, Phase};
 pub struct Picture {
     /// The bodies and the ground.
     pub scene: Scene,
+    /// Where the local player is, for the following camera (`None`: no one
+    /// to follow; the window shows the overview).
+    pub follow: Option<[f32; 3]>,
     /// The overlay's numbers.
     pub hud: Hud,
 }
@@ -147,6 +150,7 @@ mod tests {
                 focus: ([0.0; 3], [1.0; 3]),
                 sky: Rgb(0, 0, 0),
             },
+            follow: None,
             hud: Hud {
                 frame,
                 ..Hud::default()

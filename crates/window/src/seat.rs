@@ -42,6 +42,7 @@ pub fn picture_of<G: Game + Depict, W: Write>(peer: &Peer<G, W>, bot: bool) -> P
     let config = peer.session().config();
     Picture {
         scene: peer.game().scene(),
+        follow: peer.game().camera_target(config.local.0),
         hud: Hud {
             game: G::ID.to_string(),
             seat: config.local.0,

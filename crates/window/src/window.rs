@@ -3,10 +3,12 @@
 //! keys back as the player's buttons.
 //!
 //! Each turn of [`GameWindow::run`] reads the keyboard into the screen,
-//! draws the newest picture if there is one it has not drawn (through a
-//! camera framing the scene's field, kept while the field stays the same,
-//! so the view never jumps as bodies move), and presents it; minifb paces
-//! the turns to 60 a second. The picture is exactly what `lockstep render`
+//! draws the newest picture if there is one it has not drawn, and presents
+//! it; minifb paces the turns to 60 a second. Two cameras ([`View`], C
+//! switches): the overview frames the scene's field and is kept while the
+//! field stays the same, so the view never jumps as bodies move; the
+//! following camera looks down at the local player's cube from behind
+//! ([`follow_camera`]). The picture is exactly what `lockstep render`
 //! draws for the same state at the same size, with the window's own overlay
 //! ([`compose`]).
 //!
@@ -21,7 +23,7 @@
 use std::time::{Duration, Instant};
 
 use lockstep_render::{Camera, Canvas, Overlay, draw_scene};
-use minifb::{Key, Window, WindowOptions};
+use minifb::{Key, KeyRepeat, Window, WindowOptions};
 
 use crate::controls::cubes_input;
 use crate::screen::{Picture, Screen};
@@ -49,6 +51,26 @@ pub struct WindowSettings {
     /// Where the window's top-left corner goes on the screen (`None`:
     /// where the window manager puts it).
     pub position: Option<(i32, i32)>,
+    /// The camera it starts with.
+    pub view: View,
+}
+
+/// The camera a window draws through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    /// The whole field, as `lockstep render` frames it.
+    #[default]
+    Overview,
+    /// Close behind the local player's cube, moving with it (the overview
+    /// when a picture has no player to follow).
+    Follow,
+}
+
+/// A camera 11 m behind (+z) and 9 m above `target`, looking at it with a
+/// 45° field of view.
+pub fn follow_camera(target: [f32; 3], width: u32, height: u32) -> Option<Camera> {
+    let eye = [target[0], target[1] + 9.0, target[2] + 11.0];
+    Camera::look_at(eye, target, 45f32.to_radians(), width, height)
 }
 
 /// How often the window's buffer is put on screen when no new picture was
@@ -81,7 +103,8 @@ pub struct GameWindow {
     window: Window,
     canvas: Canvas,
     buffer: Vec<u32>,
-    camera: Option<(Focus, Camera)>,
+    overview: Option<(Focus, Camera)>,
+    view: View,
     seen: u64,
     draw_ms: Vec<f32>,
 }
@@ -108,7 +131,8 @@ impl GameWindow {
             window,
             canvas: Canvas::new(w, h),
             buffer: vec![0; w as usize * h as usize],
-            camera: None,
+            overview: None,
+            view: settings.view,
             seen: 0,
             draw_ms: Vec::new(),
         })
@@ -150,6 +174,14 @@ impl GameWindow {
                 return Ok(Ending::Dismissed);
             }
             screen.hold(cubes_input(|k| self.window.is_key_down(k)));
+            if self.window.is_key_pressed(Key::C, KeyRepeat::No) {
+                self.view = match self.view {
+                    View::Overview => View::Follow,
+                    View::Follow => View::Overview,
+                };
+                // Draw the newest picture again, through the other camera.
+                self.seen = 0;
+            }
             let fresh = match screen.newer_than(self.seen) {
                 Some(new) if Instant::now() >= next_draw => Some(new),
                 _ => None,
@@ -158,12 +190,16 @@ impl GameWindow {
             if let Some((n, picture)) = fresh {
                 let started = Instant::now();
                 self.seen = n;
+                let (w, h) = (self.canvas.width(), self.canvas.height());
                 let focus = picture.scene.focus;
-                if self.camera.as_ref().is_none_or(|(f, _)| *f != focus) {
-                    let (w, h) = (self.canvas.width(), self.canvas.height());
-                    self.camera = Some((focus, Camera::overview(&picture.scene, w, h)));
+                if self.overview.as_ref().is_none_or(|(f, _)| *f != focus) {
+                    self.overview = Some((focus, Camera::overview(&picture.scene, w, h)));
                 }
-                if let Some((_, camera)) = &self.camera {
+                let following = match (self.view, picture.follow) {
+                    (View::Follow, Some(target)) => follow_camera(target, w, h),
+                    _ => None,
+                };
+                if let Some(camera) = following.as_ref().or(self.overview.as_ref().map(|o| &o.1)) {
                     compose(&mut self.canvas, &picture, camera);
                 }
                 to_xrgb(&self.canvas, &mut self.buffer);
@@ -238,6 +274,7 @@ mod tests {
         let game = Cubes::new(&Cubes::default_config(), &setup).unwrap();
         let picture = Picture {
             scene: game.scene(),
+            follow: None,
             hud: Hud {
                 game: "cubes".into(),
                 players: 2,
@@ -255,6 +292,37 @@ mod tests {
         let half = (w * h / 2) as usize;
         assert_eq!(window.pixels()[half..], render.pixels()[half..]);
         assert_ne!(window.pixels()[..half], render.pixels()[..half]);
+    }
+
+    #[test]
+    fn the_following_camera_puts_the_players_cube_in_the_middle() {
+        let setup = Match {
+            players: 2,
+            ..Match::default()
+        };
+        let game = Cubes::new(&Cubes::default_config(), &setup).unwrap();
+        let (w, h) = (320, 180);
+        for seat in 0..2 {
+            let target = game.camera_target(seat).unwrap();
+            let camera = follow_camera(target, w, h).unwrap();
+            let mut canvas = Canvas::new(w, h);
+            draw_scene(&mut canvas, &game.scene(), &camera);
+            let centre = canvas.pixel(w / 2, h / 2).unwrap();
+            let colour = lockstep_render::player_colour(seat);
+            // Shaded, but the player's own hue: its strongest channel leads.
+            let channels = [centre.0, centre.1, centre.2];
+            let strongest = [colour.0, colour.1, colour.2]
+                .iter()
+                .enumerate()
+                .max_by_key(|c| *c.1)
+                .unwrap()
+                .0;
+            let (lead, rest) = (channels[strongest], channels.iter().copied().min().unwrap());
+            assert!(
+                lead > rest.saturating_add(60),
+                "seat {seat}: {centre:?} at the centre"
+            );
+        }
     }
 
     #[test]
