@@ -19,7 +19,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use lockstep_games::cubes::CubesInput;
@@ -66,31 +66,54 @@ impl Xvfb {
         if !have("Xvfb", &["-help"]) || !have("xwd", &["-help"]) {
             return None;
         }
-        // `-displayfd 1`: Xvfb picks a free display and prints its number
-        // on stdout once it accepts clients.
-        let mut child = Command::new("Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-screen",
-                "0",
-                "800x600x24",
-                "-nolisten",
-                "tcp",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let number: u32 = line.trim().parse().expect("Xvfb prints its display");
-        Some(Xvfb {
-            child,
-            display: format!(":{number}"),
-        })
+        // X servers started at the same moment can race for a display
+        // number; the tests start theirs one at a time, and each answers a
+        // client before its test uses it.
+        static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        for _ in 0..3 {
+            // `-displayfd 1`: Xvfb picks a free display and prints its
+            // number on stdout. `-noreset`: a client leaving (the probe,
+            // xwd) does not reset the server under the others.
+            let mut child = Command::new("Xvfb")
+                .args(["-displayfd", "1", "-noreset", "-nolisten", "tcp"])
+                .args(["-screen", "0", "800x600x24"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("Xvfb starts");
+            let mut line = String::new();
+            BufReader::new(child.stdout.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            let number: u32 = line.trim().parse().expect("Xvfb prints its display");
+            let x = Xvfb {
+                child,
+                display: format!(":{number}"),
+            };
+            if x.answers() {
+                return Some(x);
+            }
+            eprintln!("Xvfb on {} does not answer; starting another", x.display);
+        }
+        panic!("no Xvfb answered a client");
+    }
+
+    /// Whether a client can connect within 5 s.
+    fn answers(&self) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            let probe = Command::new("xwd")
+                .args(["-root", "-silent", "-display", &self.display])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            if probe.is_ok_and(|s| s.success()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
     }
 }
 
@@ -151,6 +174,23 @@ impl Player {
         }
     }
 
+    /// Panics with what the process said if it has ended.
+    fn still_running(&mut self) {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = self.child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            while let Ok(l) = self.lines.try_recv() {
+                self.seen.push(l);
+            }
+            panic!(
+                "lockstep play ended ({status}): {err}; printed {:?}",
+                self.seen
+            );
+        }
+    }
+
     /// Waits (at most `secs`) for a line starting with `prefix`.
     fn wait_for(&mut self, secs: u64, prefix: &str) -> String {
         let until = Instant::now() + Duration::from_secs(secs);
@@ -161,16 +201,7 @@ impl Player {
                     return l;
                 }
             }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                let mut err = String::new();
-                if let Some(mut e) = self.child.stderr.take() {
-                    let _ = e.read_to_string(&mut err);
-                }
-                panic!(
-                    "lockstep play ended ({status}): {err}; printed {:?}",
-                    self.seen
-                );
-            }
+            self.still_running();
         }
         panic!(
             "no `{prefix}` line within {secs} s; printed {:?}",
@@ -415,7 +446,12 @@ fn keys_held_in_the_window_are_the_local_players_input() {
         if !id.is_empty() {
             break id;
         }
-        assert!(Instant::now() < until, "the window never appeared");
+        player.still_running();
+        assert!(
+            Instant::now() < until,
+            "the window never appeared: {}",
+            String::from_utf8_lossy(&found.stderr)
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
     // No window manager: give the window the keyboard focus ourselves.
