@@ -1,6 +1,7 @@
 //! `lockstep host`, `lockstep join` and `lockstep spectate`: one process
 //! per seat (or spectator) playing over UDP with `lockstep-net`, bots at
-//! the controls, each seat writing its replay log.
+//! the controls, each seat writing its replay log. `lockstep play` hosts
+//! and joins through the same code with a window at the seat ([`Seat`]).
 //!
 //! Output: human lines by default; with `--machine`, one `key=value` line
 //! per status and note (what `lockstep demo` reads from its children).
