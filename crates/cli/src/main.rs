@@ -1,6 +1,6 @@
 //! `lockstep`: play matches of the shipped games over UDP (`demo`, `host`,
-//! `join`, `spectate`), record, replay, verify, diff and render them, and
-//! benchmark the physics scenes.
+//! `join`, `spectate`) or in a window (`play`), record, replay, verify,
+//! diff and render them, and benchmark the physics scenes.
 //!
 //! A thin shell over `lockstep-net`, `lockstep-sim` and `lockstep-games`:
 //! every decision a library user would want lives there. Each command prints
@@ -23,6 +23,7 @@ mod diff;
 mod games;
 mod net;
 mod output;
+mod play;
 mod record;
 mod render;
 mod replay;
@@ -68,6 +69,9 @@ enum Command {
     Join(net::JoinArgs),
     /// Watch a match hosted at an address, checking every checksum.
     Spectate(net::SpectateArgs),
+    /// Play the cube demo in a window: against bots, or hosting or joining
+    /// a match over UDP (arrows push, space blows, Z sticks).
+    Play(play::PlayArgs),
     /// Play a match with bots and write its replay log.
     Record(record::RecordArgs),
     /// Re-simulate a log, verifying every checksum.
@@ -101,6 +105,7 @@ fn main() -> ExitCode {
         Command::Host(args) => net::host(&args),
         Command::Join(args) => net::join(&args),
         Command::Spectate(args) => net::spectate(&args),
+        Command::Play(args) => play::run(&args),
         Command::Record(args) => record::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Verify(args) => verify::run(&args),

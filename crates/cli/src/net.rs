@@ -1,6 +1,7 @@
 //! `lockstep host`, `lockstep join` and `lockstep spectate`: one process
 //! per seat (or spectator) playing over UDP with `lockstep-net`, bots at
-//! the controls, each seat writing its replay log.
+//! the controls, each seat writing its replay log. `lockstep play` hosts
+//! and joins through the same code with a window at the seat ([`Seat`]).
 //!
 //! Output: human lines by default; with `--machine`, one `key=value` line
 //! per status and note (what `lockstep demo` reads from its children).
@@ -16,7 +17,9 @@ use clap::Args;
 use lockstep_fx::{Canonical, Checksum};
 use lockstep_games::Demo;
 use lockstep_net::conditioner::LinkShape;
-use lockstep_net::driver::{self, Line, NetError, Offer, Player, RunSettings, Status, Summary};
+use lockstep_net::driver::{
+    self, Controls, Line, NetError, Offer, Player, RunSettings, Status, Summary,
+};
 use lockstep_net::endpoint::Endpoint;
 use lockstep_net::lobby::{Lobby, Roster, Want};
 use lockstep_sim::settings_file;
@@ -164,7 +167,27 @@ pub struct SpectateArgs {
     pub output: OutputArgs,
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+/// What a seat's process adds to its bot and its log: an app at the
+/// controls (`lockstep play`'s window) and a listener for the notes the
+/// loop prints.
+pub struct Seat<G: Game> {
+    /// The app at the controls (`None`: the bot plays alone).
+    pub controls: Option<Box<dyn Controls<G, Box<dyn Write>>>>,
+    /// Hears every note, after it is printed.
+    pub on_note: Box<dyn FnMut(&str)>,
+}
+
+impl<G: Game> Seat<G> {
+    /// A seat played by its bot alone.
+    pub fn bot() -> Seat<G> {
+        Seat {
+            controls: None,
+            on_note: Box::new(|_| {}),
+        }
+    }
+}
+
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -188,10 +211,14 @@ fn settings(output: &OutputArgs) -> RunSettings {
     s
 }
 
-/// Prints a driver line the way `output` asks.
-fn printer(output: &OutputArgs) -> impl FnMut(Line) + use<> {
+/// Prints a driver line the way `output` asks, and passes notes on to
+/// `on_note`.
+fn printer<'a>(output: &OutputArgs, on_note: &'a mut dyn FnMut(&str)) -> impl FnMut(Line) + 'a {
     let machine = output.machine;
     move |line| {
+        if let Line::Note(n) = &line {
+            on_note(n);
+        }
         let text = match (&line, machine) {
             (Line::Status(s), true) => machine_status(s),
             (Line::Status(s), false) => human_status(s),
@@ -304,10 +331,11 @@ fn net_error(e: NetError) -> CliError {
 
 /// Runs `lockstep host`.
 pub fn host(args: &HostArgs) -> Result<ExitCode, CliError> {
-    with_game!(args.game.as_str(), G => host_game::<G>(args))
+    with_game!(args.game.as_str(), G => host_game::<G>(args, Seat::bot()))
 }
 
-fn host_game<G: Demo>(args: &HostArgs) -> Result<ExitCode, CliError> {
+/// Hosts a match of `G` at seat 0, played by its bot and `seat`.
+pub(crate) fn host_game<G: Demo>(args: &HostArgs, mut seat: Seat<G>) -> Result<ExitCode, CliError> {
     let config: G::Config = match &args.settings {
         Some(path) => settings_file::load(path).map_err(|e| CliError::new(e.to_string()))?,
         None => G::default_config(),
@@ -354,7 +382,8 @@ fn host_game<G: Demo>(args: &HostArgs) -> Result<ExitCode, CliError> {
             );
         }
         let _ = std::io::stdout().flush();
-        let log = create_log(&args.log)?;
+        (seat.on_note)(&format!("waiting for players at {reach}"));
+        let log: Box<dyn Write> = Box::new(create_log(&args.log)?);
         let offer = Offer::<G> {
             config,
             setup,
@@ -363,8 +392,9 @@ fn host_game<G: Demo>(args: &HostArgs) -> Result<ExitCode, CliError> {
         let player = Player {
             bot: Box::new(G::bot(0, setup.seed)),
             log,
+            controls: seat.controls,
         };
-        let mut print = printer(&args.output);
+        let mut print = printer(&args.output, &mut *seat.on_note);
         let (summary, log) = driver::host(ep, offer, player, settings(&args.output), &mut print)
             .await
             .map_err(net_error)?;
@@ -374,7 +404,7 @@ fn host_game<G: Demo>(args: &HostArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-fn finish_log(log: Option<BufWriter<File>>, path: &Path) -> Result<(), CliError> {
+fn finish_log(log: Option<Box<dyn Write>>, path: &Path) -> Result<(), CliError> {
     if let Some(mut w) = log {
         w.flush()
             .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
@@ -410,8 +440,9 @@ fn join_roster(
     output: &OutputArgs,
 ) -> impl std::future::Future<Output = Result<Roster, CliError>> {
     let settings = settings(output);
-    let mut print = printer(output);
     async move {
+        let mut quiet = |_: &str| {};
+        let mut print = printer(output, &mut quiet);
         driver::join(ep, host, want, &settings, &mut print)
             .await
             .map_err(net_error)
@@ -427,9 +458,34 @@ fn unspecified_like(addr: SocketAddr) -> SocketAddr {
 
 /// Runs `lockstep join`.
 pub fn join(args: &JoinArgs) -> Result<ExitCode, CliError> {
+    let seated = take_seat(args)?;
+    let Seated {
+        runtime,
+        endpoint,
+        host,
+        roster,
+    } = seated;
+    runtime.block_on(async {
+        with_game!(roster.game.as_str(), G => play_game::<G>(endpoint, host, &roster, args, Seat::bot()).await)
+            .inspect_err(|e| refuse(host, &e.to_string()))
+    })
+}
+
+/// A joiner with its seat: the runtime its socket lives in, the socket,
+/// the host's address and the match.
+pub(crate) struct Seated {
+    pub runtime: tokio::runtime::Runtime,
+    pub endpoint: Endpoint,
+    pub host: SocketAddr,
+    pub roster: Roster,
+}
+
+/// Asks the host `args` names for a seat (or a dropped seat back) and
+/// waits for the roster.
+pub(crate) fn take_seat(args: &JoinArgs) -> Result<Seated, CliError> {
     let host = resolve(&args.host)?;
-    let rt = runtime()?;
-    rt.block_on(async {
+    let runtime = runtime()?;
+    let (endpoint, roster) = runtime.block_on(async {
         let mut ep = open(unspecified_like(host), &args.link)?;
         let want = if args.rejoin {
             Want::Rejoin
@@ -437,31 +493,38 @@ pub fn join(args: &JoinArgs) -> Result<ExitCode, CliError> {
             Want::Seat
         };
         let roster = join_roster(&mut ep, host, want, &args.output).await?;
-        with_game!(roster.game.as_str(), G => play_game::<G>(ep, host, &roster, args).await)
-            .inspect_err(|e| refuse(host, &e.to_string()))
+        Ok::<_, CliError>((ep, roster))
+    })?;
+    Ok(Seated {
+        runtime,
+        endpoint,
+        host,
+        roster,
     })
 }
 
 /// Tells the host why this process will not play its roster.
-fn refuse(host: SocketAddr, reason: &str) {
+pub(crate) fn refuse(host: SocketAddr, reason: &str) {
     if let Ok(s) = std::net::UdpSocket::bind(unspecified_like(host)) {
         let _ = s.send_to(&Lobby::Refused(reason.to_string()).encode(), host);
     }
 }
 
-async fn play_game<G: Demo>(
+/// Plays the seat `roster` gives, with its bot and `seat`.
+pub(crate) async fn play_game<G: Demo>(
     ep: Endpoint,
     host: SocketAddr,
     roster: &Roster,
     args: &JoinArgs,
+    mut seat: Seat<G>,
 ) -> Result<ExitCode, CliError> {
     let config = accept::<G>(roster).map_err(CliError::new)?;
-    let seat = roster
+    let seat_index = roster
         .seat
         .ok_or_else(|| CliError::new("the host gave no seat"))?;
     if !args.output.machine {
         outln!(
-            "seat {seat} of {} players of {} (seed {}, {} frames){}",
+            "seat {seat_index} of {} players of {} (seed {}, {} frames){}",
             roster.setup.players,
             G::ID,
             roster.setup.seed,
@@ -472,7 +535,7 @@ async fn play_game<G: Demo>(
     let path = args
         .log
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("target/net/seat-{seat}.log")));
+        .unwrap_or_else(|| PathBuf::from(format!("target/net/seat-{seat_index}.log")));
     // A rejoining process records nothing: a replay log starts at frame 0,
     // which it never saw (the other seats' logs hold the match).
     let log: Box<dyn Write> = if roster.rejoin {
@@ -481,10 +544,11 @@ async fn play_game<G: Demo>(
         Box::new(create_log(&path)?)
     };
     let player = Player {
-        bot: Box::new(G::bot(seat, roster.setup.seed)),
+        bot: Box::new(G::bot(seat_index, roster.setup.seed)),
         log,
+        controls: seat.controls,
     };
-    let mut print = printer(&args.output);
+    let mut print = printer(&args.output, &mut *seat.on_note);
     let (summary, log) = driver::play::<G, _>(
         ep,
         host,
@@ -523,7 +587,8 @@ async fn watch_game<G: Demo>(
     args: &SpectateArgs,
 ) -> Result<ExitCode, CliError> {
     let config = accept::<G>(roster).map_err(CliError::new)?;
-    let mut print = printer(&args.output);
+    let mut quiet = |_: &str| {};
+    let mut print = printer(&args.output, &mut quiet);
     let summary = driver::watch::<G>(
         ep,
         host,

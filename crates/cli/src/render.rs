@@ -325,7 +325,10 @@ fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, CliError> {
                         side.engine.game().checksum().short()
                     ));
                 if panes == 2 {
-                    overlay = overlay.line(format!("{differing} BODIES DIFFER"));
+                    overlay = overlay.line(match differing {
+                        1 => "1 BODY DIFFERS".to_string(),
+                        n => format!("{n} BODIES DIFFER"),
+                    });
                 }
                 overlay.draw(&mut pane);
             }

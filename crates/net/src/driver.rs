@@ -1,7 +1,9 @@
 //! The loops that play a match over an [`Endpoint`]: [`host`] (seat 0: seats
 //! the joiners, then plays and keeps answering late joiners, rejoiners and
 //! spectators), [`join`] (asks a host for a seat and gets the [`Roster`]),
-//! [`play`] (a seat's match) and [`watch`] (a spectator's).
+//! [`play`] (a seat's match) and [`watch`] (a spectator's). A seat is
+//! played by its bot, or by an app at its [`Controls`] (a window), which
+//! the loop hands the `Peer` once per turn.
 //!
 //! Invariants: the loops only move bytes and time. Every decision about the
 //! match is the sans-IO crates' (`Peer`, `Spectator`, the session); the
@@ -163,10 +165,25 @@ pub struct Offer<G: Game> {
 
 /// Who plays a seat, and where its replay log goes.
 pub struct Player<G: Game, W: Write> {
-    /// The bot at the controls.
+    /// The bot at the controls (until [`Player::controls`] sets an input).
     pub bot: Box<dyn Bot<G>>,
     /// The replay log's destination.
     pub log: W,
+    /// An app at the seat's controls, such as a window (`None`: the bot
+    /// plays alone).
+    pub controls: Option<Box<dyn Controls<G, W>>>,
+}
+
+/// An app at a seat's controls, such as a window. The loop hands it the
+/// peer once per turn, after the peer has handled what arrived, stepped
+/// what was due and reported its events.
+pub trait Controls<G: Game, W: Write> {
+    /// Sets the local input ([`Peer::set_input`], which retires the bot)
+    /// and reads what to show ([`Peer::game`], [`Peer::session`]).
+    /// Returning `false` leaves the match now (the player closed the
+    /// window): the seat says goodbye and the loop ends as after its last
+    /// frame.
+    fn turn(&mut self, peer: &mut Peer<G, W>) -> bool;
 }
 
 /// Seats the joiners (seat 0 is the host's), then plays seat 0 of the
@@ -415,6 +432,7 @@ async fn play_loop<G: Game, W: Write>(
     let mut peer = Peer::<G, W>::new(plan.config, plan.setup, ps, player.log)
         .map_err(|e| NetError::Start(e.to_string()))?;
     peer.set_bot(player.bot);
+    let mut controls = player.controls;
     let start = ep.now();
     let status_every = settings.status_every.as_micros() as u64;
     let tick = u64::from(1_000_000 / u32::from(plan.setup.tick_rate.max(1)));
@@ -556,6 +574,11 @@ async fn play_loop<G: Game, W: Write>(
                     table.watchers.retain(|_, w| *w != watcher);
                 }
                 PeerEvent::Connected { .. } | PeerEvent::Started => {}
+            }
+        }
+        if let Some(c) = controls.as_mut() {
+            if !c.turn(&mut peer) {
+                end_at = Some(now);
             }
         }
         send_all(ep, table, &mut peer, now);

@@ -29,6 +29,10 @@ pub struct Camera {
 impl Camera {
     /// The nearest distance that projects (m).
     pub const NEAR: f32 = 0.05;
+    /// Where polygons and segments are clipped: a little in front of
+    /// [`Camera::NEAR`], so that rounding never puts a clipped point behind
+    /// it.
+    const CLIP: f32 = Self::NEAR * 2.0;
 
     /// A camera at `eye` looking at `target` with a vertical field of view of
     /// `fov_y` radians, for a `width × height` canvas. `None` if the eye is
@@ -127,6 +131,42 @@ impl Camera {
         })
     }
 
+    /// The part of the flat world polygon `polygon` (corners in order) in
+    /// front of the near plane, projected: the polygon clipped against the
+    /// plane (Sutherland–Hodgman), so a ground that reaches behind the eye
+    /// still covers what is in front of it. Empty if none of it is.
+    pub fn project_polygon(&self, polygon: &[[f32; 3]]) -> Vec<[f32; 3]> {
+        let depth = |p: [f32; 3]| self.to_view(p)[2] - Self::CLIP;
+        let mut kept = Vec::with_capacity(polygon.len() + 1);
+        for (i, &a) in polygon.iter().enumerate() {
+            let b = polygon[(i + 1) % polygon.len()];
+            let (da, db) = (depth(a), depth(b));
+            if da >= 0.0 {
+                kept.push(a);
+            }
+            if (da >= 0.0) != (db >= 0.0) {
+                kept.push(lerp(a, b, da / (da - db)));
+            }
+        }
+        kept.into_iter().filter_map(|p| self.project(p)).collect()
+    }
+
+    /// The part of the world segment `a`–`b` in front of the near plane,
+    /// projected; `None` if none of it is.
+    pub fn project_segment(&self, a: [f32; 3], b: [f32; 3]) -> Option<([f32; 3], [f32; 3])> {
+        let (da, db) = (
+            self.to_view(a)[2] - Self::CLIP,
+            self.to_view(b)[2] - Self::CLIP,
+        );
+        let (a, b) = match (da >= 0.0, db >= 0.0) {
+            (true, true) => (a, b),
+            (false, false) => return None,
+            (true, false) => (a, lerp(a, b, da / (da - db))),
+            (false, true) => (lerp(a, b, da / (da - db)), b),
+        };
+        Some((self.project(a)?, self.project(b)?))
+    }
+
     /// The world direction of a view-space direction (`z` towards the eye).
     pub fn to_world_direction(&self, v: [f32; 3]) -> [f32; 3] {
         add(
@@ -134,6 +174,11 @@ impl Camera {
             scale(self.forward, -v[2]),
         )
     }
+}
+
+/// The point a fraction `t` of the way from `a` to `b`.
+pub fn lerp(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
+    add(a, scale(sub(b, a), t))
 }
 
 /// `a + b`.
@@ -186,6 +231,38 @@ mod tests {
         assert!(c.project([0.0, 1.0, 0.0]).unwrap()[1] < 50.0);
         assert!(c.project([0.0, 6.0, 12.0]).is_none());
         assert!(Camera::look_at([0.0; 3], [0.0; 3], 1.0, 10, 10).is_none());
+    }
+
+    #[test]
+    fn a_ground_reaching_behind_the_eye_is_clipped_not_dropped() {
+        let c = Camera::look_at([0.0, 9.0, 11.0], [0.0, 0.0, 0.0], 0.8, 320, 180).unwrap();
+        let h = 30.0;
+        let ground = [[-h, 0.0, -h], [h, 0.0, -h], [h, 0.0, h], [-h, 0.0, h]];
+        assert!(
+            ground.iter().any(|&p| c.project(p).is_none()),
+            "a corner is behind"
+        );
+        let poly = c.project_polygon(&ground);
+        assert!(poly.len() >= 3, "{poly:?}");
+        assert!(
+            poly.iter()
+                .all(|p| p.iter().all(|v| v.is_finite()) && p[2] > 0.0)
+        );
+        // The target, in the middle of the canvas, is inside what is left.
+        let (xs, ys): (Vec<f32>, Vec<f32>) = poly.iter().map(|p| (p[0], p[1])).unzip();
+        let within = |v: &[f32], x: f32| v.iter().any(|&a| a < x) && v.iter().any(|&a| a > x);
+        assert!(within(&xs, 160.0) && within(&ys, 90.0));
+        // A grid line from behind the eye to in front keeps its front part.
+        let (a, b) = c.project_segment([0.0, 0.0, h], [0.0, 0.0, -h]).unwrap();
+        assert!(a[1] > b[1], "the near end is lower on screen");
+        assert!(
+            c.project_segment([0.0, 0.0, 20.0], [5.0, 0.0, 25.0])
+                .is_none()
+        );
+        // Wholly in front: the corners themselves, in order.
+        let far = Camera::look_at([0.0, 200.0, 200.0], [0.0; 3], 0.8, 320, 180).unwrap();
+        let projected: Vec<[f32; 3]> = ground.iter().filter_map(|&p| far.project(p)).collect();
+        assert_eq!(far.project_polygon(&ground), projected);
     }
 
     #[test]

@@ -223,6 +223,15 @@ impl Canvas {
     /// Draws a line `thickness` pixels wide from `a` to `b` over whatever is
     /// there (no depth).
     pub fn line(&mut self, a: [f32; 2], b: [f32; 2], thickness: f32, colour: Rgb) {
+        // Only the part on the canvas is stepped along: a line that runs far
+        // off it (a grid line from near the eye) costs no more than one
+        // across it.
+        let margin = thickness.abs().max(1.0) + 1.0;
+        let lo = [-margin, -margin];
+        let hi = [self.width as f32 + margin, self.height as f32 + margin];
+        let Some((a, b)) = clip_segment(a, b, lo, hi) else {
+            return;
+        };
         let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
         let steps = dx.abs().max(dy.abs()).ceil();
         if !steps.is_finite() || steps > 1e5 {
@@ -239,6 +248,39 @@ impl Canvas {
     }
 }
 
+/// The part of the segment `a`–`b` inside the rectangle `lo`–`hi`
+/// (Liang–Barsky), or `None` if it misses it (or is not finite).
+fn clip_segment(
+    a: [f32; 2],
+    b: [f32; 2],
+    lo: [f32; 2],
+    hi: [f32; 2],
+) -> Option<([f32; 2], [f32; 2])> {
+    if !a.iter().chain(&b).all(|v| v.is_finite()) {
+        return None;
+    }
+    let d = [b[0] - a[0], b[1] - a[1]];
+    let (mut enter, mut leave) = (0.0f32, 1.0f32);
+    for k in 0..2 {
+        // Each side: the segment is inside while `p · t <= q`.
+        for (p, q) in [(-d[k], a[k] - lo[k]), (d[k], hi[k] - a[k])] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return None;
+                }
+            } else if p < 0.0 {
+                enter = enter.max(q / p);
+            } else {
+                leave = leave.min(q / p);
+            }
+        }
+    }
+    (enter <= leave).then(|| {
+        let at = |t: f32| [a[0] + d[0] * t, a[1] + d[1] * t];
+        (at(enter), at(leave))
+    })
+}
+
 /// Twice the signed area of the triangle `a, b, p` (positive when `p` is
 /// to the left of `a → b` in a y-down frame, i.e. clockwise on screen).
 fn edge(a: ScreenPoint, b: ScreenPoint, p: ScreenPoint) -> f32 {
@@ -251,6 +293,25 @@ mod tests {
 
     const RED: Rgb = Rgb(255, 0, 0);
     const BLUE: Rgb = Rgb(0, 0, 255);
+
+    #[test]
+    fn a_line_far_off_the_canvas_draws_only_its_visible_part() {
+        let mut c = Canvas::new(20, 10);
+        // From a million pixels to the left, across the canvas.
+        c.line([-1.0e6, 5.0], [30.0, 5.0], 1.0, RED);
+        let red_in_row = |y: u32| (0..20).filter(|&x| c.pixel(x, y) == Some(RED)).count();
+        assert!(red_in_row(5) >= 19, "{}", red_in_row(5));
+        assert_eq!(red_in_row(4) + red_in_row(6), 0);
+        // Wholly off the canvas, or not finite: nothing.
+        let mut d = Canvas::new(20, 10);
+        d.line([-50.0, -5.0], [-10.0, -40.0], 1.0, RED);
+        d.line([f32::NAN, 1.0], [5.0, 5.0], 1.0, RED);
+        assert!(d.pixels().iter().all(|p| *p == Rgb(0, 0, 0)));
+        assert_eq!(
+            clip_segment([2.0, 2.0], [8.0, 4.0], [0.0, 0.0], [10.0, 10.0]),
+            Some(([2.0, 2.0], [8.0, 4.0]))
+        );
+    }
 
     #[test]
     fn nearer_triangle_wins_whatever_the_order_and_winding() {

@@ -9,6 +9,9 @@
 //!   buildings stone grey; the ground with a 10 m grid; the walled map
 //!   framed.
 //!
+//! A cubes player is where its cube is ([`Depict::camera_target`], what
+//! a following camera looks at); an RTS player has no one place.
+//!
 //! A solid's key is its body handle (slot and generation); its exact
 //! fingerprint hashes the body's fixed-point pose and velocities (and a
 //! unit's hit points), so [`Scene::differing`] finds every body whose state
@@ -29,6 +32,11 @@ use crate::scene::{Ground, Scene, Shape, Solid};
 pub trait Depict {
     /// The scene this state shows.
     fn scene(&self) -> Scene;
+
+    /// Where a camera that follows player `seat` looks, in the scene's
+    /// metres (`None`: the game has no one place for a player, or no such
+    /// seat).
+    fn camera_target(&self, seat: u8) -> Option<[f32; 3]>;
 }
 
 /// The colour of player `seat` (eight distinct colours, then repeating).
@@ -44,6 +52,15 @@ pub fn player_colour(seat: u8) -> Rgb {
         Rgb(140, 95, 55),  // brown
     ];
     COLOURS[usize::from(seat) % COLOURS.len()]
+}
+
+/// The name of [`player_colour`]`(seat)`, in capitals (what an overlay
+/// tells a player).
+pub fn player_colour_name(seat: u8) -> &'static str {
+    const NAMES: [&str; 8] = [
+        "BLUE", "ORANGE", "GREEN", "PURPLE", "CYAN", "PINK", "YELLOW", "BROWN",
+    ];
+    NAMES[usize::from(seat) % NAMES.len()]
 }
 
 const SKY: Rgb = Rgb(214, 224, 234);
@@ -84,6 +101,11 @@ impl Depict for Cubes {
             sky: SKY,
         }
     }
+
+    /// The centre of the player's cube.
+    fn camera_target(&self, seat: u8) -> Option<[f32; 3]> {
+        self.player_position(seat).map(floats)
+    }
 }
 
 impl Depict for Rts {
@@ -110,6 +132,11 @@ impl Depict for Rts {
             focus: ([-half, 0.0, -half], [half, 2.0, half]),
             sky: SKY,
         }
+    }
+
+    /// `None`: an RTS player is an army spread over the map.
+    fn camera_target(&self, _seat: u8) -> Option<[f32; 3]> {
+        None
     }
 }
 

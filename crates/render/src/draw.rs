@@ -42,17 +42,24 @@ pub fn draw_scene(canvas: &mut Canvas, scene: &Scene, camera: &Camera) {
     canvas.clear(scene.sky);
     if let Some(ground) = &scene.ground {
         let h = ground.half_size;
+        // Clipped at the near plane: a camera close to the ground (one
+        // that follows a player) has part of it behind the eye.
         let corners = [[-h, 0.0, -h], [h, 0.0, -h], [h, 0.0, h], [-h, 0.0, h]];
-        if let [Some(a), Some(b), Some(c), Some(d)] = corners.map(|p| camera.project(p)) {
-            canvas.paint_triangle(a, b, c, ground.colour);
-            canvas.paint_triangle(a, c, d, ground.colour);
+        let ground_poly = camera.project_polygon(&corners);
+        for i in 2..ground_poly.len() {
+            canvas.paint_triangle(
+                ground_poly[0],
+                ground_poly[i - 1],
+                ground_poly[i],
+                ground.colour,
+            );
         }
         if ground.spacing > 0.0 && h / ground.spacing <= 1000.0 {
             let n = (h / ground.spacing).floor() as i32;
             for i in -n..=n {
                 let t = i as f32 * ground.spacing;
                 for (from, to) in [([t, 0.0, -h], [t, 0.0, h]), ([-h, 0.0, t], [h, 0.0, t])] {
-                    if let (Some(a), Some(b)) = (camera.project(from), camera.project(to)) {
+                    if let Some((a, b)) = camera.project_segment(from, to) {
                         canvas.line([a[0], a[1]], [b[0], b[1]], 1.0, ground.line_colour);
                     }
                 }
@@ -248,6 +255,7 @@ fn draw_outline(canvas: &mut Canvas, camera: &Camera, s: &Solid) {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overlay {
     lines: Vec<String>,
+    scale: Option<u32>,
 }
 
 impl Overlay {
@@ -262,12 +270,20 @@ impl Overlay {
         self
     }
 
-    /// Draws the overlay, its text scaled to the canvas (3× at 720 rows).
+    /// Draws the text at `scale` (pixels per font pixel, at least 1)
+    /// instead of scaling it to the canvas.
+    pub fn scale(mut self, scale: u32) -> Overlay {
+        self.scale = Some(scale.max(1));
+        self
+    }
+
+    /// Draws the overlay, its text scaled to the canvas (3× at 720 rows)
+    /// unless [`Overlay::scale`] set a scale.
     pub fn draw(&self, canvas: &mut Canvas) {
         if self.lines.is_empty() {
             return;
         }
-        let scale = (canvas.height() / 240).max(1);
+        let scale = self.scale.unwrap_or((canvas.height() / 240).max(1));
         let text = self.lines.join("\n");
         let (w, h) = font::measure(&text, scale);
         let pad = i64::from(2 * scale);

@@ -12,7 +12,7 @@
 //! - [`scene`]: what to draw — [`Scene`] of [`Solid`]s (boxes and spheres
 //!   with a colour and a key), the ground, and the area to frame;
 //! - [`depict`]: [`Depict`], turning a `Cubes` or `Rts` state into a
-//!   [`Scene`], and the player colours;
+//!   [`Scene`], and the player colours and their names;
 //! - [`camera`]: [`Camera`], a perspective look-at camera that frames a
 //!   scene;
 //! - [`canvas`]: [`Canvas`], a colour and depth buffer with z-buffered
@@ -55,7 +55,7 @@ pub mod scene;
 
 pub use camera::Camera;
 pub use canvas::{Canvas, Rgb};
-pub use depict::{Depict, player_colour};
+pub use depict::{Depict, player_colour, player_colour_name};
 pub use draw::{Overlay, draw_scene};
 pub use encode::{EncodeError, GifWriter};
 pub use plot::{LineChart, Series};
