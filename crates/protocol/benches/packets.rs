@@ -44,6 +44,7 @@ fn packets() -> Vec<(&'static str, Packet<Buttons>)> {
         (
             "hello",
             Packet::Hello(Hello {
+                seq: 7,
                 sender: PlayerId(0),
                 schema_hash: Buttons::schema_hash(),
                 players: 4,

@@ -100,6 +100,7 @@ pub mod packet;
 pub mod player;
 pub mod playout;
 pub mod resync;
+pub mod seal;
 pub mod seat_drop;
 pub mod seq;
 pub mod session;
