@@ -114,7 +114,8 @@ pub use input::{Input, schema_hash};
 pub use packet::{DecodeError, Packet};
 pub use player::{PlayerId, PlayerSet};
 pub use session::{
-    CallError, Config, ConfigError, Event, ResyncFailure, Session, TimeoutReason, Transmit,
+    CallError, Config, ConfigError, Event, ResyncFailure, Security, Session, TimeoutReason,
+    Transmit,
 };
 pub use stats::Stats;
 pub use time::Instant;

@@ -146,8 +146,8 @@ impl<I: Input> Session<I> {
             }
         }
         // Header, ack, count, first frame, checksums: 56 + 17 + 8 + 16 + 1 +
-        // 26 + 4 × 64 bits; then the inputs.
-        let fixed = 56 + 17 + 8 + 16 + 1 + 26 + 64 * u64::from(MAX_SHORT_CHECKSUMS);
+        // 26 + 64 bits per short checksum sent; then the inputs.
+        let fixed = 56 + 17 + 8 + 16 + 1 + 26 + 64 * u64::from(cfg.checksum_redundancy);
         let window = u64::from(cfg.max_unacked_inputs) * (u64::from(I::MAX_BITS) + 1);
         if fixed + window > MAX_PACKET as u64 * 8 {
             return Err(ConfigError::WindowTooLarge {
