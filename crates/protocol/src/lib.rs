@@ -80,7 +80,8 @@
 //!
 //! [`bits`] and [`input`] (the bit packer and the `Input` trait, from
 //! `lockstep-codec`), [`seq`] (wraparound-safe sequence numbers),
-//! [`packet`] (the wire format, drawn in `protocol/SPEC.md`), [`window`]
+//! [`packet`] (the wire format, drawn in `protocol/SPEC.md`), [`seal`]
+//! (authenticated encryption of every packet with per-pair keys), [`window`]
 //! (redundant inputs), [`playout`] and [`delay`] (the playout buffer and its
 //! adaptive delay), [`clock`] (frame clock and tick nudging), [`checksums`]
 //! (desync detection and the authority verdict), [`resync`] (state
