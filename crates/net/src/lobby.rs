@@ -428,6 +428,37 @@ mod tests {
         assert!(Lobby::decode(&join[..100]).is_err());
     }
 
+    /// The largest rosters the shipped games give (8 seats, every address
+    /// the longest IPv6 text, every key) still answer a join with fewer
+    /// bytes than it spent.
+    #[test]
+    fn the_largest_rosters_fit_in_less_than_a_join() {
+        use lockstep_fx::Canonical;
+        use lockstep_games::Demo;
+        let long: SocketAddr = "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff%4294967295]:65535"
+            .parse()
+            .unwrap_or_else(|_| "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535".parse().unwrap());
+        for config in [
+            lockstep_games::cubes::Cubes::default_config().to_snapshot(),
+            lockstep_games::rts::Rts::default_config().to_snapshot(),
+        ] {
+            let r = Roster {
+                config_hash: Checksum::of(&config),
+                config,
+                setup: Match {
+                    players: 8,
+                    seed: u64::MAX,
+                    tick_rate: 240,
+                },
+                addresses: vec![Some(long); 8],
+                keys: vec![PublicKey([0xff; 32]); 8],
+                ..roster()
+            };
+            let n = Lobby::Roster(r).encode().len();
+            assert!(n < JOIN_BYTES, "a roster of {n} bytes");
+        }
+    }
+
     #[test]
     fn every_truncation_and_corruption_is_an_error_not_a_panic() {
         let bytes = Lobby::Roster(roster()).encode();
