@@ -16,7 +16,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(m) = Lobby::decode(data) {
         assert_eq!(Lobby::decode(&m.encode()), Ok(m));
     }
-    let ids: Vec<Identity> = (0..2u8).map(|s| Identity::from_secret([0x61 + s; 32])).collect();
+    let ids: Vec<Identity> = (0..2u8)
+        .map(|s| Identity::from_secret([0x61 + s; 32]))
+        .collect();
     let keys: Vec<PublicKey> = ids.iter().map(Identity::public).collect();
     let mut cfg = Config::new(2, PlayerId(0));
     cfg.security = Security::Sealed {

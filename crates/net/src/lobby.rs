@@ -437,7 +437,11 @@ mod tests {
         use lockstep_games::Demo;
         let long: SocketAddr = "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff%4294967295]:65535"
             .parse()
-            .unwrap_or_else(|_| "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535".parse().unwrap());
+            .unwrap_or_else(|_| {
+                "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"
+                    .parse()
+                    .unwrap()
+            });
         for config in [
             lockstep_games::cubes::Cubes::default_config().to_snapshot(),
             lockstep_games::rts::Rts::default_config().to_snapshot(),
