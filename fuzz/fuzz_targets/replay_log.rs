@@ -10,9 +10,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lockstep_fx::Checksum;
 use lockstep_codec::Input;
 use lockstep_codec::input::Buttons;
+use lockstep_fx::Checksum;
 use lockstep_sim::Match;
 use lockstep_sim::replay::{self, Header, LogEnd, LogError};
 

@@ -131,6 +131,11 @@ pub struct HostArgs {
     /// Where to write this seat's replay log.
     #[arg(long, default_value = "target/net/seat-0.log")]
     pub log: PathBuf,
+    /// Send every packet in clear, unauthenticated (for tests on a trusted
+    /// network; by default every session packet is sealed with keys agreed
+    /// at setup).
+    #[arg(long)]
+    pub insecure: bool,
     #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
@@ -194,8 +199,8 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::new(format!("cannot start the runtime: {e}")))
 }
 
-/// A token for this process: not secret (sessions are not authenticated
-/// yet), only distinct between processes and runs.
+/// A token for this process: not secret (it travels in clear; sealing is
+/// what authenticates packets), only distinct between processes and runs.
 fn token() -> u32 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -205,10 +210,12 @@ fn token() -> u32 {
     (Checksum::of(&seed.to_le_bytes()).short().0 as u32).max(1)
 }
 
-fn settings(output: &OutputArgs) -> RunSettings {
-    let mut s = RunSettings::new(token());
+/// The loop's settings, with this process's key pair for the match (drawn
+/// once: the key a joiner gives the host is the key it plays with).
+fn settings(output: &OutputArgs) -> Result<RunSettings, CliError> {
+    let mut s = RunSettings::new(token()).map_err(net_error)?;
     s.status_every = Duration::from_secs(output.status_every.max(1));
-    s
+    Ok(s)
 }
 
 /// Prints a driver line the way `output` asks, and passes notes on to
@@ -395,7 +402,9 @@ pub(crate) fn host_game<G: Demo>(args: &HostArgs, mut seat: Seat<G>) -> Result<E
             controls: seat.controls,
         };
         let mut print = printer(&args.output, &mut *seat.on_note);
-        let (summary, log) = driver::host(ep, offer, player, settings(&args.output), &mut print)
+        let mut settings = settings(&args.output)?;
+        settings.sealed = !args.insecure;
+        let (summary, log) = driver::host(ep, offer, player, settings, &mut print)
             .await
             .map_err(net_error)?;
         finish_log(log, &args.log)?;
@@ -433,20 +442,22 @@ fn accept<G: Game>(roster: &Roster) -> Result<G::Config, String> {
     Ok(config)
 }
 
-fn join_roster(
+async fn join_roster(
     ep: &mut Endpoint,
     host: SocketAddr,
     want: Want,
+    settings: &RunSettings,
     output: &OutputArgs,
-) -> impl std::future::Future<Output = Result<Roster, CliError>> {
-    let settings = settings(output);
-    async move {
-        let mut quiet = |_: &str| {};
-        let mut print = printer(output, &mut quiet);
-        driver::join(ep, host, want, &settings, &mut print)
-            .await
-            .map_err(net_error)
+) -> Result<Roster, CliError> {
+    let mut quiet = |_: &str| {};
+    let mut print = printer(output, &mut quiet);
+    let roster = driver::join(ep, host, want, settings, &mut print)
+        .await
+        .map_err(net_error)?;
+    if !roster.sealed && !output.machine {
+        outln!("note: the host turned encryption off: packets travel in clear");
     }
+    Ok(roster)
 }
 
 fn unspecified_like(addr: SocketAddr) -> SocketAddr {
@@ -464,9 +475,10 @@ pub fn join(args: &JoinArgs) -> Result<ExitCode, CliError> {
         endpoint,
         host,
         roster,
+        settings,
     } = seated;
     runtime.block_on(async {
-        with_game!(roster.game.as_str(), G => play_game::<G>(endpoint, host, &roster, args, Seat::bot()).await)
+        with_game!(roster.game.as_str(), G => play_game::<G>(endpoint, host, &roster, settings.clone(), args, Seat::bot()).await)
             .inspect_err(|e| refuse(host, &e.to_string()))
     })
 }
@@ -478,6 +490,8 @@ pub(crate) struct Seated {
     pub endpoint: Endpoint,
     pub host: SocketAddr,
     pub roster: Roster,
+    /// The loop's settings, with the key pair the roster bound to the seat.
+    pub settings: RunSettings,
 }
 
 /// Asks the host `args` names for a seat (or a dropped seat back) and
@@ -485,6 +499,7 @@ pub(crate) struct Seated {
 pub(crate) fn take_seat(args: &JoinArgs) -> Result<Seated, CliError> {
     let host = resolve(&args.host)?;
     let runtime = runtime()?;
+    let settings = settings(&args.output)?;
     let (endpoint, roster) = runtime.block_on(async {
         let mut ep = open(unspecified_like(host), &args.link)?;
         let want = if args.rejoin {
@@ -492,7 +507,7 @@ pub(crate) fn take_seat(args: &JoinArgs) -> Result<Seated, CliError> {
         } else {
             Want::Seat
         };
-        let roster = join_roster(&mut ep, host, want, &args.output).await?;
+        let roster = join_roster(&mut ep, host, want, &settings, &args.output).await?;
         Ok::<_, CliError>((ep, roster))
     })?;
     Ok(Seated {
@@ -500,6 +515,7 @@ pub(crate) fn take_seat(args: &JoinArgs) -> Result<Seated, CliError> {
         endpoint,
         host,
         roster,
+        settings,
     })
 }
 
@@ -515,6 +531,7 @@ pub(crate) async fn play_game<G: Demo>(
     ep: Endpoint,
     host: SocketAddr,
     roster: &Roster,
+    settings: RunSettings,
     args: &JoinArgs,
     mut seat: Seat<G>,
 ) -> Result<ExitCode, CliError> {
@@ -549,17 +566,10 @@ pub(crate) async fn play_game<G: Demo>(
         controls: seat.controls,
     };
     let mut print = printer(&args.output, &mut *seat.on_note);
-    let (summary, log) = driver::play::<G, _>(
-        ep,
-        host,
-        roster,
-        &config,
-        player,
-        settings(&args.output),
-        &mut print,
-    )
-    .await
-    .map_err(net_error)?;
+    let (summary, log) =
+        driver::play::<G, _>(ep, host, roster, &config, player, settings, &mut print)
+            .await
+            .map_err(net_error)?;
     let written = log.is_some() && !roster.rejoin;
     if let Some(mut w) = log {
         w.flush()
@@ -575,8 +585,9 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
     let rt = runtime()?;
     rt.block_on(async {
         let mut ep = open(unspecified_like(host), &args.link)?;
-        let roster = join_roster(&mut ep, host, Want::Spectate, &args.output).await?;
-        with_game!(roster.game.as_str(), G => watch_game::<G>(ep, host, &roster, args).await)
+        let settings = settings(&args.output)?;
+        let roster = join_roster(&mut ep, host, Want::Spectate, &settings, &args.output).await?;
+        with_game!(roster.game.as_str(), G => watch_game::<G>(ep, host, &roster, settings.clone(), args).await)
     })
 }
 
@@ -584,21 +595,15 @@ async fn watch_game<G: Demo>(
     ep: Endpoint,
     host: SocketAddr,
     roster: &Roster,
+    settings: RunSettings,
     args: &SpectateArgs,
 ) -> Result<ExitCode, CliError> {
     let config = accept::<G>(roster).map_err(CliError::new)?;
     let mut quiet = |_: &str| {};
     let mut print = printer(&args.output, &mut quiet);
-    let summary = driver::watch::<G>(
-        ep,
-        host,
-        roster,
-        &config,
-        settings(&args.output),
-        &mut print,
-    )
-    .await
-    .map_err(net_error)?;
+    let summary = driver::watch::<G>(ep, host, roster, &config, settings, &mut print)
+        .await
+        .map_err(net_error)?;
     print_summary(&args.output, &summary, None);
     if summary.status.desyncs > 0 {
         return Ok(ExitCode::FAILURE);

@@ -381,6 +381,7 @@ fn play_host(
         frames: args.frames,
         tick_rate: setup.tick_rate,
         log: log.clone(),
+        insecure: false,
         link: args.link.clone(),
         output: output(),
     };
@@ -403,6 +404,7 @@ fn play_join(args: &PlayArgs, addr: String, screen: &Screen) -> Result<ExitCode,
         endpoint,
         host,
         roster,
+        settings,
     } = net::take_seat(&join)?;
     if roster.game != Cubes::ID {
         let reason = format!("lockstep play plays cubes; the host plays {}", roster.game);
@@ -419,6 +421,7 @@ fn play_join(args: &PlayArgs, addr: String, screen: &Screen) -> Result<ExitCode,
             endpoint,
             host,
             &roster,
+            settings,
             &join,
             window_seat(screen, args.bot),
         ))

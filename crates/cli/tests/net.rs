@@ -134,7 +134,11 @@ impl Proc {
         let until = Instant::now() + Duration::from_secs(secs);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                self.pump();
+                // The reader thread may still be passing on the last lines:
+                // take them until it ends at the pipe's end.
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(10)) {
+                    self.seen.push(l);
+                }
                 let mut err = String::new();
                 if let Some(mut e) = self.child.stderr.take() {
                     let _ = std::io::Read::read_to_string(&mut e, &mut err);

@@ -20,8 +20,10 @@ use std::time::Duration;
 
 use lockstep_fx::ShortChecksum;
 use lockstep_peer::{Peer, PeerEvent, PeerSettings, Spectator, SpectatorEvent};
+use lockstep_protocol::packet::{Header, Kind};
+use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::WatcherId;
-use lockstep_protocol::{Instant, Packet, PlayerId};
+use lockstep_protocol::{Instant, PlayerId, Security};
 use lockstep_sim::{Bot, Game, Match};
 
 use crate::endpoint::Endpoint;
@@ -39,17 +41,46 @@ pub struct RunSettings {
     pub answer_timeout: Duration,
     /// A session token for this process (random, never 0).
     pub token: u32,
+    /// This process's key pair for the match.
+    pub identity: Identity,
+    /// A host: whether the match's packets are sealed (the default). A
+    /// joiner follows the host's roster.
+    pub sealed: bool,
 }
 
 impl RunSettings {
-    /// Defaults with `token`.
-    pub fn new(token: u32) -> RunSettings {
-        RunSettings {
+    /// Defaults with `token` and a key pair drawn from the operating
+    /// system's random source.
+    pub fn new(token: u32) -> Result<RunSettings, NetError> {
+        Ok(RunSettings {
             status_every: Duration::from_secs(1),
             linger: Duration::from_secs(1),
             answer_timeout: Duration::from_secs(5),
             token: token.max(1),
+            identity: fresh_identity()?,
+            sealed: true,
+        })
+    }
+}
+
+/// A key pair whose secret comes from the operating system's random source.
+pub fn fresh_identity() -> Result<Identity, NetError> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret)
+        .map_err(|e| NetError::Start(format!("no random source for the match keys: {e}")))?;
+    Ok(Identity::from_secret(secret))
+}
+
+/// The session security a seat plays with, from the roster and its key
+/// pair.
+fn security(roster_sealed: bool, keys: &[PublicKey], identity: &Identity) -> Security {
+    if roster_sealed {
+        Security::Sealed {
+            identity: identity.clone(),
+            seats: keys.to_vec(),
         }
+    } else {
+        Security::Plain
     }
 }
 
@@ -195,7 +226,8 @@ pub async fn host<G: Game, W: Write>(
     settings: RunSettings,
     on_line: &mut dyn FnMut(Line),
 ) -> Result<(Summary, Option<W>), NetError> {
-    let roster = |seating: &Seating, seat: Option<u8>, rejoin: bool| {
+    let sealed = settings.sealed;
+    let roster = |seating: &Seating, keys: &[PublicKey], seat: Option<u8>, rejoin: bool| {
         let config = lockstep_fx::Canonical::to_snapshot(&offer.config);
         Roster {
             game: G::ID.to_string(),
@@ -207,9 +239,16 @@ pub async fn host<G: Game, W: Write>(
             seat,
             rejoin,
             addresses: seating.addresses().to_vec(),
+            sealed,
+            keys: keys.to_vec(),
         }
     };
     let mut seating = Seating::new(offer.setup.players);
+    // Each seat's key as its joiner gave it; a joiner whose roster was lost
+    // asks again with the same key.
+    let mut keys = vec![settings.identity.public(); usize::from(offer.setup.players)];
+    let mut keyed = vec![false; usize::from(offer.setup.players)];
+    keyed[0] = true;
     // Seat the joiners.
     while !seating.full() {
         let deadline = ep.now().plus(100_000);
@@ -222,10 +261,19 @@ pub async fn host<G: Game, W: Write>(
                             "the match has not started: join it, or wait to rejoin or watch".into(),
                         ),
                         Ok(()) => match seating.take(from) {
+                            Some(seat)
+                                if keyed[usize::from(seat)] && keys[usize::from(seat)] != j.key =>
+                            {
+                                Lobby::Refused("this address holds a seat under another key".into())
+                            }
                             Some(seat) => {
-                                on_line(Line::Note(format!("seat {seat} joined from {from}")));
+                                if !keyed[usize::from(seat)] {
+                                    on_line(Line::Note(format!("seat {seat} joined from {from}")));
+                                }
+                                keys[usize::from(seat)] = j.key;
+                                keyed[usize::from(seat)] = true;
                                 if seating.full() {
-                                    Lobby::Roster(roster(&seating, Some(seat), false))
+                                    Lobby::Roster(roster(&seating, &keys, Some(seat), false))
                                 } else {
                                     Lobby::Waiting {
                                         seat,
@@ -249,8 +297,10 @@ pub async fn host<G: Game, W: Write>(
     }
     let seats = seating.addresses().to_vec();
     let mut table = Table::new(seats, None);
+    let security = security(sealed, &keys, &settings.identity);
     let mut lobby = HostLobby {
         seating,
+        keys,
         roster: Box::new(roster),
     };
     play_loop(
@@ -263,6 +313,7 @@ pub async fn host<G: Game, W: Write>(
             frames: offer.frames,
             seat: 0,
             rejoin: false,
+            security,
         },
         player,
         settings,
@@ -279,9 +330,11 @@ pub async fn join(
     settings: &RunSettings,
     on_line: &mut dyn FnMut(Line),
 ) -> Result<Roster, NetError> {
+    let own = settings.identity.public();
     let join = Lobby::Join(Join {
         want,
         protocol: lockstep_protocol::packet::VERSION,
+        key: own,
     })
     .encode();
     let timeout = settings.answer_timeout.as_micros() as u64;
@@ -297,7 +350,20 @@ pub async fn join(
                     continue;
                 }
                 match Lobby::decode(&bytes) {
-                    Ok(Lobby::Roster(r)) => return Ok(r),
+                    Ok(Lobby::Roster(r)) => {
+                        let bound = r
+                            .seat
+                            .map_or(r.keys.first(), |s| r.keys.get(usize::from(s)));
+                        // A seat must be bound to our key: another key means
+                        // someone else would speak for us.
+                        if r.sealed && r.seat.is_some() && bound != Some(&own) {
+                            let why = "the roster binds another key to our seat";
+                            ep.send(host, Lobby::Refused(why.into()).encode());
+                            ep.flush();
+                            return Err(NetError::Refused(why.into()));
+                        }
+                        return Ok(r);
+                    }
                     Ok(Lobby::Refused(reason)) => return Err(NetError::Refused(reason)),
                     Ok(Lobby::Waiting {
                         seat,
@@ -350,6 +416,7 @@ pub async fn play<G: Game, W: Write>(
             frames: roster.frames,
             seat,
             rejoin: roster.rejoin,
+            security: security(roster.sealed, &roster.keys, &settings.identity),
         },
         player,
         settings,
@@ -369,11 +436,13 @@ fn lobby_check(j: &Join) -> Result<(), String> {
     Ok(())
 }
 
-type RosterFn<'a> = dyn Fn(&Seating, Option<u8>, bool) -> Roster + 'a;
+type RosterFn<'a> = dyn Fn(&Seating, &[PublicKey], Option<u8>, bool) -> Roster + 'a;
 
 /// The host's answers to joiners once the match runs.
 struct HostLobby<'a> {
     seating: Seating,
+    /// Every seat's key as now bound (a returning process brings a new one).
+    keys: Vec<PublicKey>,
     roster: Box<RosterFn<'a>>,
 }
 
@@ -381,6 +450,9 @@ struct HostLobby<'a> {
 struct Table {
     seats: Vec<Option<SocketAddr>>,
     watchers: BTreeMap<SocketAddr, WatcherId>,
+    next_watcher: u32,
+    /// Seats that came back whose new address is not known here yet.
+    returning: Vec<bool>,
     dropped: Vec<bool>,
     stray: u64,
 }
@@ -394,9 +466,17 @@ impl Table {
         Table {
             seats,
             watchers: BTreeMap::new(),
+            next_watcher: 0,
+            returning: vec![false; n],
             dropped: vec![false; n],
             stray: 0,
         }
+    }
+
+    /// Whether a handshake from an unknown address may be seat `seat`'s
+    /// restarted process (it moves there once a packet of it is taken).
+    fn moving(&self, seat: usize) -> bool {
+        self.dropped.get(seat) == Some(&true) || self.returning.get(seat) == Some(&true)
     }
 
     fn seat_of(&self, addr: SocketAddr) -> Option<u8> {
@@ -413,6 +493,7 @@ struct PlayPlan<'a, G: Game> {
     frames: u32,
     seat: u8,
     rejoin: bool,
+    security: Security,
 }
 
 /// Most spectator addresses one seat tracks.
@@ -429,6 +510,8 @@ async fn play_loop<G: Game, W: Write>(
 ) -> Result<(Summary, Option<W>), NetError> {
     let mut ps = PeerSettings::new(&plan.setup, PlayerId(plan.seat), settings.token);
     ps.session.rejoin = plan.rejoin;
+    let sealed = matches!(plan.security, Security::Sealed { .. });
+    ps.session.security = plan.security.clone();
     let mut peer = Peer::<G, W>::new(plan.config, plan.setup, ps, player.log)
         .map_err(|e| NetError::Start(e.to_string()))?;
     peer.set_bot(player.bot);
@@ -448,7 +531,6 @@ async fn play_loop<G: Game, W: Write>(
     let mut end_at: Option<Instant> = None;
     let mut busy = Duration::ZERO;
     let mut in_peer = Duration::ZERO;
-    let mut next_watcher = 0u32;
     loop {
         let now = ep.now();
         let mut deadline = now.plus(50_000).min(next_status);
@@ -467,7 +549,7 @@ async fn play_loop<G: Game, W: Write>(
                 // A joiner whose roster was lost asks again; a late joiner,
                 // a restarted seat or a spectator asks for the first time.
                 match lobby.as_deref_mut() {
-                    Some(l) => answer_late_join(ep, table, l, from, &bytes, on_line),
+                    Some(l) => answer_late_join(ep, table, l, &mut peer, from, &bytes, on_line),
                     None => table.stray += 1,
                 }
             } else if let Some(seat) = table.seat_of(from) {
@@ -477,18 +559,32 @@ async fn play_loop<G: Game, W: Write>(
                 peer.handle_watcher_datagram(now, *w, &bytes);
                 in_peer += call.elapsed();
             } else {
-                match Packet::<G::Input>::decode(&bytes) {
-                    Ok(Packet::WatchHello(_)) if table.watchers.len() < MAX_WATCHER_ADDRESSES => {
-                        let w = WatcherId(next_watcher);
-                        next_watcher += 1;
+                match Header::peek(&bytes) {
+                    // A spectator of a plain match greets first; a sealed
+                    // one was placed when it asked the lobby with its key.
+                    Some(h)
+                        if h.kind == Kind::WatchHello
+                            && !sealed
+                            && table.watchers.len() < MAX_WATCHER_ADDRESSES =>
+                    {
+                        let w = WatcherId(table.next_watcher);
+                        table.next_watcher += 1;
                         table.watchers.insert(from, w);
                         peer.handle_watcher_datagram(now, w, &bytes);
                     }
                     // A restarted process of a dropped seat greets from a
-                    // new address.
-                    Ok(Packet::Hello(h)) if table.dropped.get(h.sender.index()) == Some(&true) => {
-                        table.seats[h.sender.index()] = Some(from);
-                        peer.handle_datagram(now, h.sender, &bytes);
+                    // new address: the seat moves there once a packet from
+                    // it is taken (in a sealed match, once it opens under
+                    // the returning process's key).
+                    Some(Header {
+                        kind: Kind::Hello,
+                        seat: Some(seat),
+                        ..
+                    }) if table.moving(seat.index()) => {
+                        if peer.handle_datagram(now, seat, &bytes) {
+                            table.seats[seat.index()] = Some(from);
+                            table.returning[seat.index()] = false;
+                        }
                     }
                     _ => table.stray += 1,
                 }
@@ -539,6 +635,11 @@ async fn play_loop<G: Game, W: Write>(
                 PeerEvent::SeatReturned { seat, frame } => {
                     if let Some(d) = table.dropped.get_mut(seat.index()) {
                         *d = false;
+                    }
+                    // Its new address is learned from its first packet
+                    // taken (the host already has it from the lobby).
+                    if let Some(r) = table.returning.get_mut(seat.index()) {
+                        *r = lobby.is_none() && seat.0 != plan.seat;
                     }
                     on_line(Line::Note(format!(
                         "seat {} returns at frame {frame}",
@@ -681,10 +782,11 @@ fn fill_status<G: Game, W: Write>(
     *last = (t, now);
 }
 
-fn answer_late_join(
+fn answer_late_join<G: Game, W: Write>(
     ep: &mut Endpoint,
     table: &mut Table,
     lobby: &mut HostLobby<'_>,
+    peer: &mut Peer<G, W>,
     from: SocketAddr,
     bytes: &[u8],
     on_line: &mut dyn FnMut(Line),
@@ -704,21 +806,54 @@ fn answer_late_join(
             return;
         }
     };
+    let roster = |lobby: &HostLobby<'_>, seat: Option<u8>, rejoin: bool| {
+        Lobby::Roster((lobby.roster)(&lobby.seating, &lobby.keys, seat, rejoin))
+    };
     let answer = match (lobby_check(&j), j.want) {
         (Err(reason), _) => Lobby::Refused(reason),
         (Ok(()), Want::Seat) => match lobby.seating.seat_of(from) {
             // A joiner whose roster was lost asks again.
-            Some(seat) => Lobby::Roster((lobby.roster)(&lobby.seating, Some(seat), false)),
+            Some(seat) if lobby.keys[usize::from(seat)] == j.key => {
+                roster(lobby, Some(seat), false)
+            }
+            Some(_) => Lobby::Refused("this address holds a seat under another key".into()),
             None => Lobby::Refused("the match is full and running".into()),
         },
-        (Ok(()), Want::Spectate) => Lobby::Roster((lobby.roster)(&lobby.seating, None, false)),
+        (Ok(()), Want::Spectate) => {
+            let known = table.watchers.get(&from).copied();
+            let id = known.or_else(|| {
+                (table.watchers.len() < MAX_WATCHER_ADDRESSES).then(|| {
+                    let w = WatcherId(table.next_watcher);
+                    table.next_watcher += 1;
+                    table.watchers.insert(from, w);
+                    w
+                })
+            });
+            match id.map(|w| peer.admit_watcher(w, j.key)) {
+                Some(Ok(())) => roster(lobby, None, false),
+                Some(Err(e)) => Lobby::Refused(format!("spectator key: {e}")),
+                None => Lobby::Refused("too many spectators".into()),
+            }
+        }
         (Ok(()), Want::Rejoin) => match table.dropped.iter().position(|d| *d) {
             Some(seat) => {
                 let seat = seat as u8;
-                lobby.seating.reseat(seat, from);
-                table.seats[usize::from(seat)] = Some(from);
-                on_line(Line::Note(format!("seat {seat} rejoins from {from}")));
-                Lobby::Roster((lobby.roster)(&lobby.seating, Some(seat), true))
+                // In a sealed match the returning process's handshake opens
+                // only under the key it gave here.
+                let bound = match peer.session().config().security {
+                    Security::Plain => Ok(()),
+                    Security::Sealed { .. } => peer.expect_return(PlayerId(seat), j.key),
+                };
+                match bound {
+                    Ok(()) => {
+                        lobby.keys[usize::from(seat)] = j.key;
+                        lobby.seating.reseat(seat, from);
+                        table.seats[usize::from(seat)] = Some(from);
+                        on_line(Line::Note(format!("seat {seat} rejoins from {from}")));
+                        roster(lobby, Some(seat), true)
+                    }
+                    Err(e) => Lobby::Refused(format!("cannot take seat {seat} back: {e}")),
+                }
             }
             None => Lobby::Refused("no dropped seat to rejoin".into()),
         },
@@ -741,6 +876,16 @@ pub async fn watch<G: Game>(
     let start = ep.now();
     let mut s = Spectator::<G>::new(config, roster.setup, watch, settings.token, start)
         .map_err(|e| NetError::Start(e.to_string()))?;
+    if roster.sealed {
+        // The relay is the host, seat 0, and seals with its seat key.
+        let relay = *roster
+            .keys
+            .first()
+            .ok_or_else(|| NetError::Start("the roster names no host key".into()))?;
+        s = s
+            .sealed(&settings.identity, relay)
+            .map_err(|e| NetError::Start(e.to_string()))?;
+    }
     let status_every = settings.status_every.as_micros() as u64;
     let limit = tick * u64::from(roster.frames) * 3 + 60_000_000;
     let mut next_status = start.plus(status_every);

@@ -9,7 +9,9 @@
 //! clock, and maps addresses to seats and spectators ([`driver`]). Before a
 //! session exists, a host and its joiners agree on the match with a few
 //! setup messages ([`lobby`]): the game, its settings and their hash, the
-//! seed, every seat's address.
+//! seed, every seat's address and public key. Every session packet after
+//! that is sealed (authenticated and encrypted with keys each pair agrees
+//! from those public keys) unless the host turns it off.
 //!
 //! Each process runs one current-thread tokio runtime:
 //!
@@ -27,7 +29,8 @@
 //!     let setup = Match { players: 2, seed: 1, tick_rate: 60 };
 //!     let offer = Offer::<Cubes> { config: Cubes::default_config(), setup, frames: 600 };
 //!     let player = Player { bot: Box::new(Cubes::bot(0, setup.seed)), log: Vec::new(), controls: None };
-//!     let (summary, _log) = driver::host(ep, offer, player, RunSettings::new(42), &mut |line| {
+//!     let settings = RunSettings::new(42).unwrap();
+//!     let (summary, _log) = driver::host(ep, offer, player, settings, &mut |line| {
 //!         println!("{line:?}")
 //!     })
 //!     .await

@@ -4,11 +4,22 @@
 //! A joiner sends [`Join`] (padded to [`JOIN_BYTES`]) to the host until it
 //! gets an answer: [`Lobby::Waiting`] while seats are still empty,
 //! [`Lobby::Roster`] once every seat is taken (the game, its encoded
-//! settings and their hash, the match, the joiner's seat and every seat's
-//! address), or [`Lobby::Refused`] with a reason. A joiner that cannot play
-//! the roster (unknown game, other version, settings that do not decode or
-//! hash differently) answers with a [`Lobby::Refused`] of its own, so both
-//! sides print why.
+//! settings and their hash, the match, the joiner's seat, every seat's
+//! address and public key), or [`Lobby::Refused`] with a reason. A joiner
+//! that cannot play the roster (unknown game, other version, settings that
+//! do not decode or hash differently, a roster that binds another key to
+//! its seat) answers with a [`Lobby::Refused`] of its own, so both sides
+//! print why.
+//!
+//! Keys: every process draws an X25519 key pair for the match and sends
+//! its public key in its `Join`; the host's roster binds each seat to one
+//! key (the host's own at seat 0, which is also the key spectators seal
+//! with), and every session packet after setup is sealed with keys agreed
+//! from them (`lockstep_protocol::seal`). The roster is the root of trust:
+//! a joiner believes the host it chose to join, and checks that the roster
+//! gives its own seat its own key. These messages themselves travel in
+//! clear; someone who can rewrite the setup exchange on the path could
+//! substitute keys, as with any unauthenticated key exchange.
 //!
 //! Invariants: every message starts with [`MAGIC`], whose first byte `L`
 //! (0x4C) reads as packet kind 12 to the session's decoder, a kind no
@@ -20,12 +31,13 @@
 use std::net::SocketAddr;
 
 use lockstep_fx::{Checksum, DecodeError, StateReader, StateWriter};
+use lockstep_protocol::seal::PublicKey;
 use lockstep_sim::Match;
 
 /// The first bytes of every setup message ("LKSJ").
 pub const MAGIC: [u8; 4] = *b"LKSJ";
 /// The setup format's version.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// A [`Join`] is padded to this many bytes (the largest datagram), so every
 /// answer fits the bytes the joiner spent.
 pub const JOIN_BYTES: usize = lockstep_protocol::packet::MAX_DATAGRAM;
@@ -49,6 +61,8 @@ pub struct Join {
     pub want: Want,
     /// The wire protocol version it speaks.
     pub protocol: u8,
+    /// Its public key for the match.
+    pub key: PublicKey,
 }
 
 /// Everything a joiner needs to play or watch the match.
@@ -73,6 +87,12 @@ pub struct Roster {
     /// Every seat's address as the host knows it; the host's own is `None`
     /// (the joiner reaches it at the address it joined).
     pub addresses: Vec<Option<SocketAddr>>,
+    /// Whether session packets are sealed (the host decides; off only for
+    /// tests on a trusted network).
+    pub sealed: bool,
+    /// Every seat's public key, the host's at seat 0 (spectators seal with
+    /// it too).
+    pub keys: Vec<PublicKey>,
 }
 
 /// A setup message.
@@ -141,6 +161,7 @@ impl Lobby {
                     Want::Spectate => 2,
                 });
                 w.write_u8(j.protocol);
+                w.write_raw(&j.key.0);
             }
             Lobby::Waiting {
                 seat,
@@ -168,6 +189,10 @@ impl Lobby {
                 for a in &r.addresses {
                     let text = a.map(|a| a.to_string()).unwrap_or_default();
                     w.write_bytes(text.as_bytes());
+                }
+                w.write_bool(r.sealed);
+                for k in &r.keys {
+                    w.write_raw(&k.0);
                 }
             }
             Lobby::Refused(reason) => {
@@ -203,11 +228,16 @@ impl Lobby {
                     _ => return Err(bad("unknown request")),
                 };
                 let protocol = r.read_u8()?;
+                let key = PublicKey(r.read_raw(32)?.try_into().map_err(|_| bad("key"))?);
                 // The padding is zeros and makes the request full size.
                 if bytes.len() != JOIN_BYTES || r.read_raw(r.remaining())?.iter().any(|b| *b != 0) {
                     return Err(bad("join padding"));
                 }
-                return Ok(Lobby::Join(Join { want, protocol }));
+                return Ok(Lobby::Join(Join {
+                    want,
+                    protocol,
+                    key,
+                }));
             }
             TAG_WAITING => Lobby::Waiting {
                 seat: r.read_u8()?,
@@ -242,6 +272,13 @@ impl Lobby {
                         Some(t.parse().map_err(|_| bad("address"))?)
                     });
                 }
+                let sealed = r.read_bool()?;
+                let mut keys = Vec::new();
+                for _ in 0..n {
+                    keys.push(PublicKey(
+                        r.read_raw(32)?.try_into().map_err(|_| bad("key"))?,
+                    ));
+                }
                 Lobby::Roster(Roster {
                     game,
                     game_version,
@@ -256,6 +293,8 @@ impl Lobby {
                     seat,
                     rejoin,
                     addresses,
+                    sealed,
+                    keys,
                 })
             }
             TAG_REFUSED => Lobby::Refused(text(r.read_bytes()?)?),
@@ -348,6 +387,8 @@ mod tests {
                 Some("127.0.0.1:4000".parse().unwrap()),
                 Some("[::1]:5000".parse().unwrap()),
             ],
+            sealed: true,
+            keys: vec![PublicKey([1; 32]), PublicKey([2; 32]), PublicKey([3; 32])],
         }
     }
 
@@ -357,6 +398,7 @@ mod tests {
             Lobby::Join(Join {
                 want: Want::Rejoin,
                 protocol: 3,
+                key: PublicKey([9; 32]),
             }),
             Lobby::Waiting {
                 seat: 1,
@@ -377,12 +419,48 @@ mod tests {
         let join = Lobby::Join(Join {
             want: Want::Seat,
             protocol: 3,
+            key: PublicKey([9; 32]),
         })
         .encode();
         assert_eq!(join.len(), JOIN_BYTES);
         assert!(Lobby::Roster(roster()).encode().len() < join.len());
         // A short join is refused: it would let a forged address amplify.
         assert!(Lobby::decode(&join[..100]).is_err());
+    }
+
+    /// The largest rosters the shipped games give (8 seats, every address
+    /// the longest IPv6 text, every key) still answer a join with fewer
+    /// bytes than it spent.
+    #[test]
+    fn the_largest_rosters_fit_in_less_than_a_join() {
+        use lockstep_fx::Canonical;
+        use lockstep_games::Demo;
+        let long: SocketAddr = "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff%4294967295]:65535"
+            .parse()
+            .unwrap_or_else(|_| {
+                "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"
+                    .parse()
+                    .unwrap()
+            });
+        for config in [
+            lockstep_games::cubes::Cubes::default_config().to_snapshot(),
+            lockstep_games::rts::Rts::default_config().to_snapshot(),
+        ] {
+            let r = Roster {
+                config_hash: Checksum::of(&config),
+                config,
+                setup: Match {
+                    players: 8,
+                    seed: u64::MAX,
+                    tick_rate: 240,
+                },
+                addresses: vec![Some(long); 8],
+                keys: vec![PublicKey([0xff; 32]); 8],
+                ..roster()
+            };
+            let n = Lobby::Roster(r).encode().len();
+            assert!(n < JOIN_BYTES, "a roster of {n} bytes");
+        }
     }
 
     #[test]

@@ -20,8 +20,11 @@ use std::collections::VecDeque;
 use std::io::Write;
 
 use lockstep_fx::Checksum;
+use lockstep_protocol::seal::{PublicKey, SealError};
 use lockstep_protocol::watch::{Relay, RelayEvent, WatchConfig, WatchTransmit, WatcherId};
-use lockstep_protocol::{Config, ConfigError, Event, Instant, PlayerId, Session, Stats, Transmit};
+use lockstep_protocol::{
+    CallError, Config, ConfigError, Event, Instant, PlayerId, Security, Session, Stats, Transmit,
+};
 use lockstep_sim::replay::{Header, LogWriter, RecordSettings};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
 
@@ -73,6 +76,9 @@ pub enum PeerError {
     /// The session refused its settings.
     #[error("session settings: {0}")]
     Config(#[from] ConfigError),
+    /// The relay's public key is unusable (a low-order point).
+    #[error("sealed spectator: {0}")]
+    Seal(#[from] SealError),
     /// The session's player count is not the match's.
     #[error("the session has {session} seats but the match {setup} players")]
     Players {
@@ -156,8 +162,13 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         let game = G::new(config, &setup)?;
         let seat = settings.session.local;
-        let session = Session::new(settings.session, settings.token)?;
         let relay = Relay::new(settings.watch, seat, settings.token);
+        // A sealed session's spectators are sealed with the same key pair.
+        let relay = match &settings.session.security {
+            Security::Sealed { identity, .. } => relay.sealed(identity.clone()),
+            Security::Plain => relay,
+        };
+        let session = Session::new(settings.session, settings.token)?;
         let rec = settings.record;
         let header = Header::new::<G>(
             config,
@@ -212,9 +223,27 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// Feeds a datagram received from seat `from` (the app maps source
     /// addresses to seats), then answers what it caused.
-    pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) {
-        self.session.handle_datagram(now, from, bytes);
+    ///
+    /// Returns whether it was a packet from that seat (it decoded and, in a
+    /// sealed session, opened under the seat's key): see
+    /// [`Session::handle_datagram`].
+    pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) -> bool {
+        let taken = self.session.handle_datagram(now, from, bytes);
         self.answer(now);
+        taken
+    }
+
+    /// Binds dropped seat `seat` to the public key of the process that asks
+    /// to take it back (heard at match setup), so its sealed handshake
+    /// opens; see [`Session::expect_return`].
+    pub fn expect_return(&mut self, seat: PlayerId, key: PublicKey) -> Result<(), CallError> {
+        self.session.expect_return(seat, key)
+    }
+
+    /// Admits spectator `watcher` with the public key it gave at match
+    /// setup: a sealed peer's relay takes nothing from it before.
+    pub fn admit_watcher(&mut self, watcher: WatcherId, key: PublicKey) -> Result<(), SealError> {
+        self.relay.admit(watcher, key)
     }
 
     /// Feeds a datagram received from spectator `from` (the app's id for

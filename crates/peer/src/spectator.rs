@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 
 use lockstep_fx::{Checksum, ShortChecksum};
 use lockstep_protocol::Instant;
+use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::{WatchConfig, WatchEvent, Watcher, WatcherStats};
 use lockstep_sim::{Engine, EngineSettings, Game, Match};
 
@@ -117,6 +118,18 @@ impl<G: Game> Spectator<G> {
             events: VecDeque::new(),
             stats: SpectatorStats::default(),
         })
+    }
+
+    /// The same spectator, sealing its packets with keys agreed between
+    /// `identity` (its key pair for the match) and the relay's public key
+    /// `relay`, as the match setup gave them.
+    pub fn sealed(
+        mut self,
+        identity: &Identity,
+        relay: PublicKey,
+    ) -> Result<Spectator<G>, PeerError> {
+        self.watcher = self.watcher.sealed(identity, relay)?;
+        Ok(self)
     }
 
     /// Feeds a datagram received from the relay.

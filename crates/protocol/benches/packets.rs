@@ -1,5 +1,7 @@
 //! Encode and decode cost per packet (criterion): the steady-state inputs
-//! packet, a 120-input window, a handshake and a 1 KiB resync chunk.
+//! packet, a 120-input window, a handshake and a 1 KiB resync chunk, each
+//! in clear and sealed (encode + seal, open + decode), plus the key
+//! agreement a sealed session does once per peer.
 //!
 //! `cargo bench -p lockstep-protocol --bench packets`
 
@@ -10,8 +12,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{
-    Hello, InputsMsg, Message, Packet, ResyncChunk, Routed, ShortChecksums,
+    Hello, InputsMsg, MAX_DATAGRAM, Message, Packet, ResyncChunk, Routed, ShortChecksums,
 };
+use lockstep_protocol::seal::{Identity, Link, PairKeys};
 use lockstep_protocol::{Input, PlayerId};
 use std::hint::black_box;
 
@@ -44,6 +47,7 @@ fn packets() -> Vec<(&'static str, Packet<Buttons>)> {
         (
             "hello",
             Packet::Hello(Hello {
+                seq: 7,
                 sender: PlayerId(0),
                 schema_hash: Buttons::schema_hash(),
                 players: 4,
@@ -79,6 +83,33 @@ fn bench(c: &mut Criterion) {
             b.iter(|| Packet::<Buttons>::decode(black_box(&bytes)).is_ok())
         });
     }
+    let (a, z) = (
+        Identity::from_secret([0x11; 32]),
+        Identity::from_secret([0x22; 32]),
+    );
+    let sender = Link::new(PairKeys::agree(&a, &z.public()).unwrap(), 0);
+    for (name, p) in packets() {
+        let mut sealed = p.encode();
+        sender.seal(4242, &mut sealed).unwrap();
+        c.bench_function(&format!("seal/{name} ({} B)", sealed.len()), |b| {
+            b.iter(|| {
+                let mut bytes = black_box(&p).encode();
+                sender.seal(4242, &mut bytes).unwrap();
+                bytes
+            })
+        });
+        c.bench_function(&format!("open/{name} ({} B)", sealed.len()), |b| {
+            let mut receiver = Link::new(PairKeys::agree(&z, &a.public()).unwrap(), 4242);
+            let mut out = [0u8; MAX_DATAGRAM];
+            b.iter(|| {
+                let opened = receiver.open(black_box(&sealed), &mut out).unwrap();
+                Packet::<Buttons>::decode(opened.packet).is_ok()
+            })
+        });
+    }
+    c.bench_function("agree (X25519 + 2 BLAKE3 key derivations)", |b| {
+        b.iter(|| PairKeys::agree(black_box(&a), black_box(&z.public())).is_ok())
+    });
 }
 
 criterion_group!(benches, bench);

@@ -80,7 +80,8 @@
 //!
 //! [`bits`] and [`input`] (the bit packer and the `Input` trait, from
 //! `lockstep-codec`), [`seq`] (wraparound-safe sequence numbers),
-//! [`packet`] (the wire format, drawn in `protocol/SPEC.md`), [`window`]
+//! [`packet`] (the wire format, drawn in `protocol/SPEC.md`), [`seal`]
+//! (authenticated encryption of every packet with per-pair keys), [`window`]
 //! (redundant inputs), [`playout`] and [`delay`] (the playout buffer and its
 //! adaptive delay), [`clock`] (frame clock and tick nudging), [`checksums`]
 //! (desync detection and the authority verdict), [`resync`] (state
@@ -100,6 +101,7 @@ pub mod packet;
 pub mod player;
 pub mod playout;
 pub mod resync;
+pub mod seal;
 pub mod seat_drop;
 pub mod seq;
 pub mod session;
@@ -113,7 +115,8 @@ pub use input::{Input, schema_hash};
 pub use packet::{DecodeError, Packet};
 pub use player::{PlayerId, PlayerSet};
 pub use session::{
-    CallError, Config, ConfigError, Event, ResyncFailure, Session, TimeoutReason, Transmit,
+    CallError, Config, ConfigError, Event, ResyncFailure, Security, Session, TimeoutReason,
+    Transmit,
 };
 pub use stats::Stats;
 pub use time::Instant;

@@ -18,15 +18,19 @@
 use crate::bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 use crate::input::Input;
 use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
+use crate::seal::PublicKey;
 use lockstep_fx::Checksum;
 
 /// The protocol id every handshake starts with ("LKSP" read as big-endian).
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 /// The wire-format version in the handshake.
-pub const VERSION: u8 = 3;
+pub const VERSION: u8 = 4;
 /// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
 /// minimum MTU with room for IP and UDP headers).
 pub const MAX_DATAGRAM: usize = 1200;
+/// The largest packet the protocol builds: a sealed datagram adds a
+/// [`crate::seal::TAG_BYTES`]-byte tag and must still fit [`MAX_DATAGRAM`].
+pub const MAX_PACKET: usize = MAX_DATAGRAM - crate::seal::TAG_BYTES;
 /// The most inputs one packet carries (the count field is 8 bits).
 pub const MAX_INPUTS_PER_PACKET: u32 = 255;
 /// The most short checksums one report carries.
@@ -37,6 +41,46 @@ pub const CHUNK_BYTES: u32 = 1024;
 pub const MAX_PAYLOAD_BYTES: u32 = CHUNK_BYTES * 65_535;
 /// The largest uncompressed state a resync may announce (64 MiB).
 pub const MAX_STATE_BYTES: u32 = 64 << 20;
+
+/// Bytes of the clear header of a packet whose kind is `kind` (its first
+/// four bits), `None` for a value that is no kind. See [`Kind::header_bytes`].
+pub fn header_bytes(kind: u8) -> Option<usize> {
+    Kind::from_wire(kind).map(Kind::header_bytes)
+}
+
+/// The 16-bit packet number every packet carries right after its kind
+/// (bits 4–19), read without decoding the rest; `None` if too short.
+pub fn peek_seq(bytes: &[u8]) -> Option<u16> {
+    let b = bytes.get(..3)?;
+    Some(u16::from(b[0] >> 4) | u16::from(b[1]) << 4 | u16::from(b[2] & 0x0f) << 12)
+}
+
+/// What a runtime may read of a datagram before (or without) opening it:
+/// the fields of the clear header that say where it belongs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// The packet's kind.
+    pub kind: Kind,
+    /// The low 16 bits of its packet number.
+    pub seq: u16,
+    /// The seat it names (none in a [`WatchHello`]).
+    pub seat: Option<PlayerId>,
+}
+
+impl Header {
+    /// Reads the clear header of `bytes`, sealed or not; `None` if they
+    /// are too short or of no kind. Nothing read here is authenticated
+    /// until the datagram opens.
+    pub fn peek(bytes: &[u8]) -> Option<Header> {
+        let kind = Kind::from_wire(*bytes.first()? & 0x0f)?;
+        let seq = peek_seq(bytes)?;
+        let seat = match kind {
+            Kind::WatchHello => None,
+            _ => Some(PlayerId((*bytes.get(2)? >> 4) & 0x07)),
+        };
+        Some(Header { kind, seq, seat })
+    }
+}
 
 /// Why a datagram was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -88,6 +132,10 @@ pub enum Packet<I> {
 /// The handshake: sent until the peer has echoed our token.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Hello {
+    /// The sender's packet number toward the receiver (low 16 bits): every
+    /// packet, handshakes included, draws from one count per receiver, so a
+    /// sealed session never repeats a nonce.
+    pub seq: u16,
     /// The sender's seat.
     pub sender: PlayerId,
     /// The hash of the game's input schema ([`Input::schema_hash`]).
@@ -153,6 +201,8 @@ pub enum Message<I> {
 /// relay), and by the relay in reply. It names no seat: a spectator has none.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WatchHello {
+    /// The sender's packet number toward the receiver (low 16 bits).
+    pub seq: u16,
     /// The hash of the game's input schema ([`Input::schema_hash`]).
     pub schema_hash: u64,
     /// How many players the match has, `2..=8`.
@@ -346,6 +396,9 @@ pub struct SeatReturn {
     pub frame: u16,
     /// The returning process's session token.
     pub token: u32,
+    /// The returning process's public key, in a sealed session (the host
+    /// heard it at match setup and vouches for it).
+    pub key: Option<PublicKey>,
 }
 
 fn ser_player<S: BitStream>(s: &mut S, p: &mut PlayerId) -> Result<(), BitError> {
@@ -382,9 +435,8 @@ fn ser_players<S: BitStream>(s: &mut S, players: &mut u8) -> Result<(), DecodeEr
 }
 
 impl Hello {
-    /// Serializes the body after the kind (see `SPEC.md`).
+    /// Serializes the body after the header (see `SPEC.md`).
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
-        ser_player(s, &mut self.sender)?;
         ser_identity(s)?;
         s.u64(&mut self.schema_hash)?;
         ser_players(s, &mut self.players)?;
@@ -461,6 +513,19 @@ impl SeatReturn {
         self.seat = PlayerId(v as u8);
         s.u16(&mut self.frame)?;
         s.u32(&mut self.token)?;
+        let mut has_key = self.key.is_some();
+        s.bool(&mut has_key)?;
+        if has_key {
+            let mut key = self.key.map_or([0; 32], |k| k.0);
+            for chunk in key.chunks_exact_mut(8) {
+                let mut w = u64::from_le_bytes(<[u8; 8]>::try_from(&*chunk).unwrap_or_default());
+                s.u64(&mut w)?;
+                chunk.copy_from_slice(&w.to_le_bytes());
+            }
+            self.key = Some(PublicKey(key));
+        } else {
+            self.key = None;
+        }
         Ok(())
     }
 }
@@ -566,7 +631,7 @@ impl ResyncAck {
 }
 
 impl WatchHello {
-    /// Serializes the body after the kind (see `SPEC.md`).
+    /// Serializes the body after the header (see `SPEC.md`).
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         ser_identity(s)?;
         s.u64(&mut self.schema_hash)?;
@@ -650,6 +715,25 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind whose wire value is `value`, if any.
+    pub fn from_wire(value: u8) -> Option<Kind> {
+        Kind::ALL.get(usize::from(value)).copied()
+    }
+
+    /// Bytes of the packet's clear header: the kind, the packet number and
+    /// the routing fields, padded to a byte boundary. A sealed datagram
+    /// leaves these in clear (as associated data) and encrypts the rest.
+    pub const fn header_bytes(self) -> usize {
+        match self {
+            // kind 4 + seq 16 + seat 3, padded.
+            Kind::Hello => 3,
+            // kind 4 + seq 16, padded.
+            Kind::WatchHello => 3,
+            // kind 4 + seq 16 + seat 3 + token 32, padded.
+            _ => 7,
+        }
+    }
+
     /// Every kind, in wire order.
     pub const ALL: [Kind; 11] = [
         Kind::Hello,
@@ -710,6 +794,15 @@ impl<I: Input> Packet<I> {
         }
     }
 
+    /// Sets the packet number the header carries.
+    pub fn set_seq(&mut self, seq: u16) {
+        match self {
+            Packet::Hello(h) => h.seq = seq,
+            Packet::WatchHello(h) => h.seq = seq,
+            Packet::Routed(r) => r.seq = seq,
+        }
+    }
+
     /// The seat the header names: the sender's, except in a spectator's
     /// packets to its relay, where it is the relay's (the seat watched
     /// through). A [`WatchHello`] names none.
@@ -758,14 +851,27 @@ impl<I: Input> Packet<I> {
         self.serialize_body(s)
     }
 
+    /// The header after the kind (the packet number, then the kind's
+    /// routing fields, zero bits to a byte boundary: the part a sealed
+    /// datagram leaves in clear), then the body.
     fn serialize_body<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         match self {
-            Packet::Hello(h) => h.serialize(s),
-            Packet::WatchHello(h) => h.serialize(s),
+            Packet::Hello(h) => {
+                s.u16(&mut h.seq)?;
+                ser_player(s, &mut h.sender)?;
+                s.align()?;
+                h.serialize(s)
+            }
+            Packet::WatchHello(h) => {
+                s.u16(&mut h.seq)?;
+                s.align()?;
+                h.serialize(s)
+            }
             Packet::Routed(r) => {
+                s.u16(&mut r.seq)?;
                 ser_player(s, &mut r.sender)?;
                 s.u32(&mut r.token)?;
-                s.u16(&mut r.seq)?;
+                s.align()?;
                 match &mut r.message {
                     Message::Inputs(m) => m.serialize(s),
                     Message::Checksum(m) => m.serialize(s),

@@ -38,6 +38,24 @@ pub const fn unwrap_frame(wire: u16, reference: u32) -> Option<u32> {
     }
 }
 
+/// The packet number nearest `reference` whose low 16 bits are `wire`
+/// (never below 0): how a receiver restores a sealed packet's full number
+/// from the 16 bits on the wire, against the newest number that opened.
+/// Exact while the true number lies within ±32 767 of the reference — a
+/// peer would have to lose 32 768 packets in a row (9 minutes at 60 Hz)
+/// to break it, and then the packet merely fails to open.
+pub const fn widen(wire: u16, reference: u64) -> u64 {
+    let d = seq_distance(wire, reference as u16) as i128;
+    let n = reference as i128 + d;
+    if n < 0 {
+        0
+    } else if n > u64::MAX as i128 {
+        u64::MAX
+    } else {
+        n as u64
+    }
+}
+
 /// A receive window over 16-bit packet sequence numbers: remembers the newest
 /// sequence seen and which of the 64 before it arrived, so replayed and
 /// duplicated packets are recognised and packets older than the window are
@@ -140,6 +158,16 @@ mod tests {
         assert_eq!(unwrap_frame(10, 12), Some(10));
         assert_eq!(unwrap_frame(65_535, 0), None);
         assert_eq!(unwrap_frame(100, 70_000), Some(65_636));
+    }
+
+    #[test]
+    fn widen_restores_full_numbers() {
+        assert_eq!(widen(5, 0), 5);
+        assert_eq!(widen(2, 65_534), 65_538);
+        assert_eq!(widen(65_534, 65_538), 65_534);
+        assert_eq!(widen(65_535, 0), 0, "never below zero");
+        assert_eq!(widen(7, 3 << 16), (3 << 16) + 7);
+        assert_eq!(widen(0, u64::MAX), u64::MAX, "never above u64::MAX");
     }
 
     #[test]

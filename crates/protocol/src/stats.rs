@@ -52,6 +52,9 @@ pub struct Dropped {
     pub unexpected: u64,
     /// From a peer that left or timed out, or after this session closed.
     pub from_gone: u64,
+    /// A sealed datagram whose tag did not verify under the sender's pair
+    /// key: forged, altered, or sealed for another endpoint.
+    pub unauthenticated: u64,
 }
 
 impl Dropped {
@@ -72,6 +75,7 @@ impl Dropped {
             + self.invalid
             + self.unexpected
             + self.from_gone
+            + self.unauthenticated
     }
 
     /// Counts a decode failure.

@@ -151,9 +151,10 @@ fn hostile_datagrams_are_dropped_and_counted() {
     let mut w = BitWriter::new();
     let (mut kind, mut sender, mut token, mut seq) = (1u64, 1u64, 77u64, 9u64);
     w.bits(&mut kind, 4).unwrap();
+    w.bits(&mut seq, 16).unwrap();
     w.bits(&mut sender, 3).unwrap();
     w.bits(&mut token, 32).unwrap();
-    w.bits(&mut seq, 16).unwrap();
+    w.align().unwrap();
     for (mut v, n) in [
         (0u64, 1u32),
         (2, 8),
@@ -216,6 +217,7 @@ fn incompatible_handshake_is_refused() {
     use lockstep_protocol::packet::Hello;
     let mut p = Pair::new();
     let hello = Hello {
+        seq: 7,
         sender: PlayerId(1),
         schema_hash: 42,
         players: 2,
@@ -372,6 +374,7 @@ fn a_contradicting_hello_does_not_end_a_running_match() {
     let ours = Buttons::schema_hash();
     for (players, tick, schema) in [(3, 16_667, ours), (2, 10_000, ours), (2, 16_667, 42)] {
         let hello = Hello {
+            seq: 7,
             sender: PlayerId(1),
             schema_hash: schema,
             players,
@@ -472,6 +475,7 @@ fn a_rejoin_for_a_connected_seat_is_refused() {
     p.run_ms(1000);
     let before = p.s[0].stats().dropped.wrong_token;
     let hello = Hello {
+        seq: 7,
         sender: PlayerId(1),
         schema_hash: Buttons::schema_hash(),
         players: 2,

@@ -8,10 +8,12 @@
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
+use lockstep_protocol::packet::MAX_DATAGRAM;
 use lockstep_protocol::packet::{
     ChecksumMsg, Disconnect, Feed, FeedAck, Hello, InputsMsg, Message, Packet, ResyncAck,
     ResyncChunk, ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums, WatchHello,
 };
+use lockstep_protocol::seal::{Identity, Link, PairKeys};
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
 use std::path::PathBuf;
 
@@ -43,6 +45,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "hello",
             "handshake from seat 2 of 4, 60 Hz, token 0xcafef00d, peer's token 0x1234_5678 echoed, not ready",
             Packet::Hello(Hello {
+                seq: 7,
                 sender: PlayerId(2),
                 schema_hash: Buttons::schema_hash(),
                 players: 4,
@@ -162,12 +165,24 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 seat: PlayerId(3),
                 frame: 900,
                 token: 0xbeef,
+                key: None,
+            })),
+        ),
+        (
+            "seat_return_sealed",
+            "in a sealed session: seat 3 returns at frame 900, token 0xbeef, with the public key of secret [0x33; 32]",
+            routed(Message::SeatReturn(SeatReturn {
+                seat: PlayerId(3),
+                frame: 900,
+                token: 0xbeef,
+                key: Some(Identity::from_secret([0x33; 32]).public()),
             })),
         ),
         (
             "watch_hello",
             "a spectator's handshake to a 4-player 60 Hz match, token 0x5eed_0001, relay's token not known yet",
             Packet::WatchHello(WatchHello {
+                seq: 7,
                 schema_hash: Buttons::schema_hash(),
                 players: 4,
                 tick_micros: 16_667,
@@ -254,6 +269,48 @@ fn vectors_decode_and_reencode_byte_exactly() {
     }
 }
 
+/// The `inputs` vector sealed by seat 1 (secret `[0x11; 32]`) for seat 0
+/// (secret `[0x22; 32]`) as its packet number 0xfffe: the clear 7-byte
+/// header, the encrypted body, the 16-byte tag.
+#[test]
+fn the_sealed_vector_opens_to_its_packet() {
+    let (seat1, seat0) = (
+        Identity::from_secret([0x11; 32]),
+        Identity::from_secret([0x22; 32]),
+    );
+    let packet = vectors()
+        .into_iter()
+        .find(|(name, _, _)| *name == "inputs")
+        .map(|(_, _, p)| p)
+        .unwrap();
+    let plain = packet.encode();
+    let sender = Link::new(PairKeys::agree(&seat1, &seat0.public()).unwrap(), 0);
+    let mut sealed = plain.clone();
+    sender.seal(0xfffe, &mut sealed).unwrap();
+    let path = vector_dir().join("sealed_inputs.hex");
+    if std::env::var_os("UPDATE_VECTORS").is_some() {
+        let text = format!(
+            "# sealed_inputs: the inputs vector sealed by seat 1 (secret 11 × 32) for seat 0 (secret 22 × 32), packet number 0xfffe\n# {} bytes: 7 clear header, {} encrypted, 16 tag\n{}\n",
+            sealed.len(),
+            plain.len() - 7,
+            hex(&sealed)
+        );
+        std::fs::write(&path, text).unwrap();
+    }
+    let file = unhex(&std::fs::read_to_string(&path).unwrap());
+    assert_eq!(
+        file, sealed,
+        "sealing is deterministic given keys and number"
+    );
+    let mut receiver = Link::new(PairKeys::agree(&seat0, &seat1.public()).unwrap(), 0xfff0);
+    let mut out = [0u8; MAX_DATAGRAM];
+    let opened = receiver.open(&file, &mut out).unwrap();
+    assert_eq!(opened.packet, &plain[..]);
+    assert_eq!(opened.seq, 0xfffe);
+    assert_eq!(Packet::<Buttons>::decode(opened.packet).unwrap(), packet);
+    insta::assert_snapshot!("sealed_inputs", hex(&sealed));
+}
+
 #[test]
 fn flag_overhead_of_120_inputs_is_15_bytes() {
     // 119 "changed" flags for 120 inputs: 15 bytes, the literature's bound.
@@ -271,8 +328,9 @@ fn flag_overhead_of_120_inputs_is_15_bytes() {
         message: Message::Inputs(m),
     })
     .measure_bits();
-    // Header 55, ack flag 1, count 8, first frame 16, one full input 6,
-    // 119 flags, checksum flag 1.
-    assert_eq!(bits, 55 + 1 + 8 + 16 + 6 + 119 + 1);
+    // Header 56 (55 bits and one zero bit to the byte boundary), ack flag
+    // 1, count 8, first frame 16, one full input 6, 119 flags, checksum
+    // flag 1.
+    assert_eq!(bits, 56 + 1 + 8 + 16 + 6 + 119 + 1);
     assert!(119u64.div_ceil(8) <= 15);
 }

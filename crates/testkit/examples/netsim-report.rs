@@ -6,7 +6,8 @@
 //!
 //! `cargo run --release -p lockstep-testkit --example netsim-report`
 //!
-//! With `-- --plots DIR` it also writes the charts of these numbers, PNG
+//! `-- --steady-state` prints only the steady-state bandwidth, plain and
+//! sealed. With `-- --plots DIR` it also writes the charts of these numbers, PNG
 //! and SVG: `stalls-vs-loss` (redundant UDP against the TCP-like stream,
 //! from the conditions table) and `delay-under-jitter` (the adaptive
 //! playout delay over a match, one line per jitter).
@@ -319,39 +320,63 @@ fn print_resync() {
 
 #[allow(clippy::float_arithmetic)]
 fn print_steady_state() {
-    println!("## Steady state at 60 Hz and 100 ms RTT (2 peers, no loss)\n");
-    let s = Scenario::new(2, 3, LinkConfig::ideal(50_000), FRAMES);
-    let r = mesh::run::<Rts>(&s, &config());
-    let st = &r.peers[0].session;
-    let inputs = st.sent[1];
-    let secs = r.end.as_micros() as f64 / 1e6;
-    println!("| figure | value |");
-    println!("|---|---|");
-    println!(
-        "| inputs carried per packet (mean) | {:.1} |",
-        per(st.inputs_carried, inputs.packets)
+    println!("## Steady state at 60 Hz and 100 ms RTT (2 peers, no loss), plain and sealed\n");
+    let run = |sealed: bool| {
+        let mut s = Scenario::new(2, 3, LinkConfig::ideal(50_000), FRAMES);
+        s.sealed = sealed;
+        mesh::run::<Rts>(&s, &config())
+    };
+    let (plain, sealed) = (run(false), run(true));
+    let row = |what: &str, f: &dyn Fn(&mesh::Run) -> String| {
+        println!("| {what} | {} | {} |", f(&plain), f(&sealed));
+    };
+    let secs = |r: &mesh::Run| r.end.as_micros() as f64 / 1e6;
+    println!("| figure | plain | sealed |");
+    println!("|---|---|---|");
+    row("inputs carried per packet (mean)", &|r| {
+        let st = &r.peers[0].session;
+        format!("{:.1}", per(st.inputs_carried, st.sent[1].packets))
+    });
+    row(
+        "input part of a packet (ack, count, frame, inputs, flags)",
+        &|r| {
+            let st = &r.peers[0].session;
+            format!("{:.2} bytes", per(st.input_bits, st.sent[1].packets) / 8.0)
+        },
     );
-    println!(
-        "| input part of a packet (ack, count, frame, inputs, flags) | {:.2} bytes |",
-        per(st.input_bits, inputs.packets) / 8.0
+    row(
+        "whole inputs packet (header, inputs, 2 short checksums[, tag])",
+        &|r| {
+            let st = &r.peers[0].session;
+            format!("{:.1} bytes", per(st.sent[1].bytes, st.sent[1].packets))
+        },
     );
-    println!(
-        "| whole inputs packet (header, inputs, 2 short checksums) | {:.1} bytes |",
-        per(inputs.bytes, inputs.packets)
-    );
-    println!(
-        "| all packets sent by one peer | {:.2} kbit/s |",
-        st.sent_total().bytes as f64 * 8.0 / 1000.0 / secs
-    );
-    println!(
-        "| of which input parts | {:.2} kbit/s |",
-        st.input_bits as f64 / 1000.0 / secs
-    );
-    println!(
-        "| playout delay | {} frames ({} ms) |",
-        st.delay_frames,
-        u64::from(st.delay_frames) * TICK_MICROS / 1000
-    );
+    row("all packets sent by one peer", &|r| {
+        let st = &r.peers[0].session;
+        format!(
+            "{:.2} kbit/s",
+            st.sent_total().bytes as f64 * 8.0 / 1000.0 / secs(r)
+        )
+    });
+    row("of which input parts", &|r| {
+        let st = &r.peers[0].session;
+        format!("{:.2} kbit/s", st.input_bits as f64 / 1000.0 / secs(r))
+    });
+    row("handshake: Hellos sent by one peer", &|r| {
+        let h = r.peers[0].session.sent[0];
+        format!("{} ({} bytes)", h.packets, h.bytes)
+    });
+    row("playout delay", &|r| {
+        let st = &r.peers[0].session;
+        format!(
+            "{} frames ({} ms)",
+            st.delay_frames,
+            u64::from(st.delay_frames) * TICK_MICROS / 1000
+        )
+    });
+    row("checksums agree", &|r| {
+        (r.first_disagreement().is_none()).to_string()
+    });
     println!();
 
     println!("## 120 unacked inputs (2 s at 60 Hz), 6-bit buttons\n");
@@ -398,14 +423,25 @@ fn print_steady_state() {
 
 fn main() {
     let mut args = std::env::args().skip(1);
+    let usage = || -> ! {
+        eprintln!("usage: netsim-report [--plots DIR | --steady-state]");
+        std::process::exit(2)
+    };
     let mut plots = None;
     while let Some(a) = args.next() {
-        match (a.as_str(), args.next()) {
-            ("--plots", Some(dir)) => plots = Some(std::path::PathBuf::from(dir)),
-            _ => {
-                eprintln!("usage: netsim-report [--plots DIR]");
-                std::process::exit(2);
+        match a.as_str() {
+            "--plots" => {
+                plots = Some(
+                    args.next()
+                        .map(std::path::PathBuf::from)
+                        .unwrap_or_else(|| usage()),
+                )
             }
+            "--steady-state" => {
+                print_steady_state();
+                return;
+            }
+            _ => usage(),
         }
     }
     let stalls = print_conditions();

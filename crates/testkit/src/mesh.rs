@@ -16,8 +16,9 @@ use lockstep_games::Demo;
 use lockstep_peer::{
     Peer, PeerEvent, PeerSettings, PeerStats, Spectator, SpectatorEvent, SpectatorStats,
 };
+use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::{WatchConfig, WatcherId, WatcherStats};
-use lockstep_protocol::{Config, Instant, PlayerId, Stats};
+use lockstep_protocol::{Config, Instant, PlayerId, Security, Stats};
 use lockstep_sim::{Match, StateMap};
 
 /// A network condition: round-trip time, loss, jitter, duplication and
@@ -144,8 +145,13 @@ pub struct Scenario {
     /// A spectator that joins through the relay of seat `.0` once that
     /// seat has stepped frame `.1`.
     pub spectate: Option<(PlayerId, u32)>,
-    /// Session settings for every seat (`local` is set per seat).
+    /// Session settings for every seat (`local` is set per seat; the
+    /// security is set by `sealed`).
     pub session: Config,
+    /// Whether every packet is sealed (the default, as over real sockets):
+    /// each seat, restarted process and spectator gets a seeded key pair,
+    /// bound to its seat the way the match setup binds it.
+    pub sealed: bool,
 }
 
 impl Scenario {
@@ -168,8 +174,19 @@ impl Scenario {
             rejoin_at: None,
             spectate: None,
             session: PeerSettings::new(&setup, PlayerId(0), 1).session,
+            sealed: true,
         }
     }
+}
+
+/// A seeded key pair (tests only: real endpoints draw their secret from
+/// the operating system).
+fn identity(rng: &mut Rng) -> Identity {
+    let mut secret = [0u8; 32];
+    for chunk in secret.chunks_exact_mut(4) {
+        chunk.copy_from_slice(&rng.next_u32().to_le_bytes());
+    }
+    Identity::from_secret(secret)
 }
 
 /// One peer's side of a run.
@@ -303,12 +320,25 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let watcher_node = PlayerId(n);
     let mut net = Network::new(scenario.setup.seed, n + 1, scenario.link);
     let mut spectator: Option<(Spectator<G>, SpectatorRun)> = None;
+    let identities: Vec<Identity> = (0..n).map(|_| identity(&mut rng)).collect();
+    let mut seat_keys: Vec<PublicKey> = identities.iter().map(Identity::public).collect();
+    let security = |identity: &Identity, seats: &[PublicKey]| {
+        if scenario.sealed {
+            Security::Sealed {
+                identity: identity.clone(),
+                seats: seats.to_vec(),
+            }
+        } else {
+            Security::Plain
+        }
+    };
     let mut peers: Vec<Peer<G, Vec<u8>>> = (0..n)
         .map(|seat| {
             let mut settings =
                 PeerSettings::new(&scenario.setup, PlayerId(seat), rng.next_u32() | 1);
             settings.session = Config {
                 local: PlayerId(seat),
+                security: security(&identities[usize::from(seat)], &seat_keys),
                 ..scenario.session.clone()
             };
             let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
@@ -362,10 +392,23 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     .filter(|p| p.seat() != v)
                     .all(|p| p.frame() > at);
                 if v.index() == i && others_there {
+                    // The restarted process draws a new key pair; the match
+                    // setup tells the host, which vouches for it to the rest.
+                    let fresh = identity(&mut rng);
+                    seat_keys[i] = fresh.public();
+                    if scenario.sealed {
+                        let host = peers
+                            .iter_mut()
+                            .find(|p| p.seat() != v)
+                            .expect("someone is left to host the return");
+                        host.expect_return(v, fresh.public())
+                            .expect("the vanished seat was dropped");
+                    }
                     let mut settings = PeerSettings::new(&scenario.setup, v, rng.next_u32() | 1);
                     settings.session = Config {
                         local: v,
                         rejoin: true,
+                        security: security(&fresh, &seat_keys),
                         ..scenario.session.clone()
                     };
                     let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
@@ -405,8 +448,17 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             if spectator.is_none() && peers[relay.index()].frame() > at {
                 let watch = WatchConfig::new(n, scenario.session.tick_micros);
                 let token = rng.next_u32() | 1;
-                let s = Spectator::new(config, scenario.setup, watch, token, now)
+                let mut s = Spectator::new(config, scenario.setup, watch, token, now)
                     .expect("the scenario's match is valid");
+                if scenario.sealed {
+                    let own = identity(&mut rng);
+                    s = s
+                        .sealed(&own, seat_keys[relay.index()])
+                        .expect("seeded keys are usable");
+                    peers[relay.index()]
+                        .admit_watcher(WatcherId(0), own.public())
+                        .expect("seeded keys are usable");
+                }
                 let r = SpectatorRun {
                     joined_at: now,
                     ..SpectatorRun::default()

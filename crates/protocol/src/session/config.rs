@@ -2,7 +2,27 @@
 //! [`ConfigError`], why [`Session::new`](super::Session::new) refused them.
 
 use crate::player::PlayerId;
+use crate::seal::{Identity, PublicKey};
 use crate::time::MICROS_PER_MILLI;
+
+/// How a session protects its packets.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Security {
+    /// Packets travel in clear, guarded only by session tokens and sequence
+    /// windows, which anyone who sees one packet can get past: for tests on
+    /// a trusted network and for comparisons with other transports.
+    #[default]
+    Plain,
+    /// Every packet, handshakes included, is sealed (see [`crate::seal`])
+    /// with keys agreed between `identity` and each seat's public key.
+    Sealed {
+        /// This peer's key pair for the match.
+        identity: Identity,
+        /// Every seat's public key, ours included (it must be
+        /// `identity`'s), as the match setup bound them: index = seat.
+        seats: Vec<PublicKey>,
+    },
+}
 
 /// A session's settings. [`Config::new`] gives the defaults; change fields,
 /// then [`Session::new`](super::Session::new) validates them.
@@ -70,6 +90,9 @@ pub struct Config {
     /// a TCP baseline): each input is then sent once and the unacked cap is
     /// not enforced.
     pub redundant_inputs: bool,
+    /// Whether packets are sealed, and with which keys (default
+    /// [`Security::Plain`]; the UDP runtime seals unless told not to).
+    pub security: Security,
 }
 
 impl Config {
@@ -102,6 +125,7 @@ impl Config {
             chunks_per_tick: 16,
             redundant_inputs: true,
             rejoin: false,
+            security: Security::Plain,
         }
     }
 }
@@ -121,6 +145,13 @@ pub enum ConfigError {
     /// A field is zero or out of its range.
     #[error("{0} is out of range")]
     Range(&'static str),
+    /// Sealed, but the seat keys do not fit the match: not one per seat, or
+    /// ours is not our identity's.
+    #[error("sealed session: {0}")]
+    Keys(&'static str),
+    /// Sealed, but seat `0`'s public key is unusable (a low-order point).
+    #[error("sealed session: seat {0}'s public key is unusable")]
+    WeakKey(u8),
     /// A full window of inputs would not fit one datagram.
     #[error("{inputs} inputs of up to {bits} bits do not fit a {max}-byte datagram")]
     WindowTooLarge {
@@ -128,7 +159,7 @@ pub enum ConfigError {
         inputs: u32,
         /// The input's `MAX_BITS`.
         bits: u32,
-        /// [`MAX_DATAGRAM`](crate::packet::MAX_DATAGRAM).
+        /// [`MAX_PACKET`](crate::packet::MAX_PACKET).
         max: u32,
     },
 }

@@ -32,6 +32,19 @@ pub enum CallError {
         /// The frame passed.
         frame: u32,
     },
+    /// A returning process's key for a seat that is not dropped here (or a
+    /// session that is not sealed).
+    #[error("seat {} is not a dropped seat of a sealed session", seat.0)]
+    NotDropped {
+        /// The seat passed.
+        seat: PlayerId,
+    },
+    /// A returning process's public key is unusable (a low-order point).
+    #[error("the key offered for seat {} is unusable", seat.0)]
+    WeakKey {
+        /// The seat passed.
+        seat: PlayerId,
+    },
 }
 
 /// A datagram to send.

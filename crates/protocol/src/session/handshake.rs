@@ -7,6 +7,7 @@ use crate::delay::SampleWindow;
 use crate::input::Input;
 use crate::packet::{Disconnect, Hello, Message, Routed};
 use crate::player::PlayerId;
+use crate::seal::Link;
 use crate::seq::{SeqWindow, unwrap_frame};
 use crate::time::Instant;
 use lockstep_fx::Checksum;
@@ -18,7 +19,11 @@ pub(super) struct Peer {
     pub(super) connected: bool,
     pub(super) gone: bool,
     pub(super) incompatible: bool,
-    pub(super) next_seq: u16,
+    /// The number of our next packet to it (handshakes included); the
+    /// wire carries its low 16 bits, a sealed packet uses it as its nonce.
+    pub(super) next_seq: u64,
+    /// The keys of a sealed session toward it.
+    pub(super) link: Option<Link>,
     pub(super) seen: SeqWindow,
     /// A goodbye not confirmed yet: when it arrived and its sequence.
     pub(super) leaving: Option<(Instant, u16)>,
@@ -50,7 +55,8 @@ impl Peer {
             connected: false,
             gone: false,
             incompatible: false,
-            next_seq: seq,
+            next_seq: u64::from(seq),
+            link: None,
             seen: SeqWindow::default(),
             leaving: None,
             last_recv: Instant::ZERO,

@@ -36,16 +36,17 @@ mod resync;
 mod seats;
 mod transmit;
 
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, Security};
 pub use event::{CallError, Event, ResyncFailure, TimeoutReason, Transmit};
 
 use crate::checksums::ChecksumBook;
 use crate::clock::FrameClock;
 use crate::delay::{DelaySettings, PlayoutDelay};
 use crate::input::Input;
-use crate::packet::{MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_SHORT_CHECKSUMS, Packet};
+use crate::packet::{MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Packet};
 use crate::player::{MAX_PLAYERS, PlayerId};
 use crate::playout::PlayoutBuffer;
+use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seat_drop::SeatDrops;
 use crate::stats::Stats;
 use crate::time::Instant;
@@ -61,10 +62,27 @@ enum Phase {
     Closed,
 }
 
+/// A sealed session's keys: ours, and every seat's public key as now bound
+/// (a returning seat's new process brings a new one).
+#[derive(Debug, Clone)]
+struct Keys {
+    identity: Identity,
+    seats: Vec<PublicKey>,
+}
+
+impl Keys {
+    /// The link to `seat`, whose packets are numbered from `first`.
+    fn link(&self, seat: usize, first: u16) -> Result<Link, SealError> {
+        let keys = PairKeys::agree(&self.identity, &self.seats[seat])?;
+        Ok(Link::new(keys, u64::from(first)))
+    }
+}
+
 /// One peer's lockstep session.
 #[derive(Debug)]
 pub struct Session<I: Input> {
     cfg: Config,
+    keys: Option<Keys>,
     token: u32,
     phase: Phase,
     now: Instant,
@@ -127,17 +145,43 @@ impl<I: Input> Session<I> {
                 return Err(ConfigError::Range(what));
             }
         }
-        // Header, ack, count, first frame, checksums: 54 + 17 + 8 + 16 + 1 +
-        // 26 + 4 × 64 bits; then the inputs.
-        let fixed = 54 + 17 + 8 + 16 + 1 + 26 + 64 * u64::from(MAX_SHORT_CHECKSUMS);
+        // Header, ack, count, first frame, checksums: 56 + 17 + 8 + 16 + 1 +
+        // 26 + 64 bits per short checksum sent; then the inputs.
+        let fixed = 56 + 17 + 8 + 16 + 1 + 26 + 64 * u64::from(cfg.checksum_redundancy);
         let window = u64::from(cfg.max_unacked_inputs) * (u64::from(I::MAX_BITS) + 1);
-        if fixed + window > MAX_DATAGRAM as u64 * 8 {
+        if fixed + window > MAX_PACKET as u64 * 8 {
             return Err(ConfigError::WindowTooLarge {
                 inputs: cfg.max_unacked_inputs,
                 bits: I::MAX_BITS,
-                max: MAX_DATAGRAM as u32,
+                max: MAX_PACKET as u32,
             });
         }
+        let n = usize::from(cfg.players);
+        let mut peers = vec![Peer::new(cfg.initial_seq); n];
+        let keys = match &cfg.security {
+            Security::Plain => None,
+            Security::Sealed { identity, seats } => {
+                if seats.len() != n {
+                    return Err(ConfigError::Keys("not one public key per seat"));
+                }
+                if seats[cfg.local.index()] != identity.public() {
+                    return Err(ConfigError::Keys("our seat's key is not our identity's"));
+                }
+                let keys = Keys {
+                    identity: identity.clone(),
+                    seats: seats.clone(),
+                };
+                for (i, p) in peers.iter_mut().enumerate() {
+                    if i != cfg.local.index() {
+                        let link = keys
+                            .link(i, cfg.initial_seq)
+                            .map_err(|_| ConfigError::WeakKey(i as u8))?;
+                        p.link = Some(link);
+                    }
+                }
+                Some(keys)
+            }
+        };
         let delay = PlayoutDelay::new(DelaySettings {
             tick_micros: cfg.tick_micros,
             initial_micros: cfg.initial_delay_micros,
@@ -149,8 +193,6 @@ impl<I: Input> Session<I> {
             max_frames: cfg.max_delay_frames,
             shrink_every: cfg.delay_shrink_every,
         });
-        let peer = Peer::new(cfg.initial_seq);
-        let n = usize::from(cfg.players);
         let stats = Stats {
             delay_frames: delay.frames(),
             max_delay_frames: delay.frames(),
@@ -158,9 +200,10 @@ impl<I: Input> Session<I> {
         };
         Ok(Session {
             token,
+            keys,
             phase: Phase::Connecting,
             now: Instant::ZERO,
-            peers: vec![peer; n],
+            peers,
             window: InputWindow::new(),
             playout: PlayoutBuffer::new(n, cfg.input_history_frames),
             delay,
@@ -234,30 +277,44 @@ impl<I: Input> Session<I> {
     }
 
     /// Feeds one received datagram from `from` (the seat the app's address
-    /// table maps its source address to).
-    pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) {
+    /// table maps its source address to). Returns whether it was a packet
+    /// from that seat: it decoded and, in a sealed session, opened under
+    /// the seat's key (so a runtime may move the seat to the address it
+    /// came from); what the session then made of it is in its counters.
+    pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) -> bool {
         self.now = self.now.max(now);
         self.stats.received.packets += 1;
         self.stats.received.bytes += bytes.len() as u64;
         if self.phase == Phase::Closed {
             self.stats.dropped.from_gone += 1;
-            return;
+            return false;
         }
+        let mut opened = [0u8; MAX_DATAGRAM];
+        let (bytes, newest) = match self.open(from, bytes, &mut opened) {
+            Some(b) => b,
+            None => return false,
+        };
         let packet = match Packet::<I>::decode(bytes) {
             Ok(p) => p,
             Err(e) => {
                 self.stats.dropped.count(&e);
-                return;
+                return false;
             }
         };
+        if !newest && matches!(packet, Packet::Hello(_)) {
+            // A sealed handshake older than a packet already opened from
+            // its sender: replayed or stale.
+            self.stats.dropped.duplicate += 1;
+            return false;
+        }
         let Some(sender) = packet.seat() else {
             // Spectators speak to a relay, never to the session.
             self.stats.dropped.unexpected += 1;
-            return;
+            return false;
         };
         if sender != from || sender == self.cfg.local || sender.0 >= self.cfg.players {
             self.stats.dropped.unknown_sender += 1;
-            return;
+            return false;
         }
         if self.peers[sender.index()].gone {
             // A Hello from a dropped seat may be its restarted process
@@ -267,13 +324,78 @@ impl<I: Input> Session<I> {
             } else {
                 self.stats.dropped.from_gone += 1;
             }
-            return;
+            return true;
         }
         match packet {
             Packet::Hello(h) => self.on_hello(now, h),
             Packet::Routed(r) => self.on_routed(now, r),
             Packet::WatchHello(_) => self.stats.dropped.unexpected += 1,
         }
+        true
+    }
+
+    /// The packet inside a datagram from `from`, and whether its number is
+    /// the newest opened from that peer: in a plain session the datagram
+    /// itself (always "newest"); in a sealed one what opens with the pair's
+    /// keys, or `None` (counted) when nothing does.
+    fn open<'a>(
+        &mut self,
+        from: PlayerId,
+        bytes: &'a [u8],
+        out: &'a mut [u8; MAX_DATAGRAM],
+    ) -> Option<(&'a [u8], bool)> {
+        if self.keys.is_none() {
+            return Some((bytes, true));
+        }
+        let link = self
+            .peers
+            .get_mut(from.index())
+            .filter(|_| from != self.cfg.local)
+            .and_then(|p| p.link.as_mut());
+        let Some(link) = link else {
+            self.stats.dropped.unknown_sender += 1;
+            return None;
+        };
+        match link.open(bytes, out) {
+            Ok(o) => Some((o.packet, o.newest)),
+            Err(SealError::Forged) => {
+                self.stats.dropped.unauthenticated += 1;
+                None
+            }
+            Err(_) => {
+                self.stats.dropped.malformed += 1;
+                None
+            }
+        }
+    }
+
+    /// Binds `seat`, which this session dropped, to the public key of the
+    /// process that will take it back (the match setup hears it first, from
+    /// a restarted process asking to rejoin): its handshake then opens, and
+    /// the host passes the key on to the other peers with the seat's
+    /// return. Only for a sealed session and a dropped seat.
+    pub fn expect_return(&mut self, seat: PlayerId, key: PublicKey) -> Result<(), CallError> {
+        let p = seat.index();
+        let gone = seat != self.cfg.local && self.peers.get(p).is_some_and(|p| p.gone);
+        let Some(keys) = self.keys.as_mut().filter(|_| gone) else {
+            return Err(CallError::NotDropped { seat });
+        };
+        let old = std::mem::replace(&mut keys.seats[p], key);
+        match keys.link(p, self.cfg.initial_seq) {
+            Ok(link) => {
+                self.peers[p].link = Some(link);
+                Ok(())
+            }
+            Err(_) => {
+                keys.seats[p] = old;
+                Err(CallError::WeakKey { seat })
+            }
+        }
+    }
+
+    /// `seat`'s public key as now bound, in a sealed session.
+    pub fn seat_key(&self, seat: PlayerId) -> Option<PublicKey> {
+        self.keys.as_ref()?.seats.get(seat.index()).copied()
     }
 
     /// Runs the timers: call when `now` reaches [`Session::poll_timeout`].

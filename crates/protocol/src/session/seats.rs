@@ -12,6 +12,7 @@ use super::{Event, Phase, Session};
 use crate::input::Input;
 use crate::packet::{Hello, SeatDrop, SeatReturn};
 use crate::player::{PlayerId, PlayerSet};
+use crate::seal::PublicKey;
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::Instant;
 use crate::window::InputWindow;
@@ -96,6 +97,8 @@ pub(super) struct Return {
     pub(super) seat: PlayerId,
     pub(super) frame: u32,
     pub(super) token: u32,
+    /// The returning process's public key, in a sealed session.
+    pub(super) key: Option<PublicKey>,
     pub(super) acked: PlayerSet,
 }
 
@@ -140,26 +143,56 @@ impl<I: Input> Session<I> {
             .max(0) as u64;
         let round_trip = (worst_rtt / tick) as u32 + 1;
         let frame = self.clock.next_frame() + round_trip + RETURN_MARGIN_FRAMES;
-        if self.apply_return(now, seat, frame, h.token) {
+        // In a sealed session the Hello opened under the key the app bound
+        // with `expect_return`: that is the key the others must learn.
+        let key = self.seat_key(seat);
+        if self.apply_return(now, seat, frame, h.token, key) {
             self.returns.push(Return {
                 seat,
                 frame,
                 token: h.token,
+                key,
                 acked: PlayerSet::EMPTY,
             });
             self.drop_reports_due = true;
         }
     }
 
-    /// Takes `seat` back from `frame` on, with its new process's `token`.
-    /// `false` if it had not been dropped here, or `frame` is already past.
-    fn apply_return(&mut self, now: Instant, seat: PlayerId, frame: u32, token: u32) -> bool {
+    /// Takes `seat` back from `frame` on, with its new process's `token`
+    /// (and, sealed, its public key). `false` if it had not been dropped
+    /// here, `frame` is already past, or a sealed session gets no usable key.
+    fn apply_return(
+        &mut self,
+        now: Instant,
+        seat: PlayerId,
+        frame: u32,
+        token: u32,
+        key: Option<PublicKey>,
+    ) -> bool {
         let p = seat.index();
-        if !self.peers[p].gone || frame == 0 || !self.playout.reopen_seat(p, frame) {
+        if !self.peers[p].gone || frame == 0 {
+            return false;
+        }
+        let link = match (&mut self.keys, key) {
+            (None, _) => None,
+            (Some(_), None) => return false,
+            (Some(keys), Some(key)) => {
+                let old = std::mem::replace(&mut keys.seats[p], key);
+                match keys.link(p, self.cfg.initial_seq) {
+                    Ok(link) => Some(link),
+                    Err(_) => {
+                        keys.seats[p] = old;
+                        return false;
+                    }
+                }
+            }
+        };
+        if !self.playout.reopen_seat(p, frame) {
             return false;
         }
         let peer = &mut self.peers[p];
         *peer = Peer::new(self.cfg.initial_seq);
+        peer.link = link;
         peer.token = Some(token);
         peer.connected = true;
         peer.last_recv = now;
@@ -209,7 +242,12 @@ impl<I: Input> Session<I> {
         if who != self.host() {
             return Err(Refused::Unexpected);
         }
-        self.apply_return(now, m.seat, frame, m.token);
+        if self.keys.is_some() && m.key.is_none() {
+            // A sealed return must bring the returning process's key.
+            return Err(Refused::Invalid);
+        }
+        // Applied once; a repeated announcement is echoed again.
+        self.apply_return(now, m.seat, frame, m.token, m.key);
         self.echoes.push((who, m));
         self.drop_reports_due = true;
         Ok(())
@@ -248,6 +286,7 @@ impl<I: Input> Session<I> {
                 seat: r.seat,
                 frame: wire_frame(r.frame),
                 token: r.token,
+                key: r.key,
             };
             for p in remaining.iter() {
                 if p != self.cfg.local && !r.acked.contains(p) {

@@ -32,6 +32,7 @@ impl<I: Input> Session<I> {
                 peer.hello_reply = false;
                 peer.next_hello_at = now.plus(self.cfg.hello_interval_micros);
                 let hello = Hello {
+                    seq: 0,
                     sender: self.cfg.local,
                     schema_hash: I::schema_hash(),
                     players: self.cfg.players,
@@ -121,26 +122,34 @@ impl<I: Input> Session<I> {
     }
 
     pub(super) fn send_routed(&mut self, to: PlayerId, message: Message<I>) {
-        let peer = &mut self.peers[to.index()];
-        let Some(token) = peer.token else {
+        let Some(token) = self.peers[to.index()].token else {
             return;
         };
-        let seq = peer.next_seq;
-        peer.next_seq = seq.wrapping_add(1);
         self.send(
             to,
             Packet::Routed(Routed {
                 sender: self.cfg.local,
                 token,
-                seq,
+                seq: 0,
                 message,
             }),
         );
     }
 
-    pub(super) fn send(&mut self, to: PlayerId, packet: Packet<I>) {
+    /// Numbers `packet` with the peer's next packet number, encodes it,
+    /// seals it in a sealed session, and queues it.
+    pub(super) fn send(&mut self, to: PlayerId, mut packet: Packet<I>) {
         let kind: Kind = packet.kind();
-        let bytes = packet.encode();
+        let peer = &mut self.peers[to.index()];
+        let seq = peer.next_seq;
+        peer.next_seq = seq.wrapping_add(1);
+        packet.set_seq(seq as u16);
+        let mut bytes = packet.encode();
+        if let Some(link) = &peer.link {
+            // Sealing fails only for a packet with no header, which the
+            // session never builds.
+            let _ = link.seal(seq, &mut bytes);
+        }
         let c = &mut self.stats.sent[kind as usize];
         c.packets += 1;
         c.bytes += bytes.len() as u64;

@@ -22,11 +22,12 @@ use lockstep_fx::Checksum;
 use super::{WatchConfig, WatchTransmit, WatcherId};
 use crate::input::Input;
 use crate::packet::{
-    Feed, FeedAck, MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_SHORT_CHECKSUMS, Message, Packet,
-    ResyncAck, Routed, ShortChecksums, WatchHello,
+    Feed, FeedAck, MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Message,
+    Packet, ResyncAck, Routed, ShortChecksums, WatchHello,
 };
 use crate::player::PlayerId;
 use crate::resync::Outgoing;
+use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
 use crate::stats::{Dropped, KindCount};
 use crate::time::Instant;
@@ -88,7 +89,9 @@ struct Slot {
     validated: bool,
     /// A handshake reply is due.
     hello_due: bool,
-    next_seq: u16,
+    /// The number of our next packet to it; the wire carries its low 16
+    /// bits, a sealed packet uses it as its nonce.
+    next_seq: u64,
     seen: SeqWindow,
     last_recv: Instant,
     /// It asked for a state and has not got one yet.
@@ -116,6 +119,10 @@ pub struct Relay<I> {
     frames: VecDeque<Vec<I>>,
     settled: VecDeque<(u32, u64)>,
     slots: BTreeMap<WatcherId, Slot>,
+    /// Sealed relays: our key pair, and the link to each spectator the app
+    /// admitted with its public key.
+    identity: Option<Identity>,
+    links: BTreeMap<WatcherId, Link>,
     next_feed_at: Instant,
     events: VecDeque<RelayEvent>,
     out: VecDeque<WatchTransmit>,
@@ -136,11 +143,32 @@ impl<I: Input> Relay<I> {
             frames: VecDeque::new(),
             settled: VecDeque::new(),
             slots: BTreeMap::new(),
+            identity: None,
+            links: BTreeMap::new(),
             next_feed_at: Instant::ZERO,
             events: VecDeque::new(),
             out: VecDeque::new(),
             stats: RelayStats::default(),
         }
+    }
+
+    /// The same relay, sealing every packet with keys agreed from
+    /// `identity` (the seat's key pair): a spectator's datagrams are then
+    /// taken only once the app has [admitted](Relay::admit) its public key.
+    pub fn sealed(mut self, identity: Identity) -> Relay<I> {
+        self.identity = Some(identity);
+        self
+    }
+
+    /// Admits spectator `watcher` (the app's id for its address) with the
+    /// public key it gave at match setup. Needed, and only meaningful, for a
+    /// sealed relay.
+    pub fn admit(&mut self, watcher: WatcherId, key: PublicKey) -> Result<(), SealError> {
+        if let Some(identity) = &self.identity {
+            let keys = PairKeys::agree(identity, &key)?;
+            self.links.insert(watcher, Link::new(keys, 0));
+        }
+        Ok(())
     }
 
     /// The counters.
@@ -224,6 +252,30 @@ impl<I: Input> Relay<I> {
     pub fn handle_datagram(&mut self, now: Instant, from: WatcherId, bytes: &[u8]) {
         self.stats.received.packets += 1;
         self.stats.received.bytes += bytes.len() as u64;
+        let mut opened = [0u8; MAX_DATAGRAM];
+        let mut newest = true;
+        let bytes = if self.identity.is_none() {
+            bytes
+        } else {
+            let Some(link) = self.links.get_mut(&from) else {
+                self.stats.dropped.unknown_sender += 1;
+                return;
+            };
+            match link.open(bytes, &mut opened) {
+                Ok(o) => {
+                    newest = o.newest;
+                    o.packet
+                }
+                Err(SealError::Forged) => {
+                    self.stats.dropped.unauthenticated += 1;
+                    return;
+                }
+                Err(_) => {
+                    self.stats.dropped.malformed += 1;
+                    return;
+                }
+            }
+        };
         let packet = match Packet::<I>::decode(bytes) {
             Ok(p) => p,
             Err(e) => {
@@ -232,6 +284,7 @@ impl<I: Input> Relay<I> {
             }
         };
         match packet {
+            Packet::WatchHello(_) if !newest => self.stats.dropped.duplicate += 1,
             Packet::WatchHello(h) => self.on_hello(now, from, h),
             Packet::Routed(r) => self.on_routed(now, from, r),
             Packet::Hello(_) => self.stats.dropped.unexpected += 1,
@@ -396,6 +449,7 @@ impl<I: Input> Relay<I> {
         for (id, slot) in &mut self.slots {
             if std::mem::take(&mut slot.hello_due) {
                 let hello = WatchHello {
+                    seq: 0,
                     schema_hash: I::schema_hash(),
                     players: self.cfg.players,
                     tick_micros: self.cfg.tick_micros as u32,
@@ -403,10 +457,8 @@ impl<I: Input> Relay<I> {
                     echo: slot.their_token,
                     frame: newest,
                 };
-                self.out.push_back(WatchTransmit {
-                    to: *id,
-                    bytes: Packet::<I>::WatchHello(hello).encode(),
-                });
+                let bytes = seal(slot, self.links.get(id), Packet::<I>::WatchHello(hello));
+                self.out.push_back(WatchTransmit { to: *id, bytes });
             }
         }
     }
@@ -477,18 +529,14 @@ impl<I: Input> Relay<I> {
         let Some(slot) = self.slots.get_mut(&to) else {
             return;
         };
-        let seq = slot.next_seq;
-        slot.next_seq = seq.wrapping_add(1);
         let packet = Packet::Routed(Routed {
             sender: self.seat,
             token: slot.their_token,
-            seq,
+            seq: 0,
             message,
         });
-        self.out.push_back(WatchTransmit {
-            to,
-            bytes: packet.encode(),
-        });
+        let bytes = seal(slot, self.links.get(&to), packet);
+        self.out.push_back(WatchTransmit { to, bytes });
     }
 
     /// Forgets the frames neither a spectator nor a future state needs.
@@ -531,7 +579,21 @@ fn fits<I: Input>(seat: PlayerId, feed: &Feed<I>) -> bool {
         seq: 0,
         message: Message::Feed(feed.clone()),
     });
-    packet.measure_bits().div_ceil(8) <= MAX_DATAGRAM as u64
+    packet.measure_bits().div_ceil(8) <= MAX_PACKET as u64
+}
+
+/// Numbers `packet` with the slot's next packet number, encodes it, and
+/// seals it when the relay holds a link to the spectator.
+fn seal<I: Input>(slot: &mut Slot, link: Option<&Link>, mut packet: Packet<I>) -> Vec<u8> {
+    let seq = slot.next_seq;
+    slot.next_seq = seq.wrapping_add(1);
+    packet.set_seq(seq as u16);
+    let mut bytes = packet.encode();
+    if let Some(link) = link {
+        // Sealing fails only for a packet with no header.
+        let _ = link.seal(seq, &mut bytes);
+    }
+    bytes
 }
 
 fn on_feed_ack(slot: &mut Slot, ack: FeedAck, newest: u32) -> Result<(), ()> {

@@ -15,9 +15,12 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::WatchConfig;
 use crate::input::Input;
-use crate::packet::{Feed, FeedAck, Message, Packet, ResyncAck, ResyncChunk, Routed, WatchHello};
+use crate::packet::{
+    Feed, FeedAck, MAX_DATAGRAM, Message, Packet, ResyncAck, ResyncChunk, Routed, WatchHello,
+};
 use crate::player::PlayerId;
 use crate::resync::Incoming;
+use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
 use crate::stats::{Dropped, KindCount};
 use crate::time::Instant;
@@ -85,7 +88,11 @@ pub struct Watcher<I> {
     closed: bool,
     reference: u32,
     next_hello_at: Instant,
-    next_seq: u16,
+    /// The number of our next packet to the relay; the wire carries its
+    /// low 16 bits, a sealed packet uses it as its nonce.
+    next_seq: u64,
+    /// The keys toward the relay, when sealed.
+    link: Option<Link>,
     seen: SeqWindow,
     last_recv: Instant,
     incoming: Option<Incoming>,
@@ -122,6 +129,7 @@ impl<I: Input> Watcher<I> {
             reference: 0,
             next_hello_at: now,
             next_seq: 0,
+            link: None,
             seen: SeqWindow::default(),
             last_recv: now,
             incoming: None,
@@ -138,6 +146,18 @@ impl<I: Input> Watcher<I> {
             out: VecDeque::new(),
             stats: WatcherStats::default(),
         }
+    }
+
+    /// The same spectator, sealing every packet with keys agreed between
+    /// `identity` (its key pair) and the relay's public key `relay`, as the
+    /// match setup gave it.
+    pub fn sealed(
+        mut self,
+        identity: &Identity,
+        relay: PublicKey,
+    ) -> Result<Watcher<I>, SealError> {
+        self.link = Some(Link::new(PairKeys::agree(identity, &relay)?, 0));
+        Ok(self)
     }
 
     /// The counters.
@@ -178,6 +198,25 @@ impl<I: Input> Watcher<I> {
             self.stats.dropped.from_gone += 1;
             return;
         }
+        let mut opened = [0u8; MAX_DATAGRAM];
+        let mut newest = true;
+        let bytes = match self.link.as_mut() {
+            None => bytes,
+            Some(link) => match link.open(bytes, &mut opened) {
+                Ok(o) => {
+                    newest = o.newest;
+                    o.packet
+                }
+                Err(SealError::Forged) => {
+                    self.stats.dropped.unauthenticated += 1;
+                    return;
+                }
+                Err(_) => {
+                    self.stats.dropped.malformed += 1;
+                    return;
+                }
+            },
+        };
         let packet = match Packet::<I>::decode(bytes) {
             Ok(p) => p,
             Err(e) => {
@@ -186,6 +225,7 @@ impl<I: Input> Watcher<I> {
             }
         };
         match packet {
+            Packet::WatchHello(_) if !newest => self.stats.dropped.duplicate += 1,
             Packet::WatchHello(h) => self.on_hello(now, h),
             Packet::Routed(r) => self.on_routed(now, r),
             Packet::Hello(_) => self.stats.dropped.unexpected += 1,
@@ -408,6 +448,7 @@ impl<I: Input> Watcher<I> {
         if !self.confirmed && now >= self.next_hello_at {
             self.next_hello_at = now.plus(self.cfg.hello_interval_micros);
             let hello = WatchHello {
+                seq: 0,
                 schema_hash: I::schema_hash(),
                 players: self.cfg.players,
                 tick_micros: self.cfg.tick_micros as u32,
@@ -415,7 +456,7 @@ impl<I: Input> Watcher<I> {
                 echo: self.relay_token.unwrap_or(0),
                 frame: 0,
             };
-            self.out.push_back(Packet::<I>::WatchHello(hello).encode());
+            self.push(Packet::WatchHello(hello));
         }
         if !self.confirmed || self.ack_at.is_none_or(|at| now < at) {
             return;
@@ -437,15 +478,26 @@ impl<I: Input> Watcher<I> {
         let (Some(token), Some(seat)) = (self.relay_token, self.relay_seat) else {
             return;
         };
-        let seq = self.next_seq;
-        self.next_seq = seq.wrapping_add(1);
-        let packet = Packet::Routed(Routed {
+        self.push(Packet::Routed(Routed {
             sender: seat,
             token,
-            seq,
+            seq: 0,
             message,
-        });
-        self.out.push_back(packet.encode());
+        }));
+    }
+
+    /// Numbers `packet` with our next packet number, encodes it, seals it
+    /// when sealed, and queues it.
+    fn push(&mut self, mut packet: Packet<I>) {
+        let seq = self.next_seq;
+        self.next_seq = seq.wrapping_add(1);
+        packet.set_seq(seq as u16);
+        let mut bytes = packet.encode();
+        if let Some(link) = &self.link {
+            // Sealing fails only for a packet with no header.
+            let _ = link.seal(seq, &mut bytes);
+        }
+        self.out.push_back(bytes);
     }
 }
 
