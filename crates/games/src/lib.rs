@@ -11,6 +11,7 @@
 //! ([`Demo`]), so matches can be recorded headless.
 #![deny(clippy::float_arithmetic, clippy::float_cmp)]
 
+mod bodies;
 pub mod cubes;
 pub mod rts;
 

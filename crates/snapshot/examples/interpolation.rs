@@ -13,7 +13,7 @@ use lockstep_games::cubes::Cubes;
 use lockstep_sim::replay;
 use lockstep_sim::{Engine, EngineSettings, Game};
 use lockstep_snapshot::interpolate::{Curve, Interpolator, playout_delay_micros};
-use lockstep_snapshot::{Bounds, QuantBody};
+use lockstep_snapshot::{Bodies, Bounds, QuantBody};
 
 const TICK: u64 = 16_667;
 const LATENCY: u64 = 50_000;
@@ -49,23 +49,9 @@ fn main() {
     for f in 0..frames {
         let inputs = log.inputs(f).expect("logged inputs").to_vec();
         engine.advance(&inputs);
-        let bodies: Vec<_> = engine
-            .game()
-            .world()
-            .bodies()
-            .filter(|(_, b)| b.mass() > Fx::ZERO)
-            .map(|(_, b)| {
-                (
-                    b.position(),
-                    QuantBody::new(
-                        b.position(),
-                        b.orientation(),
-                        b.linear_velocity(),
-                        !b.is_awake(),
-                        &bounds,
-                    ),
-                )
-            })
+        let bodies: Vec<_> = (0..engine.game().body_slots())
+            .filter_map(|s| engine.game().body(s))
+            .map(|(state, _)| (state.position, QuantBody::new(&state, &bounds)))
             .collect();
         truth.push(bodies.iter().map(|(p, _)| *p).collect());
         snaps.push(bodies.iter().map(|(_, q)| *q).collect());

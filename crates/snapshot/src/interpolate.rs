@@ -223,10 +223,13 @@ mod tests {
 
     fn body(x: i32, vx: i32) -> QuantBody {
         QuantBody::new(
-            Vec3::new(Fx::from_int(x), Fx::ONE, Fx::ZERO),
-            Quat::IDENTITY,
-            Vec3::new(Fx::from_int(vx), Fx::ZERO, Fx::ZERO),
-            false,
+            &crate::BodyState {
+                position: Vec3::new(Fx::from_int(x), Fx::ONE, Fx::ZERO),
+                orientation: Quat::IDENTITY,
+                linear_velocity: Vec3::new(Fx::from_int(vx), Fx::ZERO, Fx::ZERO),
+                angular_velocity: Vec3::ZERO,
+                at_rest: false,
+            },
             &Bounds::cubes(),
         )
     }

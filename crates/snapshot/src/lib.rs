@@ -21,9 +21,17 @@
 //! interpolation` a viewer's error against the exact simulation.
 #![deny(clippy::float_arithmetic)]
 
+pub mod bodies;
+pub mod coder;
 pub mod delta;
+mod error;
 pub mod interpolate;
+pub mod predicted;
 pub mod quantize;
+pub mod range;
+pub mod stream;
 
-pub use delta::{Breakdown, Level};
+pub use bodies::{Bodies, BodiesMut, BodyState, Role};
+pub use delta::{Breakdown, Level, Reference};
+pub use error::SnapshotError;
 pub use quantize::{Bounds, QuantBody, SmallestThree};

@@ -12,7 +12,8 @@
 //! - `controls.rs`: pushing, lifting and blowing;
 //! - `katamari.rs`: which cubes stick and how they are held;
 //! - `game.rs`: [`Cubes`], the [`Game`](lockstep_sim::Game) implementation;
-//! - `bot.rs`: [`CubesBot`], the scripted player.
+//! - `bot.rs`: [`CubesBot`], the scripted player;
+//! - `snapshot.rs`: its bodies for snapshots (`lockstep_snapshot::Bodies`).
 //!
 //! ```
 //! use lockstep_games::Demo;
@@ -37,6 +38,7 @@ mod game;
 pub mod input;
 mod katamari;
 pub mod scene;
+mod snapshot;
 
 pub use bot::CubesBot;
 pub use config::{BlowConfig, CubesConfig, FieldConfig, KatamariConfig, PlayerConfig};

@@ -12,7 +12,8 @@
 //! - [`unit`](mod@unit): unit state ([`Order`], [`UnitView`]) and steering;
 //! - `combat.rs`: attacks, chases and removal of the dead (see [Combat](#combat));
 //! - `game.rs`: [`Rts`], the [`Game`](lockstep_sim::Game) implementation;
-//! - `bot.rs`: [`RtsBot`], the scripted player.
+//! - `bot.rs`: [`RtsBot`], the scripted player;
+//! - `snapshot.rs`: its units for snapshots (`lockstep_snapshot::Bodies`).
 //!
 //! ```
 //! use lockstep_games::Demo;
@@ -40,6 +41,7 @@ pub mod command;
 pub mod config;
 mod game;
 pub mod map;
+mod snapshot;
 pub mod unit;
 
 pub use bot::RtsBot;
