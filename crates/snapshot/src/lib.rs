@@ -29,6 +29,7 @@ pub mod interpolate;
 pub mod predicted;
 pub mod quantize;
 pub mod range;
+pub mod smoothing;
 pub mod stream;
 
 pub use bodies::{Bodies, BodiesMut, BodyState, Role};
