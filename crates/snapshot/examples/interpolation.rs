@@ -107,7 +107,8 @@ fn record(path: &str, frames: u32) -> Recording {
                 .collect(),
         );
         rec.with_velocity.push(bodies::quantize(g, &bounds));
-        rec.positions_only.push(bodies::quantize(g, &bounds.positional()));
+        rec.positions_only
+            .push(bodies::quantize(g, &bounds.positional()));
     }
     rec
 }

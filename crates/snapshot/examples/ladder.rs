@@ -101,7 +101,8 @@ fn main() {
             .zip([Level::Absolute, Level::Delta, Level::Relative])
         {
             let r = reference(&history, ACK_LAG);
-            slot.parts.add(&delta::measure(level, &r, history.back().unwrap(), &bounds));
+            slot.parts
+                .add(&delta::measure(level, &r, history.back().unwrap(), &bounds));
         }
         // The viewer interpolates: no velocity at all.
         for (i, level) in [Level::Relative, Level::Predicted, Level::RangeCoded]

@@ -211,7 +211,14 @@ pub fn measure(
         }
         _ => {
             let mut m = BitMeasurer::new();
-            let _ = serialize(&mut m, level, reference.base, &mut cur, bounds, Some(&mut b));
+            let _ = serialize(
+                &mut m,
+                level,
+                reference.base,
+                &mut cur,
+                bounds,
+                Some(&mut b),
+            );
         }
     }
     b
@@ -233,7 +240,13 @@ pub fn decode(
         }
         Level::Predicted => {
             let mut r = BitReader::new(bytes);
-            predicted::serialize(&mut Packed { stream: &mut r }, reference, &mut cur, bounds, None)?;
+            predicted::serialize(
+                &mut Packed { stream: &mut r },
+                reference,
+                &mut cur,
+                bounds,
+                None,
+            )?;
             r.finish()?;
         }
         _ => {

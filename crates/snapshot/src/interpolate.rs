@@ -221,7 +221,10 @@ impl Interpolator {
         }
         let (f0, a) = &self.snapshots[after - 1];
         let t0 = u64::from(*f0) * tick;
-        let next = self.snapshots.get(after).filter(|_| self.mode != Mode::Extrapolate);
+        let next = self
+            .snapshots
+            .get(after)
+            .filter(|_| self.mode != Mode::Extrapolate);
         let Some((f1, b)) = next else {
             // Past the newest (or extrapolating): along the velocity, capped.
             let ahead = (time_micros - t0).min(self.max_extrapolation_micros);
@@ -447,6 +450,9 @@ mod tests {
         i.push(10, vec![body(5, 1)]);
         // Half-way, it extrapolates frame 0 (not interpolating toward 10).
         let p = i.sample(500_000).unwrap()[0].position;
-        assert!((p.x.saturating_sub(Fx::HALF)).abs() < Fx::lit("0.002"), "{p:?}");
+        assert!(
+            (p.x.saturating_sub(Fx::HALF)).abs() < Fx::lit("0.002"),
+            "{p:?}"
+        );
     }
 }

@@ -31,6 +31,7 @@ pub mod quantize;
 pub mod range;
 pub mod smoothing;
 pub mod stream;
+pub mod sync;
 
 pub use bodies::{Bodies, BodiesMut, BodyState, Role};
 pub use delta::{Breakdown, Level, Reference};

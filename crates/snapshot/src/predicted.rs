@@ -87,7 +87,7 @@ impl ClassModel {
 
 /// Every model of one snapshot.
 #[derive(Debug, Clone)]
-struct Models {
+pub(crate) struct Models {
     classes: Vec<ClassModel>,
     changed: [Prob; 2],
     at_rest: [Prob; 2],
@@ -98,7 +98,8 @@ struct Models {
 }
 
 impl Models {
-    fn new() -> Models {
+    /// Fresh models.
+    pub(crate) fn new() -> Models {
         let mut classes = Vec::with_capacity(GROUPS * MOTION_CLASSES);
         for g in 0..GROUPS {
             for kv in 0..MOTION_CLASSES {
@@ -240,19 +241,38 @@ fn residual<C: Coder>(
     Ok(())
 }
 
-/// Codes `code` in `0..=max` as a residual from `pred`, in group `group`.
-fn predicted_code<C: Coder>(
-    c: &mut C,
-    models: &mut Models,
+/// A code's field: its residual group, the class of its predicted move,
+/// the prediction, its largest value and its name for errors.
+#[derive(Debug, Clone, Copy)]
+struct Field {
     group: Group,
     motion: u32,
     pred: u32,
     max: u32,
-    code: &mut u32,
     what: &'static str,
+}
+
+/// Codes `code` in `0..=field.max` as a residual from `field.pred`.
+fn predicted_code<C: Coder>(
+    c: &mut C,
+    models: &mut Models,
+    field: Field,
+    code: &mut u32,
 ) -> Result<(), SnapshotError> {
+    let Field {
+        group,
+        motion,
+        pred,
+        max,
+        what,
+    } = field;
     let mut r = i64::from(*code) - i64::from(pred);
-    residual(c, models.class(group, motion), bits_for(u64::from(max)), &mut r)?;
+    residual(
+        c,
+        models.class(group, motion),
+        bits_for(u64::from(max)),
+        &mut r,
+    )?;
     let v = i64::from(pred) + r;
     if !(0..=i64::from(max)).contains(&v) {
         return Err(SnapshotError::OutOfRange { what });
@@ -277,7 +297,13 @@ fn absolute<C: Coder>(
 
 /// The motion carried forward for three components, clamped to `0..=max`,
 /// and the class of the largest predicted move.
-fn carry(base: &[u32; 3], before: Option<&[u32; 3]>, age: u32, span: u32, max: [u32; 3]) -> ([u32; 3], [u32; 3]) {
+fn carry(
+    base: &[u32; 3],
+    before: Option<&[u32; 3]>,
+    age: u32,
+    span: u32,
+    max: [u32; 3],
+) -> ([u32; 3], [u32; 3]) {
     let mut pred = *base;
     let mut motion = [0u32; 3];
     if let Some(b1) = before {
@@ -351,168 +377,33 @@ pub(crate) fn serialize<C: Coder>(
         magnitude(c, models.class(Group::Count, 1), count_bits, &mut gap)?;
         let k = at as u64 + gap;
         if k >= resting.len() as u64 {
-            return Err(SnapshotError::OutOfRange {
-                what: "woken body",
-            });
+            return Err(SnapshotError::OutOfRange { what: "woken body" });
         }
         changed[resting[k as usize]] = true;
         at = k as usize + 1;
     }
-    for i in 0..n {
+    for (i, flag) in changed.iter_mut().enumerate() {
         if moving(i) {
             let ctx = usize::from(!moved(i));
-            c.decide(&mut models.changed[ctx], &mut changed[i])?;
+            c.decide(&mut models.changed[ctx], flag)?;
         }
     }
     costs[0] = c.cost() - start;
 
     // 2. The changed bodies.
-    let pmax = bounds.position_max();
-    let omax = bounds.orientation_max();
+    let span = previous.map_or(1, |(_, s)| s);
     for i in (0..n).filter(|&i| changed[i]) {
-        let b = base[i];
         let before = previous.map(|(p, _)| p[i]).filter(|p| p.present);
-        let span = previous.map_or(1, |(_, s)| s);
-        let body = &mut current[i];
-        let at = c.cost();
-        c.decide(&mut models.at_rest[usize::from(b.at_rest)], &mut body.at_rest)?;
-        if body.at_rest {
-            c.decide(&mut models.present, &mut body.present)?;
-        } else if C::READING {
-            body.present = true;
-        }
-        costs[3] += c.cost() - at;
-        if !body.present {
-            if C::READING {
-                *body = QuantBody::ABSENT;
-            }
-            continue;
-        }
-        let ctx = usize::from(before.is_some_and(|p| p != b));
-        // Position.
-        let at = c.cost();
-        if b.present {
-            let mut same = body.position == b.position;
-            c.decide(&mut models.position_same[ctx], &mut same)?;
-            if same {
-                body.position = b.position;
-            } else {
-                let (pred, motion) =
-                    carry(&b.position, before.as_ref().map(|p| &p.position), age, span, pmax);
-                for k in 0..3 {
-                    let group = if k == 1 {
-                        Group::Vertical
-                    } else {
-                        Group::Horizontal
-                    };
-                    predicted_code(
-                        c,
-                        &mut models,
-                        group,
-                        motion[k],
-                        pred[k],
-                        pmax[k],
-                        &mut body.position[k],
-                        "position",
-                    )?;
-                }
-            }
-        } else {
-            for k in 0..3 {
-                absolute(c, pmax[k], &mut body.position[k], "position")?;
-            }
-        }
-        costs[1] += c.cost() - at;
-        // Orientation.
-        let at = c.cost();
-        let mut same = b.present && body.orientation == b.orientation;
-        if b.present {
-            c.decide(&mut models.orientation_same[ctx], &mut same)?;
-        }
-        if same {
-            body.orientation = b.orientation;
-        } else {
-            let mut same_largest = b.present && body.orientation.largest == b.orientation.largest;
-            if b.present {
-                c.decide(&mut models.same_largest[ctx], &mut same_largest)?;
-            }
-            if same_largest {
-                let before = before
-                    .filter(|p| p.orientation.largest == b.orientation.largest)
-                    .map(|p| p.orientation.rest);
-                let (pred, motion) = carry(&b.orientation.rest, before.as_ref(), age, span, [omax; 3]);
-                body.orientation.largest = b.orientation.largest;
-                for k in 0..3 {
-                    predicted_code(
-                        c,
-                        &mut models,
-                        Group::Orientation,
-                        motion[k],
-                        pred[k],
-                        omax,
-                        &mut body.orientation.rest[k],
-                        "orientation",
-                    )?;
-                }
-            } else if b.present {
-                // Another component took over: predict the baseline's
-                // rotation written with the new largest one.
-                let mut other = u32::from(body.orientation.largest);
-                other -= u32::from(other > u32::from(b.orientation.largest));
-                c.raw(&mut other, 2)?;
-                if other > 2 {
-                    return Err(SnapshotError::OutOfRange { what: "largest component" });
-                }
-                let largest = other + u32::from(other >= u32::from(b.orientation.largest));
-                body.orientation.largest = largest as u8;
-                let pred = SmallestThree::with_largest(b.orientation.to_quat(bounds), largest as u8, bounds);
-                for k in 0..3 {
-                    predicted_code(
-                        c,
-                        &mut models,
-                        Group::Orientation,
-                        MOTION_CLASSES as u32 - 1,
-                        pred.rest[k],
-                        omax,
-                        &mut body.orientation.rest[k],
-                        "orientation",
-                    )?;
-                }
-            } else {
-                let mut largest = u32::from(body.orientation.largest);
-                c.raw(&mut largest, 2)?;
-                body.orientation.largest = largest as u8;
-                for k in 0..3 {
-                    absolute(c, omax, &mut body.orientation.rest[k], "orientation")?;
-                }
-            }
-        }
-        costs[2] += c.cost() - at;
-        // Velocities, against the baseline's.
-        let at = c.cost();
-        if body.at_rest {
-            if C::READING {
-                body.velocity = [bounds.velocity_code(lockstep_fx::Fx::ZERO); 3];
-                body.angular = [bounds.angular_code(lockstep_fx::Fx::ZERO); 3];
-            }
-        } else {
-            for (group, max, codes, was) in [
-                (Group::Velocity, bounds.velocity_max(), &mut body.velocity, b.velocity),
-                (Group::Angular, bounds.angular_max(), &mut body.angular, b.angular),
-            ] {
-                for k in 0..3 {
-                    if max == 0 {
-                        if C::READING {
-                            codes[k] = 0;
-                        }
-                        continue;
-                    }
-                    let pred = was[k].min(max);
-                    predicted_code(c, &mut models, group, 0, pred, max, &mut codes[k], "velocity")?;
-                }
-            }
-        }
-        costs[3] += c.cost() - at;
+        let motion = Motion { before, age, span };
+        serialize_body(
+            c,
+            &mut models,
+            &base[i],
+            motion,
+            &mut current[i],
+            bounds,
+            &mut costs,
+        )?;
     }
     if let Some(out) = breakdown {
         let bits = |x: u64| (x + 128) / 256;
@@ -524,6 +415,224 @@ pub(crate) fn serialize<C: Coder>(
             other_bits: bits(costs[3]),
         });
     }
+    Ok(())
+}
+
+/// What a body's motion before its baseline was: the acked snapshot
+/// before it (if the body was there), and the frames in between.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Motion {
+    /// The body in the acked snapshot before the baseline.
+    pub before: Option<QuantBody>,
+    /// Frames from the baseline to the snapshot coded (0: unknown).
+    pub age: u32,
+    /// Frames from `before` to the baseline.
+    pub span: u32,
+}
+
+impl Motion {
+    /// Nothing to predict from.
+    pub const NONE: Motion = Motion {
+        before: None,
+        age: 0,
+        span: 1,
+    };
+}
+
+/// Writes, reads or measures one body against its baseline `b` (absent:
+/// coded in full), predicting from `motion`; adds what it spent to
+/// `costs` (index, position, orientation, other).
+pub(crate) fn serialize_body<C: Coder>(
+    c: &mut C,
+    models: &mut Models,
+    b: &QuantBody,
+    motion: Motion,
+    body: &mut QuantBody,
+    bounds: &Bounds,
+    costs: &mut [u64; 4],
+) -> Result<(), SnapshotError> {
+    let b = *b;
+    let Motion { before, age, span } = motion;
+    let before = before.filter(|_| age > 0 && span > 0);
+    let pmax = bounds.position_max();
+    let omax = bounds.orientation_max();
+    let at = c.cost();
+    c.decide(
+        &mut models.at_rest[usize::from(b.at_rest)],
+        &mut body.at_rest,
+    )?;
+    if body.at_rest {
+        c.decide(&mut models.present, &mut body.present)?;
+    } else if C::READING {
+        body.present = true;
+    }
+    costs[3] += c.cost() - at;
+    if !body.present {
+        if C::READING {
+            *body = QuantBody::ABSENT;
+        }
+        return Ok(());
+    }
+    let ctx = usize::from(before.is_some_and(|p| p != b));
+    // Position.
+    let at = c.cost();
+    if b.present {
+        let mut same = body.position == b.position;
+        c.decide(&mut models.position_same[ctx], &mut same)?;
+        if same {
+            body.position = b.position;
+        } else {
+            let (pred, motion) = carry(
+                &b.position,
+                before.as_ref().map(|p| &p.position),
+                age,
+                span,
+                pmax,
+            );
+            for k in 0..3 {
+                let group = if k == 1 {
+                    Group::Vertical
+                } else {
+                    Group::Horizontal
+                };
+                predicted_code(
+                    c,
+                    models,
+                    Field {
+                        group,
+                        motion: motion[k],
+                        pred: pred[k],
+                        max: pmax[k],
+                        what: "position",
+                    },
+                    &mut body.position[k],
+                )?;
+            }
+        }
+    } else {
+        for (code, max) in body.position.iter_mut().zip(pmax) {
+            absolute(c, max, code, "position")?;
+        }
+    }
+    costs[1] += c.cost() - at;
+    // Orientation.
+    let at = c.cost();
+    let mut same = b.present && body.orientation == b.orientation;
+    if b.present {
+        c.decide(&mut models.orientation_same[ctx], &mut same)?;
+    }
+    if same {
+        body.orientation = b.orientation;
+    } else {
+        let mut same_largest = b.present && body.orientation.largest == b.orientation.largest;
+        if b.present {
+            c.decide(&mut models.same_largest[ctx], &mut same_largest)?;
+        }
+        if same_largest {
+            let before = before
+                .filter(|p| p.orientation.largest == b.orientation.largest)
+                .map(|p| p.orientation.rest);
+            let (pred, motion) = carry(&b.orientation.rest, before.as_ref(), age, span, [omax; 3]);
+            body.orientation.largest = b.orientation.largest;
+            for k in 0..3 {
+                predicted_code(
+                    c,
+                    models,
+                    Field {
+                        group: Group::Orientation,
+                        motion: motion[k],
+                        pred: pred[k],
+                        max: omax,
+                        what: "orientation",
+                    },
+                    &mut body.orientation.rest[k],
+                )?;
+            }
+        } else if b.present {
+            // Another component took over: predict the baseline's
+            // rotation written with the new largest one.
+            let mut other = u32::from(body.orientation.largest);
+            other -= u32::from(other > u32::from(b.orientation.largest));
+            c.raw(&mut other, 2)?;
+            if other > 2 {
+                return Err(SnapshotError::OutOfRange {
+                    what: "largest component",
+                });
+            }
+            let largest = other + u32::from(other >= u32::from(b.orientation.largest));
+            body.orientation.largest = largest as u8;
+            let pred =
+                SmallestThree::with_largest(b.orientation.to_quat(bounds), largest as u8, bounds);
+            for k in 0..3 {
+                predicted_code(
+                    c,
+                    models,
+                    Field {
+                        group: Group::Orientation,
+                        motion: MOTION_CLASSES as u32 - 1,
+                        pred: pred.rest[k],
+                        max: omax,
+                        what: "orientation",
+                    },
+                    &mut body.orientation.rest[k],
+                )?;
+            }
+        } else {
+            let mut largest = u32::from(body.orientation.largest);
+            c.raw(&mut largest, 2)?;
+            body.orientation.largest = largest as u8;
+            for k in 0..3 {
+                absolute(c, omax, &mut body.orientation.rest[k], "orientation")?;
+            }
+        }
+    }
+    costs[2] += c.cost() - at;
+    // Velocities, against the baseline's.
+    let at = c.cost();
+    if body.at_rest {
+        if C::READING {
+            body.velocity = [bounds.velocity_code(lockstep_fx::Fx::ZERO); 3];
+            body.angular = [bounds.angular_code(lockstep_fx::Fx::ZERO); 3];
+        }
+    } else {
+        for (group, max, codes, was) in [
+            (
+                Group::Velocity,
+                bounds.velocity_max(),
+                &mut body.velocity,
+                b.velocity,
+            ),
+            (
+                Group::Angular,
+                bounds.angular_max(),
+                &mut body.angular,
+                b.angular,
+            ),
+        ] {
+            for k in 0..3 {
+                if max == 0 {
+                    if C::READING {
+                        codes[k] = 0;
+                    }
+                    continue;
+                }
+                let pred = was[k].min(max);
+                predicted_code(
+                    c,
+                    models,
+                    Field {
+                        group,
+                        motion: 0,
+                        pred,
+                        max,
+                        what: "velocity",
+                    },
+                    &mut codes[k],
+                )?;
+            }
+        }
+    }
+    costs[3] += c.cost() - at;
     Ok(())
 }
 

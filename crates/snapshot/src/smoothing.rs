@@ -88,7 +88,7 @@ impl Smoother {
             return;
         };
         // Drawn: after + error. Keep drawing `before + old error`.
-        *ep = *ep + (before.position - after.position);
+        *ep += before.position - after.position;
         *eq = (*eq * before.orientation * after.orientation.conjugate()).normalize();
     }
 
@@ -99,7 +99,7 @@ impl Smoother {
             if length <= TINY_POSITION {
                 *ep = Vec3::ZERO;
             } else {
-                *ep = *ep * self.settings.factor(length);
+                *ep *= self.settings.factor(length);
             }
             // The rotation error's size: twice the vector part's length.
             let w = if eq.w.is_negative() {
@@ -157,13 +157,19 @@ mod tests {
         assert_eq!(s.factor(Fx::lit("0.1")), Fx::lit("0.95"));
         assert_eq!(s.factor(Fx::from_int(3)), Fx::lit("0.85"));
         let mid = s.factor(Fx::lit("0.625"));
-        assert!((mid.saturating_sub(Fx::lit("0.9"))).abs() < Fx::lit("0.0001"), "{mid:?}");
+        assert!(
+            (mid.saturating_sub(Fx::lit("0.9"))).abs() < Fx::lit("0.0001"),
+            "{mid:?}"
+        );
     }
 
     #[test]
     fn a_correction_is_drawn_where_it_was_then_fades_away() {
         let mut sm = Smoother::new(Smoothing::default(), 1);
-        let before = Pose::new(Vec3::new(Fx::from_int(2), Fx::ZERO, Fx::ZERO), Quat::IDENTITY);
+        let before = Pose::new(
+            Vec3::new(Fx::from_int(2), Fx::ZERO, Fx::ZERO),
+            Quat::IDENTITY,
+        );
         let turned = Quat::from_axis_angle(Vec3::new(Fx::ZERO, Fx::ONE, Fx::ZERO), Fx::lit("0.3"));
         let after = Pose::new(Vec3::ZERO, turned);
         sm.correct(0, &before, &after);

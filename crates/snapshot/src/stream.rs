@@ -75,7 +75,11 @@ impl SnapshotSender {
 
     /// The newest frame the receiver acked, if any is still usable.
     pub fn newest_acked(&self) -> Option<u32> {
-        self.sent.iter().rev().find(|(_, _, a)| *a).map(|(f, _, _)| *f)
+        self.sent
+            .iter()
+            .rev()
+            .find(|(_, _, a)| *a)
+            .map(|(f, _, _)| *f)
     }
 
     /// The receiver holds the snapshot of `frame`.
@@ -203,9 +207,9 @@ impl SnapshotReceiver {
             if has_previous {
                 let mut span = 0u32;
                 r.ranged(&mut span, 1, WINDOW, "previous span")?;
-                let pf = bf
-                    .checked_sub(span)
-                    .ok_or(SnapshotError::OutOfRange { what: "previous span" })?;
+                let pf = bf.checked_sub(span).ok_or(SnapshotError::OutOfRange {
+                    what: "previous span",
+                })?;
                 let previous = self
                     .get(pf)
                     .ok_or(SnapshotError::MissingBaseline { frame: pf })?;
@@ -220,7 +224,12 @@ impl SnapshotReceiver {
                 expected: reference.base.len() as u64,
             });
         }
-        let bodies = delta::decode(level, &reference, &payload[at.min(payload.len())..], &self.bounds)?;
+        let bodies = delta::decode(
+            level,
+            &reference,
+            &payload[at.min(payload.len())..],
+            &self.bounds,
+        )?;
         if self.get(frame).is_none() {
             let i = self.held.partition_point(|(f, _)| *f < frame);
             self.held.insert(i, (frame, bodies.clone()));
@@ -246,7 +255,11 @@ mod tests {
         let b = Bounds::cubes().positional();
         (0..50)
             .map(|i| {
-                let p = Vec3::new(Fx::from_int(i - 25), Fx::ONE, Fx::from_ratio(i64::from(t * i), 100));
+                let p = Vec3::new(
+                    Fx::from_int(i - 25),
+                    Fx::ONE,
+                    Fx::from_ratio(i64::from(t * i), 100),
+                );
                 QuantBody::at(p, Quat::IDENTITY, &b)
             })
             .collect()
@@ -287,7 +300,10 @@ mod tests {
         tx.on_ack(1); // acked, but this receiver never saw it
         let (p2, sent) = tx.encode(2, scene(2));
         assert_eq!(sent.base, Some(1));
-        assert_eq!(rx.decode(2, &p2), Err(SnapshotError::MissingBaseline { frame: 1 }));
+        assert_eq!(
+            rx.decode(2, &p2),
+            Err(SnapshotError::MissingBaseline { frame: 1 })
+        );
         assert!(rx.decode(1, &p1).is_ok());
         assert!(rx.decode(2, &p2).is_ok());
     }

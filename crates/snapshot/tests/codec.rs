@@ -117,7 +117,11 @@ fn pair(seed: u64, n: usize) -> (Vec<QuantBody>, Vec<QuantBody>) {
 }
 
 /// An older acked snapshot, the baseline after it, and the snapshot.
-fn triple(seed: u64, n: usize, bounds: &Bounds) -> (Vec<QuantBody>, Vec<QuantBody>, Vec<QuantBody>) {
+fn triple(
+    seed: u64,
+    n: usize,
+    bounds: &Bounds,
+) -> (Vec<QuantBody>, Vec<QuantBody>, Vec<QuantBody>) {
     let mut rng = lockstep_fx::Rng::new(seed, 3);
     let older: Vec<QuantBody> = (0..n).map(|_| body(&mut rng, bounds)).collect();
     let base = step(&mut rng, &older, bounds);
@@ -245,7 +249,11 @@ fn motion_carried_forward_costs_less_than_the_plain_difference() {
             .collect()
     };
     let (older, base, cur) = (at(0), at(6), at(12));
-    let reference = Reference { base: &base, base_age: 6, previous: Some((&older, 6)) };
+    let reference = Reference {
+        base: &base,
+        base_age: 6,
+        previous: Some((&older, 6)),
+    };
     let relative = delta::measure(Level::Relative, &reference, &cur, &bounds).total();
     let predicted = delta::measure(Level::Predicted, &reference, &cur, &bounds).total();
     let coded = delta::encode(Level::RangeCoded, &reference, &cur, &bounds).len() as u64 * 8;

@@ -14,7 +14,11 @@ impl Bodies for Rts {
     /// per metre, 9-bit orientation components, 11-bit velocities within
     /// ±32 m/s.
     fn snapshot_bounds(&self) -> Bounds {
-        let half = self.config().map_size.scale_pow2(-1).saturating_add(Fx::ONE);
+        let half = self
+            .config()
+            .map_size
+            .scale_pow2(-1)
+            .saturating_add(Fx::ONE);
         Bounds {
             min: Vec3::new(half.saturating_neg(), Fx::NEG_ONE, half.saturating_neg()),
             max: Vec3::new(half, Fx::from_int(15), half),
