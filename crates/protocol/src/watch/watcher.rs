@@ -15,7 +15,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::WatchConfig;
 use crate::input::Input;
-use crate::packet::{Feed, FeedAck, Message, Packet, ResyncAck, ResyncChunk, Routed, WatchHello};
+use crate::packet::{
+    Feed, FeedAck, Message, Packet, ResyncAck, ResyncChunk, Routed, SnapshotAck, SnapshotPart,
+    WatchHello,
+};
 use crate::player::PlayerId;
 use crate::resync::Incoming;
 use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
@@ -54,6 +57,9 @@ pub enum WatchEvent<I> {
     Incompatible,
     /// The relay said goodbye or went silent: the stream is over.
     RelayLost,
+    /// A part of a snapshot (a spectator watching snapshots: see
+    /// [`Watcher::snapshots`]); ack with [`Watcher::send_snapshot_ack`].
+    SnapshotPart(SnapshotPart),
 }
 
 /// The spectator's counters.
@@ -78,6 +84,8 @@ pub struct WatcherStats {
 pub struct Watcher<I> {
     cfg: WatchConfig,
     token: u32,
+    /// It watches snapshots instead of simulating.
+    snapshots: bool,
     relay_token: Option<u32>,
     relay_seat: Option<PlayerId>,
     /// The relay holds our echo: its routed packets arrive.
@@ -115,6 +123,7 @@ impl<I: Input> Watcher<I> {
         Watcher {
             cfg,
             token: token.max(1),
+            snapshots: false,
             relay_token: None,
             relay_seat: None,
             confirmed: false,
@@ -138,6 +147,26 @@ impl<I: Input> Watcher<I> {
             out: VecDeque::new(),
             stats: WatcherStats::default(),
         }
+    }
+
+    /// A spectator that watches snapshots: its handshake asks the relay for
+    /// a snapshot stream instead of the inputs and a state; parts arrive as
+    /// [`WatchEvent::SnapshotPart`], and nothing else is released.
+    pub fn snapshots(cfg: WatchConfig, token: u32, now: Instant) -> Watcher<I> {
+        Watcher {
+            snapshots: true,
+            ..Watcher::new(cfg, token, now)
+        }
+    }
+
+    /// Sends `ack` of the snapshot stream to the relay (once the relay's
+    /// first part told its seat; `false` before).
+    pub fn send_snapshot_ack(&mut self, ack: SnapshotAck) -> bool {
+        if !self.snapshots || self.closed || self.relay_seat.is_none() {
+            return false;
+        }
+        self.send(Message::SnapshotAck(ack));
+        true
     }
 
     /// The counters.
@@ -231,8 +260,12 @@ impl<I: Input> Watcher<I> {
             return;
         }
         let taken = match r.message {
-            Message::Feed(feed) => self.on_feed(feed),
-            Message::ResyncChunk(chunk) => self.on_chunk(chunk),
+            Message::SnapshotPart(part) if self.snapshots => {
+                self.events.push_back(WatchEvent::SnapshotPart(part));
+                Ok(())
+            }
+            Message::Feed(feed) if !self.snapshots => self.on_feed(feed),
+            Message::ResyncChunk(chunk) if !self.snapshots => self.on_chunk(chunk),
             Message::Disconnect(_) => {
                 self.close();
                 return;
@@ -413,7 +446,11 @@ impl<I: Input> Watcher<I> {
                 tick_micros: self.cfg.tick_micros as u32,
                 token: self.token,
                 echo: self.relay_token.unwrap_or(0),
-                frame: 0,
+                frame: if self.snapshots {
+                    WatchHello::SNAPSHOTS
+                } else {
+                    WatchHello::INPUTS
+                },
             };
             self.out.push_back(Packet::<I>::WatchHello(hello).encode());
         }
