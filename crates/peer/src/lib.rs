@@ -89,11 +89,21 @@
 
 mod diagnose;
 mod event;
+mod fallback;
 mod history;
 mod peer;
+mod peer_snapshots;
+mod snapshot_server;
+mod snapshot_spectator;
+mod snapshot_view;
 mod spectator;
 
-pub use event::{LeaveReason, PeerEvent};
+pub use event::{FallbackReason, LeaveReason, PeerEvent};
 pub use lockstep_protocol::Input;
+pub use lockstep_snapshot::interpolate::{Mode as ViewMode, Pose};
 pub use peer::{Peer, PeerError, PeerSettings, PeerStats};
+pub use peer_snapshots::SnapshotStats;
+pub use snapshot_server::{Receiver, ServerStats, SnapshotSettings};
+pub use snapshot_spectator::{SnapshotSpectator, SnapshotSpectatorEvent};
+pub use snapshot_view::{SnapshotView, ViewStats};
 pub use spectator::{Spectator, SpectatorEvent, SpectatorStats};

@@ -9,7 +9,8 @@
 //! A payload, bit-packed:
 //!
 //! ```text
-//! level u3 | body count u20 | has base bool [base age u8: frames back, 1..=255]
+//! level u3 | velocity bool | body count u20
+//!          | has base bool [base age u8: frames back, 1..=255]
 //!          | has previous bool [span u8: frames before the base, 1..=255]
 //! (zero padding to a byte) | the snapshot coded at `level`
 //! ```
@@ -111,6 +112,8 @@ impl SnapshotSender {
         let mut level = self.level.id();
         let mut count = (bodies.len() as u32).min(MAX_BODIES);
         let _ = header.ranged(&mut level, 0, 7, "level");
+        let mut velocity = self.bounds.velocity_bits > 0;
+        let _ = header.bool(&mut velocity);
         let _ = header.ranged(&mut count, 0, MAX_BODIES, "body count");
         let mut has_base = base.is_some();
         let _ = header.bool(&mut has_base);
@@ -183,8 +186,14 @@ impl SnapshotReceiver {
     /// only to check it (its bodies are returned as held).
     pub fn decode(&mut self, frame: u32, payload: &[u8]) -> Result<Vec<QuantBody>, SnapshotError> {
         let mut r = BitReader::new(payload);
-        let (mut level, mut count, mut has_base) = (0u32, 0u32, false);
+        let (mut level, mut count, mut has_base, mut velocity) = (0u32, 0u32, false, false);
         r.ranged(&mut level, 0, 7, "level")?;
+        r.bool(&mut velocity)?;
+        if velocity != (self.bounds.velocity_bits > 0) {
+            return Err(SnapshotError::OutOfRange {
+                what: "velocity flag (the stream's settings differ)",
+            });
+        }
         r.ranged(&mut count, 0, MAX_BODIES, "body count")?;
         r.bool(&mut has_base)?;
         let level = Level::from_id(level).ok_or(SnapshotError::OutOfRange { what: "level" })?;

@@ -174,6 +174,12 @@ impl<I: Input> Watcher<I> {
         &self.stats
     }
 
+    /// A frame near the relay's: the newest it named or released here (to
+    /// restore 16-bit frames against).
+    pub fn reference_frame(&self) -> u32 {
+        self.reference.max(self.next)
+    }
+
     /// The next frame to release (the one after the newest released).
     pub fn next_frame(&self) -> u32 {
         self.next
