@@ -1,6 +1,8 @@
 //! `lockstep host`, `lockstep join` and `lockstep spectate`: one process
 //! per seat (or spectator) playing over UDP with `lockstep-net`, bots at
-//! the controls, each seat writing its replay log.
+//! the controls, each seat writing its replay log. Every seat serves
+//! snapshot streams and falls back to them when resync fails;
+//! `spectate --snapshots` watches by snapshots instead of simulating.
 //!
 //! Output: human lines by default; with `--machine`, one `key=value` line
 //! per status and note (what `lockstep demo` reads from its children).
@@ -19,6 +21,7 @@ use lockstep_net::conditioner::LinkShape;
 use lockstep_net::driver::{self, Line, NetError, Offer, Player, RunSettings, Status, Summary};
 use lockstep_net::endpoint::Endpoint;
 use lockstep_net::lobby::{Lobby, Roster, Want};
+use lockstep_peer::{Bodies, SnapshotSettings};
 use lockstep_sim::settings_file;
 use lockstep_sim::{Game, Match};
 
@@ -158,6 +161,10 @@ pub struct JoinArgs {
 pub struct SpectateArgs {
     /// The host's address, e.g. 127.0.0.1:7777.
     pub host: String,
+    /// Watch compressed snapshots (30 a second, range-coded against acked
+    /// baselines, shown interpolated) instead of simulating the match.
+    #[arg(long)]
+    pub snapshots: bool,
     #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
@@ -307,7 +314,7 @@ pub fn host(args: &HostArgs) -> Result<ExitCode, CliError> {
     with_game!(args.game.as_str(), G => host_game::<G>(args))
 }
 
-fn host_game<G: Demo>(args: &HostArgs) -> Result<ExitCode, CliError> {
+fn host_game<G: Demo + Bodies>(args: &HostArgs) -> Result<ExitCode, CliError> {
     let config: G::Config = match &args.settings {
         Some(path) => settings_file::load(path).map_err(|e| CliError::new(e.to_string()))?,
         None => G::default_config(),
@@ -363,6 +370,7 @@ fn host_game<G: Demo>(args: &HostArgs) -> Result<ExitCode, CliError> {
         let player = Player {
             bot: Box::new(G::bot(0, setup.seed)),
             log,
+            prepare: Some(driver::serve_snapshots(SnapshotSettings::default())),
         };
         let mut print = printer(&args.output);
         let (summary, log) = driver::host(ep, offer, player, settings(&args.output), &mut print)
@@ -449,7 +457,7 @@ fn refuse(host: SocketAddr, reason: &str) {
     }
 }
 
-async fn play_game<G: Demo>(
+async fn play_game<G: Demo + Bodies>(
     ep: Endpoint,
     host: SocketAddr,
     roster: &Roster,
@@ -483,6 +491,7 @@ async fn play_game<G: Demo>(
     let player = Player {
         bot: Box::new(G::bot(seat, roster.setup.seed)),
         log,
+        prepare: Some(driver::serve_snapshots(SnapshotSettings::default())),
     };
     let mut print = printer(&args.output);
     let (summary, log) = driver::play::<G, _>(
@@ -516,7 +525,7 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-async fn watch_game<G: Demo>(
+async fn watch_game<G: Demo + Bodies>(
     ep: Endpoint,
     host: SocketAddr,
     roster: &Roster,
@@ -524,15 +533,28 @@ async fn watch_game<G: Demo>(
 ) -> Result<ExitCode, CliError> {
     let config = accept::<G>(roster).map_err(CliError::new)?;
     let mut print = printer(&args.output);
-    let summary = driver::watch::<G>(
-        ep,
-        host,
-        roster,
-        &config,
-        settings(&args.output),
-        &mut print,
-    )
-    .await
+    let summary = if args.snapshots {
+        driver::watch_snapshots::<G>(
+            ep,
+            host,
+            roster,
+            &config,
+            SnapshotSettings::default(),
+            settings(&args.output),
+            &mut print,
+        )
+        .await
+    } else {
+        driver::watch::<G>(
+            ep,
+            host,
+            roster,
+            &config,
+            settings(&args.output),
+            &mut print,
+        )
+        .await
+    }
     .map_err(net_error)?;
     print_summary(&args.output, &summary, None);
     if summary.status.desyncs > 0 {

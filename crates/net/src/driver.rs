@@ -1,7 +1,9 @@
 //! The loops that play a match over an [`Endpoint`]: [`host`] (seat 0: seats
 //! the joiners, then plays and keeps answering late joiners, rejoiners and
 //! spectators), [`join`] (asks a host for a seat and gets the [`Roster`]),
-//! [`play`] (a seat's match) and [`watch`] (a spectator's).
+//! [`play`] (a seat's match), [`watch`] (a spectator's) and
+//! [`watch_snapshots`] (a spectator's that shows snapshots instead of
+//! simulating).
 //!
 //! Invariants: the loops only move bytes and time. Every decision about the
 //! match is the sans-IO crates' (`Peer`, `Spectator`, the session); the
@@ -17,7 +19,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use lockstep_fx::ShortChecksum;
-use lockstep_peer::{Peer, PeerEvent, PeerSettings, Spectator, SpectatorEvent};
+use lockstep_peer::{
+    Bodies, Peer, PeerEvent, PeerSettings, SnapshotSettings, SnapshotSpectator,
+    SnapshotSpectatorEvent, Spectator, SpectatorEvent,
+};
 use lockstep_protocol::watch::WatcherId;
 use lockstep_protocol::{Instant, Packet, PlayerId};
 use lockstep_sim::{Bot, Game, Match};
@@ -167,6 +172,20 @@ pub struct Player<G: Game, W: Write> {
     pub bot: Box<dyn Bot<G>>,
     /// The replay log's destination.
     pub log: W,
+    /// Called once on the seat's [`Peer`] before the match (e.g. to
+    /// [`Peer::enable_snapshots`]); an error stops the seat.
+    pub prepare: Option<Preparation<G, W>>,
+}
+
+/// A [`Player::prepare`] call.
+pub type Preparation<G, W> = Box<dyn FnOnce(&mut Peer<G, W>) -> Result<(), String>>;
+
+/// A [`Player::prepare`] that lets the seat serve snapshot streams and
+/// fall back to them with `settings`.
+pub fn serve_snapshots<G: Game + Bodies, W: Write>(
+    settings: SnapshotSettings,
+) -> Preparation<G, W> {
+    Box::new(move |p: &mut Peer<G, W>| p.enable_snapshots(settings).map_err(|e| e.to_string()))
 }
 
 /// Seats the joiners (seat 0 is the host's), then plays seat 0 of the
@@ -415,6 +434,9 @@ async fn play_loop<G: Game, W: Write>(
     let mut peer = Peer::<G, W>::new(plan.config, plan.setup, ps, player.log)
         .map_err(|e| NetError::Start(e.to_string()))?;
     peer.set_bot(player.bot);
+    if let Some(prepare) = player.prepare {
+        prepare(&mut peer).map_err(NetError::Start)?;
+    }
     let start = ep.now();
     let status_every = settings.status_every.as_micros() as u64;
     let tick = u64::from(1_000_000 / u32::from(plan.setup.tick_rate.max(1)));
@@ -555,6 +577,12 @@ async fn play_loop<G: Game, W: Write>(
                 PeerEvent::WatcherIncompatible { watcher } => {
                     table.watchers.retain(|_, w| *w != watcher);
                 }
+                PeerEvent::SwitchedToSnapshots { authority, reason } => on_line(Line::Note(
+                    format!("showing seat {}'s snapshots ({reason:?})", authority.0),
+                )),
+                PeerEvent::BackToLockstep { frame } => on_line(Line::Note(format!(
+                    "back in lockstep (clean through frame {frame})"
+                ))),
                 PeerEvent::Connected { .. } | PeerEvent::Started => {}
             }
         }
@@ -701,6 +729,127 @@ fn answer_late_join(
         },
     };
     ep.send(from, answer.encode());
+}
+
+/// Watches the match `roster` describes through the host at `host` by
+/// snapshots: the host streams compressed snapshots (`settings` must be
+/// the host's), this process shows them interpolated and never steps the
+/// game. A status's `frame` is the newest snapshot's; the loop ends once a
+/// snapshot of the match's last frames arrived or the host went away.
+pub async fn watch_snapshots<G: Game + Bodies>(
+    mut ep: Endpoint,
+    host: SocketAddr,
+    roster: &Roster,
+    config: &G::Config,
+    snapshots: SnapshotSettings,
+    settings: RunSettings,
+    on_line: &mut dyn FnMut(Line),
+) -> Result<Summary, NetError> {
+    let watch = PeerSettings::new(&roster.setup, PlayerId(0), 1).watch;
+    let tick = watch.tick_micros;
+    let start = ep.now();
+    let mut s = SnapshotSpectator::<G>::new(
+        config,
+        roster.setup,
+        watch,
+        snapshots,
+        settings.token,
+        start,
+    )
+    .map_err(|e| NetError::Start(e.to_string()))?;
+    let status_every = settings.status_every.as_micros() as u64;
+    let limit = tick * u64::from(roster.frames) * 3 + 60_000_000;
+    let last_frame = roster.frames.saturating_sub(snapshots.every.max(1) + 1);
+    let mut next_status = start.plus(status_every);
+    let mut last = (ep.traffic(), start);
+    let mut summary = Summary::default();
+    let mut status = Status::default();
+    let mut lost = false;
+    let mut newest = 0u32;
+    while newest < last_frame && !lost {
+        let now = ep.now();
+        let mut deadline = now.plus(50_000).min(next_status);
+        for t in [s.poll_timeout(), ep.next_send()].into_iter().flatten() {
+            deadline = deadline.min(t);
+        }
+        let datagrams = ep.receive(deadline).await;
+        let now = ep.now();
+        for (from, bytes) in datagrams {
+            if from == host {
+                s.handle_datagram(now, &bytes);
+            } else {
+                status.dropped += 1;
+            }
+        }
+        if s.poll_timeout().is_some_and(|t| t <= now) {
+            s.handle_timeout(now);
+        }
+        while let Some(e) = s.poll_event() {
+            match e {
+                SnapshotSpectatorEvent::Snapshot { frame } => {
+                    newest = newest.max(frame);
+                    if summary.first_frame_ms.is_none() {
+                        summary.first_frame_ms = Some(now.since(start) / 1000);
+                        on_line(Line::Note(format!("first snapshot: frame {frame}")));
+                    }
+                }
+                SnapshotSpectatorEvent::RelayLost => {
+                    lost = true;
+                    on_line(Line::Note("the host went away".into()));
+                }
+                SnapshotSpectatorEvent::Incompatible => {
+                    return Err(NetError::Start("the host plays another game".into()));
+                }
+                SnapshotSpectatorEvent::Connected => {
+                    on_line(Line::Note("connected to the host (snapshots)".into()))
+                }
+            }
+        }
+        while let Some(bytes) = s.poll_transmit(now) {
+            ep.send(host, bytes);
+        }
+        ep.flush();
+        if now >= next_status {
+            next_status = now.plus(status_every);
+            status.frame = newest;
+            status.delay_frames = (s.view().clock().delay_micros(s.view().mode()) / tick) as u32;
+            let t = ep.traffic();
+            let micros = now.since(last.1).max(1);
+            status.up_bps = (t.sent_bytes - last.0.sent_bytes) * 8 * 1_000_000 / micros;
+            status.down_bps = (t.received_bytes - last.0.received_bytes) * 8 * 1_000_000 / micros;
+            last = (t, now);
+            status.dropped += s.stats().undecodable;
+            on_line(Line::Status(status.clone()));
+        }
+        if now.since(start) > limit {
+            return Err(NetError::Stuck {
+                frames: roster.frames,
+                at: newest,
+                secs: limit / 1_000_000,
+            });
+        }
+    }
+    s.disconnect();
+    while let Some(bytes) = s.poll_transmit(ep.now()) {
+        ep.send(host, bytes);
+    }
+    drain_sends(&mut ep).await;
+    status.frame = newest;
+    summary.status = status;
+    let t = ep.traffic();
+    summary.sent_bytes = t.sent_bytes;
+    summary.received_bytes = t.received_bytes;
+    summary.seconds = ep.now().since(start) / 1_000_000;
+    let v = s.stats();
+    on_line(Line::Note(format!(
+        "{} snapshots, {} payload bytes ({} bytes each on average), {} undecodable, {} parts refused",
+        v.snapshots,
+        v.snapshot_bytes,
+        v.snapshot_bytes / v.snapshots.max(1),
+        v.undecodable,
+        v.parts_refused
+    )));
+    Ok(summary)
 }
 
 /// Watches the match `roster` describes through the host at `host`.

@@ -26,7 +26,7 @@
 //!     let ep = Endpoint::open("0.0.0.0:7000".parse().unwrap(), LinkShape::PERFECT, 1).unwrap();
 //!     let setup = Match { players: 2, seed: 1, tick_rate: 60 };
 //!     let offer = Offer::<Cubes> { config: Cubes::default_config(), setup, frames: 600 };
-//!     let player = Player { bot: Box::new(Cubes::bot(0, setup.seed)), log: Vec::new() };
+//!     let player = Player { bot: Box::new(Cubes::bot(0, setup.seed)), log: Vec::new(), prepare: None };
 //!     let (summary, _log) = driver::host(ep, offer, player, RunSettings::new(42), &mut |line| {
 //!         println!("{line:?}")
 //!     })

@@ -100,6 +100,7 @@ mod spectator;
 
 pub use event::{FallbackReason, LeaveReason, PeerEvent};
 pub use lockstep_protocol::Input;
+pub use lockstep_snapshot::Bodies;
 pub use lockstep_snapshot::interpolate::{Mode as ViewMode, Pose};
 pub use peer::{Peer, PeerError, PeerSettings, PeerStats};
 pub use peer_snapshots::SnapshotStats;

@@ -94,6 +94,11 @@ impl SnapshotView {
         &self.clock
     }
 
+    /// How the view is drawn.
+    pub fn mode(&self) -> Mode {
+        self.buffer.mode()
+    }
+
     /// Takes a part received at `now`; `reference` is a frame near the
     /// sender's (the receiver's own frame) to restore its 16-bit frame.
     /// `true` when it completed a snapshot that decoded.
