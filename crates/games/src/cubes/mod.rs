@@ -4,8 +4,8 @@
 //! away, z turns on katamari mode, in which the cubes it touches stick to it.
 //!
 //! It is written only against the public APIs of `lockstep-sim`,
-//! `lockstep-physics`, `lockstep-fx` and `lockstep-protocol`, as a studio
-//! would embed the engine:
+//! `lockstep-physics`, `lockstep-fx`, `lockstep-protocol` and
+//! `lockstep-snapshot`, as a studio would embed the engine:
 //! - [`input`]: the input ([`CubesInput`], six buttons) and its bit encoding;
 //! - [`config`]: the settings ([`CubesConfig`]), from `scenes/cubes.toml`;
 //! - [`scene`]: building the world, the body [`Layout`], collision groups;

@@ -4,8 +4,8 @@
 //! that meet enemies fight until one side is gone.
 //!
 //! It is written only against the public APIs of `lockstep-sim`,
-//! `lockstep-physics`, `lockstep-fx` and `lockstep-protocol`, as a studio
-//! would embed the engine:
+//! `lockstep-physics`, `lockstep-fx`, `lockstep-protocol` and
+//! `lockstep-snapshot`, as a studio would embed the engine:
 //! - [`command`]: the input ([`Command`]) and its bounded bit encoding;
 //! - [`config`]: the settings ([`RtsConfig`]), from `scenes/rts.toml`;
 //! - [`map`]: building the world; collision groups;
