@@ -260,3 +260,63 @@ fn motion_carried_forward_costs_less_than_the_plain_difference() {
     assert!(predicted * 3 < relative, "{predicted} vs {relative}");
     assert!(coded < predicted, "{coded} vs {predicted}");
 }
+
+proptest! {
+    // Whole streams: fewer cases, each a few dozen snapshots.
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn a_stream_round_trips_whatever_is_lost_and_acked(seed in 0u64..5_000, n in 1usize..60, loss in 0u32..60, ack_loss in 0u32..60) {
+        use lockstep_snapshot::stream::{SnapshotReceiver, SnapshotSender};
+        let bounds = Bounds::cubes();
+        let mut rng = lockstep_fx::Rng::new(seed, 9);
+        let mut scene: Vec<QuantBody> = (0..n).map(|_| body(&mut rng, &bounds)).collect();
+        let mut tx = SnapshotSender::new(scene.clone(), bounds, Level::RangeCoded);
+        let mut rx = SnapshotReceiver::new(scene.clone(), bounds);
+        for f in 1..30u32 {
+            scene = step(&mut rng, &scene, &bounds);
+            let (payload, _) = tx.encode(f, scene.clone());
+            if rng.below(100) < loss {
+                continue;
+            }
+            prop_assert_eq!(rx.decode(f, &payload).unwrap(), scene.clone());
+            if rng.below(100) >= ack_loss {
+                tx.on_ack(f);
+            }
+        }
+    }
+
+    #[test]
+    fn state_sync_packets_round_trip_against_per_body_baselines(seed in 0u64..5_000, n in 1u32..80, loss in 0u32..50) {
+        use lockstep_snapshot::Role;
+        use lockstep_snapshot::sync::{SyncReceiver, SyncSender, SyncSettings};
+        let bounds = Bounds::cubes().synced();
+        let mut rng = lockstep_fx::Rng::new(seed, 10);
+        let mut scene: Vec<QuantBody> = (0..n).map(|_| body(&mut rng, &bounds)).collect();
+        let mut tx = SyncSender::new(n, SyncSettings::new(bounds, 16_667));
+        let mut rx = SyncReceiver::new(n, bounds);
+        for f in 1..25u32 {
+            scene = step(&mut rng, &scene, &bounds);
+            let roles: Vec<Option<(QuantBody, Role)>> = scene
+                .iter()
+                .enumerate()
+                .map(|(i, b)| b.present.then_some((*b, if i == 0 { Role::Player } else { Role::Free })))
+                .collect();
+            let (bytes, carried) = tx.write(f, &roles, 0);
+            prop_assert!(bytes.len() as u64 * 8 <= SyncSettings::new(bounds, 16_667).packet_bits() + 8);
+            if rng.below(100) < loss {
+                continue;
+            }
+            let got = rx.decode(f, &bytes).unwrap();
+            prop_assert_eq!(got.len(), carried.len());
+            for (slot, b) in got {
+                prop_assert_eq!(b, scene[slot as usize]);
+            }
+            if let Some(ack) = rx.ack() {
+                if rng.below(100) >= loss {
+                    tx.on_ack(ack);
+                }
+            }
+        }
+    }
+}

@@ -211,14 +211,17 @@ impl SyncSender {
         // Measured one by one in the order chosen, with the models as
         // they will be when the entry is written.
         let mut trial = models.clone();
+        let mut used = 0u64;
         let chosen = self.accumulator.select(budget, |slot| {
             let (mut e, mut body) = entry(slot);
             let mut m = BitMeasurer::new();
             let mut probe = trial.clone();
             let _ = serialize_entry(&mut m, &mut probe, slots, &mut e, &mut body, &bounds);
-            // Keep the models of entries taken (the accumulator takes this
-            // one if it fits; a refused one leaves `trial` as it was).
-            if m.bits() <= budget {
+            // The accumulator takes this entry exactly when it fits what is
+            // left: then keep its models for the next measurement (a refused
+            // one leaves `trial` as it was).
+            if used + m.bits() <= budget {
+                used += m.bits();
                 trial = probe;
             }
             m.bits()
