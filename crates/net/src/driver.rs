@@ -731,6 +731,82 @@ fn answer_late_join(
     ep.send(from, answer.encode());
 }
 
+/// A spectator of either kind, as the watch loops drive it.
+trait Watching {
+    fn handle_datagram(&mut self, now: Instant, bytes: &[u8]);
+    fn handle_timeout(&mut self, now: Instant);
+    fn poll_timeout(&self) -> Option<Instant>;
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>>;
+}
+
+impl<G: Game> Watching for Spectator<G> {
+    fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        Spectator::handle_datagram(self, now, bytes);
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        Spectator::handle_timeout(self, now);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Spectator::poll_timeout(self)
+    }
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        Spectator::poll_transmit(self, now)
+    }
+}
+
+impl<G: Game> Watching for SnapshotSpectator<G> {
+    fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        SnapshotSpectator::handle_datagram(self, now, bytes);
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        SnapshotSpectator::handle_timeout(self, now);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        SnapshotSpectator::poll_timeout(self)
+    }
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        SnapshotSpectator::poll_transmit(self, now)
+    }
+}
+
+/// Waits for the host's datagrams (until the spectator's timeout, the next
+/// send or `next_status`), feeds them to `s` (others are counted as
+/// dropped), runs its timers, and gives the time.
+async fn receive_from_host<S: Watching>(
+    ep: &mut Endpoint,
+    host: SocketAddr,
+    s: &mut S,
+    next_status: Instant,
+    status: &mut Status,
+) -> Instant {
+    let now = ep.now();
+    let mut deadline = now.plus(50_000).min(next_status);
+    for t in [s.poll_timeout(), ep.next_send()].into_iter().flatten() {
+        deadline = deadline.min(t);
+    }
+    let datagrams = ep.receive(deadline).await;
+    let now = ep.now();
+    for (from, bytes) in datagrams {
+        if from == host {
+            s.handle_datagram(now, &bytes);
+        } else {
+            status.dropped += 1;
+        }
+    }
+    if s.poll_timeout().is_some_and(|t| t <= now) {
+        s.handle_timeout(now);
+    }
+    now
+}
+
+/// Sends what `s` has for the host.
+fn send_to_host<S: Watching>(ep: &mut Endpoint, host: SocketAddr, s: &mut S, now: Instant) {
+    while let Some(bytes) = s.poll_transmit(now) {
+        ep.send(host, bytes);
+    }
+    ep.flush();
+}
+
 /// Watches the match `roster` describes through the host at `host` by
 /// snapshots: the host streams compressed snapshots (`settings` must be
 /// the host's), this process shows them interpolated and never steps the
@@ -767,23 +843,7 @@ pub async fn watch_snapshots<G: Game + Bodies>(
     let mut lost = false;
     let mut newest = 0u32;
     while newest < last_frame && !lost {
-        let now = ep.now();
-        let mut deadline = now.plus(50_000).min(next_status);
-        for t in [s.poll_timeout(), ep.next_send()].into_iter().flatten() {
-            deadline = deadline.min(t);
-        }
-        let datagrams = ep.receive(deadline).await;
-        let now = ep.now();
-        for (from, bytes) in datagrams {
-            if from == host {
-                s.handle_datagram(now, &bytes);
-            } else {
-                status.dropped += 1;
-            }
-        }
-        if s.poll_timeout().is_some_and(|t| t <= now) {
-            s.handle_timeout(now);
-        }
+        let now = receive_from_host(&mut ep, host, &mut s, next_status, &mut status).await;
         while let Some(e) = s.poll_event() {
             match e {
                 SnapshotSpectatorEvent::Snapshot { frame } => {
@@ -805,10 +865,7 @@ pub async fn watch_snapshots<G: Game + Bodies>(
                 }
             }
         }
-        while let Some(bytes) = s.poll_transmit(now) {
-            ep.send(host, bytes);
-        }
-        ep.flush();
+        send_to_host(&mut ep, host, &mut s, now);
         if now >= next_status {
             next_status = now.plus(status_every);
             status.frame = newest;
@@ -830,9 +887,8 @@ pub async fn watch_snapshots<G: Game + Bodies>(
         }
     }
     s.disconnect();
-    while let Some(bytes) = s.poll_transmit(ep.now()) {
-        ep.send(host, bytes);
-    }
+    let now = ep.now();
+    send_to_host(&mut ep, host, &mut s, now);
     drain_sends(&mut ep).await;
     status.frame = newest;
     summary.status = status;
@@ -875,23 +931,7 @@ pub async fn watch<G: Game>(
     let mut status = Status::default();
     let mut lost = false;
     while s.frame() < roster.frames && !lost {
-        let now = ep.now();
-        let mut deadline = now.plus(50_000).min(next_status);
-        for t in [s.poll_timeout(), ep.next_send()].into_iter().flatten() {
-            deadline = deadline.min(t);
-        }
-        let datagrams = ep.receive(deadline).await;
-        let now = ep.now();
-        for (from, bytes) in datagrams {
-            if from == host {
-                s.handle_datagram(now, &bytes);
-            } else {
-                status.dropped += 1;
-            }
-        }
-        if s.poll_timeout().is_some_and(|t| t <= now) {
-            s.handle_timeout(now);
-        }
+        let now = receive_from_host(&mut ep, host, &mut s, next_status, &mut status).await;
         while let Some(e) = s.poll_event() {
             match e {
                 SpectatorEvent::Stepped { checksum, .. } => {
@@ -919,10 +959,7 @@ pub async fn watch<G: Game>(
                 SpectatorEvent::Connected => on_line(Line::Note("connected to the host".into())),
             }
         }
-        while let Some(bytes) = s.poll_transmit(now) {
-            ep.send(host, bytes);
-        }
-        ep.flush();
+        send_to_host(&mut ep, host, &mut s, now);
         if now >= next_status {
             next_status = now.plus(status_every);
             status.frame = s.frame();
@@ -943,9 +980,8 @@ pub async fn watch<G: Game>(
         }
     }
     s.disconnect();
-    while let Some(bytes) = s.poll_transmit(ep.now()) {
-        ep.send(host, bytes);
-    }
+    let now = ep.now();
+    send_to_host(&mut ep, host, &mut s, now);
     drain_sends(&mut ep).await;
     status.frame = s.frame();
     status.desyncs = s.stats().checksums_differing;

@@ -12,18 +12,15 @@
 //! `cargo run --release -p lockstep-snapshot --example interpolation [LOG] [FRAMES]`
 #![allow(clippy::float_arithmetic)] // the table's statistics
 
-use lockstep_fx::{Canonical, Fx, Rng, Vec3};
-use lockstep_games::cubes::Cubes;
-use lockstep_sim::replay;
-use lockstep_sim::{Engine, EngineSettings, Game};
+mod fixture;
+
+use fixture::{Fixture, JITTER_FRAMES, LATENCY, TICK, link_delay, millimetres};
+use lockstep_fx::{Rng, Vec3};
 use lockstep_snapshot::interpolate::{Interpolator, Mode, ViewClock};
 use lockstep_snapshot::smoothing::{Smoother, Smoothing};
 use lockstep_snapshot::stream::{SnapshotReceiver, SnapshotSender};
 use lockstep_snapshot::{Bodies, Bounds, Level, QuantBody, bodies};
 
-const TICK: u64 = 16_667;
-const LATENCY: u64 = 50_000;
-const JITTER_FRAMES: u64 = 2;
 const LOSS_PERCENT: u32 = 5;
 
 /// The recorded match, quantized both ways, with the exact positions.
@@ -35,20 +32,12 @@ struct Recording {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/replays/cubes-2p.log"
-        )
-        .to_string()
-    });
-    let frames: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1200);
-    let rec = record(&path, frames);
+    let fixture = Fixture::from_args(1200);
+    let rec = record(&fixture);
     println!(
         "interpolation error over {} frames of {} ({} bodies): {} ms latency, ±{JITTER_FRAMES} frames jitter, {LOSS_PERCENT}% loss both ways",
         rec.truth.len() - 1,
-        path.rsplit('/').next().unwrap_or(&path),
+        fixture.name,
         rec.truth[0].len(),
         LATENCY / 1000
     );
@@ -73,18 +62,8 @@ fn main() {
     }
 }
 
-fn record(path: &str, frames: u32) -> Recording {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let log = replay::read::<<Cubes as Game>::Input>(&bytes).expect("a cubes log");
-    let header = log.header();
-    let config = <Cubes as Game>::Config::from_snapshot(&header.config).expect("its settings");
-    let game = Cubes::new(&config, &header.setup).expect("its match");
-    let settings = EngineSettings {
-        checksum_history: 0,
-        snapshot_interval: 0,
-        snapshots_kept: 0,
-    };
-    let mut engine = Engine::new(game, settings);
+fn record(fixture: &Fixture) -> Recording {
+    let mut engine = fixture.engine();
     let bounds = engine.game().snapshot_bounds();
     let mut rec = Recording {
         truth: Vec::new(),
@@ -94,10 +73,9 @@ fn record(path: &str, frames: u32) -> Recording {
     };
     // Frame 0 of the recording is the initial state, frame f + 1 the state
     // after stepping frame f.
-    for f in 0..=frames.min(log.frames()) {
+    for f in 0..=fixture.inputs.len() {
         if f > 0 {
-            let inputs = log.inputs(f - 1).expect("logged inputs").to_vec();
-            engine.advance(&inputs);
+            engine.advance(&fixture.inputs[f - 1]);
         }
         let g = engine.game();
         rec.truth.push(
@@ -119,11 +97,6 @@ struct Outcome {
     mean_mm: f64,
     max_mm: f64,
     kbps: f64,
-}
-
-/// One-way delay of a datagram sent now: the latency and up to ±2 frames.
-fn delay(rng: &mut Rng) -> u64 {
-    LATENCY - JITTER_FRAMES * TICK + u64::from(rng.below((2 * JITTER_FRAMES * TICK) as u32 + 1))
 }
 
 /// Plays the stream and the viewer for one rate and mode.
@@ -158,7 +131,7 @@ fn run(rec: &Recording, every: u32, mode: Mode) -> Outcome {
             let (payload, sent) = sender.encode(now_frame, snaps[now_frame as usize].clone());
             bytes += sent.bytes;
             if rng.below(100) >= LOSS_PERCENT {
-                wire.push((now + delay(&mut rng), now_frame, payload));
+                wire.push((now + link_delay(&mut rng), now_frame, payload));
             }
         }
         // The viewer takes what arrived.
@@ -173,7 +146,7 @@ fn run(rec: &Recording, every: u32, mode: Mode) -> Outcome {
             clock.on_snapshot(frame, at);
             view.push(frame, bodies);
             if rng.below(100) >= LOSS_PERCENT {
-                acks.push((now + delay(&mut rng), frame));
+                acks.push((now + link_delay(&mut rng), frame));
             }
         }
         if mode == Mode::Extrapolate {
@@ -210,10 +183,7 @@ fn run(rec: &Recording, every: u32, mode: Mode) -> Outcome {
             } else {
                 *pose
             };
-            let d = drawn.position - *exact;
-            let metres = |x: Fx| x.to_bits() as f64 / 4_294_967_296.0;
-            let e =
-                (metres(d.x).powi(2) + metres(d.y).powi(2) + metres(d.z).powi(2)).sqrt() * 1000.0;
+            let e = millimetres(drawn.position - *exact);
             sum += e;
             max = max.max(e);
             n += 1;

@@ -16,10 +16,8 @@
 
 use std::collections::VecDeque;
 
-use lockstep_fx::Canonical;
-use lockstep_games::cubes::Cubes;
-use lockstep_sim::replay;
-use lockstep_sim::{Engine, EngineSettings, Game};
+mod fixture;
+
 use lockstep_snapshot::delta::{self, Breakdown, Level, Reference};
 use lockstep_snapshot::{Bodies, QuantBody, bodies};
 
@@ -48,29 +46,11 @@ fn reference<'a>(history: &'a VecDeque<Vec<QuantBody>>, lag: usize) -> Reference
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/replays/cubes-2p.log"
-        )
-        .to_string()
-    });
-    let limit: Option<u32> = args.next().and_then(|a| a.parse().ok());
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let log = replay::read::<<Cubes as Game>::Input>(&bytes).expect("a cubes log");
-    let header = log.header();
-    let config = <Cubes as Game>::Config::from_snapshot(&header.config).expect("its settings");
-    let game = Cubes::new(&config, &header.setup).expect("its match");
-    let settings = EngineSettings {
-        checksum_history: 0,
-        snapshot_interval: 0,
-        snapshots_kept: 0,
-    };
-    let mut engine = Engine::new(game, settings);
+    let fixture = fixture::Fixture::from_args(u32::MAX);
+    let mut engine = fixture.engine();
     let bounds = engine.game().snapshot_bounds();
     let positional = bounds.positional();
-    let frames = limit.unwrap_or(log.frames()).min(log.frames());
+    let frames = fixture.inputs.len() as u32;
     let depth = LAGS.iter().max().copied().unwrap_or(ACK_LAG) + 2;
     let mut history: VecDeque<Vec<QuantBody>> = VecDeque::new();
     let mut viewed: VecDeque<Vec<QuantBody>> = VecDeque::new();
@@ -80,9 +60,8 @@ fn main() {
     let mut levels = [Row::default(); 6];
     let mut by_lag = [[Row::default(); 3]; LAGS.len()];
     let mut bodies = 0usize;
-    for f in 0..frames {
-        let inputs = log.inputs(f).expect("logged inputs").to_vec();
-        engine.advance(&inputs);
+    for inputs in &fixture.inputs {
+        engine.advance(inputs);
         let g = engine.game();
         let current = bodies::quantize(g, &bounds);
         bodies = current.len();
@@ -138,7 +117,7 @@ fn main() {
     };
     println!(
         "compression ladder: {bodies} bodies, {frames} frames of {} at 60 Hz, baseline {ACK_LAG} frames back",
-        path.rsplit('/').next().unwrap_or(&path)
+        fixture.name
     );
     println!(
         "{:<54} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",

@@ -20,10 +20,12 @@
 //! `cargo run --release -p lockstep-snapshot --example state_sync [LOG] [FRAMES]`
 #![allow(clippy::float_arithmetic)] // the table's statistics
 
+mod fixture;
+
+use fixture::{Fixture, JITTER_FRAMES, LATENCY, TICK, link_delay, millimetres};
 use lockstep_codec::input::Input;
-use lockstep_fx::{Canonical, Fx, Rng};
+use lockstep_fx::Rng;
 use lockstep_games::cubes::{Cubes, CubesInput};
-use lockstep_sim::replay;
 use lockstep_sim::{Game, Match};
 use lockstep_snapshot::interpolate::Pose;
 use lockstep_snapshot::smoothing::{Smoother, Smoothing};
@@ -32,34 +34,16 @@ use lockstep_snapshot::sync::{
 };
 use lockstep_snapshot::{Bodies, BodiesMut};
 
-const TICK: u64 = 16_667;
-const LATENCY: u64 = 50_000;
-const JITTER_FRAMES: u64 = 2;
 const JITTER_BUFFER_FRAMES: u32 = 5;
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/replays/cubes-2p.log"
-        )
-        .to_string()
-    });
-    let frames: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1200);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let log = replay::read::<CubesInput>(&bytes).expect("a cubes log");
-    let header = log.header();
-    let config = <Cubes as Game>::Config::from_snapshot(&header.config).expect("its settings");
-    let setup = header.setup;
-    let inputs: Vec<Vec<CubesInput>> = (0..frames.min(log.frames()))
-        .map(|f| log.inputs(f).expect("logged inputs").to_vec())
-        .collect();
-    let probe = Cubes::new(&config, &setup).expect("its match");
+    let fixture = Fixture::from_args(1200);
+    let (config, setup, inputs) = (&fixture.config, fixture.setup, &fixture.inputs);
+    let probe = fixture.game();
     println!(
         "state synchronization over {} frames of {} ({} bodies), 256 kbit/s budget, {} ms latency, ±{JITTER_FRAMES} frames jitter, {JITTER_BUFFER_FRAMES}-frame jitter buffer",
         inputs.len(),
-        path.rsplit('/').next().unwrap_or(&path),
+        fixture.name,
         probe.body_slots(),
         LATENCY / 1000
     );
@@ -75,7 +59,7 @@ fn main() {
         (5, 4, true),
         (25, 4, true),
     ] {
-        let r = run(&config, &setup, &inputs, loss, input_frames, state);
+        let r = run(config, &setup, inputs, loss, input_frames, state);
         println!(
             "{:<6} {:>11} {:>6} {:>10.2} {:>10.1} {:>8.1} {:>11.1} {:>6}",
             format!("{loss}%"),
@@ -96,10 +80,6 @@ struct Outcome {
     kbps: f64,
     bodies_per_packet: f64,
     late: u64,
-}
-
-fn delay(rng: &mut Rng) -> u64 {
-    LATENCY - JITTER_FRAMES * TICK + u64::from(rng.below((2 * JITTER_FRAMES * TICK) as u32 + 1))
 }
 
 fn pose_of(game: &Cubes, slot: u32) -> Option<Pose> {
@@ -156,7 +136,7 @@ fn run(
         sent_bits += header_bits + bytes.len() as u64 * 8;
         carried += bodies.len() as u64;
         if rng.below(100) >= loss {
-            wire.push((now + delay(&mut rng), f, bytes));
+            wire.push((now + link_delay(&mut rng), f, bytes));
         }
         // The receiver takes what arrived and plays the frames now due.
         wire.retain(|(at, frame, bytes)| {
@@ -192,7 +172,7 @@ fn run(
                     }
                     if rng.below(100) >= loss {
                         if let Some(ack) = rx.ack() {
-                            acks.push((now + delay(&mut rng), ack));
+                            acks.push((now + link_delay(&mut rng), ack));
                         }
                     }
                 }
@@ -203,10 +183,7 @@ fn run(
                     continue;
                 };
                 let drawn = smoother.shown(slot, &pose);
-                let d = drawn.position - exact.position;
-                let metres = |x: Fx| x.to_bits() as f64 / 4_294_967_296.0;
-                let e = (metres(d.x).powi(2) + metres(d.y).powi(2) + metres(d.z).powi(2)).sqrt()
-                    * 1000.0;
+                let e = millimetres(drawn.position - exact.position);
                 sum += e;
                 max = max.max(e);
                 n += 1;
