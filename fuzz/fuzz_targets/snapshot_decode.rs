@@ -1,32 +1,66 @@
-//! Feeds arbitrary bytes to the snapshot decoder at every level, against a
-//! fixed baseline: nothing may panic, and whatever decodes must encode back
-//! to a snapshot that decodes the same.
+//! Feeds arbitrary bytes to the snapshot decoder at every level (the
+//! classic bit-packed ones, the predicted one and the range-coded one),
+//! against a baseline and an older acked snapshot to predict from: nothing
+//! may panic, and whatever decodes must encode back to a snapshot that
+//! decodes the same.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_fx::{Fx, Quat, Vec3};
-use lockstep_snapshot::delta::{self, Level};
-use lockstep_snapshot::{Bounds, QuantBody};
+use lockstep_snapshot::delta::{self, Level, Reference};
+use lockstep_snapshot::{BodyState, Bounds, QuantBody};
 
-fuzz_target!(|data: &[u8]| {
-    let bounds = Bounds::cubes();
-    let baseline: Vec<QuantBody> = (0..40)
+fn scene(t: i32, bounds: &Bounds) -> Vec<QuantBody> {
+    (0..40)
         .map(|i| {
+            if i == 7 {
+                return QuantBody::ABSENT;
+            }
             let p = Vec3::new(
                 Fx::from_int(i - 20),
                 Fx::from_int(i % 7),
-                Fx::from_int(20 - i),
+                Fx::from_ratio(i64::from(20 * 100 - i * 100 + t * i), 100),
             );
-            QuantBody::new(p, Quat::IDENTITY, Vec3::ZERO, i % 3 == 0, &bounds)
+            let q = Quat::from_axis_angle(
+                Vec3::new(Fx::ZERO, Fx::ONE, Fx::ZERO),
+                Fx::from_ratio(i64::from(t + i), 10),
+            );
+            let state = BodyState {
+                position: p,
+                orientation: q,
+                linear_velocity: Vec3::new(Fx::from_int(i % 5), Fx::ZERO, Fx::ONE),
+                angular_velocity: Vec3::new(Fx::ONE, Fx::ZERO, Fx::from_int(-(i % 3))),
+                at_rest: i % 3 == 0,
+            };
+            QuantBody::new(&state, bounds)
         })
-        .collect();
-    for level in [Level::Absolute, Level::Delta, Level::Relative] {
-        if let Ok(snap) = delta::decode(level, &baseline, data, &bounds) {
-            let again = delta::encode(level, &baseline, &snap, &bounds);
-            assert_eq!(
-                delta::decode(level, &baseline, &again, &bounds).ok(),
-                Some(snap)
-            );
+        .collect()
+}
+
+fuzz_target!(|data: &[u8]| {
+    for bounds in [
+        Bounds::cubes(),
+        Bounds::cubes().positional(),
+        Bounds::cubes().synced(),
+    ] {
+        let (older, base) = (scene(0, &bounds), scene(3, &bounds));
+        for reference in [
+            Reference::base(&base),
+            Reference {
+                base: &base,
+                base_age: 2,
+                previous: Some((&older, 3)),
+            },
+        ] {
+            for level in Level::ALL {
+                if let Ok(snap) = delta::decode(level, &reference, data, &bounds) {
+                    let again = delta::encode(level, &reference, &snap, &bounds);
+                    assert_eq!(
+                        delta::decode(level, &reference, &again, &bounds).ok(),
+                        Some(snap)
+                    );
+                }
+            }
         }
     }
 });

@@ -2,6 +2,8 @@
 //! per seat (or spectator) playing over UDP with `lockstep-net`, bots at
 //! the controls, each seat writing its replay log. `lockstep play` hosts
 //! and joins through the same code with a window at the seat ([`Seat`]).
+//! Every seat serves snapshot streams and falls back to them when resync
+//! fails; `spectate --snapshots` watches by snapshots instead of simulating.
 //!
 //! Output: human lines by default; with `--machine`, one `key=value` line
 //! per status and note (what `lockstep demo` reads from its children).
@@ -22,6 +24,7 @@ use lockstep_net::driver::{
 };
 use lockstep_net::endpoint::Endpoint;
 use lockstep_net::lobby::{Lobby, Roster, Want};
+use lockstep_peer::{Bodies, SnapshotSettings};
 use lockstep_sim::settings_file;
 use lockstep_sim::{Game, Match};
 
@@ -166,6 +169,10 @@ pub struct JoinArgs {
 pub struct SpectateArgs {
     /// The host's address, e.g. 127.0.0.1:7777.
     pub host: String,
+    /// Watch compressed snapshots (30 a second, range-coded against acked
+    /// baselines, shown interpolated) instead of simulating the match.
+    #[arg(long)]
+    pub snapshots: bool,
     #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
@@ -342,7 +349,10 @@ pub fn host(args: &HostArgs) -> Result<ExitCode, CliError> {
 }
 
 /// Hosts a match of `G` at seat 0, played by its bot and `seat`.
-pub(crate) fn host_game<G: Demo>(args: &HostArgs, mut seat: Seat<G>) -> Result<ExitCode, CliError> {
+pub(crate) fn host_game<G: Demo + Bodies>(
+    args: &HostArgs,
+    mut seat: Seat<G>,
+) -> Result<ExitCode, CliError> {
     let config: G::Config = match &args.settings {
         Some(path) => settings_file::load(path).map_err(|e| CliError::new(e.to_string()))?,
         None => G::default_config(),
@@ -400,6 +410,7 @@ pub(crate) fn host_game<G: Demo>(args: &HostArgs, mut seat: Seat<G>) -> Result<E
             bot: Box::new(G::bot(0, setup.seed)),
             log,
             controls: seat.controls,
+            prepare: Some(driver::serve_snapshots(SnapshotSettings::default())),
         };
         let mut print = printer(&args.output, &mut *seat.on_note);
         let mut settings = settings(&args.output)?;
@@ -527,7 +538,7 @@ pub(crate) fn refuse(host: SocketAddr, reason: &str) {
 }
 
 /// Plays the seat `roster` gives, with its bot and `seat`.
-pub(crate) async fn play_game<G: Demo>(
+pub(crate) async fn play_game<G: Demo + Bodies>(
     ep: Endpoint,
     host: SocketAddr,
     roster: &Roster,
@@ -564,6 +575,7 @@ pub(crate) async fn play_game<G: Demo>(
         bot: Box::new(G::bot(seat_index, roster.setup.seed)),
         log,
         controls: seat.controls,
+        prepare: Some(driver::serve_snapshots(SnapshotSettings::default())),
     };
     let mut print = printer(&args.output, &mut *seat.on_note);
     let (summary, log) =
@@ -591,7 +603,7 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-async fn watch_game<G: Demo>(
+async fn watch_game<G: Demo + Bodies>(
     ep: Endpoint,
     host: SocketAddr,
     roster: &Roster,
@@ -601,9 +613,21 @@ async fn watch_game<G: Demo>(
     let config = accept::<G>(roster).map_err(CliError::new)?;
     let mut quiet = |_: &str| {};
     let mut print = printer(&args.output, &mut quiet);
-    let summary = driver::watch::<G>(ep, host, roster, &config, settings, &mut print)
+    let summary = if args.snapshots {
+        driver::watch_snapshots::<G>(
+            ep,
+            host,
+            roster,
+            &config,
+            SnapshotSettings::default(),
+            settings,
+            &mut print,
+        )
         .await
-        .map_err(net_error)?;
+    } else {
+        driver::watch::<G>(ep, host, roster, &config, settings, &mut print).await
+    }
+    .map_err(net_error)?;
     print_summary(&args.output, &summary, None);
     if summary.status.desyncs > 0 {
         return Ok(ExitCode::FAILURE);

@@ -329,6 +329,10 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
     let mut args = vec!["spectate".to_string(), addr.clone()];
     args.extend(link(99));
     let spectator = Proc::start("spectator", &args);
+    // A second one watches by snapshots and never simulates.
+    let mut args = vec!["spectate".to_string(), "--snapshots".into(), addr.clone()];
+    args.extend(link(98));
+    let by_snapshots = Proc::start("snapshot spectator", &args);
     let noise = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut x = 0x1234_5678u32;
     for i in 0..500 {
@@ -350,6 +354,12 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     assert!(
         field(&done, "checked").parse::<u32>().unwrap() >= 100,
+        "{done}"
+    );
+    let done = by_snapshots.finish(120);
+    // It saw snapshots to the match's end.
+    assert!(
+        field(&done, "frame").parse::<u32>().unwrap() >= 690,
         "{done}"
     );
     let joined = j.finish(60);

@@ -1,5 +1,6 @@
 //! The games shipped with lockstep, written only against the public APIs of
-//! `lockstep-sim` and `lockstep-physics`, as a studio would write its own:
+//! `lockstep-sim`, `lockstep-physics` and `lockstep-snapshot`, as a studio would
+//! write its own:
 //!
 //! - [`cubes`]: the networked-physics cube demo: each player pushes a cube
 //!   through a field of small cubes, blows them away, or rolls them up
@@ -8,9 +9,11 @@
 //!   by commands, colliding on the ground around static buildings.
 //!
 //! Each game has a seeded scripted bot and embedded default settings
-//! ([`Demo`]), so matches can be recorded headless.
+//! ([`Demo`]), so matches can be recorded headless, and exposes its bodies
+//! to snapshots (`lockstep_snapshot::Bodies`, `BodiesMut`).
 #![deny(clippy::float_arithmetic, clippy::float_cmp)]
 
+mod bodies;
 pub mod cubes;
 pub mod rts;
 

@@ -1,9 +1,10 @@
 //! The loops that play a match over an [`Endpoint`]: [`host`] (seat 0: seats
 //! the joiners, then plays and keeps answering late joiners, rejoiners and
 //! spectators), [`join`] (asks a host for a seat and gets the [`Roster`]),
-//! [`play`] (a seat's match) and [`watch`] (a spectator's). A seat is
-//! played by its bot, or by an app at its [`Controls`] (a window), which
-//! the loop hands the `Peer` once per turn.
+//! [`play`] (a seat's match), [`watch`] (a spectator's) and
+//! [`watch_snapshots`] (a spectator's that shows snapshots instead of
+//! simulating). A seat is played by its bot, or by an app at its
+//! [`Controls`] (a window), which the loop hands the `Peer` once per turn.
 //!
 //! Invariants: the loops only move bytes and time. Every decision about the
 //! match is the sans-IO crates' (`Peer`, `Spectator`, the session); the
@@ -19,7 +20,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use lockstep_fx::ShortChecksum;
-use lockstep_peer::{Peer, PeerEvent, PeerSettings, Spectator, SpectatorEvent};
+use lockstep_peer::{
+    Bodies, Peer, PeerEvent, PeerSettings, SnapshotSettings, SnapshotSpectator,
+    SnapshotSpectatorEvent, Spectator, SpectatorEvent,
+};
 use lockstep_protocol::packet::{Header, Kind};
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::WatcherId;
@@ -203,6 +207,9 @@ pub struct Player<G: Game, W: Write> {
     /// An app at the seat's controls, such as a window (`None`: the bot
     /// plays alone).
     pub controls: Option<Box<dyn Controls<G, W>>>,
+    /// Called once on the seat's [`Peer`] before the match (e.g. to
+    /// [`Peer::enable_snapshots`]); an error stops the seat.
+    pub prepare: Option<Preparation<G, W>>,
 }
 
 /// An app at a seat's controls, such as a window. The loop hands it the
@@ -215,6 +222,17 @@ pub trait Controls<G: Game, W: Write> {
     /// window): the seat says goodbye and the loop ends as after its last
     /// frame.
     fn turn(&mut self, peer: &mut Peer<G, W>) -> bool;
+}
+
+/// A [`Player::prepare`] call.
+pub type Preparation<G, W> = Box<dyn FnOnce(&mut Peer<G, W>) -> Result<(), String>>;
+
+/// A [`Player::prepare`] that lets the seat serve snapshot streams and
+/// fall back to them with `settings`.
+pub fn serve_snapshots<G: Game + Bodies, W: Write>(
+    settings: SnapshotSettings,
+) -> Preparation<G, W> {
+    Box::new(move |p: &mut Peer<G, W>| p.enable_snapshots(settings).map_err(|e| e.to_string()))
 }
 
 /// Seats the joiners (seat 0 is the host's), then plays seat 0 of the
@@ -516,6 +534,9 @@ async fn play_loop<G: Game, W: Write>(
         .map_err(|e| NetError::Start(e.to_string()))?;
     peer.set_bot(player.bot);
     let mut controls = player.controls;
+    if let Some(prepare) = player.prepare {
+        prepare(&mut peer).map_err(NetError::Start)?;
+    }
     let start = ep.now();
     let status_every = settings.status_every.as_micros() as u64;
     let tick = u64::from(1_000_000 / u32::from(plan.setup.tick_rate.max(1)));
@@ -674,6 +695,12 @@ async fn play_loop<G: Game, W: Write>(
                 PeerEvent::WatcherIncompatible { watcher } => {
                     table.watchers.retain(|_, w| *w != watcher);
                 }
+                PeerEvent::SwitchedToSnapshots { authority, reason } => on_line(Line::Note(
+                    format!("showing seat {}'s snapshots ({reason:?})", authority.0),
+                )),
+                PeerEvent::BackToLockstep { frame } => on_line(Line::Note(format!(
+                    "back in lockstep (clean through frame {frame})"
+                ))),
                 PeerEvent::Connected { .. } | PeerEvent::Started => {}
             }
         }
@@ -861,6 +888,197 @@ fn answer_late_join<G: Game, W: Write>(
     ep.send(from, answer.encode());
 }
 
+/// A spectator of either kind, as the watch loops drive it.
+trait Watching {
+    fn handle_datagram(&mut self, now: Instant, bytes: &[u8]);
+    fn handle_timeout(&mut self, now: Instant);
+    fn poll_timeout(&self) -> Option<Instant>;
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>>;
+}
+
+impl<G: Game> Watching for Spectator<G> {
+    fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        Spectator::handle_datagram(self, now, bytes);
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        Spectator::handle_timeout(self, now);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Spectator::poll_timeout(self)
+    }
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        Spectator::poll_transmit(self, now)
+    }
+}
+
+impl<G: Game> Watching for SnapshotSpectator<G> {
+    fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        SnapshotSpectator::handle_datagram(self, now, bytes);
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        SnapshotSpectator::handle_timeout(self, now);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        SnapshotSpectator::poll_timeout(self)
+    }
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        SnapshotSpectator::poll_transmit(self, now)
+    }
+}
+
+/// Waits for the host's datagrams (until the spectator's timeout, the next
+/// send or `next_status`), feeds them to `s` (others are counted as
+/// dropped), runs its timers, and gives the time.
+async fn receive_from_host<S: Watching>(
+    ep: &mut Endpoint,
+    host: SocketAddr,
+    s: &mut S,
+    next_status: Instant,
+    status: &mut Status,
+) -> Instant {
+    let now = ep.now();
+    let mut deadline = now.plus(50_000).min(next_status);
+    for t in [s.poll_timeout(), ep.next_send()].into_iter().flatten() {
+        deadline = deadline.min(t);
+    }
+    let datagrams = ep.receive(deadline).await;
+    let now = ep.now();
+    for (from, bytes) in datagrams {
+        if from == host {
+            s.handle_datagram(now, &bytes);
+        } else {
+            status.dropped += 1;
+        }
+    }
+    if s.poll_timeout().is_some_and(|t| t <= now) {
+        s.handle_timeout(now);
+    }
+    now
+}
+
+/// Sends what `s` has for the host.
+fn send_to_host<S: Watching>(ep: &mut Endpoint, host: SocketAddr, s: &mut S, now: Instant) {
+    while let Some(bytes) = s.poll_transmit(now) {
+        ep.send(host, bytes);
+    }
+    ep.flush();
+}
+
+/// Watches the match `roster` describes through the host at `host` by
+/// snapshots: the host streams compressed snapshots (`settings` must be
+/// the host's), this process shows them interpolated and never steps the
+/// game. A status's `frame` is the newest snapshot's; the loop ends once a
+/// snapshot of the match's last frames arrived or the host went away.
+pub async fn watch_snapshots<G: Game + Bodies>(
+    mut ep: Endpoint,
+    host: SocketAddr,
+    roster: &Roster,
+    config: &G::Config,
+    snapshots: SnapshotSettings,
+    settings: RunSettings,
+    on_line: &mut dyn FnMut(Line),
+) -> Result<Summary, NetError> {
+    let watch = PeerSettings::new(&roster.setup, PlayerId(0), 1).watch;
+    let tick = watch.tick_micros;
+    let start = ep.now();
+    let mut s = SnapshotSpectator::<G>::new(
+        config,
+        roster.setup,
+        watch,
+        snapshots,
+        settings.token,
+        start,
+    )
+    .map_err(|e| NetError::Start(e.to_string()))?;
+    if roster.sealed {
+        s = s
+            .sealed(&settings.identity, relay_key(roster)?)
+            .map_err(|e| NetError::Start(e.to_string()))?;
+    }
+    let status_every = settings.status_every.as_micros() as u64;
+    let limit = tick * u64::from(roster.frames) * 3 + 60_000_000;
+    let last_frame = roster.frames.saturating_sub(snapshots.every.max(1) + 1);
+    let mut next_status = start.plus(status_every);
+    let mut last = (ep.traffic(), start);
+    let mut summary = Summary::default();
+    let mut status = Status::default();
+    let mut lost = false;
+    let mut newest = 0u32;
+    while newest < last_frame && !lost {
+        let now = receive_from_host(&mut ep, host, &mut s, next_status, &mut status).await;
+        while let Some(e) = s.poll_event() {
+            match e {
+                SnapshotSpectatorEvent::Snapshot { frame } => {
+                    newest = newest.max(frame);
+                    if summary.first_frame_ms.is_none() {
+                        summary.first_frame_ms = Some(now.since(start) / 1000);
+                        on_line(Line::Note(format!("first snapshot: frame {frame}")));
+                    }
+                }
+                SnapshotSpectatorEvent::RelayLost => {
+                    lost = true;
+                    on_line(Line::Note("the host went away".into()));
+                }
+                SnapshotSpectatorEvent::Incompatible => {
+                    return Err(NetError::Start("the host plays another game".into()));
+                }
+                SnapshotSpectatorEvent::Connected => {
+                    on_line(Line::Note("connected to the host (snapshots)".into()))
+                }
+            }
+        }
+        send_to_host(&mut ep, host, &mut s, now);
+        if now >= next_status {
+            next_status = now.plus(status_every);
+            status.frame = newest;
+            status.delay_frames = (s.view().clock().delay_micros(s.view().mode()) / tick) as u32;
+            let t = ep.traffic();
+            let micros = now.since(last.1).max(1);
+            status.up_bps = (t.sent_bytes - last.0.sent_bytes) * 8 * 1_000_000 / micros;
+            status.down_bps = (t.received_bytes - last.0.received_bytes) * 8 * 1_000_000 / micros;
+            last = (t, now);
+            status.dropped += s.stats().undecodable;
+            on_line(Line::Status(status.clone()));
+        }
+        if now.since(start) > limit {
+            return Err(NetError::Stuck {
+                frames: roster.frames,
+                at: newest,
+                secs: limit / 1_000_000,
+            });
+        }
+    }
+    s.disconnect();
+    let now = ep.now();
+    send_to_host(&mut ep, host, &mut s, now);
+    drain_sends(&mut ep).await;
+    status.frame = newest;
+    summary.status = status;
+    let t = ep.traffic();
+    summary.sent_bytes = t.sent_bytes;
+    summary.received_bytes = t.received_bytes;
+    summary.seconds = ep.now().since(start) / 1_000_000;
+    let v = s.stats();
+    on_line(Line::Note(format!(
+        "{} snapshots, {} payload bytes ({} bytes each on average), {} undecodable, {} parts refused",
+        v.snapshots,
+        v.snapshot_bytes,
+        v.snapshot_bytes / v.snapshots.max(1),
+        v.undecodable,
+        v.parts_refused
+    )));
+    Ok(summary)
+}
+
+/// The public key a spectator's relay seals with: the host's, seat 0's.
+fn relay_key(roster: &Roster) -> Result<PublicKey, NetError> {
+    roster
+        .keys
+        .first()
+        .copied()
+        .ok_or_else(|| NetError::Start("the roster names no host key".into()))
+}
+
 /// Watches the match `roster` describes through the host at `host`.
 pub async fn watch<G: Game>(
     mut ep: Endpoint,
@@ -877,13 +1095,8 @@ pub async fn watch<G: Game>(
     let mut s = Spectator::<G>::new(config, roster.setup, watch, settings.token, start)
         .map_err(|e| NetError::Start(e.to_string()))?;
     if roster.sealed {
-        // The relay is the host, seat 0, and seals with its seat key.
-        let relay = *roster
-            .keys
-            .first()
-            .ok_or_else(|| NetError::Start("the roster names no host key".into()))?;
         s = s
-            .sealed(&settings.identity, relay)
+            .sealed(&settings.identity, relay_key(roster)?)
             .map_err(|e| NetError::Start(e.to_string()))?;
     }
     let status_every = settings.status_every.as_micros() as u64;
@@ -894,23 +1107,7 @@ pub async fn watch<G: Game>(
     let mut status = Status::default();
     let mut lost = false;
     while s.frame() < roster.frames && !lost {
-        let now = ep.now();
-        let mut deadline = now.plus(50_000).min(next_status);
-        for t in [s.poll_timeout(), ep.next_send()].into_iter().flatten() {
-            deadline = deadline.min(t);
-        }
-        let datagrams = ep.receive(deadline).await;
-        let now = ep.now();
-        for (from, bytes) in datagrams {
-            if from == host {
-                s.handle_datagram(now, &bytes);
-            } else {
-                status.dropped += 1;
-            }
-        }
-        if s.poll_timeout().is_some_and(|t| t <= now) {
-            s.handle_timeout(now);
-        }
+        let now = receive_from_host(&mut ep, host, &mut s, next_status, &mut status).await;
         while let Some(e) = s.poll_event() {
             match e {
                 SpectatorEvent::Stepped { checksum, .. } => {
@@ -938,10 +1135,7 @@ pub async fn watch<G: Game>(
                 SpectatorEvent::Connected => on_line(Line::Note("connected to the host".into())),
             }
         }
-        while let Some(bytes) = s.poll_transmit(now) {
-            ep.send(host, bytes);
-        }
-        ep.flush();
+        send_to_host(&mut ep, host, &mut s, now);
         if now >= next_status {
             next_status = now.plus(status_every);
             status.frame = s.frame();
@@ -962,9 +1156,8 @@ pub async fn watch<G: Game>(
         }
     }
     s.disconnect();
-    while let Some(bytes) = s.poll_transmit(ep.now()) {
-        ep.send(host, bytes);
-    }
+    let now = ep.now();
+    send_to_host(&mut ep, host, &mut s, now);
     drain_sends(&mut ep).await;
     status.frame = s.frame();
     status.desyncs = s.stats().checksums_differing;

@@ -28,7 +28,12 @@
 //!     let ep = Endpoint::open("0.0.0.0:7000".parse().unwrap(), LinkShape::PERFECT, 1).unwrap();
 //!     let setup = Match { players: 2, seed: 1, tick_rate: 60 };
 //!     let offer = Offer::<Cubes> { config: Cubes::default_config(), setup, frames: 600 };
-//!     let player = Player { bot: Box::new(Cubes::bot(0, setup.seed)), log: Vec::new(), controls: None };
+//!     let player = Player {
+//!         bot: Box::new(Cubes::bot(0, setup.seed)),
+//!         log: Vec::new(),
+//!         controls: None,
+//!         prepare: None,
+//!     };
 //!     let settings = RunSettings::new(42).unwrap();
 //!     let (summary, _log) = driver::host(ep, offer, player, settings, &mut |line| {
 //!         println!("{line:?}")

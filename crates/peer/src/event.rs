@@ -17,6 +17,15 @@ pub enum LeaveReason {
     TimedOut(TimeoutReason),
 }
 
+/// Why a peer shows snapshots instead of its own simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FallbackReason {
+    /// Resync could not bring it back.
+    ResyncFailed(ResyncFailure),
+    /// It is configured as a viewer.
+    Viewer,
+}
+
 /// Something that happened to a [`Peer`](crate::Peer); drain with
 /// [`Peer::poll_event`](crate::Peer::poll_event).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,5 +132,21 @@ pub enum PeerEvent {
     WatcherIncompatible {
         /// Which.
         watcher: WatcherId,
+    },
+    /// This peer now shows a compressed snapshot stream from `authority`
+    /// instead of its own simulation (draw
+    /// [`Peer::snapshot_view`](crate::Peer::snapshot_view)); it keeps
+    /// sending its inputs and stepping its game.
+    SwitchedToSnapshots {
+        /// The seat the snapshots come from.
+        authority: PlayerId,
+        /// Why.
+        reason: FallbackReason,
+    },
+    /// A resync held after the fall-back: this peer's checksums agree
+    /// again through `frame`, and it shows its own simulation again.
+    BackToLockstep {
+        /// The newest frame compared clean.
+        frame: u32,
     },
 }

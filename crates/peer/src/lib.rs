@@ -16,11 +16,22 @@
 //! it back ([`PeerEvent::SeatReturned`]), loads the host's state and steps
 //! on.
 //!
+//! When lockstep cannot hold a peer (its resync fails again and again, a
+//! platform that keeps drifting) it falls back to snapshots: with
+//! [`Peer::enable_snapshots`] (a game that exposes its bodies,
+//! [`Bodies`]), it asks the authority for a compressed snapshot stream,
+//! reports the switch ([`PeerEvent::SwitchedToSnapshots`]), and the app
+//! draws [`Peer::snapshot_view`] instead of [`Peer::game`]; it keeps
+//! sending its inputs and stepping, retries resync now and then, and comes
+//! back ([`PeerEvent::BackToLockstep`]) once a loaded state holds. A peer
+//! configured as a viewer shows the snapshots from the start.
+//!
 //! Every peer is also a relay for spectators: a [`Spectator`] joins through
 //! one seat (the app passes its datagrams to [`Peer::handle_watcher_datagram`]
 //! and sends what [`Peer::poll_watcher_transmit`] gives), receives the state
 //! of a frame every seat agreed on, then steps every frame the relay streams
-//! and checks the checksums the seats settled on. It cannot send inputs.
+//! and checks the checksums the seats settled on. It cannot send inputs. A
+//! [`SnapshotSpectator`] watches by snapshots instead, without simulating.
 //!
 //! Like the session, a peer is sans-IO: the app (or the `net` runtime)
 //! moves datagrams and time, in the same call order as the session's:
@@ -84,16 +95,32 @@
 //!
 //! `peer.rs` ([`Peer`], its settings and counters), `event.rs`
 //! ([`PeerEvent`]), `history.rs` (unsettled frames and the replay log),
-//! `diagnose.rs` (the live desync report).
+//! `diagnose.rs` (the live desync report), `spectator.rs`
+//! ([`Spectator`]); the snapshot side: `peer_snapshots.rs` (what
+//! [`Peer::enable_snapshots`] wires), `snapshot_server.rs` (the streams a
+//! peer serves, [`SnapshotSettings`]), `fallback.rs` (lockstep ↔
+//! snapshots), `snapshot_view.rs` ([`SnapshotView`], the receiving end) and
+//! `snapshot_spectator.rs` ([`SnapshotSpectator`]).
 #![deny(clippy::float_arithmetic)]
 
 mod diagnose;
 mod event;
+mod fallback;
 mod history;
 mod peer;
+mod peer_snapshots;
+mod snapshot_server;
+mod snapshot_spectator;
+mod snapshot_view;
 mod spectator;
 
-pub use event::{LeaveReason, PeerEvent};
+pub use event::{FallbackReason, LeaveReason, PeerEvent};
 pub use lockstep_protocol::Input;
+pub use lockstep_snapshot::Bodies;
+pub use lockstep_snapshot::interpolate::{Mode as ViewMode, Pose};
 pub use peer::{Peer, PeerError, PeerSettings, PeerStats};
+pub use peer_snapshots::SnapshotStats;
+pub use snapshot_server::{Receiver, ServerStats, SnapshotSettings};
+pub use snapshot_spectator::{SnapshotSpectator, SnapshotSpectatorEvent};
+pub use snapshot_view::{SnapshotView, ViewStats};
 pub use spectator::{Spectator, SpectatorEvent, SpectatorStats};

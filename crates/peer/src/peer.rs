@@ -31,6 +31,8 @@ use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
 use crate::diagnose::{Sides, diagnose};
 use crate::event::{LeaveReason, PeerEvent};
 use crate::history::{History, Recording, RecordingError, Stepped};
+use crate::peer_snapshots::Snapshots;
+use crate::snapshot_server::Receiver;
 
 /// How a [`Peer`] plays and records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +92,9 @@ pub enum PeerError {
     /// Writing the replay log's header failed.
     #[error("writing the replay log header: {0}")]
     Io(#[from] std::io::Error),
+    /// The game's own initial state does not decode (a bug in the game).
+    #[error("the game's initial state: {0}")]
+    InitialState(#[from] lockstep_sim::StateError),
 }
 
 /// What a peer did, counted.
@@ -114,19 +119,23 @@ pub struct PeerStats {
 /// One seat of a match: plays `G` through the lockstep protocol and records
 /// it to a replay log written to `W`.
 pub struct Peer<G: Game, W: Write> {
-    session: Session<G::Input>,
-    relay: Relay<G::Input>,
-    engine: Engine<G>,
+    pub(crate) session: Session<G::Input>,
+    pub(crate) relay: Relay<G::Input>,
+    pub(crate) engine: Engine<G>,
     history: History<G::Input>,
     recording: Option<Recording<W, G::Input>>,
     bot: Option<Box<dyn Bot<G>>>,
     input: G::Input,
     touched: bool,
     state_requested: bool,
-    desync: Option<(u32, Option<PlayerId>)>,
+    pub(crate) desync: Option<(u32, Option<PlayerId>)>,
     max_unsettled: usize,
-    events: VecDeque<PeerEvent>,
+    pub(crate) events: VecDeque<PeerEvent>,
     stats: PeerStats,
+    /// The state before frame 0 (the snapshot streams' initial baseline).
+    pub(crate) initial_state: Vec<u8>,
+    /// Snapshot streams and the fall-back, once enabled.
+    pub(crate) snapshots: Option<Snapshots<G>>,
 }
 
 impl<G: Game, W: Write> core::fmt::Debug for Peer<G, W> {
@@ -187,6 +196,7 @@ impl<G: Game, W: Write> Peer<G, W> {
             writer,
             keyframe_interval: rec.keyframe_interval,
         });
+        let initial_state = initial.clone();
         Ok(Peer {
             session,
             relay,
@@ -201,6 +211,8 @@ impl<G: Game, W: Write> Peer<G, W> {
             max_unsettled: settings.max_unsettled_frames as usize,
             events: VecDeque::new(),
             stats: PeerStats::default(),
+            initial_state,
+            snapshots: None,
         })
     }
 
@@ -369,7 +381,7 @@ impl<G: Game, W: Write> Peer<G, W> {
                     frame,
                     inputs,
                     resimulated,
-                } => self.step(frame, inputs, resimulated),
+                } => self.step(now, frame, inputs, resimulated),
                 Event::StateRequested => self.state_requested = true,
                 Event::LoadState { frame, state } => self.load(frame, state),
                 Event::Desync {
@@ -389,12 +401,16 @@ impl<G: Game, W: Write> Peer<G, W> {
                     });
                 }
                 Event::ResyncFailed { reason } => {
-                    self.events.push_back(PeerEvent::ResyncFailed { reason })
+                    self.events.push_back(PeerEvent::ResyncFailed { reason });
+                    self.snapshots_on_resync_failed(now, reason);
                 }
                 Event::PeerConnected { peer } => {
                     self.events.push_back(PeerEvent::Connected { peer })
                 }
-                Event::Started => self.events.push_back(PeerEvent::Started),
+                Event::Started => {
+                    self.events.push_back(PeerEvent::Started);
+                    self.snapshots_on_started(now);
+                }
                 Event::PeerTimedOut { peer, reason } => self.events.push_back(PeerEvent::Left {
                     peer,
                     reason: LeaveReason::TimedOut(reason),
@@ -412,6 +428,10 @@ impl<G: Game, W: Write> Peer<G, W> {
                 Event::SeatReturned { seat, frame } => self
                     .events
                     .push_back(PeerEvent::SeatReturned { seat, frame }),
+                Event::SnapshotPart { from, part } => self.snapshots_on_part(now, from, part),
+                Event::SnapshotAck { from, ack } => {
+                    self.snapshots_on_ack(now, Receiver::Seat(from), ack)
+                }
             }
         }
         if self.state_requested {
@@ -419,6 +439,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         self.settle();
         self.serve_watchers(now);
+        self.snapshots_poll(now);
     }
 
     /// Gives the relay the settled frames, a state for new spectators, and
@@ -433,11 +454,22 @@ impl<G: Game, W: Write> Peer<G, W> {
             }
         }
         while let Some(e) = self.relay.poll_event() {
-            self.events.push_back(match e {
-                RelayEvent::Joined { watcher } => PeerEvent::WatcherJoined { watcher },
-                RelayEvent::Left { watcher, reason } => PeerEvent::WatcherLeft { watcher, reason },
+            let event = match e {
+                RelayEvent::Joined { watcher } => {
+                    self.snapshots_on_watcher(now, watcher, true);
+                    PeerEvent::WatcherJoined { watcher }
+                }
+                RelayEvent::Left { watcher, reason } => {
+                    self.snapshots_on_watcher(now, watcher, false);
+                    PeerEvent::WatcherLeft { watcher, reason }
+                }
                 RelayEvent::Incompatible { watcher } => PeerEvent::WatcherIncompatible { watcher },
-            });
+                RelayEvent::SnapshotAck { watcher, ack } => {
+                    self.snapshots_on_ack(now, Receiver::Watcher(watcher), ack);
+                    continue;
+                }
+            };
+            self.events.push_back(event);
         }
     }
 
@@ -451,7 +483,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
     }
 
-    fn step(&mut self, frame: u32, inputs: Vec<G::Input>, resimulated: bool) {
+    fn step(&mut self, now: Instant, frame: u32, inputs: Vec<G::Input>, resimulated: bool) {
         if frame != self.engine.frame() {
             // The session releases frames in order from the engine's next
             // one; anything else would step the wrong state.
@@ -462,6 +494,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         let (checksum, after) = self.engine.advance_saving(&inputs);
         if !resimulated {
             self.relay.push_frame(frame, &inputs);
+            self.snapshots_on_frame(now, frame);
         }
         if resimulated {
             self.stats.frames_resimulated += 1;
@@ -556,6 +589,9 @@ impl<G: Game, W: Write> Peer<G, W> {
             state_bytes: state.len() as u64,
             diagnosis: found.diagnosis.map(Box::new),
         });
+        if let Some(s) = &mut self.snapshots {
+            s.fallback.on_healed(frame);
+        }
     }
 
     fn settle(&mut self) {

@@ -208,6 +208,8 @@ impl<G: Game> Spectator<G> {
                 }
                 WatchEvent::Incompatible => self.events.push_back(SpectatorEvent::Incompatible),
                 WatchEvent::RelayLost => self.events.push_back(SpectatorEvent::RelayLost),
+                // Only a spectator that asked for snapshots gets parts.
+                WatchEvent::SnapshotPart(_) => {}
             }
             self.check();
         }

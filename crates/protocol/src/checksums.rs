@@ -257,9 +257,23 @@ impl ChecksumBook {
         self.peers[local].shorts.put(frame, checksum.short().0);
     }
 
-    /// Stops every comparison for good (resync failed).
+    /// Stops every comparison (resync failed) until [`ChecksumBook::resume`].
     pub fn give_up(&mut self) {
         self.gave_up = true;
+    }
+
+    /// Whether comparisons stopped ([`ChecksumBook::give_up`]).
+    pub fn gave_up(&self) -> bool {
+        self.gave_up
+    }
+
+    /// This peer asks for the authority's state again after giving up: it
+    /// counts as drifted (nothing is compared) until the state is loaded
+    /// ([`ChecksumBook::on_loaded`]), then comparisons resume.
+    pub fn resume(&mut self) {
+        self.gave_up = false;
+        self.self_drifted = true;
+        self.pending = None;
     }
 
     fn compare(&mut self, frame: u32) -> Option<Verdict> {

@@ -86,8 +86,10 @@
 //! adaptive delay), [`clock`] (frame clock and tick nudging), [`checksums`]
 //! (desync detection and the authority verdict), [`resync`] (state
 //! transfers), [`seat_drop`] (agreeing on a departed seat's last frame),
-//! [`session`] (the state machine) and [`watch`] (spectators: the relay a
-//! seat runs for them and the spectator's side). The `Peer` of `lockstep-peer` drives a
+//! [`session`] (the state machine), [`watch`] (spectators: the relay a
+//! seat runs for them and the spectator's side) and [`snapshot_parts`]
+//! (snapshot payloads cut into datagrams and put back together, for the
+//! snapshot fall-back and spectators watching snapshots). The `Peer` of `lockstep-peer` drives a
 //! session with a real game; tests and experiments run them over the
 //! simulated network of `lockstep-testkit`.
 #![deny(clippy::float_arithmetic)]
@@ -105,6 +107,7 @@ pub mod seal;
 pub mod seat_drop;
 pub mod seq;
 pub mod session;
+pub mod snapshot_parts;
 pub mod stats;
 pub mod time;
 pub mod watch;

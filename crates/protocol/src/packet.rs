@@ -41,6 +41,10 @@ pub const CHUNK_BYTES: u32 = 1024;
 pub const MAX_PAYLOAD_BYTES: u32 = CHUNK_BYTES * 65_535;
 /// The largest uncompressed state a resync may announce (64 MiB).
 pub const MAX_STATE_BYTES: u32 = 64 << 20;
+/// The most bytes of a snapshot payload one [`SnapshotPart`] carries.
+pub const SNAPSHOT_PART_BYTES: u32 = 1100;
+/// The most parts one snapshot payload is cut into.
+pub const MAX_SNAPSHOT_PARTS: u32 = 64;
 
 /// Bytes of the clear header of a packet whose kind is `kind` (its first
 /// four bits), `None` for a value that is no kind. See [`Kind::header_bytes`].
@@ -125,7 +129,7 @@ pub enum Packet<I> {
     Hello(Hello),
     /// Handshake between a spectator and the seat relaying to it (kind 8).
     WatchHello(WatchHello),
-    /// Everything after a handshake (kinds 1–7, 9 and 10).
+    /// Everything after a handshake (kinds 1–7, 9, 10 and 11).
     Routed(Routed<I>),
 }
 
@@ -194,6 +198,45 @@ pub enum Message<I> {
     Feed(Feed<I>),
     /// Kind 10: a spectator's ack of the feed.
     FeedAck(FeedAck),
+    /// Kind 11, variant 0: one part of a compressed snapshot, from the
+    /// authority to a peer that fell back to snapshots, or from a relay to
+    /// a spectator watching snapshots.
+    SnapshotPart(SnapshotPart),
+    /// Kind 11, variant 1: the snapshot receiver's ack, which also asks
+    /// for the stream and ends it.
+    SnapshotAck(SnapshotAck),
+}
+
+/// One part of a snapshot payload (the payload is opaque here: the
+/// `lockstep-snapshot` stream codes it against acked baselines). A payload
+/// is cut into `parts` parts of [`SNAPSHOT_PART_BYTES`] bytes, the last
+/// one shorter; a receiver uses it once every part arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SnapshotPart {
+    /// The stream, as the receiver named it in its ack.
+    pub stream: u8,
+    /// Low 16 bits of the snapshot's frame.
+    pub frame: u16,
+    /// This part's index, below `parts`.
+    pub index: u8,
+    /// Parts in the payload, `1..=MAX_SNAPSHOT_PARTS`.
+    pub parts: u8,
+    /// This part's bytes, `1..=SNAPSHOT_PART_BYTES` of them.
+    pub data: Vec<u8>,
+}
+
+/// A snapshot receiver's ack: the stream it wants, the newest snapshot it
+/// decoded (a baseline the sender may code against), or that it wants no
+/// more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SnapshotAck {
+    /// The stream wanted (a new id starts the stream over, against the
+    /// initial state).
+    pub stream: u8,
+    /// Low 16 bits of the newest frame decoded in this stream, if any.
+    pub newest: Option<u16>,
+    /// The receiver is done: stop sending.
+    pub done: bool,
 }
 
 /// The spectator handshake, sent both ways until each side holds the
@@ -214,9 +257,20 @@ pub struct WatchHello {
     pub token: u32,
     /// The receiver's token as the sender knows it, 0 if not yet known.
     pub echo: u32,
-    /// The relay's newest released frame, in full (a spectator sends 0):
-    /// the spectator restores the 16-bit frames of later packets against it.
+    /// From the relay: its newest released frame, in full (the spectator
+    /// restores the 16-bit frames of later packets against it). From a
+    /// spectator: the stream it asks for, [`WatchHello::INPUTS`] or
+    /// [`WatchHello::SNAPSHOTS`].
     pub frame: u32,
+}
+
+impl WatchHello {
+    /// A spectator's `frame`: it asks for every frame's inputs and an exact
+    /// state, and simulates.
+    pub const INPUTS: u32 = 0;
+    /// A spectator's `frame`: it asks for compressed snapshots to show
+    /// interpolated, and does not simulate.
+    pub const SNAPSHOTS: u32 = 1;
 }
 
 /// Released frames for a spectator: every seat's inputs for frames
@@ -667,6 +721,51 @@ impl<I: Input> Feed<I> {
     }
 }
 
+impl SnapshotPart {
+    /// Serializes the message (after the variant bit).
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u8(&mut self.stream)?;
+        s.u16(&mut self.frame)?;
+        let mut parts = u32::from(self.parts);
+        s.ranged(&mut parts, 1, MAX_SNAPSHOT_PARTS, "snapshot parts")?;
+        self.parts = parts as u8;
+        let at = s.bit_position();
+        let mut index = u32::from(self.index);
+        s.ranged(&mut index, 0, MAX_SNAPSHOT_PARTS - 1, "snapshot part index")?;
+        if index >= parts {
+            return Err(BitError::OutOfRange {
+                bit: at,
+                what: "snapshot part index",
+            }
+            .into());
+        }
+        self.index = index as u8;
+        let mut len = self.data.len() as u32;
+        s.ranged(&mut len, 1, SNAPSHOT_PART_BYTES, "snapshot part length")?;
+        s.align()?;
+        s.bytes(&mut self.data, len as usize)?;
+        Ok(())
+    }
+}
+
+impl SnapshotAck {
+    /// Serializes the message (after the variant bit).
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u8(&mut self.stream)?;
+        let mut has = self.newest.is_some();
+        s.bool(&mut has)?;
+        if has {
+            let mut f = self.newest.unwrap_or(0);
+            s.u16(&mut f)?;
+            self.newest = Some(f);
+        } else {
+            self.newest = None;
+        }
+        s.bool(&mut self.done)?;
+        Ok(())
+    }
+}
+
 impl FeedAck {
     /// Serializes the message.
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
@@ -712,6 +811,8 @@ pub enum Kind {
     Feed = 9,
     /// [`FeedAck`].
     FeedAck = 10,
+    /// [`SnapshotPart`] and [`SnapshotAck`]: the snapshot stream.
+    Snapshot = 11,
 }
 
 impl Kind {
@@ -735,7 +836,7 @@ impl Kind {
     }
 
     /// Every kind, in wire order.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Hello,
         Kind::Inputs,
         Kind::Checksum,
@@ -747,6 +848,7 @@ impl Kind {
         Kind::WatchHello,
         Kind::Feed,
         Kind::FeedAck,
+        Kind::Snapshot,
     ];
 
     /// A short lowercase name (file names, reports).
@@ -763,6 +865,7 @@ impl Kind {
             Kind::WatchHello => "watch_hello",
             Kind::Feed => "feed",
             Kind::FeedAck => "feed_ack",
+            Kind::Snapshot => "snapshot",
         }
     }
 }
@@ -780,6 +883,7 @@ impl<I> Message<I> {
             Message::SeatDrop(_) | Message::SeatReturn(_) => Kind::Seat,
             Message::Feed(_) => Kind::Feed,
             Message::FeedAck(_) => Kind::FeedAck,
+            Message::SnapshotPart(_) | Message::SnapshotAck(_) => Kind::Snapshot,
         }
     }
 }
@@ -844,6 +948,7 @@ impl<I: Input> Packet<I> {
                     Kind::Seat => Message::SeatDrop(SeatDrop::default()),
                     Kind::Feed => Message::Feed(Feed::default()),
                     Kind::FeedAck => Message::FeedAck(FeedAck::default()),
+                    Kind::Snapshot => Message::SnapshotPart(SnapshotPart::default()),
                     _ => Message::Disconnect(Disconnect::default()),
                 },
             }),
@@ -881,6 +986,18 @@ impl<I: Input> Packet<I> {
                     Message::Disconnect(m) => m.serialize(s),
                     Message::Feed(m) => m.serialize(s),
                     Message::FeedAck(m) => m.serialize(s),
+                    Message::SnapshotPart(_) | Message::SnapshotAck(_) => {
+                        let mut ack = matches!(r.message, Message::SnapshotAck(_));
+                        s.bool(&mut ack)?;
+                        if S::READING && ack {
+                            r.message = Message::SnapshotAck(SnapshotAck::default());
+                        }
+                        match &mut r.message {
+                            Message::SnapshotPart(m) => m.serialize(s),
+                            Message::SnapshotAck(m) => m.serialize(s),
+                            _ => Ok(()),
+                        }
+                    }
                     Message::SeatDrop(_) | Message::SeatReturn(_) => {
                         let mut returning = matches!(r.message, Message::SeatReturn(_));
                         s.bool(&mut returning)?;

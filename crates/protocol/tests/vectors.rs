@@ -11,7 +11,8 @@ use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::MAX_DATAGRAM;
 use lockstep_protocol::packet::{
     ChecksumMsg, Disconnect, Feed, FeedAck, Hello, InputsMsg, Message, Packet, ResyncAck,
-    ResyncChunk, ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums, WatchHello,
+    ResyncChunk, ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums, SnapshotAck,
+    SnapshotPart, WatchHello,
 };
 use lockstep_protocol::seal::{Identity, Link, PairKeys};
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
@@ -214,6 +215,35 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             routed(Message::FeedAck(FeedAck {
                 next_frame: 1203,
                 want_state: false,
+            })),
+        ),
+        (
+            "snapshot_part",
+            "stream 2, the last (third) part of frame 4660's snapshot payload: 5 bytes",
+            routed(Message::SnapshotPart(SnapshotPart {
+                stream: 2,
+                frame: 4660,
+                index: 2,
+                parts: 3,
+                data: vec![0xde, 0xad, 0xbe, 0xef, 0x01],
+            })),
+        ),
+        (
+            "snapshot_ack",
+            "stream 2: the receiver decoded frame 4660's snapshot",
+            routed(Message::SnapshotAck(SnapshotAck {
+                stream: 2,
+                newest: Some(4660),
+                done: false,
+            })),
+        ),
+        (
+            "snapshot_request",
+            "stream 3 asked for: nothing decoded yet",
+            routed(Message::SnapshotAck(SnapshotAck {
+                stream: 3,
+                newest: None,
+                done: false,
             })),
         ),
     ]

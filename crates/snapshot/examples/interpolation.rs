@@ -1,152 +1,200 @@
-//! Interpolation quality on the recorded cube match: a sender snapshots the
-//! scene (quantized) at 10, 30 or 60 Hz; each snapshot crosses a link with
-//! 50 ms of latency, ±2 frames of jitter and 5% loss; a viewer samples its
-//! interpolation buffer every frame, a playout delay of three send
-//! intervals plus the jitter behind. The table is the viewer's position
-//! error against the exact simulation at the time it shows, over every body.
+//! Interpolation quality on the recorded cube match: a sender streams
+//! range-coded snapshots of the scene at 10, 30 or 60 Hz against the
+//! baselines the viewer acked; each snapshot and each ack crosses a link
+//! with 50 ms of latency, ±2 frames of jitter and 5% loss; the viewer's
+//! clock learns the send interval and the jitter from what arrives and
+//! shows the scene three send intervals plus the jitter behind the
+//! earliest arrivals (extrapolation: only the jitter behind, with the
+//! jumps smoothed). The table is the viewer's position error against the
+//! exact simulation at the time it shows, over every body and frame, and
+//! what the stream cost.
 //!
 //! `cargo run --release -p lockstep-snapshot --example interpolation [LOG] [FRAMES]`
 #![allow(clippy::float_arithmetic)] // the table's statistics
 
-use lockstep_fx::{Canonical, Fx, Rng, Vec3};
-use lockstep_games::cubes::Cubes;
-use lockstep_sim::replay;
-use lockstep_sim::{Engine, EngineSettings, Game};
-use lockstep_snapshot::interpolate::{Curve, Interpolator, playout_delay_micros};
-use lockstep_snapshot::{Bounds, QuantBody};
+mod fixture;
 
-const TICK: u64 = 16_667;
-const LATENCY: u64 = 50_000;
-const JITTER_FRAMES: u64 = 2;
+use fixture::{Fixture, JITTER_FRAMES, LATENCY, TICK, link_delay, millimetres};
+use lockstep_fx::{Rng, Vec3};
+use lockstep_snapshot::interpolate::{Interpolator, Mode, ViewClock};
+use lockstep_snapshot::smoothing::{Smoother, Smoothing};
+use lockstep_snapshot::stream::{SnapshotReceiver, SnapshotSender};
+use lockstep_snapshot::{Bodies, Bounds, Level, QuantBody, bodies};
+
 const LOSS_PERCENT: u32 = 5;
 
+/// The recorded match, quantized both ways, with the exact positions.
+struct Recording {
+    truth: Vec<Vec<Vec3>>,
+    with_velocity: Vec<Vec<QuantBody>>,
+    positions_only: Vec<Vec<QuantBody>>,
+    bounds: Bounds,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/replays/cubes-2p.log"
-        )
-        .to_string()
-    });
-    let frames: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(600);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let log = replay::read::<<Cubes as Game>::Input>(&bytes).expect("a cubes log");
-    let header = log.header();
-    let config = <Cubes as Game>::Config::from_snapshot(&header.config).expect("its settings");
-    let game = Cubes::new(&config, &header.setup).expect("its match");
-    let settings = EngineSettings {
-        checksum_history: 0,
-        snapshot_interval: 0,
-        snapshots_kept: 0,
-    };
-    let mut engine = Engine::new(game, settings);
-    let bounds = Bounds::cubes();
-    // The exact positions and the quantized snapshot of every frame.
-    let frames = frames.min(log.frames());
-    let mut truth: Vec<Vec<Vec3>> = Vec::new();
-    let mut snaps: Vec<Vec<QuantBody>> = Vec::new();
-    for f in 0..frames {
-        let inputs = log.inputs(f).expect("logged inputs").to_vec();
-        engine.advance(&inputs);
-        let bodies: Vec<_> = engine
-            .game()
-            .world()
-            .bodies()
-            .filter(|(_, b)| b.mass() > Fx::ZERO)
-            .map(|(_, b)| {
-                (
-                    b.position(),
-                    QuantBody::new(
-                        b.position(),
-                        b.orientation(),
-                        b.linear_velocity(),
-                        !b.is_awake(),
-                        &bounds,
-                    ),
-                )
-            })
-            .collect();
-        truth.push(bodies.iter().map(|(p, _)| *p).collect());
-        snaps.push(bodies.iter().map(|(_, q)| *q).collect());
-    }
+    let fixture = Fixture::from_args(1200);
+    let rec = record(&fixture);
     println!(
-        "interpolation error over {frames} frames of {} ({} bodies): {} ms latency, ±{JITTER_FRAMES} frames jitter, {LOSS_PERCENT}% loss",
-        path.rsplit('/').next().unwrap_or(&path),
-        truth.first().map_or(0, Vec::len),
+        "interpolation error over {} frames of {} ({} bodies): {} ms latency, ±{JITTER_FRAMES} frames jitter, {LOSS_PERCENT}% loss both ways",
+        rec.truth.len() - 1,
+        fixture.name,
+        rec.truth[0].len(),
         LATENCY / 1000
     );
     println!(
-        "{:<8} {:<8} {:>10} {:>12} {:>12} {:>10}",
-        "rate", "curve", "delay ms", "mean mm", "max mm", "shown"
+        "{:<8} {:<12} {:>9} {:>9} {:>10} {:>10} {:>9}",
+        "rate", "mode", "behind ms", "jitter", "mean mm", "max mm", "kbit/s"
     );
     for hz in [10u64, 30, 60] {
-        let every = (60 / hz) as u32;
-        for curve in [Curve::Linear, Curve::Hermite] {
-            let (mean, max, shown, delay) = run(&truth, &snaps, &bounds, every, curve);
+        for mode in [Mode::Linear, Mode::Hermite, Mode::Extrapolate] {
+            let r = run(&rec, (60 / hz) as u32, mode);
             println!(
-                "{:<8} {:<8} {:>10} {:>12.2} {:>12.2} {:>10}",
+                "{:<8} {:<12} {:>9.0} {:>9.0} {:>10.2} {:>10.1} {:>9.1}",
                 format!("{hz} Hz"),
-                format!("{curve:?}"),
-                delay / 1000,
-                mean,
-                max,
-                shown
+                format!("{mode:?}"),
+                r.delay_ms,
+                r.jitter_ms,
+                r.mean_mm,
+                r.max_mm,
+                r.kbps
             );
         }
     }
 }
 
-/// Plays the link and the viewer: mean and max error (mm), samples shown,
-/// and the playout delay used.
-fn run(
-    truth: &[Vec<Vec3>],
-    snaps: &[Vec<QuantBody>],
-    bounds: &Bounds,
-    every: u32,
-    curve: Curve,
-) -> (f64, f64, u64, u64) {
-    let mut rng = Rng::new(u64::from(every), 77);
-    // (arrival µs, frame)
-    let mut wire: Vec<(u64, u32)> = Vec::new();
-    for f in (0..snaps.len() as u32).step_by(every as usize) {
-        if rng.below(100) < LOSS_PERCENT {
-            continue;
+fn record(fixture: &Fixture) -> Recording {
+    let mut engine = fixture.engine();
+    let bounds = engine.game().snapshot_bounds();
+    let mut rec = Recording {
+        truth: Vec::new(),
+        with_velocity: Vec::new(),
+        positions_only: Vec::new(),
+        bounds,
+    };
+    // Frame 0 of the recording is the initial state, frame f + 1 the state
+    // after stepping frame f.
+    for f in 0..=fixture.inputs.len() {
+        if f > 0 {
+            engine.advance(&fixture.inputs[f - 1]);
         }
-        let jitter = u64::from(rng.below((2 * JITTER_FRAMES * TICK) as u32 + 1));
-        let arrival = u64::from(f) * TICK + LATENCY - JITTER_FRAMES * TICK + jitter;
-        wire.push((arrival, f));
+        let g = engine.game();
+        rec.truth.push(
+            (0..g.body_slots())
+                .filter_map(|s| g.body(s))
+                .map(|(b, _)| b.position)
+                .collect(),
+        );
+        rec.with_velocity.push(bodies::quantize(g, &bounds));
+        rec.positions_only
+            .push(bodies::quantize(g, &bounds.positional()));
     }
-    wire.sort();
-    let delay = playout_delay_micros(u64::from(every) * TICK, JITTER_FRAMES * TICK);
-    // Shown `LATENCY + delay` behind, rounded up to a whole frame.
-    let behind = (LATENCY + delay).div_ceil(TICK);
-    let mut view = Interpolator::new(*bounds, TICK, curve, 250_000);
-    let mut next = 0;
-    let (mut sum, mut max, mut n, mut shown) = (0.0f64, 0.0f64, 0u64, 0u64);
-    for now_frame in 0..snaps.len() as u64 {
-        let now = now_frame * TICK;
-        while next < wire.len() && wire[next].0 <= now {
-            let f = wire[next].1;
-            view.push(f, snaps[f as usize].clone());
-            next += 1;
+    rec
+}
+
+struct Outcome {
+    delay_ms: f64,
+    jitter_ms: f64,
+    mean_mm: f64,
+    max_mm: f64,
+    kbps: f64,
+}
+
+/// Plays the stream and the viewer for one rate and mode.
+fn run(rec: &Recording, every: u32, mode: Mode) -> Outcome {
+    let (snaps, bounds) = if mode.needs_velocity() {
+        (&rec.with_velocity, rec.bounds)
+    } else {
+        (&rec.positions_only, rec.bounds.positional())
+    };
+    let mut rng = Rng::new(u64::from(every) * 10 + mode as u64, 77);
+    let mut sender = SnapshotSender::new(snaps[0].clone(), bounds, Level::RangeCoded);
+    let mut receiver = SnapshotReceiver::new(snaps[0].clone(), bounds);
+    let mut view = Interpolator::new(bounds, TICK, mode, 250_000);
+    let mut clock = ViewClock::new(TICK, 120);
+    let mut smoother = Smoother::new(Smoothing::default(), snaps[0].len());
+    // In flight: (arrival µs, frame, payload) and acks (arrival µs, frame).
+    let mut wire: Vec<(u64, u32, Vec<u8>)> = Vec::new();
+    let mut acks: Vec<(u64, u32)> = Vec::new();
+    let (mut sum, mut max, mut n, mut bytes) = (0.0f64, 0.0f64, 0u64, 0u64);
+    let (mut delay_sum, mut jitter_sum, mut shown) = (0u64, 0u64, 0u64);
+    let mut last_view: Option<u64> = None;
+    for now_frame in 1..snaps.len() as u32 {
+        let now = u64::from(now_frame) * TICK;
+        // The sender takes the acks that arrived, then sends its snapshot.
+        acks.retain(|&(at, f)| {
+            if at <= now {
+                sender.on_ack(f);
+            }
+            at > now
+        });
+        if now_frame % every == 0 {
+            let (payload, sent) = sender.encode(now_frame, snaps[now_frame as usize].clone());
+            bytes += sent.bytes;
+            if rng.below(100) >= LOSS_PERCENT {
+                wire.push((now + link_delay(&mut rng), now_frame, payload));
+            }
         }
-        let Some(target) = now_frame.checked_sub(behind) else {
+        // The viewer takes what arrived.
+        wire.sort_by_key(|w| (w.0, w.1));
+        let before = last_view.and_then(|t| view.sample(t));
+        let arrived: Vec<_> = wire.iter().filter(|w| w.0 <= now).cloned().collect();
+        wire.retain(|w| w.0 > now);
+        for (at, frame, payload) in arrived {
+            let Ok(bodies) = receiver.decode(frame, &payload) else {
+                continue;
+            };
+            clock.on_snapshot(frame, at);
+            view.push(frame, bodies);
+            if rng.below(100) >= LOSS_PERCENT {
+                acks.push((now + link_delay(&mut rng), frame));
+            }
+        }
+        if mode == Mode::Extrapolate {
+            // A new snapshot moves the extrapolation: draw the jump smoothed.
+            if let (Some(t), Some(before)) = (last_view, before) {
+                if let Some(after) = view.sample(t) {
+                    for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+                        if b != a {
+                            smoother.correct(i, b, a);
+                        }
+                    }
+                }
+            }
+            smoother.decay();
+        }
+        let Some(t) = clock.view_time(now, mode) else {
             continue;
         };
-        let Some(poses) = view.sample(target * TICK) else {
+        let target = (t / TICK) as usize;
+        if target == 0 || target >= rec.truth.len() {
+            continue;
+        }
+        let view_t = target as u64 * TICK;
+        last_view = Some(view_t);
+        let Some(poses) = view.sample(view_t) else {
             continue;
         };
         shown += 1;
-        for (pose, exact) in poses.iter().zip(&truth[target as usize]) {
-            let d = pose.position - *exact;
-            let metres = |x: Fx| x.to_bits() as f64 / 4_294_967_296.0;
-            let e =
-                (metres(d.x).powi(2) + metres(d.y).powi(2) + metres(d.z).powi(2)).sqrt() * 1000.0;
+        delay_sum += now - view_t;
+        jitter_sum += clock.jitter_micros();
+        for (i, (pose, exact)) in poses.iter().zip(&rec.truth[target]).enumerate() {
+            let drawn = if mode == Mode::Extrapolate {
+                smoother.shown(i, pose)
+            } else {
+                *pose
+            };
+            let e = millimetres(drawn.position - *exact);
             sum += e;
             max = max.max(e);
             n += 1;
         }
     }
-    (sum / n.max(1) as f64, max, shown, behind * TICK)
+    let seconds = (snaps.len() - 1) as f64 * TICK as f64 / 1e6;
+    Outcome {
+        delay_ms: delay_sum as f64 / shown.max(1) as f64 / 1000.0,
+        jitter_ms: jitter_sum as f64 / shown.max(1) as f64 / 1000.0,
+        mean_mm: sum / n.max(1) as f64,
+        max_mm: max,
+        kbps: bytes as f64 * 8.0 / seconds / 1000.0,
+    }
 }

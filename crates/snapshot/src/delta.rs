@@ -1,31 +1,38 @@
-//! The snapshot codec: every body of a scene, coded against a baseline
-//! snapshot the receiver already holds (the newest one it acked, or the
-//! initial state both sides know). One `serialize` function writes, reads
-//! and measures, at three [`Level`]s so each technique's saving can be
-//! measured on its own.
+//! The snapshot codec: every body of a scene, coded against a
+//! [`Reference`] the receiver already holds (the newest snapshot it acked,
+//! or the initial state both sides know). One `serialize` function per
+//! family writes, reads and measures, at the [`Level`]s of the compression
+//! ladder, so each technique's saving can be measured on its own. This
+//! module holds the entry points and the three classic bit-packed levels;
+//! [`crate::predicted`] holds the two that predict from motion.
 //!
-//! Layout at [`Level::Relative`] (the full codec):
+//! Layout at [`Level::Relative`]:
 //!
 //! ```text
 //! index mode bool | changed bodies: bitset (one bit per body)
 //!                 |                 or count + relative gaps (1–8: 1+3 bits,
 //!                 |                 9–40: 01+5 bits, else 00 + an index)
-//! per changed body: at_rest bool
+//! per changed body: at_rest bool [present bool, if at rest; absent: done]
 //!   | position: unchanged bool | [small (|d| ≤ 15: 1 + 3×5) | large (|d| ≤ 511:
 //!   |           01 + 3×10) | absolute (00 + bounded codes)]
 //!   | orientation: unchanged bool | [same largest and |d| ≤ 15: 1 + 3×5 |
 //!   |           0 + largest u2 + 3 × orientation_bits]
 //!   | [velocity: 3 × velocity_bits]     if not at rest and velocity_bits > 0
+//!   | [angular: 3 × angular_bits]       if not at rest and angular_bits > 0
 //! ```
 //!
-//! Invariants: decoding needs only the baseline and the bounds; a body not
-//! listed as changed is the baseline's; every read is range-checked, so
-//! untrusted bytes give a [`BitError`], never a panic or an allocation
-//! beyond the baseline's size.
+//! Invariants: decoding needs only the reference and the bounds; a body
+//! not listed as changed is the baseline's; every read is range-checked,
+//! so untrusted bytes give a [`SnapshotError`], never a panic or an
+//! allocation beyond the baseline's size.
 
 use lockstep_codec::bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter, bits_for};
 
+use crate::coder::Packed;
+use crate::error::SnapshotError;
+use crate::predicted;
 use crate::quantize::{Bounds, QuantBody, SmallestThree};
+use crate::range::{RangeCost, RangeDecoder, RangeEncoder};
 
 /// How much of the codec to use (the steps of the compression ladder).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +44,67 @@ pub enum Level {
     /// Changed bodies with positions and orientations relative to the
     /// baseline, and "unchanged" bits.
     Relative,
+    /// The changed bodies predicted from their motion between the two
+    /// newest acked snapshots, positions and orientations coded as the
+    /// difference from that motion carried forward, in magnitude classes
+    /// (bit-packed; see [`crate::predicted`]).
+    Predicted,
+    /// The same symbols through the adaptive binary range coder, each
+    /// decision modelled in its context.
+    RangeCoded,
+}
+
+impl Level {
+    /// Every level, in ladder order.
+    pub const ALL: [Level; 5] = [
+        Level::Absolute,
+        Level::Delta,
+        Level::Relative,
+        Level::Predicted,
+        Level::RangeCoded,
+    ];
+
+    /// Its number on the wire (a stream payload names its level).
+    pub const fn id(self) -> u32 {
+        match self {
+            Level::Absolute => 0,
+            Level::Delta => 1,
+            Level::Relative => 2,
+            Level::Predicted => 3,
+            Level::RangeCoded => 4,
+        }
+    }
+
+    /// The level numbered `id`.
+    pub fn from_id(id: u32) -> Option<Level> {
+        Level::ALL.get(id as usize).copied()
+    }
+}
+
+/// What a snapshot is coded against: the newest snapshot the receiver
+/// acked (or the initial state), and, for the predicted levels, the acked
+/// snapshot before it.
+#[derive(Debug, Clone, Copy)]
+pub struct Reference<'a> {
+    /// The baseline: bodies not coded are these.
+    pub base: &'a [QuantBody],
+    /// Frames from the baseline to the snapshot coded (0 when unknown,
+    /// e.g. the initial state: nothing is predicted then).
+    pub base_age: u32,
+    /// The acked snapshot before the baseline and how many frames before
+    /// it, if the receiver holds one.
+    pub previous: Option<(&'a [QuantBody], u32)>,
+}
+
+impl<'a> Reference<'a> {
+    /// Just a baseline, nothing to predict from.
+    pub fn base(base: &'a [QuantBody]) -> Reference<'a> {
+        Reference {
+            base,
+            base_age: 0,
+            previous: None,
+        }
+    }
 }
 
 /// Bits spent per part of a snapshot, for the ladder's table.
@@ -50,7 +118,7 @@ pub struct Breakdown {
     pub position_bits: u64,
     /// Bits of orientations.
     pub orientation_bits: u64,
-    /// Bits of velocities and at-rest flags.
+    /// Bits of velocities and at-rest and presence flags.
     pub other_bits: u64,
 }
 
@@ -77,48 +145,122 @@ const MEDIUM_GAP: u32 = 40;
 const SMALL_DELTA: i64 = 15;
 const LARGE_DELTA: i64 = 511;
 
-/// Encodes `current` against `baseline` (same length) at `level`.
+/// Encodes `current` against `reference` (same length) at `level`.
 pub fn encode(
     level: Level,
-    baseline: &[QuantBody],
+    reference: &Reference<'_>,
     current: &[QuantBody],
     bounds: &Bounds,
 ) -> Vec<u8> {
-    let mut w = BitWriter::new();
     let mut cur = current.to_vec();
-    let _ = serialize(&mut w, level, baseline, &mut cur, bounds, None);
-    w.finish()
+    match level {
+        Level::RangeCoded => {
+            let mut e = RangeEncoder::new();
+            let _ = predicted::serialize(&mut e, reference, &mut cur, bounds, None);
+            e.finish()
+        }
+        Level::Predicted => {
+            let mut w = BitWriter::new();
+            let _ = predicted::serialize(
+                &mut Packed { stream: &mut w },
+                reference,
+                &mut cur,
+                bounds,
+                None,
+            );
+            w.finish()
+        }
+        _ => {
+            let mut w = BitWriter::new();
+            let _ = serialize(&mut w, level, reference.base, &mut cur, bounds, None);
+            w.finish()
+        }
+    }
 }
 
-/// Bits `current` takes against `baseline` at `level`, and where they go.
+/// Bits `current` takes against `reference` at `level`, and where they go
+/// (for [`Level::RangeCoded`], by the models' `-log2 p`: within a few bytes
+/// of [`encode`]'s length).
 pub fn measure(
     level: Level,
-    baseline: &[QuantBody],
+    reference: &Reference<'_>,
     current: &[QuantBody],
     bounds: &Bounds,
 ) -> Breakdown {
-    let mut m = BitMeasurer::new();
     let mut cur = current.to_vec();
     let mut b = Breakdown::default();
-    let _ = serialize(&mut m, level, baseline, &mut cur, bounds, Some(&mut b));
+    match level {
+        Level::RangeCoded => {
+            let _ = predicted::serialize(
+                &mut RangeCost::default(),
+                reference,
+                &mut cur,
+                bounds,
+                Some(&mut b),
+            );
+        }
+        Level::Predicted => {
+            let mut m = BitMeasurer::new();
+            let _ = predicted::serialize(
+                &mut Packed { stream: &mut m },
+                reference,
+                &mut cur,
+                bounds,
+                Some(&mut b),
+            );
+        }
+        _ => {
+            let mut m = BitMeasurer::new();
+            let _ = serialize(
+                &mut m,
+                level,
+                reference.base,
+                &mut cur,
+                bounds,
+                Some(&mut b),
+            );
+        }
+    }
     b
 }
 
-/// Decodes a snapshot coded against `baseline` at `level`.
+/// Decodes a snapshot coded against `reference` at `level`.
 pub fn decode(
     level: Level,
-    baseline: &[QuantBody],
+    reference: &Reference<'_>,
     bytes: &[u8],
     bounds: &Bounds,
-) -> Result<Vec<QuantBody>, BitError> {
-    let mut r = BitReader::new(bytes);
-    let mut cur = baseline.to_vec();
-    serialize(&mut r, level, baseline, &mut cur, bounds, None)?;
-    r.finish()?;
+) -> Result<Vec<QuantBody>, SnapshotError> {
+    let mut cur = reference.base.to_vec();
+    match level {
+        Level::RangeCoded => {
+            let mut d = RangeDecoder::new(bytes);
+            predicted::serialize(&mut d, reference, &mut cur, bounds, None)?;
+            d.finish()?;
+        }
+        Level::Predicted => {
+            let mut r = BitReader::new(bytes);
+            predicted::serialize(
+                &mut Packed { stream: &mut r },
+                reference,
+                &mut cur,
+                bounds,
+                None,
+            )?;
+            r.finish()?;
+        }
+        _ => {
+            let mut r = BitReader::new(bytes);
+            serialize(&mut r, level, reference.base, &mut cur, bounds, None)?;
+            r.finish()?;
+        }
+    }
     Ok(cur)
 }
 
-/// Writes, reads or measures `current` against `baseline`. When reading,
+/// Writes, reads or measures `current` against `baseline` at one of the
+/// classic levels ([`Level::Absolute`], [`Level::Delta`],
+/// [`Level::Relative`]; the predicted levels are refused). When reading,
 /// `current` must start as a copy of `baseline`.
 pub fn serialize<S: BitStream>(
     s: &mut S,
@@ -128,12 +270,18 @@ pub fn serialize<S: BitStream>(
     bounds: &Bounds,
     breakdown: Option<&mut Breakdown>,
 ) -> Result<(), BitError> {
+    if matches!(level, Level::Predicted | Level::RangeCoded) {
+        return Err(BitError::OutOfRange {
+            bit: s.bit_position(),
+            what: "classic level",
+        });
+    }
     let n = baseline.len().min(current.len());
     let mut parts = Breakdown::default();
     let start = s.bit_position();
     let changed: Vec<usize> = match level {
         Level::Absolute => (0..n).collect(),
-        Level::Delta | Level::Relative => serialize_index(s, baseline, current, n)?,
+        _ => serialize_index(s, baseline, current, n)?,
     };
     parts.index_bits = s.bit_position() - start;
     parts.bodies = changed.len() as u64;
@@ -142,7 +290,18 @@ pub fn serialize<S: BitStream>(
         let body = &mut current[i];
         let at = s.bit_position();
         s.bool(&mut body.at_rest)?;
+        if body.at_rest {
+            s.bool(&mut body.present)?;
+        } else if S::READING {
+            body.present = true;
+        }
         parts.other_bits += s.bit_position() - at;
+        if !body.present {
+            if S::READING {
+                *body = QuantBody::ABSENT;
+            }
+            continue;
+        }
         let at = s.bit_position();
         if level == Level::Relative {
             serialize_relative_position(s, &base, body, bounds)?;
@@ -158,23 +317,44 @@ pub fn serialize<S: BitStream>(
         }
         parts.orientation_bits += s.bit_position() - at;
         let at = s.bit_position();
-        if body.at_rest {
-            if S::READING {
-                // At rest: the velocity is the code of zero.
-                body.velocity = [bounds.velocity_code(lockstep_fx::Fx::ZERO); 3];
-            }
-        } else if bounds.velocity_bits > 0 {
-            let vmax = bounds.velocity_max();
-            for v in &mut body.velocity {
-                s.ranged(v, 0, vmax, "velocity")?;
-            }
-        } else if S::READING {
-            body.velocity = [0; 3];
-        }
+        serialize_velocities(s, body, bounds)?;
         parts.other_bits += s.bit_position() - at;
     }
     if let Some(b) = breakdown {
         b.add(&parts);
+    }
+    Ok(())
+}
+
+/// The velocities of a body in full: the codes of zero when at rest (not
+/// sent), else the components the bounds send.
+fn serialize_velocities<S: BitStream>(
+    s: &mut S,
+    body: &mut QuantBody,
+    bounds: &Bounds,
+) -> Result<(), BitError> {
+    if body.at_rest {
+        if S::READING {
+            body.velocity = [bounds.velocity_code(lockstep_fx::Fx::ZERO); 3];
+            body.angular = [bounds.angular_code(lockstep_fx::Fx::ZERO); 3];
+        }
+        return Ok(());
+    }
+    let vmax = bounds.velocity_max();
+    for v in &mut body.velocity {
+        if vmax > 0 {
+            s.ranged(v, 0, vmax, "velocity")?;
+        } else if S::READING {
+            *v = 0;
+        }
+    }
+    let wmax = bounds.angular_max();
+    for w in &mut body.angular {
+        if wmax > 0 {
+            s.ranged(w, 0, wmax, "angular velocity")?;
+        } else if S::READING {
+            *w = 0;
+        }
     }
     Ok(())
 }

@@ -1,17 +1,22 @@
-//! Snapshot interpolation for a viewer: a buffer of received snapshots,
-//! each stamped with the sender's frame, sampled a fixed delay behind the
-//! newest time, so the view moves smoothly between snapshots even when one
-//! or two are lost.
+//! Snapshot interpolation for a viewer: a buffer of received snapshots
+//! ([`Interpolator`]), each stamped with the sender's frame, sampled a
+//! delay behind the newest time so the view moves smoothly between
+//! snapshots even when one or two are lost, and the clock that picks that
+//! delay from what arrives ([`ViewClock`]).
 //!
 //! Positions are interpolated linearly or with a cubic Hermite spline
 //! through the snapshots' velocities; orientations by spherical linear
 //! interpolation along the shorter arc. Past the newest snapshot the view
 //! is extrapolated from its velocity for at most `max_extrapolation` and
-//! then held.
+//! then held. In [`Mode::Extrapolate`] the view does not wait for a
+//! second snapshot at all: it shows the newest one moved along its
+//! velocity (the viewer smooths the jump when the next arrives, see
+//! [`crate::smoothing`]).
 //!
 //! Invariants: integer (`Fx`) arithmetic only; snapshots are kept in frame
 //! order, at most `capacity` of them (older ones are dropped first); a
-//! sample never reads a snapshot newer than it needs.
+//! sample never reads a snapshot newer than it needs; removed bodies
+//! (absent in a snapshot) are shown where they last were, flagged hidden.
 
 use std::collections::VecDeque;
 
@@ -19,13 +24,24 @@ use lockstep_fx::{Fx, Quat, Vec3};
 
 use crate::quantize::{Bounds, QuantBody};
 
-/// How positions move between two snapshots.
+/// How the view is drawn from the snapshots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Curve {
-    /// A straight line at constant speed.
+pub enum Mode {
+    /// Between two snapshots along a straight line at constant speed.
     Linear,
-    /// A cubic Hermite spline matching both snapshots' velocities.
+    /// Between two snapshots along a cubic Hermite spline matching both
+    /// snapshots' velocities (the snapshots must carry velocity).
     Hermite,
+    /// From the newest snapshot along its velocity, without waiting for
+    /// the next (the snapshots must carry velocity).
+    Extrapolate,
+}
+
+impl Mode {
+    /// Whether the mode needs velocities in the snapshots.
+    pub fn needs_velocity(self) -> bool {
+        self != Mode::Linear
+    }
 }
 
 /// One body as the viewer draws it.
@@ -35,6 +51,19 @@ pub struct Pose {
     pub position: Vec3,
     /// How it is turned.
     pub orientation: Quat,
+    /// Whether it exists (a removed body is not drawn).
+    pub visible: bool,
+}
+
+impl Pose {
+    /// A visible body at `position` turned by `orientation`.
+    pub fn new(position: Vec3, orientation: Quat) -> Pose {
+        Pose {
+            position,
+            orientation,
+            visible: true,
+        }
+    }
 }
 
 /// The delay that survives two lost snapshots in a row: three send
@@ -44,12 +73,89 @@ pub fn playout_delay_micros(send_interval_micros: u64, jitter_micros: u64) -> u6
     3 * send_interval_micros + jitter_micros
 }
 
+/// Picks the time a viewer shows from the snapshots' arrivals: it learns
+/// the send interval (the smallest frame gap between snapshots received in
+/// a row) and the jitter (the spread of `arrival − frame time` over the
+/// recent snapshots), and shows the sender's timeline
+/// [`playout_delay_micros`] behind the earliest arrivals (in
+/// [`Mode::Extrapolate`], only the jitter behind).
+#[derive(Debug, Clone)]
+pub struct ViewClock {
+    tick_micros: u64,
+    window: usize,
+    /// `arrival − frame · tick` of the recent snapshots.
+    offsets: VecDeque<i64>,
+    /// Frame gaps between snapshots received in a row.
+    gaps: VecDeque<u32>,
+    newest: Option<u32>,
+}
+
+impl ViewClock {
+    /// A clock for frames `tick_micros` apart, judging the last `window`
+    /// snapshots.
+    pub fn new(tick_micros: u64, window: usize) -> ViewClock {
+        ViewClock {
+            tick_micros: tick_micros.max(1),
+            window: window.max(2),
+            offsets: VecDeque::new(),
+            gaps: VecDeque::new(),
+            newest: None,
+        }
+    }
+
+    /// Snapshot `frame` arrived at `arrival_micros` (the viewer's clock).
+    pub fn on_snapshot(&mut self, frame: u32, arrival_micros: u64) {
+        let offset = arrival_micros as i64 - (u64::from(frame) * self.tick_micros) as i64;
+        self.offsets.push_back(offset);
+        if self.offsets.len() > self.window {
+            self.offsets.pop_front();
+        }
+        if let Some(n) = self.newest {
+            if frame > n {
+                self.gaps.push_back(frame - n);
+                if self.gaps.len() > self.window {
+                    self.gaps.pop_front();
+                }
+            }
+        }
+        self.newest = Some(self.newest.map_or(frame, |n| n.max(frame)));
+    }
+
+    /// The send interval as measured (one tick until two arrived).
+    pub fn send_interval_micros(&self) -> u64 {
+        u64::from(self.gaps.iter().copied().min().unwrap_or(1)) * self.tick_micros
+    }
+
+    /// The jitter as measured: the spread of the arrival offsets.
+    pub fn jitter_micros(&self) -> u64 {
+        let lo = self.offsets.iter().copied().min().unwrap_or(0);
+        let hi = self.offsets.iter().copied().max().unwrap_or(0);
+        (hi - lo).max(0) as u64
+    }
+
+    /// How far behind the earliest arrivals the view is shown in `mode`.
+    pub fn delay_micros(&self, mode: Mode) -> u64 {
+        match mode {
+            Mode::Extrapolate => self.jitter_micros(),
+            _ => playout_delay_micros(self.send_interval_micros(), self.jitter_micros()),
+        }
+    }
+
+    /// The time on the sender's timeline (frame `f` at `f · tick`) to show
+    /// at `now_micros`, once a snapshot has arrived.
+    pub fn view_time(&self, now_micros: u64, mode: Mode) -> Option<u64> {
+        let lo = self.offsets.iter().copied().min()?;
+        let t = now_micros as i64 - lo - self.delay_micros(mode) as i64;
+        u64::try_from(t).ok()
+    }
+}
+
 /// The viewer's buffer.
 #[derive(Debug, Clone)]
 pub struct Interpolator {
     bounds: Bounds,
     tick_micros: u64,
-    curve: Curve,
+    mode: Mode,
     max_extrapolation_micros: u64,
     capacity: usize,
     snapshots: VecDeque<(u32, Vec<QuantBody>)>,
@@ -57,22 +163,32 @@ pub struct Interpolator {
 
 impl Interpolator {
     /// A buffer for snapshots coded with `bounds`, frames `tick_micros`
-    /// apart, moving positions along `curve`, extrapolating at most
-    /// `max_extrapolation_micros` past the newest snapshot.
+    /// apart, drawn in `mode`, extrapolating at most
+    /// `max_extrapolation_micros` past the snapshot it starts from.
     pub fn new(
         bounds: Bounds,
         tick_micros: u64,
-        curve: Curve,
+        mode: Mode,
         max_extrapolation_micros: u64,
     ) -> Interpolator {
         Interpolator {
             bounds,
             tick_micros: tick_micros.max(1),
-            curve,
+            mode,
             max_extrapolation_micros,
             capacity: 64,
             snapshots: VecDeque::new(),
         }
+    }
+
+    /// The mode it draws in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Forgets every snapshot (a new stream starts).
+    pub fn clear(&mut self) {
+        self.snapshots.clear();
     }
 
     /// Adds the snapshot of `frame` (late or duplicated ones are placed in
@@ -105,8 +221,12 @@ impl Interpolator {
         }
         let (f0, a) = &self.snapshots[after - 1];
         let t0 = u64::from(*f0) * tick;
-        let Some((f1, b)) = self.snapshots.get(after) else {
-            // Past the newest: extrapolate along the velocity, capped.
+        let next = self
+            .snapshots
+            .get(after)
+            .filter(|_| self.mode != Mode::Extrapolate);
+        let Some((f1, b)) = next else {
+            // Past the newest (or extrapolating): along the velocity, capped.
             let ahead = (time_micros - t0).min(self.max_extrapolation_micros);
             let dt = Fx::from_ratio(ahead as i64, 1_000_000);
             return Some(
@@ -117,6 +237,7 @@ impl Interpolator {
                         Pose {
                             position: p + v * dt,
                             orientation: q.orientation(&self.bounds),
+                            visible: q.present,
                         }
                     })
                     .collect(),
@@ -130,16 +251,25 @@ impl Interpolator {
             a.iter()
                 .zip(b.iter())
                 .map(|(qa, qb)| {
+                    if !qa.present || !qb.present {
+                        // Appearing or removed: no path between the two.
+                        let q = if qa.present { qa } else { qb };
+                        return Pose {
+                            position: q.position(&self.bounds),
+                            orientation: q.orientation(&self.bounds),
+                            visible: qa.present && s < Fx::HALF || qb.present && s >= Fx::HALF,
+                        };
+                    }
                     let (pa, pb) = (qa.position(&self.bounds), qb.position(&self.bounds));
-                    let position = match self.curve {
-                        Curve::Linear => pa + (pb - pa) * s,
-                        Curve::Hermite => hermite(
+                    let position = match self.mode {
+                        Mode::Hermite => hermite(
                             pa,
                             qa.velocity(&self.bounds) * span_s,
                             pb,
                             qb.velocity(&self.bounds) * span_s,
                             s,
                         ),
+                        _ => pa + (pb - pa) * s,
                     };
                     Pose {
                         position,
@@ -148,6 +278,7 @@ impl Interpolator {
                             qb.orientation(&self.bounds),
                             s,
                         ),
+                        visible: true,
                     }
                 })
                 .collect(),
@@ -223,17 +354,20 @@ mod tests {
 
     fn body(x: i32, vx: i32) -> QuantBody {
         QuantBody::new(
-            Vec3::new(Fx::from_int(x), Fx::ONE, Fx::ZERO),
-            Quat::IDENTITY,
-            Vec3::new(Fx::from_int(vx), Fx::ZERO, Fx::ZERO),
-            false,
+            &crate::BodyState {
+                position: Vec3::new(Fx::from_int(x), Fx::ONE, Fx::ZERO),
+                orientation: Quat::IDENTITY,
+                linear_velocity: Vec3::new(Fx::from_int(vx), Fx::ZERO, Fx::ZERO),
+                angular_velocity: Vec3::ZERO,
+                at_rest: false,
+            },
             &Bounds::cubes(),
         )
     }
 
     #[test]
     fn halfway_between_two_snapshots_is_halfway() {
-        let mut i = Interpolator::new(Bounds::cubes(), 10_000, Curve::Linear, 0);
+        let mut i = Interpolator::new(Bounds::cubes(), 10_000, Mode::Linear, 0);
         i.push(0, vec![body(0, 0)]);
         i.push(10, vec![body(10, 0)]);
         let p = i.sample(50_000).unwrap()[0].position;
@@ -243,7 +377,7 @@ mod tests {
 
     #[test]
     fn hermite_follows_the_velocities_and_extrapolation_is_capped() {
-        let mut i = Interpolator::new(Bounds::cubes(), 100_000, Curve::Hermite, 200_000);
+        let mut i = Interpolator::new(Bounds::cubes(), 100_000, Mode::Hermite, 200_000);
         // 1 m/s for 1 s: the spline is the straight line.
         i.push(0, vec![body(0, 1)]);
         i.push(10, vec![body(1, 1)]);
@@ -279,7 +413,7 @@ mod tests {
 
     #[test]
     fn late_and_duplicate_snapshots_keep_the_order() {
-        let mut i = Interpolator::new(Bounds::cubes(), 10_000, Curve::Linear, 0);
+        let mut i = Interpolator::new(Bounds::cubes(), 10_000, Mode::Linear, 0);
         i.push(10, vec![body(10, 0)]);
         i.push(0, vec![body(0, 0)]);
         i.push(10, vec![body(3, 0)]);
@@ -291,5 +425,34 @@ mod tests {
     fn the_delay_survives_two_lost_snapshots() {
         assert_eq!(playout_delay_micros(100_000, 50_000), 350_000);
         assert_eq!(playout_delay_micros(33_333, 50_000), 149_999);
+    }
+
+    #[test]
+    fn the_clock_learns_the_send_interval_and_the_jitter() {
+        let mut c = ViewClock::new(10_000, 32);
+        // Every 3rd frame, 40 ms late, ±5 ms; one lost.
+        for (i, f) in [0u32, 3, 6, 12, 15, 18].into_iter().enumerate() {
+            let jitter = if i % 2 == 0 { 0 } else { 10_000 };
+            c.on_snapshot(f, u64::from(f) * 10_000 + 40_000 + jitter);
+        }
+        assert_eq!(c.send_interval_micros(), 30_000);
+        assert_eq!(c.jitter_micros(), 10_000);
+        assert_eq!(c.delay_micros(Mode::Linear), 100_000);
+        assert_eq!(c.delay_micros(Mode::Extrapolate), 10_000);
+        // At 400 ms the view shows 400 − 40 − 100 = 260 ms of the sender's.
+        assert_eq!(c.view_time(400_000, Mode::Linear), Some(260_000));
+    }
+
+    #[test]
+    fn extrapolation_starts_from_the_newest_snapshot_before_the_time() {
+        let mut i = Interpolator::new(Bounds::cubes(), 100_000, Mode::Extrapolate, 1_000_000);
+        i.push(0, vec![body(0, 1)]);
+        i.push(10, vec![body(5, 1)]);
+        // Half-way, it extrapolates frame 0 (not interpolating toward 10).
+        let p = i.sample(500_000).unwrap()[0].position;
+        assert!(
+            (p.x.saturating_sub(Fx::HALF)).abs() < Fx::lit("0.002"),
+            "{p:?}"
+        );
     }
 }

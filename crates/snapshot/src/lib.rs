@@ -1,29 +1,52 @@
-//! Lossy snapshots of a scene's rigid bodies, for viewers that cannot
-//! simulate and for peers that fall back from lockstep: bounded
-//! quantization, smallest-three orientations, delta compression against an
-//! acked baseline with relative indices, positions and orientations, and
-//! snapshot interpolation.
+//! Lossy state streams of a scene's rigid bodies, for viewers that cannot
+//! simulate, for peers that fall back from lockstep, and for state
+//! synchronization: bounded quantization, smallest-three orientations,
+//! delta compression against acked baselines with motion prediction and an
+//! adaptive binary range coder, snapshot interpolation, and the state
+//! synchronization machinery.
 //!
+//! - [`bodies`]: what a game exposes ([`Bodies`], [`BodiesMut`]: body
+//!   slots, each a [`BodyState`] and a [`Role`]);
 //! - [`quantize`]: one body's state as small integer codes ([`QuantBody`],
 //!   [`Bounds`], [`SmallestThree`]);
-//! - [`delta`]: a whole snapshot coded against a baseline, at the levels
-//!   of the compression ladder ([`Level`]);
-//! - [`interpolate`]: a viewer's buffer, sampled a playout delay behind the
-//!   newest snapshot.
+//! - [`delta`]: a whole snapshot coded against a [`Reference`], at the
+//!   levels of the compression ladder ([`Level`]); [`predicted`] holds the
+//!   two levels that predict from the acked motion, over the [`coder`]
+//!   layer (bit packer or [`range`] coder);
+//! - [`stream`]: one sender and one receiver of snapshots with acked
+//!   baselines;
+//! - [`interpolate`]: a viewer's buffer and the clock that picks its delay
+//!   from the send interval and the measured jitter; [`smoothing`]: the
+//!   visual error smoothing of corrections;
+//! - [`sync`]: state synchronization (priority accumulator, per-body
+//!   baselines, jitter buffer).
 //!
 //! Exact resync stays the lossless path; these codes lose up to half a step
 //! (1/1 024 m of position at 512 steps per metre). The crate is integer
 //! only, like the deterministic set: sender and receiver hold identical
-//! quantized baselines on any machine.
+//! quantized baselines on any machine. It depends on no protocol: the
+//! bytes travel however the app likes (`lockstep-protocol` cuts them into
+//! datagrams for the snapshot fall-back).
 //!
 //! `cargo run --release -p lockstep-snapshot --example ladder` prints the
-//! compression ladder measured on the recorded cube match, and `--example
-//! interpolation` a viewer's error against the exact simulation.
+//! compression ladder measured on the recorded cube match, `--example
+//! interpolation` a viewer's error against the exact simulation, and
+//! `--example state_sync` a state synchronization receiver's divergence.
 #![deny(clippy::float_arithmetic)]
 
+pub mod bodies;
+pub mod coder;
 pub mod delta;
+mod error;
 pub mod interpolate;
+pub mod predicted;
 pub mod quantize;
+pub mod range;
+pub mod smoothing;
+pub mod stream;
+pub mod sync;
 
-pub use delta::{Breakdown, Level};
+pub use bodies::{Bodies, BodiesMut, BodyState, Role};
+pub use delta::{Breakdown, Level, Reference};
+pub use error::SnapshotError;
 pub use quantize::{Bounds, QuantBody, SmallestThree};

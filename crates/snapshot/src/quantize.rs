@@ -1,6 +1,7 @@
 //! Quantization of one rigid body's visible state: bounded positions (a
 //! fixed number of steps per metre inside the scene's box), smallest-three
-//! orientations, linear velocity in fixed steps, and an at-rest bit.
+//! orientations, linear and angular velocity in fixed steps (or not at all),
+//! an at-rest bit, and whether the body exists.
 //!
 //! Invariants: everything is integer arithmetic on `Fx` (the same bits on
 //! every machine); quantizing clamps into range instead of wrapping, so any
@@ -9,6 +10,8 @@
 //! sender and receiver keep identical baselines.
 
 use lockstep_fx::{Fx, Quat, Vec3};
+
+use crate::bodies::BodyState;
 
 /// 1/√2 in `Fx`: the largest a smallest-three component can be.
 const FRAC_1_SQRT2: Fx = Fx::lit("0.7071067811865476");
@@ -29,6 +32,11 @@ pub struct Bounds {
     /// Bits per velocity component (11; 0: velocity is not part of the
     /// snapshot, as for a viewer that only interpolates).
     pub velocity_bits: u32,
+    /// Angular velocity is clamped to ±this many rad/s (32).
+    pub max_spin: u32,
+    /// Bits per angular velocity component (0: not sent, as for a viewer;
+    /// state synchronization sends it).
+    pub angular_bits: u32,
 }
 
 impl Bounds {
@@ -44,6 +52,30 @@ impl Bounds {
             orientation_bits: 9,
             max_speed: 32,
             velocity_bits: 11,
+            max_spin: 32,
+            angular_bits: 0,
+        }
+    }
+
+    /// The same box for state synchronization, where both sides simulate
+    /// from the quantized state: 4 096 steps per metre, 15-bit orientation
+    /// components, 11-bit linear and angular velocity components.
+    pub fn synced(self) -> Bounds {
+        Bounds {
+            steps_per_metre: 4096,
+            orientation_bits: 15,
+            velocity_bits: 11,
+            angular_bits: 11,
+            ..self
+        }
+    }
+
+    /// The same box for a viewer that only interpolates: no velocities.
+    pub fn positional(self) -> Bounds {
+        Bounds {
+            velocity_bits: 0,
+            angular_bits: 0,
+            ..self
         }
     }
 
@@ -85,6 +117,26 @@ impl Bounds {
     pub fn velocity_of(&self, code: u32) -> Fx {
         let half = self.velocity_max() / 2;
         symmetric_value(code, Fx::from_int(self.max_speed.min(1 << 30) as i32), half)
+    }
+
+    /// The largest angular velocity component code (0 when not sent).
+    pub fn angular_max(&self) -> u32 {
+        if self.angular_bits == 0 {
+            return 0;
+        }
+        (1u32 << self.angular_bits.clamp(2, 24)) - 1
+    }
+
+    /// The code of an angular velocity component (zero exact).
+    pub fn angular_code(&self, w: Fx) -> u32 {
+        let half = self.angular_max() / 2;
+        symmetric_code(w, Fx::from_int(self.max_spin.min(1 << 30) as i32), half)
+    }
+
+    /// The angular velocity component of a code.
+    pub fn angular_of(&self, code: u32) -> Fx {
+        let half = self.angular_max() / 2;
+        symmetric_value(code, Fx::from_int(self.max_spin.min(1 << 30) as i32), half)
     }
 }
 
@@ -132,10 +184,15 @@ pub struct QuantBody {
     pub position: [u32; 3],
     /// Orientation.
     pub orientation: SmallestThree,
-    /// Linear velocity codes (the code of 0 m/s when at rest).
+    /// Linear velocity codes (the code of 0 m/s when at rest; 0 when the
+    /// bounds send no velocity).
     pub velocity: [u32; 3],
-    /// Asleep: not moving, velocity not sent.
+    /// Angular velocity codes (likewise).
+    pub angular: [u32; 3],
+    /// Asleep: not moving, velocities not sent.
     pub at_rest: bool,
+    /// The body exists (a removed body's slot is [`QuantBody::ABSENT`]).
+    pub present: bool,
 }
 
 /// Rounds `x · num / 2^32` to the nearest integer, for `x ≥ 0`.
@@ -164,6 +221,16 @@ impl SmallestThree {
                 largest = i;
             }
         }
+        SmallestThree::with_largest(q, largest as u8, bounds)
+    }
+
+    /// Codes `q` (unit length) as if component `largest` (0 = w … 3 = z)
+    /// were the largest: the others are clamped into ±1/√2. Exact for the
+    /// true largest; for a close second, a prediction of the code the
+    /// rotation has once that component takes over.
+    pub fn with_largest(q: Quat, largest: u8, bounds: &Bounds) -> SmallestThree {
+        let c = [q.w, q.x, q.y, q.z];
+        let largest = usize::from(largest.min(3));
         let flip = c[largest].is_negative();
         let max = bounds.orientation_max();
         let mut rest = [0u32; 3];
@@ -212,31 +279,76 @@ impl SmallestThree {
 }
 
 impl QuantBody {
-    /// Quantizes a body's position, orientation and linear velocity.
-    pub fn new(
-        position: Vec3,
-        orientation: Quat,
-        velocity: Vec3,
-        at_rest: bool,
-        bounds: &Bounds,
-    ) -> QuantBody {
+    /// The slot of a removed body: at rest, not present, every code 0.
+    pub const ABSENT: QuantBody = QuantBody {
+        position: [0; 3],
+        orientation: SmallestThree {
+            largest: 0,
+            rest: [0; 3],
+        },
+        velocity: [0; 3],
+        angular: [0; 3],
+        at_rest: true,
+        present: false,
+    };
+
+    /// Quantizes a body's state. A body at rest gets the codes of zero
+    /// velocities.
+    pub fn new(state: &BodyState, bounds: &Bounds) -> QuantBody {
         let pmax = bounds.position_max();
         let spm = u64::from(bounds.steps_per_metre);
+        let (position, v, w) = (
+            state.position,
+            state.linear_velocity,
+            state.angular_velocity,
+        );
         let vel = |v: Fx| bounds.velocity_code(v);
-        let zero = vel(Fx::ZERO);
+        let ang = |w: Fx| bounds.angular_code(w);
+        let (zv, zw) = (vel(Fx::ZERO), ang(Fx::ZERO));
         QuantBody {
             position: [
                 quantize_range(position.x, bounds.min.x, spm, pmax[0]),
                 quantize_range(position.y, bounds.min.y, spm, pmax[1]),
                 quantize_range(position.z, bounds.min.z, spm, pmax[2]),
             ],
-            orientation: SmallestThree::from_quat(orientation, bounds),
-            velocity: if at_rest {
-                [zero; 3]
+            orientation: SmallestThree::from_quat(state.orientation, bounds),
+            velocity: if state.at_rest {
+                [zv; 3]
             } else {
-                [vel(velocity.x), vel(velocity.y), vel(velocity.z)]
+                [vel(v.x), vel(v.y), vel(v.z)]
             },
-            at_rest,
+            angular: if state.at_rest {
+                [zw; 3]
+            } else {
+                [ang(w.x), ang(w.y), ang(w.z)]
+            },
+            at_rest: state.at_rest,
+            present: true,
+        }
+    }
+
+    /// A body at `position` with `orientation`, at rest (tests, examples).
+    pub fn at(position: Vec3, orientation: Quat, bounds: &Bounds) -> QuantBody {
+        QuantBody::new(
+            &BodyState {
+                position,
+                orientation,
+                linear_velocity: Vec3::ZERO,
+                angular_velocity: Vec3::ZERO,
+                at_rest: true,
+            },
+            bounds,
+        )
+    }
+
+    /// The state this code stands for.
+    pub fn state(&self, bounds: &Bounds) -> BodyState {
+        BodyState {
+            position: self.position(bounds),
+            orientation: self.orientation(bounds),
+            linear_velocity: self.velocity(bounds),
+            angular_velocity: self.angular_velocity(bounds),
+            at_rest: self.at_rest,
         }
     }
 
@@ -261,6 +373,15 @@ impl QuantBody {
             bounds.velocity_of(self.velocity[0]),
             bounds.velocity_of(self.velocity[1]),
             bounds.velocity_of(self.velocity[2]),
+        )
+    }
+
+    /// The angular velocity this code stands for.
+    pub fn angular_velocity(&self, bounds: &Bounds) -> Vec3 {
+        Vec3::new(
+            bounds.angular_of(self.angular[0]),
+            bounds.angular_of(self.angular[1]),
+            bounds.angular_of(self.angular[2]),
         )
     }
 }

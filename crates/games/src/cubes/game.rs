@@ -99,6 +99,11 @@ impl Cubes {
             .count() as u32
     }
 
+    /// Overwrites body `h` with `state` (see [`crate::bodies::set_state`]).
+    pub(super) fn set_body_state(&mut self, h: BodyHandle, state: &lockstep_snapshot::BodyState) {
+        crate::bodies::set_state(&mut self.world, h, state);
+    }
+
     /// Whether cube `i` is stuck to a seat other than `seat`.
     fn held_by_other(stuck: &[Vec<u32>], seat: usize, i: u32) -> bool {
         stuck

@@ -4,15 +4,16 @@
 //! away, z turns on katamari mode, in which the cubes it touches stick to it.
 //!
 //! It is written only against the public APIs of `lockstep-sim`,
-//! `lockstep-physics`, `lockstep-fx` and `lockstep-protocol`, as a studio
-//! would embed the engine:
+//! `lockstep-physics`, `lockstep-fx`, `lockstep-protocol` and
+//! `lockstep-snapshot`, as a studio would embed the engine:
 //! - [`input`]: the input ([`CubesInput`], six buttons) and its bit encoding;
 //! - [`config`]: the settings ([`CubesConfig`]), from `scenes/cubes.toml`;
 //! - [`scene`]: building the world, the body [`Layout`], collision groups;
 //! - `controls.rs`: pushing, lifting and blowing;
 //! - `katamari.rs`: which cubes stick and how they are held;
 //! - `game.rs`: [`Cubes`], the [`Game`](lockstep_sim::Game) implementation;
-//! - `bot.rs`: [`CubesBot`], the scripted player.
+//! - `bot.rs`: [`CubesBot`], the scripted player;
+//! - `snapshot.rs`: its bodies for snapshots (`lockstep_snapshot::Bodies`).
 //!
 //! ```
 //! use lockstep_games::Demo;
@@ -37,6 +38,7 @@ mod game;
 pub mod input;
 mod katamari;
 pub mod scene;
+mod snapshot;
 
 pub use bot::CubesBot;
 pub use config::{BlowConfig, CubesConfig, FieldConfig, KatamariConfig, PlayerConfig};

@@ -90,6 +90,25 @@ impl Rts {
         map::base(&self.config, seat, self.players)
     }
 
+    /// Unit `id`'s body and whether some player has it selected or it
+    /// walks under orders.
+    pub(super) fn unit_body(&self, id: u32) -> Option<(lockstep_physics::BodyHandle, bool, bool)> {
+        let i = index_of(&self.units, u64::from(id))?;
+        let u = &self.units[i];
+        let selected = self.selections.iter().any(|s| s.binary_search(&id).is_ok());
+        let ordered = u.order != super::unit::Order::Idle;
+        Some((u.body, selected, ordered))
+    }
+
+    /// Overwrites body `h` with `state` (see [`crate::bodies::set_state`]).
+    pub(super) fn set_body_state(
+        &mut self,
+        h: lockstep_physics::BodyHandle,
+        state: &lockstep_snapshot::BodyState,
+    ) {
+        crate::bodies::set_state(&mut self.world, h, state);
+    }
+
     /// Carries out one player's command.
     fn command(&mut self, seat: u8, command: Command) {
         match command {

@@ -4,15 +4,16 @@
 //! that meet enemies fight until one side is gone.
 //!
 //! It is written only against the public APIs of `lockstep-sim`,
-//! `lockstep-physics`, `lockstep-fx` and `lockstep-protocol`, as a studio
-//! would embed the engine:
+//! `lockstep-physics`, `lockstep-fx`, `lockstep-protocol` and
+//! `lockstep-snapshot`, as a studio would embed the engine:
 //! - [`command`]: the input ([`Command`]) and its bounded bit encoding;
 //! - [`config`]: the settings ([`RtsConfig`]), from `scenes/rts.toml`;
 //! - [`map`]: building the world; collision groups;
 //! - [`unit`](mod@unit): unit state ([`Order`], [`UnitView`]) and steering;
 //! - `combat.rs`: attacks, chases and removal of the dead (see [Combat](#combat));
 //! - `game.rs`: [`Rts`], the [`Game`](lockstep_sim::Game) implementation;
-//! - `bot.rs`: [`RtsBot`], the scripted player.
+//! - `bot.rs`: [`RtsBot`], the scripted player;
+//! - `snapshot.rs`: its units for snapshots (`lockstep_snapshot::Bodies`).
 //!
 //! ```
 //! use lockstep_games::Demo;
@@ -40,6 +41,7 @@ pub mod command;
 pub mod config;
 mod game;
 pub mod map;
+mod snapshot;
 pub mod unit;
 
 pub use bot::RtsBot;

@@ -1,6 +1,7 @@
 //! What the app sees of a session: the [`Event`]s it drains, the datagrams
 //! it sends ([`Transmit`]), and why a call was refused ([`CallError`]).
 
+use crate::packet::{SnapshotAck, SnapshotPart};
 use crate::player::{PlayerId, PlayerSet};
 use crate::window::InputError;
 
@@ -45,6 +46,16 @@ pub enum CallError {
         /// The seat passed.
         seat: PlayerId,
     },
+    /// A message for a seat that is not a connected peer of a running
+    /// match.
+    #[error("seat {} is not a connected peer", peer.0)]
+    NotConnected {
+        /// The seat passed.
+        peer: PlayerId,
+    },
+    /// A resync retry while resync had not failed.
+    #[error("resync has not failed")]
+    ResyncNotFailed,
 }
 
 /// A datagram to send.
@@ -184,5 +195,20 @@ pub enum Event<I> {
     Incompatible {
         /// The peer.
         peer: PlayerId,
+    },
+    /// A part of a snapshot from `from` (this peer asked it for a snapshot
+    /// stream: see [`Session::send_snapshot_ack`](super::Session::send_snapshot_ack)).
+    SnapshotPart {
+        /// The sender.
+        from: PlayerId,
+        /// The part.
+        part: SnapshotPart,
+    },
+    /// `from` asks for, acks or ends a snapshot stream from this peer.
+    SnapshotAck {
+        /// The receiver of the stream.
+        from: PlayerId,
+        /// Its ack.
+        ack: SnapshotAck,
     },
 }

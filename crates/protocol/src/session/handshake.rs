@@ -190,6 +190,15 @@ impl<I: Input> Session<I> {
             Message::SeatReturn(m) => self.on_seat_return(now, who, m),
             // A spectator's feed travels between a relay and its spectator.
             Message::Feed(_) | Message::FeedAck(_) => Err(Refused::Unexpected),
+            Message::SnapshotPart(part) => {
+                self.events
+                    .push_back(Event::SnapshotPart { from: who, part });
+                Ok(())
+            }
+            Message::SnapshotAck(ack) => {
+                self.events.push_back(Event::SnapshotAck { from: who, ack });
+                Ok(())
+            }
         };
         match taken {
             Ok(()) => {}

@@ -13,6 +13,8 @@
 //! - `checksums.rs`: reporting checksums and acting on verdicts;
 //! - `resync.rs`: the resync sub-state (requesting, serving, loading);
 //! - `seats.rs`: dropping a seat that left;
+//! - `snapshots.rs`: carrying a snapshot stream between two seats, and
+//!   trying resync again after it failed;
 //! - `transmit.rs`: building the datagrams to send.
 //!
 //! Invariants:
@@ -34,6 +36,7 @@ mod handshake;
 mod inputs;
 mod resync;
 mod seats;
+mod snapshots;
 mod transmit;
 
 pub use config::{Config, ConfigError, Security};

@@ -23,7 +23,7 @@ use super::{WatchConfig, WatchTransmit, WatcherId};
 use crate::input::Input;
 use crate::packet::{
     Feed, FeedAck, MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Message,
-    Packet, ResyncAck, Routed, ShortChecksums, WatchHello,
+    Packet, ResyncAck, Routed, ShortChecksums, SnapshotAck, SnapshotPart, WatchHello,
 };
 use crate::player::PlayerId;
 use crate::resync::Outgoing;
@@ -63,6 +63,14 @@ pub enum RelayEvent {
         /// Which.
         watcher: WatcherId,
     },
+    /// A spectator watching snapshots acked one, asked for a new stream or
+    /// ended it (answer with [`Relay::send_snapshot_part`]).
+    SnapshotAck {
+        /// Which.
+        watcher: WatcherId,
+        /// Its ack.
+        ack: SnapshotAck,
+    },
 }
 
 /// The relay's counters.
@@ -87,6 +95,8 @@ struct Slot {
     our_token: u32,
     /// It echoed our token: its address answers.
     validated: bool,
+    /// It watches snapshots (no state, no feed).
+    snapshots: bool,
     /// A handshake reply is due.
     hello_due: bool,
     /// The number of our next packet to it; the wire carries its low 16
@@ -248,6 +258,30 @@ impl<I: Input> Relay<I> {
         true
     }
 
+    /// The spectators watching snapshots whose handshake completed.
+    pub fn snapshot_watchers(&self) -> Vec<WatcherId> {
+        self.slots
+            .iter()
+            .filter(|(_, s)| s.validated && s.snapshots)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// Sends `part` of a snapshot stream to spectator `to` (one watching
+    /// snapshots); goes out at the next [`Relay::poll_transmit`]. `false`
+    /// if `to` is not such a spectator.
+    pub fn send_snapshot_part(&mut self, to: WatcherId, part: SnapshotPart) -> bool {
+        if !self
+            .slots
+            .get(&to)
+            .is_some_and(|s| s.validated && s.snapshots)
+        {
+            return false;
+        }
+        self.send(to, Message::SnapshotPart(part));
+        true
+    }
+
     /// Feeds a datagram from spectator `from` (the app's id for its address).
     pub fn handle_datagram(&mut self, now: Instant, from: WatcherId, bytes: &[u8]) {
         self.stats.received.packets += 1;
@@ -320,6 +354,7 @@ impl<I: Input> Relay<I> {
                     their_token: h.token,
                     our_token,
                     validated: false,
+                    snapshots: h.frame == WatchHello::SNAPSHOTS,
                     hello_due: false,
                     next_seq: 0,
                     seen: SeqWindow::default(),
@@ -338,6 +373,7 @@ impl<I: Input> Relay<I> {
         if h.token != slot.their_token {
             // Another process at the same address: start it over.
             slot.their_token = h.token;
+            slot.snapshots = h.frame == WatchHello::SNAPSHOTS;
             slot.validated = false;
             slot.next = None;
             slot.transfer = None;
@@ -346,7 +382,7 @@ impl<I: Input> Relay<I> {
         if h.echo == slot.our_token {
             if !slot.validated {
                 slot.validated = true;
-                slot.wants_state = true;
+                slot.wants_state = !slot.snapshots;
                 self.events.push_back(RelayEvent::Joined { watcher: from });
             }
         } else {
@@ -374,6 +410,11 @@ impl<I: Input> Relay<I> {
         let taken = match r.message {
             Message::FeedAck(ack) => on_feed_ack(slot, ack, newest),
             Message::ResyncAck(ack) => on_state_ack(slot, &ack, &mut self.stats),
+            Message::SnapshotAck(ack) if slot.snapshots => {
+                self.events
+                    .push_back(RelayEvent::SnapshotAck { watcher: from, ack });
+                Ok(())
+            }
             Message::Disconnect(_) => {
                 self.slots.remove(&from);
                 self.events.push_back(RelayEvent::Left {

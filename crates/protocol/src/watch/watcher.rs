@@ -16,7 +16,8 @@ use std::collections::{BTreeMap, VecDeque};
 use super::WatchConfig;
 use crate::input::Input;
 use crate::packet::{
-    Feed, FeedAck, MAX_DATAGRAM, Message, Packet, ResyncAck, ResyncChunk, Routed, WatchHello,
+    Feed, FeedAck, MAX_DATAGRAM, Message, Packet, ResyncAck, ResyncChunk, Routed, SnapshotAck,
+    SnapshotPart, WatchHello,
 };
 use crate::player::PlayerId;
 use crate::resync::Incoming;
@@ -57,6 +58,9 @@ pub enum WatchEvent<I> {
     Incompatible,
     /// The relay said goodbye or went silent: the stream is over.
     RelayLost,
+    /// A part of a snapshot (a spectator watching snapshots: see
+    /// [`Watcher::snapshots`]); ack with [`Watcher::send_snapshot_ack`].
+    SnapshotPart(SnapshotPart),
 }
 
 /// The spectator's counters.
@@ -81,6 +85,8 @@ pub struct WatcherStats {
 pub struct Watcher<I> {
     cfg: WatchConfig,
     token: u32,
+    /// It watches snapshots instead of simulating.
+    snapshots: bool,
     relay_token: Option<u32>,
     relay_seat: Option<PlayerId>,
     /// The relay holds our echo: its routed packets arrive.
@@ -122,6 +128,7 @@ impl<I: Input> Watcher<I> {
         Watcher {
             cfg,
             token: token.max(1),
+            snapshots: false,
             relay_token: None,
             relay_seat: None,
             confirmed: false,
@@ -160,9 +167,35 @@ impl<I: Input> Watcher<I> {
         Ok(self)
     }
 
+    /// A spectator that watches snapshots: its handshake asks the relay for
+    /// a snapshot stream instead of the inputs and a state; parts arrive as
+    /// [`WatchEvent::SnapshotPart`], and nothing else is released.
+    pub fn snapshots(cfg: WatchConfig, token: u32, now: Instant) -> Watcher<I> {
+        Watcher {
+            snapshots: true,
+            ..Watcher::new(cfg, token, now)
+        }
+    }
+
+    /// Sends `ack` of the snapshot stream to the relay (once the relay's
+    /// first part told its seat; `false` before).
+    pub fn send_snapshot_ack(&mut self, ack: SnapshotAck) -> bool {
+        if !self.snapshots || self.closed || self.relay_seat.is_none() {
+            return false;
+        }
+        self.send(Message::SnapshotAck(ack));
+        true
+    }
+
     /// The counters.
     pub fn stats(&self) -> &WatcherStats {
         &self.stats
+    }
+
+    /// A frame near the relay's: the newest it named or released here (to
+    /// restore 16-bit frames against).
+    pub fn reference_frame(&self) -> u32 {
+        self.reference.max(self.next)
     }
 
     /// The next frame to release (the one after the newest released).
@@ -271,8 +304,12 @@ impl<I: Input> Watcher<I> {
             return;
         }
         let taken = match r.message {
-            Message::Feed(feed) => self.on_feed(feed),
-            Message::ResyncChunk(chunk) => self.on_chunk(chunk),
+            Message::SnapshotPart(part) if self.snapshots => {
+                self.events.push_back(WatchEvent::SnapshotPart(part));
+                Ok(())
+            }
+            Message::Feed(feed) if !self.snapshots => self.on_feed(feed),
+            Message::ResyncChunk(chunk) if !self.snapshots => self.on_chunk(chunk),
             Message::Disconnect(_) => {
                 self.close();
                 return;
@@ -454,7 +491,11 @@ impl<I: Input> Watcher<I> {
                 tick_micros: self.cfg.tick_micros as u32,
                 token: self.token,
                 echo: self.relay_token.unwrap_or(0),
-                frame: 0,
+                frame: if self.snapshots {
+                    WatchHello::SNAPSHOTS
+                } else {
+                    WatchHello::INPUTS
+                },
             };
             self.push(Packet::WatchHello(hello));
         }

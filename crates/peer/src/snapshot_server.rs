@@ -1,0 +1,222 @@
+//! [`SnapshotServer`]: a peer's service of snapshot streams, to seats that
+//! fell back to snapshots and to spectators watching snapshots. Each
+//! receiver has its own stream ([`SnapshotSender`]: its acked baselines);
+//! every `every` frames the peer's game is quantized once and coded for
+//! each receiver, and the payloads are cut into parts for the wire.
+//!
+//! Invariants: a stream starts when a receiver asks (a [`SnapshotAck`]
+//! naming a stream id it does not have yet, or a spectator joining for
+//! snapshots) and ends when it says it is done or falls silent for
+//! [`SnapshotSettings::timeout_micros`]; a new stream id starts over from
+//! the initial state; acks are taken only for frames of the current stream
+//! that were sent.
+
+use std::collections::BTreeMap;
+
+use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
+use lockstep_protocol::seq::unwrap_frame;
+use lockstep_protocol::snapshot_parts::split;
+use lockstep_protocol::watch::WatcherId;
+use lockstep_protocol::{Instant, PlayerId};
+use lockstep_snapshot::interpolate::Mode;
+use lockstep_snapshot::stream::SnapshotSender;
+use lockstep_snapshot::{Bounds, Level, QuantBody};
+
+/// How snapshot streams are sent and shown; a sender and its receivers
+/// must agree on `velocity` (the receiver refuses the stream otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotSettings {
+    /// A snapshot every this many frames (2: 30 Hz at a 60 Hz tick).
+    pub every: u32,
+    /// Send linear velocities (for Hermite or extrapolated views).
+    pub velocity: bool,
+    /// The codec ([`Level::RangeCoded`]).
+    pub level: Level,
+    /// How the receiver draws ([`Mode::Linear`]; a mode that needs
+    /// velocity falls back to linear when `velocity` is off).
+    pub mode: Mode,
+    /// A receiver silent this long is dropped (3 s).
+    pub timeout_micros: u64,
+    /// A peer that fell back tries resync again this long after falling
+    /// back or after a failed retry (10 s).
+    pub retry_after_micros: u64,
+    /// The peer is a viewer: it shows the authority's snapshots from the
+    /// start and never tries to return to its own simulation's view.
+    pub viewer: bool,
+}
+
+impl Default for SnapshotSettings {
+    fn default() -> SnapshotSettings {
+        SnapshotSettings {
+            every: 2,
+            velocity: false,
+            level: Level::RangeCoded,
+            mode: Mode::Linear,
+            timeout_micros: 3_000_000,
+            retry_after_micros: 10_000_000,
+            viewer: false,
+        }
+    }
+}
+
+impl SnapshotSettings {
+    /// The bounds a stream uses, from the game's: no angular velocity,
+    /// and linear velocity only if `velocity`.
+    pub fn bounds(&self, game: Bounds) -> Bounds {
+        if self.velocity {
+            Bounds {
+                angular_bits: 0,
+                ..game
+            }
+        } else {
+            game.positional()
+        }
+    }
+
+    /// The mode a receiver draws in.
+    pub fn view_mode(&self) -> Mode {
+        if self.velocity {
+            self.mode
+        } else {
+            Mode::Linear
+        }
+    }
+}
+
+/// Who a stream goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Receiver {
+    /// A seat that fell back to snapshots.
+    Seat(PlayerId),
+    /// A spectator watching snapshots.
+    Watcher(WatcherId),
+}
+
+/// One receiver's stream.
+#[derive(Debug, Clone)]
+struct Stream {
+    id: u8,
+    sender: SnapshotSender,
+    last_heard: Instant,
+}
+
+/// What the server sent, counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerStats {
+    /// Snapshots coded (one per receiver per snapshot frame).
+    pub snapshots: u64,
+    /// Their payload bytes.
+    pub bytes: u64,
+    /// Parts handed to the wire.
+    pub parts: u64,
+    /// Payloads too large for [`MAX_SNAPSHOT_PARTS`](lockstep_protocol::packet::MAX_SNAPSHOT_PARTS) parts (not sent).
+    pub too_large: u64,
+}
+
+/// A peer's snapshot streams.
+pub(crate) struct SnapshotServer<G> {
+    settings: SnapshotSettings,
+    bounds: Bounds,
+    initial: Vec<QuantBody>,
+    quantize: fn(&G, &Bounds) -> Vec<QuantBody>,
+    streams: BTreeMap<Receiver, Stream>,
+    out: Vec<(Receiver, SnapshotPart)>,
+    stats: ServerStats,
+}
+
+impl<G> SnapshotServer<G> {
+    /// Streams of `initial`-shaped snapshots quantized with `bounds`, read
+    /// from the game by `quantize`.
+    pub(crate) fn new(
+        settings: SnapshotSettings,
+        bounds: Bounds,
+        initial: Vec<QuantBody>,
+        quantize: fn(&G, &Bounds) -> Vec<QuantBody>,
+    ) -> SnapshotServer<G> {
+        SnapshotServer {
+            settings,
+            bounds,
+            initial,
+            quantize,
+            streams: BTreeMap::new(),
+            out: Vec::new(),
+            stats: ServerStats::default(),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> &ServerStats {
+        &self.stats
+    }
+
+    /// Starts (or restarts) stream `id` to `to`.
+    pub(crate) fn start(&mut self, now: Instant, to: Receiver, id: u8) {
+        let sender = SnapshotSender::new(self.initial.clone(), self.bounds, self.settings.level);
+        self.streams.insert(
+            to,
+            Stream {
+                id,
+                sender,
+                last_heard: now,
+            },
+        );
+    }
+
+    /// Ends the stream to `to`.
+    pub(crate) fn stop(&mut self, to: Receiver) {
+        self.streams.remove(&to);
+    }
+
+    /// Takes `from`'s ack; `reference` is this peer's frame (to restore
+    /// the 16-bit frame).
+    pub(crate) fn on_ack(
+        &mut self,
+        now: Instant,
+        from: Receiver,
+        ack: SnapshotAck,
+        reference: u32,
+    ) {
+        if ack.done {
+            self.streams.remove(&from);
+            return;
+        }
+        if self.streams.get(&from).is_none_or(|s| s.id != ack.stream) {
+            self.start(now, from, ack.stream);
+        }
+        let Some(s) = self.streams.get_mut(&from) else {
+            return;
+        };
+        s.last_heard = now;
+        if let Some(frame) = ack.newest.and_then(|f| unwrap_frame(f, reference)) {
+            s.sender.on_ack(frame);
+        }
+    }
+
+    /// This peer stepped `frame` (for the first time) and its game is
+    /// `game`: on a snapshot frame, code it for every receiver.
+    pub(crate) fn on_frame(&mut self, now: Instant, frame: u32, game: &G) {
+        let timeout = self.settings.timeout_micros;
+        self.streams
+            .retain(|_, s| now.since(s.last_heard) <= timeout);
+        if self.streams.is_empty() || frame % self.settings.every.max(1) != 0 {
+            return;
+        }
+        let bodies = (self.quantize)(game, &self.bounds);
+        for (to, s) in &mut self.streams {
+            let (payload, sent) = s.sender.encode(frame, bodies.clone());
+            self.stats.snapshots += 1;
+            self.stats.bytes += sent.bytes;
+            match split(s.id, frame, &payload) {
+                Some(parts) => {
+                    self.stats.parts += parts.len() as u64;
+                    self.out.extend(parts.into_iter().map(|p| (*to, p)));
+                }
+                None => self.stats.too_large += 1,
+            }
+        }
+    }
+
+    /// The parts to send now.
+    pub(crate) fn drain(&mut self) -> Vec<(Receiver, SnapshotPart)> {
+        std::mem::take(&mut self.out)
+    }
+}
