@@ -36,6 +36,7 @@ mod broadphase;
 mod contact;
 mod island;
 pub mod narrowphase;
+mod pipeline;
 mod query;
 pub mod scenes;
 mod settings;

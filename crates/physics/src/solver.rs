@@ -19,6 +19,7 @@
 //! that times the points' mean lever arm. Each manifold solves friction first,
 //! then its normal rows (as Box2D v2 does).
 
+use lockstep_fx::wide::wrapping as hot;
 use lockstep_fx::{Fx, Vec3};
 
 /// A body as the solver sees it: velocities, and the displacement since the
@@ -289,83 +290,6 @@ pub(crate) fn warm_start(constraints: &[ContactConstraint], v: &mut [SolverBody]
         vb.angular = hot::add3(vb.angular, turn_b);
         v[c.a as usize] = va;
         v[c.b as usize] = vb;
-    }
-}
-
-/// Arithmetic of the solver's inner loops: the same rounding as `Fx`'s
-/// operators and `Vec3::dot` (products rounded to nearest with ties up, a dot
-/// product rounded once), but two's-complement wrapping where those saturate.
-/// Inside the solver every value is bounded by the speed and mass limits, so
-/// the results are bit-identical to the saturating ones; dropping the
-/// saturation checks is what makes the loops fast. Wrapping is as
-/// deterministic as saturating (the same in debug and release) and never
-/// panics.
-mod hot {
-    use lockstep_fx::{Fx, Vec3};
-
-    const HALF: i128 = 1 << 31;
-
-    #[inline(always)]
-    fn wide(a: Fx, b: Fx) -> i128 {
-        i128::from(a.to_bits()) * i128::from(b.to_bits())
-    }
-
-    #[inline(always)]
-    fn round(p: i128) -> Fx {
-        Fx::from_bits((p.wrapping_add(HALF) >> 32) as i64)
-    }
-
-    #[inline(always)]
-    pub fn mul(a: Fx, b: Fx) -> Fx {
-        round(wide(a, b))
-    }
-
-    #[inline(always)]
-    pub fn dot(a: Vec3, b: Vec3) -> Fx {
-        round(
-            wide(a.x, b.x)
-                .wrapping_add(wide(a.y, b.y))
-                .wrapping_add(wide(a.z, b.z)),
-        )
-    }
-
-    #[inline(always)]
-    pub fn cross(a: Vec3, b: Vec3) -> Vec3 {
-        Vec3::new(
-            round(wide(a.y, b.z).wrapping_sub(wide(a.z, b.y))),
-            round(wide(a.z, b.x).wrapping_sub(wide(a.x, b.z))),
-            round(wide(a.x, b.y).wrapping_sub(wide(a.y, b.x))),
-        )
-    }
-
-    #[inline(always)]
-    pub fn mat_vec(m: &lockstep_fx::Mat3, v: Vec3) -> Vec3 {
-        Vec3::new(dot(m.rows[0], v), dot(m.rows[1], v), dot(m.rows[2], v))
-    }
-
-    #[inline(always)]
-    pub fn add(a: Fx, b: Fx) -> Fx {
-        Fx::from_bits(a.to_bits().wrapping_add(b.to_bits()))
-    }
-
-    #[inline(always)]
-    pub fn sub(a: Fx, b: Fx) -> Fx {
-        Fx::from_bits(a.to_bits().wrapping_sub(b.to_bits()))
-    }
-
-    #[inline(always)]
-    pub fn add3(a: Vec3, b: Vec3) -> Vec3 {
-        Vec3::new(add(a.x, b.x), add(a.y, b.y), add(a.z, b.z))
-    }
-
-    #[inline(always)]
-    pub fn sub3(a: Vec3, b: Vec3) -> Vec3 {
-        Vec3::new(sub(a.x, b.x), sub(a.y, b.y), sub(a.z, b.z))
-    }
-
-    #[inline(always)]
-    pub fn scale(v: Vec3, s: Fx) -> Vec3 {
-        Vec3::new(mul(v.x, s), mul(v.y, s), mul(v.z, s))
     }
 }
 
