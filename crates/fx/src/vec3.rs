@@ -185,20 +185,23 @@ impl Vec3 {
         self + v * t
     }
 
-    /// A unit vector perpendicular to `self` (which should be unit length):
-    /// with `self` it spans a right-handed tangent basis `(self, t1, t2)`.
-    /// Deterministic choice: the axis least aligned with `self` is crossed.
+    /// Two unit vectors perpendicular to `self` (which should be unit
+    /// length) and to each other: `(self, t1, t2)` is a right-handed basis
+    /// (`self × t1 = t2`). Branch-light and without a square root: the
+    /// construction of Duff et al., "Building an Orthonormal Basis,
+    /// Revisited" (JCGT 2017), whose one division is by `1 + |z|`; the
+    /// basis is orthonormal to within a few LSB of how unit `self` is.
     pub fn any_orthonormal_pair(self) -> (Vec3, Vec3) {
-        let a = self.abs();
-        let other = if a.x <= a.y && a.x <= a.z {
-            Vec3::X
-        } else if a.y <= a.z {
-            Vec3::Y
+        let (x, y, z) = (self.x, self.y, self.z);
+        let sign = if z.is_negative() {
+            Fx::NEG_ONE
         } else {
-            Vec3::Z
+            Fx::ONE
         };
-        let t1 = self.cross(other).normalize_or_zero();
-        let t2 = self.cross(t1);
+        let a = Fx::NEG_ONE / (sign + z);
+        let b = x * y * a;
+        let t1 = Vec3::new(Fx::ONE + sign * x * x * a, sign * b, -(sign * x));
+        let t2 = Vec3::new(b, sign + y * y * a, -y);
         (t1, t2)
     }
 }

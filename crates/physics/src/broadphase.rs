@@ -4,8 +4,12 @@
 //! `(min on the sweep axis, body index)`, a total order, so the sorted result
 //! does not depend on the order kept from the previous step (which is kept
 //! only to make the insertion sort nearly free); the output pairs are sorted
-//! `(lower index, higher index)`. The sweep axis is the one along which the
-//! proxies' centres spread the most (x on ties), decided from integers.
+//! `(lower index, higher index)` by [`sort_pairs`], a counting sort. The
+//! sweep axis is the one along which the proxies' centres spread the most;
+//! the previous step's axis is kept unless another spreads an eighth more
+//! (so that a symmetric scene does not flip axes, and re-sort, every step).
+//! The axis and the kept order only make the search faster: the pairs found
+//! are the same for any of them.
 
 use lockstep_fx::Fx;
 
@@ -30,18 +34,28 @@ pub(crate) struct Proxy {
 pub(crate) struct Broadphase {
     order: Vec<u32>,
     keys: Vec<(Fx, u32)>,
+    /// The sweep axis of the last call.
+    axis: u8,
+    /// Scratch of [`sort_pairs`].
+    counts: Vec<u32>,
+    sorted: Vec<(u32, u32)>,
 }
 
 impl Broadphase {
     /// Overlapping pairs `(a, b)` with `a < b` (body indices), at least one
-    /// active and their collision layers agreeing, sorted.
+    /// active and their collision layers agreeing, in no particular order
+    /// (see [`Broadphase::sort_pairs`]).
     pub fn pairs(&mut self, proxies: &[Proxy], out: &mut Vec<(u32, u32)>) {
         out.clear();
         let n = proxies.len();
         if n < 2 {
             return;
         }
-        let axis = sweep_axis(proxies);
+        let axis = sweep_axis(proxies, self.axis);
+        if axis != self.axis {
+            self.axis = axis;
+            self.order.clear();
+        }
         // Positions in `proxies` sorted by (min on axis, body).
         if self.order.len() != n || self.order.iter().any(|&i| i as usize >= n) {
             self.order = (0..n as u32).collect();
@@ -99,14 +113,46 @@ impl Broadphase {
                 }
             }
         }
-        out.sort_unstable();
+    }
+
+    /// Sorts pairs `(a, b)` of body indices below `bodies` ascending, in
+    /// time linear in pairs and bodies: a counting sort on `a`, then each run
+    /// of one `a` (a body's few neighbours) by `b`.
+    pub fn sort_pairs(&mut self, pairs: &mut Vec<(u32, u32)>, bodies: usize) {
+        let counts = &mut self.counts;
+        counts.clear();
+        counts.resize(bodies + 1, 0);
+        for &(a, _) in pairs.iter() {
+            counts[a as usize + 1] += 1;
+        }
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        let sorted = &mut self.sorted;
+        sorted.clear();
+        sorted.resize(pairs.len(), (0, 0));
+        for &(a, b) in pairs.iter() {
+            let slot = &mut counts[a as usize];
+            sorted[*slot as usize] = (a, b);
+            *slot += 1;
+        }
+        // Runs of one `a` are short: insertion sort by `b`.
+        for i in 1..sorted.len() {
+            let mut j = i;
+            while j > 0 && sorted[j - 1] > sorted[j] {
+                sorted.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        std::mem::swap(pairs, sorted);
     }
 }
 
-/// The axis along which the proxies' centres spread the most.
-fn sweep_axis(proxies: &[Proxy]) -> u8 {
-    let mut best = (0u8, Fx::MIN);
-    for axis in 0..3u8 {
+/// The axis along which the proxies' centres spread the most, keeping
+/// `current` unless another spreads an eighth more.
+fn sweep_axis(proxies: &[Proxy], current: u8) -> u8 {
+    let mut spreads = [Fx::ZERO; 3];
+    for (axis, spread) in (0..3u8).zip(spreads.iter_mut()) {
         let (mut lo, mut hi) = (Fx::MAX, Fx::MIN);
         for p in proxies {
             // min + max is twice the centre; enough for comparing spreads.
@@ -114,12 +160,17 @@ fn sweep_axis(proxies: &[Proxy]) -> u8 {
             lo = lo.min(c);
             hi = hi.max(c);
         }
-        let spread = hi - lo;
-        if spread > best.1 {
-            best = (axis, spread);
+        *spread = hi - lo;
+    }
+    let current = current.min(2);
+    let mut best = current;
+    for axis in 0..3u8 {
+        let bar = spreads[usize::from(best)];
+        if spreads[usize::from(axis)] > bar + bar.scale_pow2(-3) {
+            best = axis;
         }
     }
-    best.0
+    best
 }
 
 #[cfg(test)]
@@ -167,6 +218,7 @@ mod tests {
         let mut pairs = Vec::new();
         for _ in 0..5 {
             bp.pairs(&proxies, &mut pairs);
+            bp.sort_pairs(&mut pairs, 1001);
             assert_eq!(pairs, brute(&proxies));
             for p in &mut proxies {
                 let d = Vec3::new(
@@ -184,7 +236,9 @@ mod tests {
         let mut fresh = Broadphase::default();
         let mut again = Vec::new();
         fresh.pairs(&proxies, &mut again);
+        fresh.sort_pairs(&mut again, 1001);
         bp.pairs(&proxies, &mut pairs);
+        bp.sort_pairs(&mut pairs, 1001);
         assert_eq!(pairs, again);
     }
 }

@@ -20,8 +20,13 @@ use crate::shape::Shape;
 use crate::world::{Slot, World};
 
 /// Version of the encoding; bump on any change to the layout or to what a
-/// step computes from it.
-pub const STATE_VERSION: u16 = 1;
+/// step computes from it. The shipped games carry it in their own version
+/// (`lockstep_games::version`).
+///
+/// - 1: the first solver.
+/// - 2: the islands-and-anchors solver: a friction cone, one linear impulse
+///   per manifold, separations refreshed once per integration.
+pub const STATE_VERSION: u16 = 2;
 
 /// Why bytes are not a valid world.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]

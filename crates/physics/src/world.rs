@@ -58,6 +58,8 @@ pub struct World {
     pub(crate) free: Vec<u32>,
     pub(crate) contacts: Vec<Contact>,
     pub(crate) events: Vec<Event>,
+    /// Threads a step may use (not state: any count gives the same bits).
+    pub(crate) threads: usize,
     pub(crate) scratch: Scratch,
 }
 
@@ -71,6 +73,7 @@ impl World {
             free: Vec::new(),
             contacts: Vec::new(),
             events: Vec::new(),
+            threads: 1,
             scratch: Scratch::default(),
         }
     }
@@ -78,6 +81,20 @@ impl World {
     /// The settings.
     pub fn settings(&self) -> &WorldSettings {
         &self.settings
+    }
+
+    /// Threads a step may use (default 1).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Lets a step use up to `threads` threads (at least 1). The bodies are
+    /// split by islands, which never share a body: every thread count gives
+    /// the same bits, so this is a machine setting, not part of the state,
+    /// and peers may choose differently. Steps with little to solve use one
+    /// thread whatever this says.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     /// Frames stepped so far.

@@ -58,8 +58,8 @@ impl World {
                     }
                 }
             }
-            sc.pairs.sort_unstable();
         }
+        sc.broadphase.sort_pairs(&mut sc.pairs, self.slots.len());
     }
 
     /// The manifold between two live bodies, normal from `a` to `b`.

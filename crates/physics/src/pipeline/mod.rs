@@ -26,7 +26,8 @@ use crate::body::{Body, BodyHandle, BodyKind};
 use crate::broadphase::{Broadphase, Proxy};
 use crate::contact::{Contact, Event};
 use crate::island;
-use crate::solver::{ContactConstraint, SolverBody};
+use crate::solver::Batch;
+use crate::solver::partition::Islands;
 use crate::world::World;
 
 /// Per-step caches derived from the state; never encoded.
@@ -36,16 +37,19 @@ pub(crate) struct Scratch {
     pub(crate) broadphase: Broadphase,
     pub(crate) proxies: Vec<Proxy>,
     pub(crate) pairs: Vec<(u32, u32)>,
-    /// Solver index per slot (0 = immovable).
-    pub(crate) solver_index: Vec<u32>,
-    pub(crate) solver_bodies: Vec<u32>,
-    pub(crate) velocities: Vec<SolverBody>,
-    pub(crate) inertia: Vec<Mat3>,
-    /// Gravity's velocity change per substep, per solver body.
-    pub(crate) gravity: Vec<Vec3>,
-    pub(crate) constraints: Vec<ContactConstraint>,
-    /// Contact index of each constraint, in solve order.
+    /// The bodies the solver moves this step, in slot order, and each
+    /// slot's index among them (`u32::MAX` for the others).
+    pub(crate) movers: Vec<u32>,
+    pub(crate) mover_index: Vec<u32>,
+    /// This step's contacts to solve, in solve order (contact indices).
     pub(crate) order: Vec<u32>,
+    /// The movers' islands, their work, and each one's batch.
+    pub(crate) islands: Islands,
+    pub(crate) work: Vec<u32>,
+    pub(crate) batch_of: Vec<u32>,
+    /// Each slot's index within its batch.
+    pub(crate) local: Vec<u32>,
+    pub(crate) batches: Vec<Batch>,
     pub(crate) new_contacts: Vec<Contact>,
     pub(crate) wake: Vec<u32>,
     pub(crate) half_spaces: Vec<u32>,
