@@ -39,13 +39,19 @@ pub(crate) struct Broadphase {
     /// Scratch of [`sort_pairs`].
     counts: Vec<u32>,
     sorted: Vec<(u32, u32)>,
+    /// The proxies in sweep order, and each thread's pairs.
+    sorted_proxies: Vec<Proxy>,
+    runs: Vec<Vec<(u32, u32)>>,
 }
+
+/// Below this many proxies the sweep runs on one thread.
+const PARALLEL_PROXIES: usize = 2048;
 
 impl Broadphase {
     /// Overlapping pairs `(a, b)` with `a < b` (body indices), at least one
     /// active and their collision layers agreeing, in no particular order
     /// (see [`Broadphase::sort_pairs`]).
-    pub fn pairs(&mut self, proxies: &[Proxy], out: &mut Vec<(u32, u32)>) {
+    pub fn pairs(&mut self, proxies: &[Proxy], threads: usize, out: &mut Vec<(u32, u32)>) {
         out.clear();
         let n = proxies.len();
         if n < 2 {
@@ -92,26 +98,66 @@ impl Broadphase {
                 }
             }
         }
-        for (i, &pi) in self.order.iter().enumerate() {
-            let a = &proxies[pi as usize];
-            let a_max = a.aabb.max.axis(axis);
-            for &pj in &self.order[i + 1..] {
-                let b = &proxies[pj as usize];
-                if b.aabb.min.axis(axis) > a_max {
-                    break;
-                }
-                if (a.active || b.active)
-                    && a.groups & b.mask != 0
-                    && b.groups & a.mask != 0
-                    && a.aabb.overlaps(&b.aabb)
-                {
-                    out.push(if a.body < b.body {
-                        (a.body, b.body)
-                    } else {
-                        (b.body, a.body)
-                    });
+        // The proxies in sweep order, then a sweep: each proxy meets the
+        // ones after it whose interval starts before its own ends. Runs of
+        // the sorted proxies are independent: with `threads` > 1 and enough
+        // proxies, each thread sweeps one run (against everything after it)
+        // into its own list.
+        self.sorted_proxies.clear();
+        self.sorted_proxies
+            .extend(self.order.iter().map(|&i| proxies[i as usize]));
+        let keys = &self.keys;
+        let sorted = &self.sorted_proxies;
+        let sweep = |from: usize, to: usize, out: &mut Vec<(u32, u32)>| {
+            for i in from..to {
+                let a = &sorted[i];
+                let a_max = a.aabb.max.axis(axis);
+                for (k, b) in keys[i + 1..].iter().zip(&sorted[i + 1..]) {
+                    if k.0 > a_max {
+                        break;
+                    }
+                    if (a.active || b.active)
+                        && a.groups & b.mask != 0
+                        && b.groups & a.mask != 0
+                        && a.aabb.overlaps(&b.aabb)
+                    {
+                        out.push(if a.body < b.body {
+                            (a.body, b.body)
+                        } else {
+                            (b.body, a.body)
+                        });
+                    }
                 }
             }
+        };
+        let threads = if n >= PARALLEL_PROXIES {
+            threads.max(1)
+        } else {
+            1
+        };
+        if threads == 1 {
+            sweep(0, n, out);
+            return;
+        }
+        self.runs.resize_with(threads, Vec::new);
+        let runs = &mut self.runs[..threads];
+        let chunk = n.div_ceil(threads);
+        std::thread::scope(|s| {
+            let mut jobs = runs.iter_mut().enumerate();
+            let first = jobs.next();
+            for (t, run) in jobs {
+                s.spawn(move || {
+                    run.clear();
+                    sweep((t * chunk).min(n), ((t + 1) * chunk).min(n), run);
+                });
+            }
+            if let Some((_, run)) = first {
+                run.clear();
+                sweep(0, chunk.min(n), run);
+            }
+        });
+        for run in runs.iter() {
+            out.extend_from_slice(run);
         }
     }
 
@@ -217,7 +263,7 @@ mod tests {
             .collect();
         let mut pairs = Vec::new();
         for _ in 0..5 {
-            bp.pairs(&proxies, &mut pairs);
+            bp.pairs(&proxies, 1, &mut pairs);
             bp.sort_pairs(&mut pairs, 1001);
             assert_eq!(pairs, brute(&proxies));
             for p in &mut proxies {
@@ -235,9 +281,9 @@ mod tests {
         // A fresh broadphase gives the same answer as the warmed one.
         let mut fresh = Broadphase::default();
         let mut again = Vec::new();
-        fresh.pairs(&proxies, &mut again);
+        fresh.pairs(&proxies, 3, &mut again);
         fresh.sort_pairs(&mut again, 1001);
-        bp.pairs(&proxies, &mut pairs);
+        bp.pairs(&proxies, 2, &mut pairs);
         bp.sort_pairs(&mut pairs, 1001);
         assert_eq!(pairs, again);
     }

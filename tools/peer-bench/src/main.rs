@@ -3,7 +3,7 @@
 //! thing.
 //!
 //! ```text
-//! peer-bench [--frames N] [--runs R] [--only ours|rapier] [scene ...]
+//! peer-bench [--frames N] [--runs R] [--threads T] [--only ours|rapier] [scene ...]
 //! ```
 //!
 //! This is a measuring tool, not a deterministic crate: floats and clocks are
@@ -26,7 +26,7 @@ const SETTLE_FRAME: usize = 120;
 
 fn usage() -> String {
     format!(
-        "usage: peer-bench [--frames N] [--runs R] [--only ours|rapier] [scene ...]\n\
+        "usage: peer-bench [--frames N] [--runs R] [--threads T] [--only ours|rapier] [scene ...]\n\
          scenes: {} (default: {})",
         scenes::NAMES.join(", "),
         DEFAULT_SCENES.join(" ")
@@ -43,6 +43,8 @@ enum Only {
 struct Args {
     frames: Option<usize>,
     runs: usize,
+    /// Threads our world may use (rapier always runs on one).
+    threads: usize,
     only: Only,
     scenes: Vec<Scene>,
 }
@@ -51,6 +53,7 @@ fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         frames: None,
         runs: 3,
+        threads: 1,
         only: Only::Both,
         scenes: Vec::new(),
     };
@@ -70,6 +73,13 @@ fn parse_args() -> Result<Args, String> {
                 args.runs = v.parse().map_err(|_| format!("bad --runs {v}"))?;
                 if args.runs == 0 {
                     return Err("--runs must be at least 1".into());
+                }
+            }
+            "--threads" => {
+                let v = value("--threads")?;
+                args.threads = v.parse().map_err(|_| format!("bad --threads {v}"))?;
+                if args.threads == 0 {
+                    return Err("--threads must be at least 1".into());
                 }
             }
             "--only" => {
@@ -399,11 +409,13 @@ fn main() -> ExitCode {
     let ip = IntegrationParameters::default();
     println!(
         "peer-bench: lockstep-physics vs rapier3d 0.36.1 (f32, enhanced-determinism, single thread); \
-         rapier solver: {} iterations, {} internal PGS, {} stabilization; {} run(s) alternating ours/rapier",
+         rapier solver: {} iterations, {} internal PGS, {} stabilization; {} run(s) alternating ours/rapier; \
+         ours on {} thread(s)",
         ip.num_solver_iterations,
         ip.num_internal_pgs_iterations,
         ip.num_internal_stabilization_iterations,
-        args.runs
+        args.runs,
+        args.threads
     );
     let mut rows = Vec::new();
     let mut checks = Vec::new();
@@ -412,7 +424,9 @@ fn main() -> ExitCode {
         let (mut ours, mut rapier) = (Vec::new(), Vec::new());
         for run in 0..args.runs {
             if args.only != Only::Rapier {
-                let r = time_run(&mut scene.build(), scene, frames);
+                let mut world = scene.build();
+                world.set_threads(args.threads);
+                let r = time_run(&mut world, scene, frames);
                 eprintln!(
                     "  {} run {}: ours   {:.3} ms/step",
                     scene.name,

@@ -18,6 +18,9 @@ use crate::world::{World, handle_of};
 
 use lockstep_fx::Vec3;
 
+/// Below this many pairs the narrowphase runs on one thread.
+const PARALLEL_PAIRS: usize = 512;
+
 impl World {
     pub(crate) fn find_pairs(&mut self, h: Fx) {
         let margin = self.settings.speculative_distance.scale_pow2(-1);
@@ -42,7 +45,8 @@ impl World {
                 mask: b.mask,
             });
         }
-        sc.broadphase.pairs(&sc.proxies, &mut sc.pairs);
+        sc.broadphase
+            .pairs(&sc.proxies, self.threads, &mut sc.pairs);
         if !sc.half_spaces.is_empty() {
             for p in &sc.proxies {
                 if !p.active {
@@ -119,14 +123,56 @@ impl World {
         }
     }
 
+    /// The manifold of pair `(a, b)` this step: its margin grows with how
+    /// far the two bodies may travel.
+    fn pair_manifold(&self, (a, b): (u32, u32), h: Fx) -> Manifold {
+        let margin = self.settings.speculative_distance
+            + World::sweep(self.live(a), h)
+            + World::sweep(self.live(b), h);
+        self.manifold(a, b, margin)
+    }
+
+    /// Every pair's manifold, in pair order: a pure function of the world,
+    /// so the pairs are split into one run per thread when there are enough.
+    fn manifolds(&self, pairs: &[(u32, u32)], h: Fx, out: &mut Vec<Manifold>) {
+        out.clear();
+        out.resize(pairs.len(), Manifold::default());
+        let threads = if pairs.len() >= PARALLEL_PAIRS {
+            self.threads.max(1)
+        } else {
+            1
+        };
+        let run = |pairs: &[(u32, u32)], out: &mut [Manifold]| {
+            for (m, &p) in out.iter_mut().zip(pairs) {
+                *m = self.pair_manifold(p, h);
+            }
+        };
+        if threads == 1 {
+            run(pairs, out);
+            return;
+        }
+        let chunk = pairs.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let mut jobs = pairs.chunks(chunk).zip(out.chunks_mut(chunk));
+            let first = jobs.next();
+            for (p, o) in jobs {
+                s.spawn(move || run(p, o));
+            }
+            if let Some((p, o)) = first {
+                run(p, o);
+            }
+        });
+    }
+
     /// Narrowphase over this step's pairs, merged with the cache: fresh
     /// manifolds for active pairs, old entries kept for resting ones.
     pub(crate) fn collide(&mut self, h: Fx) {
         let mut new_contacts = std::mem::take(&mut self.scratch.new_contacts);
         let pairs = std::mem::take(&mut self.scratch.pairs);
+        let mut manifolds = std::mem::take(&mut self.scratch.manifolds);
+        self.manifolds(&pairs, h, &mut manifolds);
         new_contacts.clear();
         self.scratch.wake.clear();
-        let base = self.settings.speculative_distance;
         let mut old = 0usize;
         let mut next = 0usize;
         loop {
@@ -149,12 +195,11 @@ impl World {
                     } else {
                         None
                     };
+                    let manifold = manifolds[next];
                     next += 1;
                     let (a, b) = p;
                     let (ba, bb) = (self.live(a), self.live(b));
-                    let margin = base + World::sweep(ba, h) + World::sweep(bb, h);
                     let active = [World::is_active(ba), World::is_active(bb)];
-                    let manifold = self.manifold(a, b, margin);
                     let was_touching = previous.is_some_and(|c| c.manifold.count > 0);
                     if manifold.count == 0 {
                         if was_touching {
@@ -205,6 +250,7 @@ impl World {
         std::mem::swap(&mut self.contacts, &mut new_contacts);
         self.scratch.new_contacts = new_contacts;
         self.scratch.pairs = pairs;
+        self.scratch.manifolds = manifolds;
     }
 
     pub(crate) fn live(&self, i: u32) -> &Body {

@@ -26,6 +26,7 @@ use crate::body::{Body, BodyHandle, BodyKind};
 use crate::broadphase::{Broadphase, Proxy};
 use crate::contact::{Contact, Event};
 use crate::island;
+use crate::narrowphase::Manifold;
 use crate::solver::Batch;
 use crate::solver::partition::Islands;
 use crate::world::World;
@@ -50,6 +51,8 @@ pub(crate) struct Scratch {
     /// Each slot's index within its batch.
     pub(crate) local: Vec<u32>,
     pub(crate) batches: Vec<Batch>,
+    /// This step's manifold of each pair, in pair order.
+    pub(crate) manifolds: Vec<Manifold>,
     pub(crate) new_contacts: Vec<Contact>,
     pub(crate) wake: Vec<u32>,
     pub(crate) half_spaces: Vec<u32>,
