@@ -12,6 +12,9 @@ use lockstep_sim::{Engine, EngineSettings, Match};
 
 use crate::CliError;
 
+/// The name of the RTS row at its largest (8 players × 1 024 units).
+const RTS_LARGE: &str = "game:rts-8x1024";
+
 /// One row of the table.
 struct Row {
     name: String,
@@ -46,7 +49,11 @@ pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliE
     }
     let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
     let mut names: Vec<String> = scenes::NAMES.iter().map(|s| s.to_string()).collect();
-    names.extend(["game:cubes".to_string(), "game:rts".to_string()]);
+    names.extend([
+        "game:cubes".to_string(),
+        "game:rts".to_string(),
+        RTS_LARGE.to_string(),
+    ]);
     let selected: Vec<&String> = names.iter().filter(|n| wanted(n)).collect();
     if selected.is_empty() {
         return Err(CliError::new(format!(
@@ -65,8 +72,14 @@ pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliE
     );
     for name in selected {
         let row = match name.strip_prefix("game:") {
-            Some("cubes") => game::<Cubes>(runs, frames.unwrap_or(600)),
-            Some(_) => game::<Rts>(runs, frames.unwrap_or(600)),
+            Some("cubes") => game::<Cubes>(name, runs, frames.unwrap_or(600), None),
+            Some("rts") => game::<Rts>(name, runs, frames.unwrap_or(600), None),
+            Some(_) => {
+                // The RTS at its largest: 8 players × 1 024 units.
+                let mut config = Rts::default_config();
+                config.units_per_player = 1024;
+                game::<Rts>(name, runs, frames.unwrap_or(600), Some((config, 8)))
+            }
             None => scene(name, runs, frames),
         };
         row.print();
@@ -98,14 +111,18 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
     }
 }
 
-/// A bot match with the embedded settings, 2 players (4 for the RTS), each
-/// frame stepped and checksummed by the engine as in a real match.
-fn game<G: Demo>(runs: u32, frames: u32) -> Row {
+/// A bot match with the embedded settings, 2 players (4 for the RTS), or
+/// the given settings and players, each frame stepped and checksummed by
+/// the engine as in a real match.
+fn game<G: Demo>(name: &str, runs: u32, frames: u32, custom: Option<(G::Config, u8)>) -> Row {
+    let (config, players) = match custom {
+        Some((config, players)) => (config, Some(players)),
+        None => (G::default_config(), None),
+    };
     let setup = Match {
-        players: if G::ID == "rts" { 4 } else { 2 },
+        players: players.unwrap_or(if G::ID == "rts" { 4 } else { 2 }),
         ..Match::default()
     };
-    let config = G::default_config();
     let mut state_bytes = 0;
     let runs = (0..runs)
         .map(|_| {
@@ -123,7 +140,7 @@ fn game<G: Demo>(runs: u32, frames: u32) -> Row {
         })
         .collect();
     Row {
-        name: format!("game:{}", G::ID),
+        name: name.to_string(),
         state_bytes,
         frames,
         runs,

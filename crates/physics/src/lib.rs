@@ -38,6 +38,7 @@ mod island;
 pub mod narrowphase;
 mod pipeline;
 mod query;
+mod query_index;
 pub mod scenes;
 mod settings;
 mod shape;

@@ -8,6 +8,7 @@ use lockstep_fx::{Fx, Vec3};
 
 use crate::aabb::Aabb;
 use crate::body::BodyHandle;
+use crate::query_index::QueryIndex;
 use crate::shape::Shape;
 use crate::world::{World, handle_of};
 
@@ -78,16 +79,23 @@ impl World {
     /// Bodies whose bounds overlap `area` (e.g. a unit-selection rectangle
     /// extruded vertically), in slot order, among layers `mask`. Half-spaces
     /// are never reported.
+    ///
+    /// The first query after a change builds a grid of the bodies (see
+    /// `query_index.rs`), which later queries of the same state share.
     pub fn query_aabb(&self, area: &Aabb, mask: u32) -> Vec<BodyHandle> {
-        (0..self.slots.len() as u32)
-            .filter(|&i| {
-                let Some(b) = &self.slots[i as usize].body else {
-                    return false;
-                };
-                !b.contained
-                    && b.groups & mask != 0
-                    && self.shape_aabb(i).is_some_and(|a| a.overlaps(area))
-            })
+        let index = self.queries.get_or_init(|| {
+            QueryIndex::build((0..self.slots.len() as u32).filter_map(|i| {
+                let b = self.slots[i as usize].body.as_ref()?;
+                if b.contained {
+                    return None;
+                }
+                Some((i, b.groups, self.shape_aabb(i)?))
+            }))
+        });
+        let mut slots = Vec::new();
+        index.query(area, mask, &mut slots);
+        slots
+            .into_iter()
             .map(|i| handle_of(&self.slots, i))
             .collect()
     }

@@ -221,7 +221,6 @@ fn encode_settings<S: Sink>(s: &WorldSettings, w: &mut StateWriter<S>) {
     w.field("contact hertz", &s.contact_hertz);
     w.field("contact damping ratio", &s.contact_damping_ratio);
     w.field("max push velocity", &s.max_push_velocity);
-    w.field("linear slop", &s.linear_slop);
     w.field("speculative distance", &s.speculative_distance);
     w.field("restitution threshold", &s.restitution_threshold);
     w.field("sleeping", &s.sleeping);
@@ -244,7 +243,6 @@ fn decode_settings(r: &mut StateReader<'_>) -> Result<WorldSettings, StateError>
         contact_hertz: r.read_fx()?,
         contact_damping_ratio: r.read_fx()?,
         max_push_velocity: r.read_fx()?,
-        linear_slop: r.read_fx()?,
         speculative_distance: r.read_fx()?,
         restitution_threshold: r.read_fx()?,
         sleeping: r.read_bool()?,

@@ -19,8 +19,10 @@ use crate::aabb::Aabb;
 use crate::body::{Body, BodyBuilder, BodyHandle, BodyKind};
 use crate::contact::{Contact, ContactInfo, Event};
 use crate::pipeline::Scratch;
+use crate::query_index::QueryIndex;
 use crate::settings::WorldSettings;
 use crate::shape::Shape;
+use std::sync::OnceLock;
 
 /// Why a body could not be added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +62,12 @@ pub struct World {
     pub(crate) events: Vec<Event>,
     /// Threads a step may use (not state: any count gives the same bits).
     pub(crate) threads: usize,
+    /// Whether the last step found nothing to move and nothing has changed
+    /// since (a cache of the state: stepping such a world only counts the
+    /// frame).
+    pub(crate) settled: bool,
+    /// The index of `query_aabb`, built on demand (a cache of the state).
+    pub(crate) queries: OnceLock<QueryIndex>,
     pub(crate) scratch: Scratch,
 }
 
@@ -74,6 +82,8 @@ impl World {
             contacts: Vec::new(),
             events: Vec::new(),
             threads: 1,
+            settled: false,
+            queries: OnceLock::new(),
             scratch: Scratch::default(),
         }
     }
@@ -198,6 +208,8 @@ impl World {
             }
             !gone
         });
+        self.forget_queries();
+        self.settled = false;
         let slot = &mut self.slots[i as usize];
         slot.body = None;
         slot.generation = slot.generation.wrapping_add(1);
@@ -295,6 +307,7 @@ impl World {
     /// Wakes a sleeping body and its island.
     pub fn wake(&mut self, h: BodyHandle) {
         if self.body(h).is_some() {
+            self.settled = false;
             self.wake_island_of(h.index);
         }
     }
@@ -310,6 +323,7 @@ impl World {
             };
             if accepts && !b.contained {
                 f(b);
+                self.settled = false;
                 self.wake_island_of(h.index);
             }
         }
@@ -384,6 +398,8 @@ impl World {
 
     /// Recomputes the caches derived from one slot.
     fn refresh_derived(&mut self, index: u32) {
+        self.forget_queries();
+        self.settled = false;
         let rotations = &mut self.scratch.rotations;
         if rotations.len() < self.slots.len() {
             rotations.resize(self.slots.len(), Mat3::IDENTITY);
@@ -391,6 +407,11 @@ impl World {
         if let Some(b) = &self.slots[index as usize].body {
             rotations[index as usize] = Mat3::from_quat(b.orientation);
         }
+    }
+
+    /// Drops the query index: bounds, groups or containment may change.
+    pub(crate) fn forget_queries(&mut self) {
+        self.queries = OnceLock::new();
     }
 
     /// Recomputes every derived cache (after a load).

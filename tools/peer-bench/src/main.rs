@@ -15,6 +15,7 @@ use std::time::Instant;
 use lockstep_fx::{Fx, Quat, Vec3};
 use lockstep_physics::scenes::{self, Scene};
 use lockstep_physics::{BodyKind, Shape, World};
+use rapier3d::geometry::PairContacts;
 use rapier3d::prelude::{
     CoefficientCombineRule, ColliderBuilder, IntegrationParameters, PhysicsWorld, Pose,
     RigidBodyBuilder, RigidBodyHandle, Rotation, SharedShape, Vector,
@@ -117,6 +118,9 @@ struct Final {
     awake: usize,
     /// First frame after which every dynamic body was asleep, if any.
     all_asleep_from: Option<usize>,
+    /// Deepest overlap of any contact (m), sampled every 30 frames from
+    /// frame 120 on while bodies are awake: how deep resting contacts sit.
+    deepest_overlap: f64,
 }
 
 /// Per-step wall times (seconds) and the final state of one run.
@@ -146,6 +150,8 @@ trait Engine {
     fn awake(&self) -> usize;
     /// Body positions in scene order.
     fn positions(&self) -> Vec<[f64; 3]>;
+    /// Deepest overlap of any current contact point (m, 0 if none).
+    fn deepest_overlap(&self) -> f64;
 }
 
 impl Engine for World {
@@ -163,6 +169,11 @@ impl Engine for World {
             .map(|(_, b)| [f(b.position().x), f(b.position().y), f(b.position().z)])
             .collect()
     }
+    fn deepest_overlap(&self) -> f64 {
+        self.contacts()
+            .flat_map(|c| c.points.iter().map(|p| -f(p.separation)))
+            .fold(0.0, f64::max)
+    }
 }
 
 /// Steps an engine `frames` times, timing each step alone (the sleep check
@@ -175,12 +186,16 @@ fn time_run(engine: &mut impl Engine, scene: &Scene, frames: usize) -> Run {
         .count();
     let mut step_secs = Vec::with_capacity(frames);
     let mut all_asleep_from = None;
+    let mut deepest_overlap = 0.0f64;
     for frame in 0..frames {
         let t = Instant::now();
         engine.step();
         step_secs.push(t.elapsed().as_secs_f64());
         if all_asleep_from.is_none() && dynamic > 0 && engine.awake() == 0 {
             all_asleep_from = Some(frame + 1);
+        }
+        if frame + 1 >= 120 && (frame + 1) % 30 == 0 && all_asleep_from.is_none() {
+            deepest_overlap = deepest_overlap.max(engine.deepest_overlap());
         }
     }
     Run {
@@ -189,6 +204,7 @@ fn time_run(engine: &mut impl Engine, scene: &Scene, frames: usize) -> Run {
             positions: engine.positions(),
             awake: engine.awake(),
             all_asleep_from,
+            deepest_overlap,
         },
     }
 }
@@ -268,6 +284,19 @@ impl Engine for RapierScene {
             })
             .collect()
     }
+    fn deepest_overlap(&self) -> f64 {
+        let mut deepest = 0.0f64;
+        for pair in self.world.narrow_phase.contact_pairs() {
+            if let PairContacts::Rigid(r) = &pair.contacts {
+                for m in &r.manifolds {
+                    for p in &m.points {
+                        deepest = deepest.max(-p.dist as f64);
+                    }
+                }
+            }
+        }
+        deepest
+    }
 }
 
 // ---------------------------------------------------------------- stats
@@ -328,6 +357,7 @@ struct Sanity {
     dropped: usize,
     awake: usize,
     all_asleep_from: Option<usize>,
+    deepest_overlap: f64,
 }
 
 fn sanity(scene: &Scene, fin: &Final) -> Sanity {
@@ -354,6 +384,7 @@ fn sanity(scene: &Scene, fin: &Final) -> Sanity {
         dropped,
         awake: fin.awake,
         all_asleep_from: fin.all_asleep_from,
+        deepest_overlap: fin.deepest_overlap,
     }
 }
 
@@ -509,9 +540,9 @@ fn main() -> ExitCode {
     println!();
     println!("Final state after the last frame (ours / rapier):");
     println!(
-        "| scene | mean y (m) | top body Δy (mm) | y < 0.4 | dropped > 0.5 m | awake at end | all asleep from frame | body Δpos ours↔rapier max / mean (m) |"
+        "| scene | mean y (m) | top body Δy (mm) | deepest overlap (mm) | y < 0.4 | dropped > 0.5 m | awake at end | all asleep from frame | body Δpos ours↔rapier max / mean (m) |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (name, _frames, so, sr, div) in &checks {
         let pair = |g: &dyn Fn(&Sanity) -> String| {
             format!(
@@ -523,10 +554,11 @@ fn main() -> ExitCode {
         let asleep = |s: &Sanity| s.all_asleep_from.map_or("never".into(), |f| f.to_string());
         let div = div.map_or("-".into(), |(max, mean)| format!("{max:.3} / {mean:.4}"));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             name,
             pair(&|s| format!("{:.4}", s.mean_y)),
             pair(&|s| format!("{:+.1}", s.top_dy * 1e3)),
+            pair(&|s| format!("{:.2}", s.deepest_overlap * 1e3)),
             pair(&|s| s.below.to_string()),
             pair(&|s| s.dropped.to_string()),
             pair(&|s| s.awake.to_string()),

@@ -62,6 +62,13 @@ impl World {
     /// Advances the world by one time step.
     pub fn step(&mut self) {
         self.events.clear();
+        if self.settled {
+            // Nothing moved last step and nothing changed since: the step
+            // below would only count the frame.
+            self.frame = self.frame.wrapping_add(1);
+            return;
+        }
+        self.forget_queries();
         let h = self.settings.dt();
         self.integrate_velocities(h);
         if !self
@@ -71,10 +78,13 @@ impl World {
         {
             // Nothing moves: no pairs to find and nothing to solve; the cache
             // merge alone keeps the resting contacts (and ends any with a
-            // contained body).
+            // contained body). Afterwards every contact is a resting one
+            // between bodies that stay put, so until something changes the
+            // next steps would do nothing at all.
             self.scratch.pairs.clear();
             self.collide(h);
             self.frame = self.frame.wrapping_add(1);
+            self.settled = true;
             return;
         }
         self.find_pairs(h);

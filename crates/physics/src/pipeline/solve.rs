@@ -141,7 +141,6 @@ impl World {
                 relax_iterations: settings.relax_iterations,
                 h: hs,
                 inv_h: inv_hs,
-                slop: settings.linear_slop,
                 max_push: settings.max_push_velocity,
                 restitution_threshold: settings.restitution_threshold,
             },

@@ -41,6 +41,8 @@ pub(crate) struct Point {
     /// `IA⁻¹ ja` and `IB⁻¹ jb`.
     ka: Vec3,
     kb: Vec3,
+    /// `J M⁻¹ Jᵀ`: how the point's own impulse changes its normal velocity.
+    diagonal: Fx,
     /// Effective mass `1 / (J M⁻¹ Jᵀ)`.
     mass: Fx,
     /// The effective mass scaled by the constraint's softness.
@@ -67,10 +69,12 @@ pub(crate) struct Constraint {
     pub first: u32,
     /// Number of points (1 to 4).
     pub count: u8,
+    /// How an impulse at point `i` changes the normal velocity at point
+    /// `j` (the off-diagonal of the points' effective-mass matrix `K`), for
+    /// the pairs `(0,1) (0,2) (0,3) (1,2) (1,3) (2,3)`.
+    coupling: [Fx; 6],
     inv_mass_a: Fx,
     inv_mass_b: Fx,
-    /// `1/mA + 1/mB`.
-    inv_mass_sum: Fx,
     normal: Vec3,
     tangents: [Vec3; 2],
     /// Tangent rows at the centroid: `rA × t`, `rB × t`, `IA⁻¹(rA × t)`,
@@ -139,6 +143,16 @@ pub(crate) struct ManifoldInput<'a> {
     /// Softness of the soft passes.
     pub soft: Softness,
 }
+
+/// The point pairs of [`Constraint::coupling`], in order.
+const PAIRS: [(usize, usize); 6] = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
+
+/// Passes over a manifold's normal rows within each solver pass: the rows
+/// are coupled through the bodies' rotation, and a single Gauss–Seidel
+/// sweep gives the first corner of a face the largest share of an impact
+/// (a symmetric landing then tips the body); a second sweep, done in the
+/// rows' own space with `K`, brings the shares close to the exact ones.
+const SWEEPS: usize = 2;
 
 /// `1 / k`, or zero for a non-positive `k` (an immovable direction).
 fn inverse(k: Fx) -> Fx {
@@ -220,10 +234,15 @@ pub(crate) fn prepare<const TWO: bool>(
         };
         let jb = cross(p.position - b.position, n);
         let kb = mat_vec(&ib, jb);
-        let mass = inverse(inv_mass_sum + dot(ja, ka) + dot(jb, kb));
-        let approach =
-            dot(n, vb.linear - va.linear) + angular::<TWO>(ja, va.angular, jb, vb.angular);
+        let diagonal = inv_mass_sum + dot(ja, ka) + dot(jb, kb);
+        let mass = inverse(diagonal);
+        let approach = if m.restitution.is_zero() {
+            Fx::ZERO
+        } else {
+            dot(n, vb.linear - va.linear) + angular::<TWO>(ja, va.angular, jb, vb.angular)
+        };
         points.push(Point {
+            diagonal,
             ja,
             jb,
             ka,
@@ -236,6 +255,16 @@ pub(crate) fn prepare<const TWO: bool>(
             approach,
         });
         centre += p.position;
+    }
+    let mut coupling = [Fx::ZERO; 6];
+    {
+        let pts = &points[first as usize..];
+        for (slot, (i, j)) in PAIRS.iter().enumerate() {
+            if *j < count {
+                let (p, q) = (&pts[*i], &pts[*j]);
+                coupling[slot] = inv_mass_sum + dot(p.ja, q.ka) + dot(p.jb, q.kb);
+            }
+        }
     }
     let k = count.max(1) as i64;
     let centre = Vec3::new(
@@ -271,15 +300,19 @@ pub(crate) fn prepare<const TWO: bool>(
     let spread = m.points[..count]
         .iter()
         .fold(Fx::ZERO, |s, p| s + (p.position - centre).length_squared());
-    let (twist_ka, twist_kb) = (mat_vec(&ia, n), mat_vec(&ib, n));
+    let (twist_ka, twist_kb) = if count > 1 {
+        (mat_vec(&ia, n), mat_vec(&ib, n))
+    } else {
+        (Vec3::ZERO, Vec3::ZERO)
+    };
     Constraint {
         a: a.index,
         b: b.index,
         first,
         count: count as u8,
+        coupling,
         inv_mass_a: ima,
         inv_mass_b: imb,
-        inv_mass_sum,
         normal: n,
         tangents,
         tja,
@@ -291,7 +324,7 @@ pub(crate) fn prepare<const TWO: bool>(
         twist_ka,
         twist_kb,
         twist_mass: inverse(n.dot(twist_ka) + n.dot(twist_kb)),
-        twist_impulse: m.twist_impulse,
+        twist_impulse: if count > 1 { m.twist_impulse } else { Fx::ZERO },
         friction: m.friction,
         twist_radius: spread.div_int(k).sqrt(),
         restitution: m.restitution,
@@ -370,10 +403,14 @@ pub(crate) fn warm_start<const TWO: bool>(
             }
             turn_b.add(c.tkb[k], c.tangent_impulse[k]);
         }
-        turn_b.add(c.twist_kb, c.twist_impulse);
+        if c.count > 1 {
+            turn_b.add(c.twist_kb, c.twist_impulse);
+            if TWO {
+                turn_a.add(c.twist_ka, c.twist_impulse);
+            }
+        }
         let linear = c.linear_impulse(normal, c.tangent_impulse);
         if TWO {
-            turn_a.add(c.twist_ka, c.twist_impulse);
             va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
             va.angular = sub3(va.angular, turn_a.round());
         }
@@ -449,15 +486,17 @@ pub(crate) fn solve<const TWO: bool>(
             turn_a.add(c.tka[1], dt[1]);
             wa = sub3(wa, turn_a.round());
         }
-        // Twist.
-        let twist_limit = mul(limit, c.twist_radius);
-        let spin = dot(c.normal, sub3(wb, wa));
-        let old = c.twist_impulse;
-        c.twist_impulse = sub(old, mul(c.twist_mass, spin)).clamp(-twist_limit, twist_limit);
-        let dw = sub(c.twist_impulse, old);
-        wb = add3(wb, scale(c.twist_kb, dw));
-        if TWO {
-            wa = sub3(wa, scale(c.twist_ka, dw));
+        // Twist (a single point has no lever arm to resist it).
+        if c.count > 1 {
+            let twist_limit = mul(limit, c.twist_radius);
+            let spin = dot(c.normal, sub3(wb, wa));
+            let old = c.twist_impulse;
+            c.twist_impulse = sub(old, mul(c.twist_mass, spin)).clamp(-twist_limit, twist_limit);
+            let dw = sub(c.twist_impulse, old);
+            wb = add3(wb, scale(c.twist_kb, dw));
+            if TWO {
+                wa = sub3(wa, scale(c.twist_ka, dw));
+            }
         }
 
         // Normal rows.
@@ -476,30 +515,64 @@ pub(crate) fn solve<const TWO: bool>(
                 );
             }
         }
-        let mut normal_velocity = dot(c.normal, dv);
-        let mut dn = Fx::ZERO;
-        for p in pts.iter_mut() {
-            let vn = add(normal_velocity, angular::<TWO>(p.ja, wa, p.jb, wb));
-            let s = p.separation;
-            let (target, mass, leak) = if s.is_positive() {
-                // Speculative: allow closing the gap within this substep.
-                (mul(s, pass.inv_h), p.mass, Fx::ZERO)
-            } else if pass.bias {
-                let push = mul(c.soft.bias_rate, add(s, pass.slop).min(Fx::ZERO));
-                (push.max(-pass.max_push), p.soft_mass, c.soft.impulse_scale)
-            } else {
-                (Fx::ZERO, p.mass, Fx::ZERO)
-            };
-            let old = p.impulse;
-            let delta = sub(sub(Fx::ZERO, mul(mass, add(vn, target))), mul(leak, old));
-            p.impulse = add(old, delta).max(Fx::ZERO);
-            let dl = sub(p.impulse, old);
-            wb = add3(wb, scale(p.kb, dl));
-            if TWO {
-                wa = sub3(wa, scale(p.ka, dl));
+        // The points' normal velocities, then Gauss–Seidel sweeps in the
+        // rows' space (each impulse moves the others' velocities through
+        // `K`); the bodies take the sum of the changes at the end.
+        let linear_part = dot(c.normal, dv);
+        let n = pts.len();
+        let mut vn = [Fx::ZERO; 4];
+        for (v, p) in vn.iter_mut().zip(pts.iter()) {
+            *v = add(linear_part, angular::<TWO>(p.ja, wa, p.jb, wb));
+        }
+        let mut change = [Fx::ZERO; 4];
+        for _sweep in 0..SWEEPS {
+            for i in 0..n {
+                let p = &mut pts[i];
+                let s = p.separation;
+                let (target, mass, leak) = if s.is_positive() {
+                    // Speculative: allow closing the gap within this substep.
+                    (mul(s, pass.inv_h), p.mass, Fx::ZERO)
+                } else if pass.bias {
+                    // No dead zone: a loaded contact would settle at its edge.
+                    let push = mul(c.soft.bias_rate, s);
+                    let leak = c.soft.impulse_scale;
+                    (push.max(-pass.max_push), p.soft_mass, leak)
+                } else {
+                    (Fx::ZERO, p.mass, Fx::ZERO)
+                };
+                let old = p.impulse;
+                let delta = sub(sub(Fx::ZERO, mul(mass, add(vn[i], target))), mul(leak, old));
+                p.impulse = add(old, delta).max(Fx::ZERO);
+                let dl = sub(p.impulse, old);
+                if dl.is_zero() {
+                    continue;
+                }
+                change[i] = add(change[i], dl);
+                vn[i] = add(vn[i], mul(p.diagonal, dl));
+                for (slot, &(a, b)) in PAIRS.iter().enumerate() {
+                    if b < n {
+                        if a == i {
+                            vn[b] = add(vn[b], mul(c.coupling[slot], dl));
+                        } else if b == i {
+                            vn[a] = add(vn[a], mul(c.coupling[slot], dl));
+                        }
+                    }
+                }
             }
-            normal_velocity = add(normal_velocity, mul(c.inv_mass_sum, dl));
-            dn = add(dn, dl);
+        }
+        let mut turn_b = Sum3::default();
+        let mut turn_a = Sum3::default();
+        let mut dn = Fx::ZERO;
+        for (p, &d) in pts.iter().zip(&change) {
+            dn = add(dn, d);
+            turn_b.add(p.kb, d);
+            if TWO {
+                turn_a.add(p.ka, d);
+            }
+        }
+        wb = add3(wb, turn_b.round());
+        if TWO {
+            wa = sub3(wa, turn_a.round());
         }
 
         let linear = c.linear_impulse(dn, dt);

@@ -76,8 +76,6 @@ pub(crate) struct StepParams {
     pub h: Fx,
     /// Substep rate (1/s).
     pub inv_h: Fx,
-    /// Overlap left uncorrected (m).
-    pub slop: Fx,
     /// Fastest push-out (m/s).
     pub max_push: Fx,
     /// Approach speed above which restitution applies (m/s).
@@ -93,8 +91,6 @@ pub(crate) struct Pass {
     pub refresh: bool,
     /// Substep rate (1/s).
     pub inv_h: Fx,
-    /// Overlap left uncorrected (m).
-    pub slop: Fx,
     /// Fastest push-out (m/s).
     pub max_push: Fx,
 }
@@ -194,7 +190,6 @@ impl Batch {
             bias,
             refresh: *stale,
             inv_h: p.inv_h,
-            slop: p.slop,
             max_push: p.max_push,
         };
         *stale = false;
