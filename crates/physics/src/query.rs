@@ -57,6 +57,19 @@ impl World {
                     )
                     .map(|(t, n)| (t, r.mul_vec3(n)))
                 }
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                } => {
+                    let r = self.rotation(i);
+                    ray_capsule(
+                        r.transpose_mul_vec3(origin - b.position),
+                        r.transpose_mul_vec3(d),
+                        half_height,
+                        radius,
+                    )
+                    .map(|(t, n)| (t, r.mul_vec3(n)))
+                }
                 Shape::HalfSpace => {
                     let n = self.rotation(i).col(1);
                     ray_plane(origin, d, n, n.dot(b.position))
@@ -115,6 +128,44 @@ fn ray_sphere(o: Vec3, d: Vec3, c: Vec3, r: Fx) -> Option<(Fx, Vec3)> {
     let t = (-b - disc.sqrt()).max(Fx::ZERO);
     let n = (o.add_scaled(d, t) - c).normalize_or_zero();
     Some((t, n))
+}
+
+/// Ray against a capsule in its own frame (core segment on the y axis from
+/// `−h` to `h`): the nearest of the side (a cylinder) and the two end caps
+/// (spheres); 0 from inside.
+fn ray_capsule(o: Vec3, d: Vec3, h: Fx, r: Fx) -> Option<(Fx, Vec3)> {
+    let core = |y: Fx| Vec3::new(Fx::ZERO, y.clamp(-h, h), Fx::ZERO);
+    let inside = o - core(o.y);
+    if inside.length_squared() <= r * r {
+        return Some((Fx::ZERO, inside.try_normalize().unwrap_or(Vec3::Y)));
+    }
+    let mut best: Option<(Fx, Vec3)> = None;
+    let mut offer = |hit: Option<(Fx, Vec3)>| {
+        if let Some((t, n)) = hit {
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, n));
+            }
+        }
+    };
+    // The side: (ox + t dx)² + (oz + t dz)² = r², within the segment.
+    let a = d.x * d.x + d.z * d.z;
+    if a > Fx::from_bits(1 << 8) {
+        let b = o.x * d.x + o.z * d.z;
+        let c = o.x * o.x + o.z * o.z - r * r;
+        let disc = b * b - a * c;
+        if !disc.is_negative() {
+            let t = (-b - disc.sqrt()) / a;
+            let y = o.y + d.y * t;
+            if !t.is_negative() && y.abs() <= h {
+                let p = o.add_scaled(d, t);
+                let n = Vec3::new(p.x, Fx::ZERO, p.z).normalize_or_zero();
+                offer(Some((t, n)));
+            }
+        }
+    }
+    offer(ray_sphere(o, d, core(h), r));
+    offer(ray_sphere(o, d, core(-h), r));
+    best
 }
 
 /// Slab test in the box's frame; returns the entry distance and local normal.

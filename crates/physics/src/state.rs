@@ -260,6 +260,13 @@ fn encode_body<S: Sink>(b: &Body, w: &mut StateWriter<S>) {
     match b.shape {
         Shape::Box { half_extents } => w.field("half extents", &half_extents),
         Shape::Sphere { radius } => w.field("radius", &radius),
+        Shape::Capsule {
+            half_height,
+            radius,
+        } => {
+            w.field("half height", &half_height);
+            w.field("radius", &radius);
+        }
         Shape::HalfSpace => {}
     }
     w.field("position", &b.position);
@@ -298,6 +305,10 @@ fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {
             radius: r.read_fx()?,
         },
         2 => Shape::HalfSpace,
+        3 => Shape::Capsule {
+            half_height: r.read_fx()?,
+            radius: r.read_fx()?,
+        },
         _ => return Err(StateError::Invalid("unknown shape")),
     };
     if !shape.is_valid() || (shape == Shape::HalfSpace && kind != BodyKind::Static) {

@@ -105,6 +105,11 @@ fn golden_many_pyramids() {
     check_golden("many-pyramids", Some(120));
 }
 
+#[test]
+fn golden_capsules() {
+    check_golden("capsules", Some(240));
+}
+
 /// Save at frame k, load, step on: every later frame's bytes equal the
 /// uninterrupted run's.
 #[test]
@@ -170,6 +175,7 @@ fn thread_counts_give_the_same_bits() {
         ("cubes-1000", 120),
         ("smash", 60),
         ("many-pyramids", 40),
+        ("capsules", 60),
     ] {
         let scene = scenes::by_name(name).unwrap();
         let mut worlds: Vec<World> = [1, 2, 3, 8]

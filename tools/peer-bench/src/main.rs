@@ -243,6 +243,10 @@ fn build_rapier(scene: &Scene) -> RapierScene {
                 SharedShape::cuboid(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32)
             }
             Shape::Sphere { radius } => SharedShape::ball(f(radius) as f32),
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => SharedShape::capsule_y(f(half_height) as f32, f(radius) as f32),
             // Matter below the body's local plane y = 0: outward normal +y in the
             // body frame; the body's pose tilts it like ours.
             Shape::HalfSpace => SharedShape::halfspace(Vector::Y),

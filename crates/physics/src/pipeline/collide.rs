@@ -12,7 +12,7 @@ use lockstep_fx::Fx;
 use crate::body::{Body, BodyKind};
 use crate::broadphase::Proxy;
 use crate::contact::{Contact, Event};
-use crate::narrowphase::{self, Manifold, Pose};
+use crate::narrowphase::{self, Manifold, Pose, Segment};
 use crate::shape::Shape;
 use crate::world::{World, handle_of};
 
@@ -76,6 +76,8 @@ impl World {
             position: body.position,
             rotation: self.rotation(i),
         };
+        let segment =
+            |i: u32, body: &Body, half_height: Fx| Segment::of(&pose(i, body), half_height);
         match (ba.shape, bb.shape) {
             (Shape::Box { half_extents: ha }, Shape::Box { half_extents: hb }) => {
                 narrowphase::box_box(&pose(a, ba), ha, &pose(b, bb), hb, margin)
@@ -88,6 +90,72 @@ impl World {
             }
             (Shape::Box { half_extents }, Shape::Sphere { radius }) => {
                 narrowphase::sphere_box(bb.position, radius, &pose(a, ba), half_extents, margin)
+                    .flipped()
+            }
+            (
+                Shape::Capsule {
+                    half_height: ha,
+                    radius: ra,
+                },
+                Shape::Capsule {
+                    half_height: hb,
+                    radius: rb,
+                },
+            ) => narrowphase::capsule_capsule(
+                &segment(a, ba, ha),
+                ra,
+                &segment(b, bb, hb),
+                rb,
+                margin,
+            ),
+            (
+                Shape::Sphere { radius: rs },
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                },
+            ) => narrowphase::sphere_capsule(
+                ba.position,
+                rs,
+                &segment(b, bb, half_height),
+                radius,
+                margin,
+            ),
+            (
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                },
+                Shape::Sphere { radius: rs },
+            ) => narrowphase::sphere_capsule(
+                bb.position,
+                rs,
+                &segment(a, ba, half_height),
+                radius,
+                margin,
+            )
+            .flipped(),
+            (
+                Shape::Box { half_extents },
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                },
+            ) => {
+                let p = pose(b, bb);
+                let s = Segment::of(&p, half_height);
+                narrowphase::box_capsule(&pose(a, ba), half_extents, &p, &s, radius, margin)
+            }
+            (
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                },
+                Shape::Box { half_extents },
+            ) => {
+                let p = pose(a, ba);
+                let s = Segment::of(&p, half_height);
+                narrowphase::box_capsule(&pose(b, bb), half_extents, &p, &s, radius, margin)
                     .flipped()
             }
             (Shape::HalfSpace, other) => self.against_half_space(a, ba, b, bb, other, margin),
@@ -118,6 +186,17 @@ impl World {
             }
             Shape::Sphere { radius } => {
                 narrowphase::sphere_plane(normal, offset, body.position, radius, margin)
+            }
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => {
+                let pose = Pose {
+                    position: body.position,
+                    rotation: self.rotation(i),
+                };
+                let s = Segment::of(&pose, half_height);
+                narrowphase::capsule_plane(normal, offset, &s, radius, margin)
             }
             Shape::HalfSpace => Manifold::default(),
         }
