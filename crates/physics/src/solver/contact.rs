@@ -147,6 +147,14 @@ pub(crate) struct ManifoldInput<'a> {
 /// The point pairs of [`Constraint::coupling`], in order.
 const PAIRS: [(usize, usize); 6] = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
 
+/// For each point, its coupling slots with the other three: `(slot, point)`.
+const OTHERS: [[(u8, u8); 3]; 4] = [
+    [(0, 1), (1, 2), (2, 3)],
+    [(0, 0), (3, 2), (4, 3)],
+    [(1, 0), (3, 1), (5, 3)],
+    [(2, 0), (4, 1), (5, 2)],
+];
+
 /// Passes over a manifold's normal rows within each solver pass: the rows
 /// are coupled through the bodies' rotation, and a single Gauss–Seidel
 /// sweep gives the first corner of a face the largest share of an impact
@@ -549,13 +557,10 @@ pub(crate) fn solve<const TWO: bool>(
                 }
                 change[i] = add(change[i], dl);
                 vn[i] = add(vn[i], mul(p.diagonal, dl));
-                for (slot, &(a, b)) in PAIRS.iter().enumerate() {
-                    if b < n {
-                        if a == i {
-                            vn[b] = add(vn[b], mul(c.coupling[slot], dl));
-                        } else if b == i {
-                            vn[a] = add(vn[a], mul(c.coupling[slot], dl));
-                        }
+                for &(slot, j) in &OTHERS[i] {
+                    if usize::from(j) < n {
+                        let j = usize::from(j);
+                        vn[j] = add(vn[j], mul(c.coupling[usize::from(slot)], dl));
                     }
                 }
             }
