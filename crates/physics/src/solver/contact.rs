@@ -16,11 +16,17 @@
 //! a sixth less but lets `cubes-1000` slide and jitter for 150 frames more
 //! before it sleeps.)
 //!
-//! **Linear velocities.** The normal rows all act along `n`, and the
-//! tangents are perpendicular to it and to each other, so the relative
-//! linear velocity along each of them changes only by that row's own
-//! impulse times `1/mA + 1/mB`: a pass tracks those three scalars and
-//! applies one linear impulse to each body at the end of the manifold.
+//! **Normal rows in their own space.** The points' normal velocities are
+//! computed once per pass; then each point's impulse moves every point's
+//! normal velocity through `K` (the points' effective-mass matrix, its
+//! off-diagonal kept per manifold), and the rows are swept twice
+//! (Gauss–Seidel within the manifold, each sweep a full soft iteration).
+//! One sweep gives the first corner of a face the largest share of an
+//! impact, which tips a cube landing flat (0.88 rad/s after a 3 m/s
+//! landing); two bring the shares close to the exact block solution
+//! (0.002 rad/s). The bodies take the sum of the changes at the end: the
+//! normal and tangent rows are mutually perpendicular, so one linear and one
+//! angular impulse per body and manifold replace one per row.
 //!
 //! **Separation.** A point's separation is its value at the start of the
 //! step plus how far the anchors moved apart along `n` since then

@@ -19,12 +19,10 @@
 //! before pairs in every pass, each kind in the order the world gives
 //! (shuffled by the frame's `Rng`).
 //!
-//! **Cost.** A manifold's normal rows share its normal, and its tangent
-//! rows are perpendicular to it: each pass therefore tracks the normal and
-//! tangent relative velocities of the two centres as scalars and applies
-//! one linear impulse per body at the end of the manifold, instead of
-//! touching the linear velocities once per row. Separations are refreshed
-//! once per position integration, by the first pass that follows it.
+//! **Cost.** A manifold's rows are solved in their own space and the
+//! bodies take one linear and one angular impulse per manifold and pass
+//! (see `contact.rs`). Separations are refreshed once per position
+//! integration, by the first pass that follows it.
 //!
 //! **Invariants.** Everything is `Fx` arithmetic with the wrapping policy of
 //! [`lockstep_fx::wide`]: the operands are bounded by the speed limits and
