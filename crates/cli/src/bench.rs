@@ -1,6 +1,8 @@
 //! `lockstep bench`: a table of ms/step for the physics benchmark scenes and
 //! ms/frame for the shipped games played by their bots (median of several
-//! runs, wall clock: a report, not part of any simulation).
+//! runs, wall clock: a report, not part of any simulation), with what one
+//! BLAKE3 checksum of the final state costs and its share of a step (a game
+//! frame includes one: the engine checksums every frame).
 
 use std::time::Instant;
 
@@ -22,6 +24,8 @@ struct Row {
     state_bytes: usize,
     frames: u32,
     runs: Vec<f64>,
+    /// ms for one checksum of the final state (median of several).
+    checksum_ms: f64,
 }
 
 impl Row {
@@ -31,13 +35,15 @@ impl Row {
         let median = r[r.len() / 2];
         let (lo, hi) = (r[0], r[r.len() - 1]);
         outln!(
-            "{:<16} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>10}",
+            "{:<16} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>10} {:>8.3} {:>6.1}%",
             self.name,
             self.frames,
             median,
             lo,
             hi,
-            self.state_bytes
+            self.state_bytes,
+            self.checksum_ms,
+            self.checksum_ms / median * 100.0
         );
     }
 }
@@ -62,13 +68,15 @@ pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliE
         )));
     }
     outln!(
-        "{:<16} {:>7} {:>10} {:>10} {:>10} {:>10}",
+        "{:<16} {:>7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7}",
         "benchmark",
         "frames",
         "ms/step",
         "min",
         "max",
-        "state B"
+        "state B",
+        "hash ms",
+        "hash"
     );
     for name in selected {
         let row = match name.strip_prefix("game:") {
@@ -91,6 +99,7 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
     let scene = scenes::by_name(name).expect("listed scene exists");
     let frames = frames.unwrap_or(scene.frames);
     let mut state_bytes = 0;
+    let mut checksum_ms = 0.0;
     let runs = (0..runs)
         .map(|_| {
             let mut world = scene.build();
@@ -100,6 +109,9 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
             }
             let ms = ms_per(start, frames);
             state_bytes = world.snapshot().len();
+            checksum_ms = time_checksum(|| {
+                std::hint::black_box(world.checksum());
+            });
             ms
         })
         .collect();
@@ -108,6 +120,7 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
         state_bytes,
         frames,
         runs,
+        checksum_ms,
     }
 }
 
@@ -124,6 +137,7 @@ fn game<G: Demo>(name: &str, runs: u32, frames: u32, custom: Option<(G::Config, 
         ..Match::default()
     };
     let mut state_bytes = 0;
+    let mut checksum_ms = 0.0;
     let runs = (0..runs)
         .map(|_| {
             let game = G::new(&config, &setup).expect("embedded settings are valid");
@@ -136,6 +150,9 @@ fn game<G: Demo>(name: &str, runs: u32, frames: u32, custom: Option<(G::Config, 
             }
             let ms = ms_per(start, frames);
             state_bytes = engine.game().snapshot().len();
+            checksum_ms = time_checksum(|| {
+                std::hint::black_box(engine.game().checksum());
+            });
             ms
         })
         .collect();
@@ -144,7 +161,21 @@ fn game<G: Demo>(name: &str, runs: u32, frames: u32, custom: Option<(G::Config, 
         state_bytes,
         frames,
         runs,
+        checksum_ms,
     }
+}
+
+/// ms per call of `checksum`: the median of 9 timed calls.
+fn time_checksum(mut checksum: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..9)
+        .map(|_| {
+            let t = Instant::now();
+            checksum();
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
 }
 
 fn ms_per(start: Instant, frames: u32) -> f64 {
