@@ -539,7 +539,9 @@ pub(crate) fn solve<const TWO: bool>(
             *v = add(linear_part, angular::<TWO>(p.ja, wa, p.jb, wb));
         }
         let mut change = [Fx::ZERO; 4];
-        for _sweep in 0..SWEEPS {
+        // A single row has no coupling to converge: one sweep.
+        let sweeps = if n > 1 { SWEEPS } else { 1 };
+        for _sweep in 0..sweeps {
             for i in 0..n {
                 let p = &mut pts[i];
                 let s = p.separation;
