@@ -1,5 +1,13 @@
-//! ns/op of the `Fx` primitives beside their f32/f64 (and `fixed` I32F32)
-//! equivalents, measured in the same run, and checksum throughput in bytes/s.
+//! ns/op of the `Fx` primitives beside their f32/f64 equivalents and the two
+//! fixed-point crates a fixed-point engine would otherwise use, `fixed`
+//! (I32F32 arithmetic and sqrt) and `cordic` (CORDIC sin_cos and atan2 on
+//! I32F32), measured in the same run, and checksum throughput in bytes/s.
+//!
+//! `cordic` runs inside its safe domain only: its sin_cos reduces the angle
+//! by subtracting π in a loop and its atan2 divides `y / x` in I32F32, so
+//! large angles are slow and large ratios overflow (a panic in a debug
+//! build, a wrong result in release); the angle inputs here are within
+//! ±8 rad and the atan2 inputs keep |y/x| below 2^20.
 //!
 //! Each benchmark maps a 1 024-element input array, so the figures are
 //! throughput per element (criterion's `thrpt`, or time / 1 024), not the
@@ -105,6 +113,9 @@ fn scalar(c: &mut Criterion) {
     let mut g = c.benchmark_group("sin_cos");
     g.throughput(Throughput::Elements(N as u64));
     bench_map!(g, "fx", (Fx, Fx), angle.clone(), |x| x.sin_cos());
+    bench_map!(g, "cordic", (I32F32, I32F32), fixeds(&angle), |x| {
+        cordic::sin_cos(*x)
+    });
     bench_map!(g, "f32", (f32, f32), f32s(&angle), |x| x.sin_cos());
     bench_map!(g, "f64", (f64, f64), f64s(&angle), |x| x.sin_cos());
     g.finish();
@@ -112,6 +123,16 @@ fn scalar(c: &mut Criterion) {
     let mut g = c.benchmark_group("atan2");
     g.throughput(Throughput::Elements(N as u64));
     bench_map!(g, "fx", Fx, abc.clone(), |&(y, x, _)| y.atan2(x));
+    let safe: Vec<(I32F32, I32F32)> = abcfix
+        .iter()
+        .map(|&(y, x, _)| {
+            // Keep |y/x| < 2^20: cordic divides y by x in I32F32.
+            let floor = I32F32::from_bits(1 << 20);
+            let x = if x.abs() < floor { floor } else { x };
+            (y, x)
+        })
+        .collect();
+    bench_map!(g, "cordic", I32F32, safe, |&(y, x)| cordic::atan2(y, x));
     bench_map!(g, "f32", f32, abc32.clone(), |&(y, x, _)| y.atan2(x));
     bench_map!(g, "f64", f64, abc64.clone(), |&(y, x, _)| y.atan2(x));
     g.finish();

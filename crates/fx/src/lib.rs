@@ -7,6 +7,8 @@
 //! - [`Vec3`], [`Quat`], [`Mat3`]: the linear algebra of a rigid-body solver.
 //! - `sqrt`, `sin`, `cos`, `sin_cos`, `atan2`, `acos`, `asin` on [`Fx`], each
 //!   with a documented and tested maximum error in LSB.
+//! - [`Wide`]: exact Q64.64 products and their rounding, saturating or
+//!   wrapping ([`wide`]), the one home of the engine's wide arithmetic.
 //! - [`Rng`]: a seeded, versioned PCG32 generator with published test vectors.
 //! - [`StateWriter`] / [`StateReader`]: canonical little-endian encoding of
 //!   state into a BLAKE3 [`Checksum`] or an exact snapshot buffer.
@@ -33,6 +35,7 @@ mod serde_impls;
 mod sqrt;
 mod trig;
 mod vec3;
+pub mod wide;
 
 pub use checksum::{Checksum, ParseChecksumError, ShortChecksum};
 pub use encoding::{
@@ -43,3 +46,4 @@ pub use quat::Quat;
 pub use rng::Rng;
 pub use scalar::{FRAC_BITS, Fx, ParseFxError};
 pub use vec3::Vec3;
+pub use wide::Wide;

@@ -6,7 +6,7 @@
 //! terms at 128-bit precision and round once per component.
 
 use crate::norm::Scaled;
-use crate::{Fx, Vec3};
+use crate::{Fx, Vec3, Wide};
 use core::ops::Mul;
 
 /// A quaternion; as an orientation it rotates body space into world space.
@@ -25,9 +25,9 @@ pub struct Quat {
 /// Sum of four raw products, rounded once to Q32.32, saturating.
 #[inline(always)]
 fn sum4(p: [(Fx, Fx); 4], signs: [bool; 4]) -> Fx {
-    let mut acc: i128 = 0;
+    let mut acc = Wide::ZERO;
     for ((a, b), negative) in p.into_iter().zip(signs) {
-        let t = a.to_bits() as i128 * b.to_bits() as i128;
+        let t = Wide::product(a, b);
         // Saturating sums: exact unless the true result is far out of range
         // (components near 2^31, never the case for a rotation).
         acc = if negative {
@@ -36,8 +36,7 @@ fn sum4(p: [(Fx, Fx); 4], signs: [bool; 4]) -> Fx {
             acc.saturating_add(t)
         };
     }
-    let v = acc.saturating_add(1i128 << 31) >> 32;
-    Fx::from_bits(v.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+    acc.round_saturating()
 }
 
 impl Default for Quat {

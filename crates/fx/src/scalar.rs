@@ -19,6 +19,8 @@ use core::fmt;
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 use core::str::FromStr;
 
+use crate::Wide;
+
 /// Number of fractional bits.
 pub const FRAC_BITS: u32 = 32;
 
@@ -218,8 +220,7 @@ impl Fx {
     /// Saturating multiplication rounded to nearest (the `*` operator).
     #[inline(always)]
     pub const fn saturating_mul(self, rhs: Fx) -> Fx {
-        let p = (self.0 as i128) * (rhs.0 as i128) + (1i128 << (FRAC_BITS - 1));
-        Fx(saturate_i128(p >> FRAC_BITS))
+        Wide::product(self, rhs).round_saturating()
     }
 
     /// Saturating division truncated toward zero (the `/` operator).
@@ -425,10 +426,9 @@ impl Fx {
     pub const fn mul_add_mul(self, b: Fx, c: Fx, d: Fx) -> Fx {
         // Each product lies in [-2^126, 2^126], so only MIN·MIN + MIN·MIN can
         // overflow, and it saturates to MAX either way.
-        let p = ((self.0 as i128) * (b.0 as i128)).saturating_add((c.0 as i128) * (d.0 as i128));
-        Fx(saturate_i128(
-            p.saturating_add(1i128 << (FRAC_BITS - 1)) >> FRAC_BITS,
-        ))
+        Wide::product(self, b)
+            .saturating_add(Wide::product(c, d))
+            .round_saturating()
     }
 
     /// The value as an `f64`, for rendering and reports only: never feed the

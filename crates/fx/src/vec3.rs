@@ -6,8 +6,8 @@
 //! are exact to 0.5 LSB whenever the result is in range; `length` and
 //! each component of `normalize` are within 1 LSB (see [`crate::norm`]).
 
-use crate::Fx;
 use crate::norm::Scaled;
+use crate::{Fx, Wide};
 use core::ops::{Add, AddAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// A 3D vector of Q32.32 components.
@@ -19,13 +19,6 @@ pub struct Vec3 {
     pub y: Fx,
     /// The z component.
     pub z: Fx,
-}
-
-/// Rounds a 128-bit sum of raw products back to Q32.32, saturating.
-#[inline(always)]
-fn round_products(p: i128) -> Fx {
-    let v = p.saturating_add(1i128 << 31) >> 32;
-    Fx::from_bits(v.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
 }
 
 impl Vec3 {
@@ -85,30 +78,22 @@ impl Vec3 {
     pub fn dot(self, o: Vec3) -> Fx {
         // Each product lies in [-2^126, 2^126]; saturating sums stay exact
         // whenever the result is representable (and saturate when it is not).
-        round_products(
-            (self.x.to_bits() as i128 * o.x.to_bits() as i128)
-                .saturating_add(self.y.to_bits() as i128 * o.y.to_bits() as i128)
-                .saturating_add(self.z.to_bits() as i128 * o.z.to_bits() as i128),
-        )
+        Wide::dot_saturating(self, o).round_saturating()
     }
 
     /// Cross product, each component rounded once.
     #[inline(always)]
     pub fn cross(self, o: Vec3) -> Vec3 {
-        let (ax, ay, az) = (
-            self.x.to_bits() as i128,
-            self.y.to_bits() as i128,
-            self.z.to_bits() as i128,
-        );
-        let (bx, by, bz) = (
-            o.x.to_bits() as i128,
-            o.y.to_bits() as i128,
-            o.z.to_bits() as i128,
-        );
+        // Two products of at most 2^126 each: the difference never saturates.
+        let c = |p: Fx, q: Fx, r: Fx, s: Fx| {
+            Wide::product(p, q)
+                .saturating_sub(Wide::product(r, s))
+                .round_saturating()
+        };
         Vec3::new(
-            round_products(ay * bz - az * by),
-            round_products(az * bx - ax * bz),
-            round_products(ax * by - ay * bx),
+            c(self.y, o.z, self.z, o.y),
+            c(self.z, o.x, self.x, o.z),
+            c(self.x, o.y, self.y, o.x),
         )
     }
 
@@ -200,20 +185,23 @@ impl Vec3 {
         self + v * t
     }
 
-    /// A unit vector perpendicular to `self` (which should be unit length):
-    /// with `self` it spans a right-handed tangent basis `(self, t1, t2)`.
-    /// Deterministic choice: the axis least aligned with `self` is crossed.
+    /// Two unit vectors perpendicular to `self` (which should be unit
+    /// length) and to each other: `(self, t1, t2)` is a right-handed basis
+    /// (`self × t1 = t2`). Branch-light and without a square root: the
+    /// construction of Duff et al., "Building an Orthonormal Basis,
+    /// Revisited" (JCGT 2017), whose one division is by `1 + |z|`; the
+    /// basis is orthonormal to within a few LSB of how unit `self` is.
     pub fn any_orthonormal_pair(self) -> (Vec3, Vec3) {
-        let a = self.abs();
-        let other = if a.x <= a.y && a.x <= a.z {
-            Vec3::X
-        } else if a.y <= a.z {
-            Vec3::Y
+        let (x, y, z) = (self.x, self.y, self.z);
+        let sign = if z.is_negative() {
+            Fx::NEG_ONE
         } else {
-            Vec3::Z
+            Fx::ONE
         };
-        let t1 = self.cross(other).normalize_or_zero();
-        let t2 = self.cross(t1);
+        let a = Fx::NEG_ONE / (sign + z);
+        let b = x * y * a;
+        let t1 = Vec3::new(Fx::ONE + sign * x * x * a, sign * b, -(sign * x));
+        let t2 = Vec3::new(b, sign + y * y * a, -y);
         (t1, t2)
     }
 }

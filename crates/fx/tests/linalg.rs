@@ -198,6 +198,7 @@ proptest! {
         }
         prop_assert!((t1.length() - Fx::ONE).abs() <= Fx::from_bits(8));
         prop_assert!((t2.length() - Fx::ONE).abs() <= Fx::from_bits(8));
+        prop_assert!((n.cross(t1) - t2).abs().max_element() <= Fx::from_bits(8));
     }
 }
 

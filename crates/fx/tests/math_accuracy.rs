@@ -609,3 +609,45 @@ fn output_bits_fingerprint() {
         "f39afee85c83fba62d5f176d14ed55a0d11b71d3c15e5c3ae71a3d7d563b92d1"
     );
 }
+
+/// `cordic` (the crate a fixed-point engine would reach for) as a second,
+/// independent oracle for sin_cos and atan2 inside its safe domain (angles
+/// within ±8 rad, |y/x| below 2^20: beyond that its angle reduction loops
+/// and its `y / x` overflows I32F32). Its 32 CORDIC rotations err by tens
+/// of LSB, so this bounds the distance between the two methods rather than
+/// `Fx`'s own error, which the exact oracles above pin at 0.501 LSB.
+#[test]
+fn cordic_agrees_inside_its_domain() {
+    use fixed::types::I32F32;
+    let mut rng = SplitMix(11);
+    let mut worst_trig = 0i64;
+    let mut worst_atan = 0i64;
+    for _ in 0..N / 20 {
+        let bits = (rng.next() % (16 << 32)) as i64 - (8 << 32);
+        let (s, c) = Fx::from_bits(bits).sin_cos();
+        let (cs, cc) = cordic::sin_cos(I32F32::from_bits(bits));
+        worst_trig = worst_trig
+            .max((s.to_bits() - cs.to_bits()).abs())
+            .max((c.to_bits() - cc.to_bits()).abs());
+        let y = (rng.next() % (2000 << 32)) as i64 - (1000 << 32);
+        let mut x = (rng.next() % (2000 << 32)) as i64 - (1000 << 32);
+        if x.abs() < 1 << 24 {
+            x = 1 << 24;
+        }
+        if (y / x).abs() >= 1 << 20 {
+            continue;
+        }
+        let a = Fx::from_bits(y).atan2(Fx::from_bits(x));
+        let ca = cordic::atan2(I32F32::from_bits(y), I32F32::from_bits(x));
+        worst_atan = worst_atan.max((a.to_bits() - ca.to_bits()).abs());
+    }
+    println!("cordic vs Fx: sin_cos {worst_trig} LSB, atan2 {worst_atan} LSB");
+    assert!(
+        worst_trig <= 64,
+        "sin_cos differs from cordic by {worst_trig} LSB"
+    );
+    assert!(
+        worst_atan <= 64,
+        "atan2 differs from cordic by {worst_atan} LSB"
+    );
+}

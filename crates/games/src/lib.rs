@@ -19,6 +19,15 @@ pub mod rts;
 
 use lockstep_sim::{Bot, Frame, Game, Match};
 
+/// A shipped game's state version ([`Game::VERSION`]): its own rules
+/// version in the high 16 bits and the physics engine's
+/// [`STATE_VERSION`](lockstep_physics::STATE_VERSION) in the low 16, so
+/// that a change to the physics (which moves every game's bits) makes old
+/// logs and states fail with a version error instead of a mismatch.
+pub const fn version(rules: u16) -> u32 {
+    (rules as u32) << 16 | lockstep_physics::STATE_VERSION as u32
+}
+
 /// A shipped game: embedded default settings and a scripted bot.
 pub trait Demo: Game {
     /// The bot that plays it.

@@ -2,7 +2,7 @@
 //! Prints a table of the benchmark scenes: ms/step (median of 3 runs), when
 //! everything sleeps, contacts, and bytes of canonical state per body.
 //!
-//! Run: `cargo run --release -p lockstep-physics --example scene-table [--no-shuffle] [SCENE...]`.
+//! Run: `cargo run --release -p lockstep-physics --example scene-table [--no-shuffle] [--runs N] [SCENE...]`.
 //! `--no-shuffle` solves constraints in pair order instead of the per-frame
 //! shuffled order, to compare the two.
 //! Timing uses the wall clock: this is a report, not part of the simulation.
@@ -15,6 +15,18 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let no_shuffle = args.iter().any(|a| a == "--no-shuffle");
     args.retain(|a| a != "--no-shuffle");
+    let mut runs_wanted = 3usize;
+    if let Some(i) = args.iter().position(|a| a == "--runs") {
+        runs_wanted = args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| {
+                eprintln!("--runs needs a positive number");
+                std::process::exit(2);
+            });
+        args.drain(i..i + 2);
+    }
     let names: Vec<&str> = if args.is_empty() {
         scenes::NAMES.to_vec()
     } else {
@@ -47,7 +59,7 @@ fn main() {
         let mut worst = 0u128;
         let mut asleep_at = None;
         let mut world = scene.build();
-        for _ in 0..3 {
+        for _ in 0..runs_wanted {
             world = scene.build();
             let start = Instant::now();
             for _ in 0..scene.frames {
@@ -91,7 +103,7 @@ fn main() {
             name,
             dynamic,
             scene.frames,
-            runs[1] as f64 / 1000.0,
+            runs[runs.len() / 2] as f64 / 1000.0,
             worst as f64 / 1000.0,
             asleep_at.map_or("-".to_string(), |f| f.to_string()),
             world.contact_count(),

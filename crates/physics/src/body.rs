@@ -139,6 +139,14 @@ impl Body {
                 Some(Aabb::of_box(self.position, rotation, half_extents))
             }
             Shape::Sphere { radius } => Some(Aabb::of_sphere(self.position, radius)),
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => {
+                let tip = rotation.col(1) * half_height;
+                let (a, b) = (self.position - tip, self.position + tip);
+                Some(Aabb::from_corners(a, b).expanded(Vec3::splat(radius)))
+            }
             Shape::HalfSpace => None,
         }
     }

@@ -11,10 +11,9 @@
 //! Islands come from a union-find whose root is always the lowest index, over
 //! contacts in `(a, b)` order, so the outcome depends only on the state.
 
-use lockstep_fx::{Fx, Vec3};
+use lockstep_fx::Vec3;
 
 use crate::body::{Body, BodyKind};
-use crate::shape::Shape;
 use crate::world::World;
 
 /// Updates still counters and puts still islands to sleep.
@@ -32,11 +31,7 @@ pub(crate) fn update(world: &mut World) {
             continue;
         }
         // Speed of the fastest surface point: |v| + |ω|·extent, compared squared.
-        let extent = match b.shape {
-            Shape::Box { half_extents } => half_extents.length(),
-            Shape::Sphere { radius } => radius,
-            Shape::HalfSpace => Fx::ZERO,
-        };
+        let extent = b.shape.reach();
         let still = b.linear_velocity.length_squared() < speed2
             && b.angular_velocity.length_squared() * extent * extent < speed2;
         b.still_frames = if still {

@@ -1,15 +1,22 @@
 //! Deterministic fixed-point 3D rigid-body physics for lockstep.
 //!
-//! A [`World`] holds bodies (dynamic, kinematic, static) with box, sphere or
-//! half-space [`Shape`]s, created through [`BodyBuilder`]s and addressed by
-//! [`BodyHandle`]s. [`World::step`] advances one fixed time step with a
-//! sort-and-sweep broadphase, exact manifolds with feature ids, and a soft
-//! sequential-impulse solver whose constraint order is shuffled every frame by
-//! `Rng::for_frame(seed, frame)`; islands of resting bodies sleep.
+//! A [`World`] holds bodies (dynamic, kinematic, static) with box, sphere,
+//! capsule or half-space [`Shape`]s, created through [`BodyBuilder`]s and
+//! addressed by [`BodyHandle`]s. [`World::step`] advances one fixed time step
+//! with a sort-and-sweep broadphase, exact manifolds with feature ids, and a
+//! soft sequential-impulse solver whose constraint order is shuffled every
+//! frame by `Rng::for_frame(seed, frame)`; islands of resting bodies sleep.
+//!
+//! The crate is laid out like rapier's pipeline: `world.rs` is the storage
+//! and the API, `pipeline/` the step (collide, solve), `solver/` the
+//! constraints and the deterministic partition into islands and batches,
+//! `narrowphase/` the manifolds (one file per pair of shapes; box–box in its
+//! own directory: separating axes, clipping, reduction, edges).
 //!
 //! Everything is integer arithmetic on [`lockstep_fx::Fx`], processed in slot
 //! and pair order: the same state and the same calls give the same bits on
-//! every CPU. [`World::encode`] writes the whole state canonically (for the
+//! every CPU, and with any number of threads ([`World::set_threads`]: islands
+//! never share a body, so they can be solved at once). [`World::encode`] writes the whole state canonically (for the
 //! BLAKE3 checksum or an exact snapshot) and [`World::decode`] restores it so
 //! that stepping on gives the same bytes as the uninterrupted run.
 //!
@@ -36,7 +43,9 @@ mod broadphase;
 mod contact;
 mod island;
 pub mod narrowphase;
+mod pipeline;
 mod query;
+mod query_index;
 pub mod scenes;
 mod settings;
 mod shape;

@@ -8,6 +8,7 @@ use lockstep_fx::{Fx, Vec3};
 
 use crate::aabb::Aabb;
 use crate::body::BodyHandle;
+use crate::query_index::QueryIndex;
 use crate::shape::Shape;
 use crate::world::{World, handle_of};
 
@@ -56,6 +57,19 @@ impl World {
                     )
                     .map(|(t, n)| (t, r.mul_vec3(n)))
                 }
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                } => {
+                    let r = self.rotation(i);
+                    ray_capsule(
+                        r.transpose_mul_vec3(origin - b.position),
+                        r.transpose_mul_vec3(d),
+                        half_height,
+                        radius,
+                    )
+                    .map(|(t, n)| (t, r.mul_vec3(n)))
+                }
                 Shape::HalfSpace => {
                     let n = self.rotation(i).col(1);
                     ray_plane(origin, d, n, n.dot(b.position))
@@ -78,16 +92,23 @@ impl World {
     /// Bodies whose bounds overlap `area` (e.g. a unit-selection rectangle
     /// extruded vertically), in slot order, among layers `mask`. Half-spaces
     /// are never reported.
+    ///
+    /// The first query after a change builds a grid of the bodies (see
+    /// `query_index.rs`), which later queries of the same state share.
     pub fn query_aabb(&self, area: &Aabb, mask: u32) -> Vec<BodyHandle> {
-        (0..self.slots.len() as u32)
-            .filter(|&i| {
-                let Some(b) = &self.slots[i as usize].body else {
-                    return false;
-                };
-                !b.contained
-                    && b.groups & mask != 0
-                    && self.shape_aabb(i).is_some_and(|a| a.overlaps(area))
-            })
+        let index = self.queries.get_or_init(|| {
+            QueryIndex::build((0..self.slots.len() as u32).filter_map(|i| {
+                let b = self.slots[i as usize].body.as_ref()?;
+                if b.contained {
+                    return None;
+                }
+                Some((i, b.groups, self.shape_aabb(i)?))
+            }))
+        });
+        let mut slots = Vec::new();
+        index.query(area, mask, &mut slots);
+        slots
+            .into_iter()
             .map(|i| handle_of(&self.slots, i))
             .collect()
     }
@@ -107,6 +128,44 @@ fn ray_sphere(o: Vec3, d: Vec3, c: Vec3, r: Fx) -> Option<(Fx, Vec3)> {
     let t = (-b - disc.sqrt()).max(Fx::ZERO);
     let n = (o.add_scaled(d, t) - c).normalize_or_zero();
     Some((t, n))
+}
+
+/// Ray against a capsule in its own frame (core segment on the y axis from
+/// `−h` to `h`): the nearest of the side (a cylinder) and the two end caps
+/// (spheres); 0 from inside.
+fn ray_capsule(o: Vec3, d: Vec3, h: Fx, r: Fx) -> Option<(Fx, Vec3)> {
+    let core = |y: Fx| Vec3::new(Fx::ZERO, y.clamp(-h, h), Fx::ZERO);
+    let inside = o - core(o.y);
+    if inside.length_squared() <= r * r {
+        return Some((Fx::ZERO, inside.try_normalize().unwrap_or(Vec3::Y)));
+    }
+    let mut best: Option<(Fx, Vec3)> = None;
+    let mut offer = |hit: Option<(Fx, Vec3)>| {
+        if let Some((t, n)) = hit {
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, n));
+            }
+        }
+    };
+    // The side: (ox + t dx)² + (oz + t dz)² = r², within the segment.
+    let a = d.x * d.x + d.z * d.z;
+    if a > Fx::from_bits(1 << 8) {
+        let b = o.x * d.x + o.z * d.z;
+        let c = o.x * o.x + o.z * o.z - r * r;
+        let disc = b * b - a * c;
+        if !disc.is_negative() {
+            let t = (-b - disc.sqrt()) / a;
+            let y = o.y + d.y * t;
+            if !t.is_negative() && y.abs() <= h {
+                let p = o.add_scaled(d, t);
+                let n = Vec3::new(p.x, Fx::ZERO, p.z).normalize_or_zero();
+                offer(Some((t, n)));
+            }
+        }
+    }
+    offer(ray_sphere(o, d, core(h), r));
+    offer(ray_sphere(o, d, core(-h), r));
+    best
 }
 
 /// Slab test in the box's frame; returns the entry distance and local normal.

@@ -41,12 +41,13 @@ impl Scene {
 }
 
 /// Names of all scenes, in a fixed order.
-pub const NAMES: [&str; 5] = [
+pub const NAMES: [&str; 6] = [
     "stack-sleep",
     "pyramid-15",
     "cubes-1000",
     "smash",
     "many-pyramids",
+    "capsules",
 ];
 
 /// A scene by name.
@@ -57,6 +58,7 @@ pub fn by_name(name: &str) -> Option<Scene> {
         "cubes-1000" => cubes_1000(),
         "smash" => smash(),
         "many-pyramids" => many_pyramids(),
+        "capsules" => capsules(),
         _ => return None,
     })
 }
@@ -216,6 +218,56 @@ pub fn many_pyramids() -> Scene {
     }
 }
 
+/// 400 capsules (half height 0.5, radius 0.25), 100 spheres and 100 cubes
+/// in ten loose layers, each turned by a fixed seed, dropped into a pile.
+/// Every body has some damping (rolling shapes would otherwise roll on
+/// forever: the engine has no rolling resistance).
+pub fn capsules() -> Scene {
+    let mut rng = Rng::new(0xca95, 5);
+    let mut bodies = vec![ground()];
+    for layer in 0..10 {
+        for i in 0..6 {
+            for k in 0..10 {
+                let p = Vec3::new(
+                    Fx::from_int(i - 3).mul_int(2) + rng.fx_range(-Fx::lit("0.2"), Fx::lit("0.2")),
+                    Fx::ONE + Fx::lit("1.6").mul_int(i64::from(layer)),
+                    Fx::from_int(k - 5).mul_int(2) + rng.fx_range(-Fx::lit("0.2"), Fx::lit("0.2")),
+                );
+                let axis = Vec3::new(
+                    rng.fx_range(-Fx::ONE, Fx::ONE),
+                    rng.fx_range(-Fx::ONE, Fx::ONE),
+                    rng.fx_range(-Fx::ONE, Fx::ONE),
+                )
+                .try_normalize()
+                .unwrap_or(Vec3::X);
+                let turn = Quat::from_axis_angle(axis, rng.fx_range(Fx::ZERO, Fx::PI));
+                let shape = match (i + k + layer) % 6 {
+                    0 => Shape::Sphere {
+                        radius: Fx::lit("0.3"),
+                    },
+                    1 => Shape::cuboid(Vec3::splat(Fx::lit("0.6"))),
+                    _ => Shape::Capsule {
+                        half_height: Fx::HALF,
+                        radius: Fx::lit("0.25"),
+                    },
+                };
+                let mut b = BodyBuilder::dynamic(shape)
+                    .position(p)
+                    .density(Fx::ONE)
+                    .damping(Fx::HALF, Fx::from_int(3));
+                b.orientation = turn;
+                bodies.push(b);
+            }
+        }
+    }
+    Scene {
+        name: "capsules",
+        settings: WorldSettings::default(),
+        bodies,
+        frames: 600,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +279,7 @@ mod tests {
         assert_eq!(cubes_1000().bodies.len(), 1001);
         assert_eq!(smash().bodies.len(), 202);
         assert_eq!(many_pyramids().bodies.len(), 8401);
+        assert_eq!(capsules().bodies.len(), 601);
         for name in NAMES {
             assert_eq!(by_name(name).unwrap().name, name);
         }

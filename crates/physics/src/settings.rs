@@ -35,8 +35,6 @@ pub struct WorldSettings {
     pub contact_damping_ratio: Fx,
     /// Fastest push-out of overlapping bodies (m/s).
     pub max_push_velocity: Fx,
-    /// Overlap left uncorrected, so resting contacts persist (m).
-    pub linear_slop: Fx,
     /// Distance at which contacts are created before touching (m).
     pub speculative_distance: Fx,
     /// Approach speed above which restitution applies (m/s).
@@ -66,14 +64,13 @@ impl Default for WorldSettings {
             substeps: 4,
             iterations: 1,
             relax_iterations: 1,
-            contact_hertz: Fx::from_int(30),
+            contact_hertz: Fx::from_int(36),
             contact_damping_ratio: Fx::from_int(10),
             max_push_velocity: Fx::from_int(3),
-            linear_slop: Fx::lit("0.001"),
             speculative_distance: Fx::lit("0.02"),
             restitution_threshold: Fx::ONE,
             sleeping: true,
-            sleep_speed: Fx::lit("0.05"),
+            sleep_speed: Fx::lit("0.1"),
             sleep_frames: 30,
             max_linear_speed: Fx::from_int(240),
             max_angular_speed: Fx::from_int(60),

@@ -20,8 +20,13 @@ use crate::shape::Shape;
 use crate::world::{Slot, World};
 
 /// Version of the encoding; bump on any change to the layout or to what a
-/// step computes from it.
-pub const STATE_VERSION: u16 = 1;
+/// step computes from it. The shipped games carry it in their own version
+/// (`lockstep_games::version`).
+///
+/// - 1: the first solver.
+/// - 2: the islands-and-anchors solver: a friction cone, one linear impulse
+///   per manifold, separations refreshed once per integration.
+pub const STATE_VERSION: u16 = 2;
 
 /// Why bytes are not a valid world.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -216,7 +221,6 @@ fn encode_settings<S: Sink>(s: &WorldSettings, w: &mut StateWriter<S>) {
     w.field("contact hertz", &s.contact_hertz);
     w.field("contact damping ratio", &s.contact_damping_ratio);
     w.field("max push velocity", &s.max_push_velocity);
-    w.field("linear slop", &s.linear_slop);
     w.field("speculative distance", &s.speculative_distance);
     w.field("restitution threshold", &s.restitution_threshold);
     w.field("sleeping", &s.sleeping);
@@ -239,7 +243,6 @@ fn decode_settings(r: &mut StateReader<'_>) -> Result<WorldSettings, StateError>
         contact_hertz: r.read_fx()?,
         contact_damping_ratio: r.read_fx()?,
         max_push_velocity: r.read_fx()?,
-        linear_slop: r.read_fx()?,
         speculative_distance: r.read_fx()?,
         restitution_threshold: r.read_fx()?,
         sleeping: r.read_bool()?,
@@ -257,6 +260,13 @@ fn encode_body<S: Sink>(b: &Body, w: &mut StateWriter<S>) {
     match b.shape {
         Shape::Box { half_extents } => w.field("half extents", &half_extents),
         Shape::Sphere { radius } => w.field("radius", &radius),
+        Shape::Capsule {
+            half_height,
+            radius,
+        } => {
+            w.field("half height", &half_height);
+            w.field("radius", &radius);
+        }
         Shape::HalfSpace => {}
     }
     w.field("position", &b.position);
@@ -295,6 +305,10 @@ fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {
             radius: r.read_fx()?,
         },
         2 => Shape::HalfSpace,
+        3 => Shape::Capsule {
+            half_height: r.read_fx()?,
+            radius: r.read_fx()?,
+        },
         _ => return Err(StateError::Invalid("unknown shape")),
     };
     if !shape.is_valid() || (shape == Shape::HalfSpace && kind != BodyKind::Static) {

@@ -175,3 +175,138 @@ fn box_on_slope_below_friction_angle_does_not_creep() {
     let creep = (end - settled).dot(downhill).abs();
     assert!(creep < fx("0.0001"), "crept {creep} m in 10 s");
 }
+
+fn capsule() -> Shape {
+    Shape::Capsule {
+        half_height: Fx::ONE,
+        radius: Fx::HALF,
+    }
+}
+
+/// The rotation that lays a capsule's axis (local y) along world x.
+fn lying() -> Quat {
+    Quat::from_axis_angle(Vec3::Z, Fx::FRAC_PI_2)
+}
+
+#[test]
+fn capsules_rest_at_their_radius_on_ground_box_and_each_other() {
+    let settings = WorldSettings {
+        sleeping: false,
+        ..WorldSettings::default()
+    };
+    let mut world = World::new(settings);
+    ground(&mut world);
+    // Lying on the ground.
+    let on_ground = world
+        .add_body(
+            BodyBuilder::dynamic(capsule())
+                .position(Vec3::new(Fx::ZERO, fx("0.6"), Fx::ZERO))
+                .orientation(lying()),
+        )
+        .unwrap();
+    // Lying across a static 2 m box (top at y = 2), away from the first.
+    world
+        .add_body(
+            BodyBuilder::fixed(Shape::cuboid(Vec3::splat(Fx::TWO)))
+                .position(Vec3::from_ints(10, 1, 0)),
+        )
+        .unwrap();
+    let on_box = world
+        .add_body(
+            BodyBuilder::dynamic(capsule())
+                .position(Vec3::new(Fx::from_int(10), fx("2.6"), Fx::ZERO))
+                .orientation(Quat::from_axis_angle(Vec3::X, Fx::FRAC_PI_2)),
+        )
+        .unwrap();
+    // Crossed over another lying capsule, on the ground.
+    let below = world
+        .add_body(
+            BodyBuilder::dynamic(capsule())
+                .position(Vec3::new(Fx::ZERO, fx("0.5"), Fx::from_int(-8)))
+                .orientation(lying()),
+        )
+        .unwrap();
+    let above = world
+        .add_body(
+            BodyBuilder::dynamic(capsule())
+                .position(Vec3::new(Fx::ZERO, fx("1.6"), Fx::from_int(-8)))
+                .orientation(Quat::from_axis_angle(Vec3::X, Fx::FRAC_PI_2)),
+        )
+        .unwrap();
+    for _ in 0..300 {
+        world.step();
+    }
+    let y = |h| world.body(h).unwrap().position().y;
+    let mm = fx("0.001");
+    assert!(
+        (y(on_ground) - Fx::HALF).abs() < mm,
+        "on the ground at {}",
+        y(on_ground)
+    );
+    assert!(
+        (y(on_box) - fx("2.5")).abs() < mm,
+        "on the box at {}",
+        y(on_box)
+    );
+    assert!((y(below) - Fx::HALF).abs() < mm, "below at {}", y(below));
+    assert!(
+        (y(above) - fx("1.5")).abs() < fx("0.002"),
+        "above at {}",
+        y(above)
+    );
+    // Nothing rolled or slid away.
+    let x = world.body(on_ground).unwrap().position().x;
+    assert!(x.abs() < mm, "rolled to x = {x}");
+}
+
+/// A capsule rolling down a slope about its axis without slipping
+/// accelerates at g·sinθ / (1 + I/(m r²)), I its moment about the axis.
+#[test]
+fn capsule_rolls_down_a_slope_at_the_rolling_acceleration() {
+    let angle = fx("0.2");
+    let tilt = Quat::from_axis_angle(Vec3::Z, angle);
+    let settings = WorldSettings {
+        sleeping: false,
+        ..WorldSettings::default()
+    };
+    let mut world = World::new(settings);
+    world
+        .add_body(
+            BodyBuilder::fixed(Shape::HalfSpace)
+                .orientation(tilt)
+                .friction(Fx::ONE),
+        )
+        .unwrap();
+    let up = tilt.rotate(Vec3::Y);
+    // Axis along z: it rolls down the slope, which falls towards −x.
+    let roller = world
+        .add_body(
+            BodyBuilder::dynamic(capsule())
+                .position(up * Fx::HALF)
+                .orientation(tilt * Quat::from_axis_angle(Vec3::X, Fx::FRAC_PI_2))
+                .friction(Fx::ONE),
+        )
+        .unwrap();
+    for _ in 0..10 {
+        world.step();
+    }
+    let start = world.body(roller).unwrap().position();
+    let frames = 120;
+    for _ in 0..frames {
+        world.step();
+    }
+    let moved = (world.body(roller).unwrap().position() - start).length();
+    let mp = capsule().mass_properties(fx("1000"));
+    let r = Fx::HALF;
+    let g = fx("9.81");
+    let a = g * angle.sin() / (Fx::ONE + mp.inertia.y / (mp.mass * r * r));
+    // Starting with the speed of 10 frames of rolling.
+    let t0 = Fx::from_ratio(10, 60);
+    let t1 = Fx::from_ratio(10 + frames, 60);
+    let expected = (a * (t1 * t1 - t0 * t0)).scale_pow2(-1);
+    let err = (moved - expected).abs() / expected;
+    assert!(
+        err < fx("0.03"),
+        "rolled {moved}, expected {expected}, error {err}"
+    );
+}

@@ -155,6 +155,14 @@ fn solids(world: &World, look: impl Fn(BodyHandle, &Body) -> Option<(Rgb, u64)>)
                 BodyShape::Sphere { radius } => Shape::Sphere {
                     radius: radius.to_f64_lossy() as f32,
                 },
+                // Drawn as the box around it (the rasteriser has boxes and
+                // spheres).
+                BodyShape::Capsule {
+                    half_height,
+                    radius,
+                } => Shape::Box {
+                    half: floats(Vec3::new(radius, half_height + radius, radius)),
+                },
                 BodyShape::HalfSpace => return None,
             };
             let (colour, extra) = look(h, body)?;

@@ -3,7 +3,7 @@
 //! thing.
 //!
 //! ```text
-//! peer-bench [--frames N] [--runs R] [--only ours|rapier] [scene ...]
+//! peer-bench [--frames N] [--runs R] [--threads T] [--only ours|rapier] [scene ...]
 //! ```
 //!
 //! This is a measuring tool, not a deterministic crate: floats and clocks are
@@ -15,6 +15,7 @@ use std::time::Instant;
 use lockstep_fx::{Fx, Quat, Vec3};
 use lockstep_physics::scenes::{self, Scene};
 use lockstep_physics::{BodyKind, Shape, World};
+use rapier3d::geometry::PairContacts;
 use rapier3d::prelude::{
     CoefficientCombineRule, ColliderBuilder, IntegrationParameters, PhysicsWorld, Pose,
     RigidBodyBuilder, RigidBodyHandle, Rotation, SharedShape, Vector,
@@ -26,7 +27,7 @@ const SETTLE_FRAME: usize = 120;
 
 fn usage() -> String {
     format!(
-        "usage: peer-bench [--frames N] [--runs R] [--only ours|rapier] [scene ...]\n\
+        "usage: peer-bench [--frames N] [--runs R] [--threads T] [--only ours|rapier] [scene ...]\n\
          scenes: {} (default: {})",
         scenes::NAMES.join(", "),
         DEFAULT_SCENES.join(" ")
@@ -43,6 +44,8 @@ enum Only {
 struct Args {
     frames: Option<usize>,
     runs: usize,
+    /// Threads our world may use (rapier always runs on one).
+    threads: usize,
     only: Only,
     scenes: Vec<Scene>,
 }
@@ -51,6 +54,7 @@ fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         frames: None,
         runs: 3,
+        threads: 1,
         only: Only::Both,
         scenes: Vec::new(),
     };
@@ -70,6 +74,13 @@ fn parse_args() -> Result<Args, String> {
                 args.runs = v.parse().map_err(|_| format!("bad --runs {v}"))?;
                 if args.runs == 0 {
                     return Err("--runs must be at least 1".into());
+                }
+            }
+            "--threads" => {
+                let v = value("--threads")?;
+                args.threads = v.parse().map_err(|_| format!("bad --threads {v}"))?;
+                if args.threads == 0 {
+                    return Err("--threads must be at least 1".into());
                 }
             }
             "--only" => {
@@ -107,6 +118,9 @@ struct Final {
     awake: usize,
     /// First frame after which every dynamic body was asleep, if any.
     all_asleep_from: Option<usize>,
+    /// Deepest overlap of any contact (m), sampled every 30 frames from
+    /// frame 120 on while bodies are awake: how deep resting contacts sit.
+    deepest_overlap: f64,
 }
 
 /// Per-step wall times (seconds) and the final state of one run.
@@ -136,6 +150,8 @@ trait Engine {
     fn awake(&self) -> usize;
     /// Body positions in scene order.
     fn positions(&self) -> Vec<[f64; 3]>;
+    /// Deepest overlap of any current contact point (m, 0 if none).
+    fn deepest_overlap(&self) -> f64;
 }
 
 impl Engine for World {
@@ -153,6 +169,11 @@ impl Engine for World {
             .map(|(_, b)| [f(b.position().x), f(b.position().y), f(b.position().z)])
             .collect()
     }
+    fn deepest_overlap(&self) -> f64 {
+        self.contacts()
+            .flat_map(|c| c.points.iter().map(|p| -f(p.separation)))
+            .fold(0.0, f64::max)
+    }
 }
 
 /// Steps an engine `frames` times, timing each step alone (the sleep check
@@ -165,12 +186,16 @@ fn time_run(engine: &mut impl Engine, scene: &Scene, frames: usize) -> Run {
         .count();
     let mut step_secs = Vec::with_capacity(frames);
     let mut all_asleep_from = None;
+    let mut deepest_overlap = 0.0f64;
     for frame in 0..frames {
         let t = Instant::now();
         engine.step();
         step_secs.push(t.elapsed().as_secs_f64());
         if all_asleep_from.is_none() && dynamic > 0 && engine.awake() == 0 {
             all_asleep_from = Some(frame + 1);
+        }
+        if frame + 1 >= 120 && (frame + 1) % 30 == 0 && all_asleep_from.is_none() {
+            deepest_overlap = deepest_overlap.max(engine.deepest_overlap());
         }
     }
     Run {
@@ -179,6 +204,7 @@ fn time_run(engine: &mut impl Engine, scene: &Scene, frames: usize) -> Run {
             positions: engine.positions(),
             awake: engine.awake(),
             all_asleep_from,
+            deepest_overlap,
         },
     }
 }
@@ -217,6 +243,10 @@ fn build_rapier(scene: &Scene) -> RapierScene {
                 SharedShape::cuboid(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32)
             }
             Shape::Sphere { radius } => SharedShape::ball(f(radius) as f32),
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => SharedShape::capsule_y(f(half_height) as f32, f(radius) as f32),
             // Matter below the body's local plane y = 0: outward normal +y in the
             // body frame; the body's pose tilts it like ours.
             Shape::HalfSpace => SharedShape::halfspace(Vector::Y),
@@ -257,6 +287,19 @@ impl Engine for RapierScene {
                 [t.x as f64, t.y as f64, t.z as f64]
             })
             .collect()
+    }
+    fn deepest_overlap(&self) -> f64 {
+        let mut deepest = 0.0f64;
+        for pair in self.world.narrow_phase.contact_pairs() {
+            if let PairContacts::Rigid(r) = &pair.contacts {
+                for m in &r.manifolds {
+                    for p in &m.points {
+                        deepest = deepest.max(-p.dist as f64);
+                    }
+                }
+            }
+        }
+        deepest
     }
 }
 
@@ -318,6 +361,7 @@ struct Sanity {
     dropped: usize,
     awake: usize,
     all_asleep_from: Option<usize>,
+    deepest_overlap: f64,
 }
 
 fn sanity(scene: &Scene, fin: &Final) -> Sanity {
@@ -344,6 +388,7 @@ fn sanity(scene: &Scene, fin: &Final) -> Sanity {
         dropped,
         awake: fin.awake,
         all_asleep_from: fin.all_asleep_from,
+        deepest_overlap: fin.deepest_overlap,
     }
 }
 
@@ -399,11 +444,13 @@ fn main() -> ExitCode {
     let ip = IntegrationParameters::default();
     println!(
         "peer-bench: lockstep-physics vs rapier3d 0.36.1 (f32, enhanced-determinism, single thread); \
-         rapier solver: {} iterations, {} internal PGS, {} stabilization; {} run(s) alternating ours/rapier",
+         rapier solver: {} iterations, {} internal PGS, {} stabilization; {} run(s) alternating ours/rapier; \
+         ours on {} thread(s)",
         ip.num_solver_iterations,
         ip.num_internal_pgs_iterations,
         ip.num_internal_stabilization_iterations,
-        args.runs
+        args.runs,
+        args.threads
     );
     let mut rows = Vec::new();
     let mut checks = Vec::new();
@@ -412,7 +459,9 @@ fn main() -> ExitCode {
         let (mut ours, mut rapier) = (Vec::new(), Vec::new());
         for run in 0..args.runs {
             if args.only != Only::Rapier {
-                let r = time_run(&mut scene.build(), scene, frames);
+                let mut world = scene.build();
+                world.set_threads(args.threads);
+                let r = time_run(&mut world, scene, frames);
                 eprintln!(
                     "  {} run {}: ours   {:.3} ms/step",
                     scene.name,
@@ -495,9 +544,9 @@ fn main() -> ExitCode {
     println!();
     println!("Final state after the last frame (ours / rapier):");
     println!(
-        "| scene | mean y (m) | top body Δy (mm) | y < 0.4 | dropped > 0.5 m | awake at end | all asleep from frame | body Δpos ours↔rapier max / mean (m) |"
+        "| scene | mean y (m) | top body Δy (mm) | deepest overlap (mm) | y < 0.4 | dropped > 0.5 m | awake at end | all asleep from frame | body Δpos ours↔rapier max / mean (m) |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (name, _frames, so, sr, div) in &checks {
         let pair = |g: &dyn Fn(&Sanity) -> String| {
             format!(
@@ -509,10 +558,11 @@ fn main() -> ExitCode {
         let asleep = |s: &Sanity| s.all_asleep_from.map_or("never".into(), |f| f.to_string());
         let div = div.map_or("-".into(), |(max, mean)| format!("{max:.3} / {mean:.4}"));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             name,
             pair(&|s| format!("{:.4}", s.mean_y)),
             pair(&|s| format!("{:+.1}", s.top_dy * 1e3)),
+            pair(&|s| format!("{:.2}", s.deepest_overlap * 1e3)),
             pair(&|s| s.below.to_string()),
             pair(&|s| s.dropped.to_string()),
             pair(&|s| s.awake.to_string()),

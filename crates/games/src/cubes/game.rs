@@ -113,8 +113,9 @@ impl Cubes {
     }
 }
 
-/// State encoding version (see [`Game::VERSION`]).
-const VERSION: u32 = 1;
+/// State encoding version (see [`Game::VERSION`]): rules version 1 with
+/// the physics' state version.
+const VERSION: u32 = crate::version(1);
 
 impl Game for Cubes {
     type Input = CubesInput;

@@ -235,7 +235,8 @@ impl Game for Rts {
     type Input = Command;
     type Config = RtsConfig;
     const ID: &'static str = "rts";
-    const VERSION: u32 = 1;
+    /// Rules version 1 with the physics' state version.
+    const VERSION: u32 = crate::version(1);
 
     fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
         setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_PLAYERS)?;

@@ -8,10 +8,12 @@
 //! warm-start impulses across frames.
 
 mod box_box;
+mod capsule;
 mod plane;
 mod sphere;
 
 pub use box_box::box_box;
+pub use capsule::{Segment, box_capsule, capsule_capsule, capsule_plane, sphere_capsule};
 pub use plane::{box_plane, sphere_plane};
 pub use sphere::{sphere_box, sphere_sphere};
 

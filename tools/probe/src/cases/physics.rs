@@ -49,3 +49,24 @@ pub fn smash(w: &mut Writer) {
 pub fn many_pyramids(w: &mut Writer) {
     run("many-pyramids", 240, false, w);
 }
+
+/// `capsules`, 240 frames (capsules, spheres and cubes falling into a pile).
+pub fn capsules(w: &mut Writer) {
+    run("capsules", 240, false, w);
+}
+
+/// `many-pyramids` on 3 threads, 120 frames: the islands are solved in
+/// three batches at once (and the narrowphase and the broadphase sweep in
+/// three runs), and every frame's checksum must equal the one-thread run's
+/// on every architecture.
+pub fn many_pyramids_threads(w: &mut Writer) {
+    let mut world = scenes::by_name("many-pyramids")
+        .expect("known scene")
+        .build();
+    world.set_threads(3);
+    for _ in 0..120 {
+        world.step();
+        w.write_raw(world.checksum().as_bytes());
+    }
+    world.encode(w);
+}

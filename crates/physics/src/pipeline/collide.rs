@@ -1,0 +1,365 @@
+//! Broadphase and narrowphase of one step: which pairs may touch, their
+//! manifolds, and the merge with last step's contact cache.
+//!
+//! Pairs come from the sort-and-sweep broadphase plus every moving body
+//! against every half-space; the merge walks this step's pairs and the old
+//! cache together in `(a, b)` order, carrying warm-start impulses by feature
+//! id, keeping resting contacts between bodies that do not move, and
+//! emitting begin/end events.
+
+use lockstep_fx::Fx;
+
+use crate::body::{Body, BodyKind};
+use crate::broadphase::Proxy;
+use crate::contact::{Contact, Event};
+use crate::narrowphase::{self, Manifold, Pose, Segment};
+use crate::shape::Shape;
+use crate::world::{World, handle_of};
+
+use lockstep_fx::Vec3;
+
+/// Below this many pairs the narrowphase runs on one thread.
+const PARALLEL_PAIRS: usize = 512;
+
+impl World {
+    pub(crate) fn find_pairs(&mut self, h: Fx) {
+        let margin = self.settings.speculative_distance.scale_pow2(-1);
+        let sc = &mut self.scratch;
+        sc.proxies.clear();
+        sc.half_spaces.clear();
+        for (i, slot) in self.slots.iter().enumerate() {
+            let Some(b) = &slot.body else { continue };
+            if b.contained {
+                continue;
+            }
+            let Some(aabb) = b.bounds(&sc.rotations[i]) else {
+                sc.half_spaces.push(i as u32);
+                continue;
+            };
+            let grow = margin + World::sweep(b, h);
+            sc.proxies.push(Proxy {
+                aabb: aabb.expanded(Vec3::splat(grow)),
+                body: i as u32,
+                active: World::is_active(b),
+                groups: b.groups,
+                mask: b.mask,
+            });
+        }
+        sc.broadphase
+            .pairs(&sc.proxies, self.threads, &mut sc.pairs);
+        if !sc.half_spaces.is_empty() {
+            for p in &sc.proxies {
+                if !p.active {
+                    continue;
+                }
+                for &hs in &sc.half_spaces {
+                    let plane = self.slots[hs as usize]
+                        .body
+                        .as_ref()
+                        .expect("half-space slot is live");
+                    if plane.groups & p.mask != 0 && p.groups & plane.mask != 0 {
+                        sc.pairs.push((hs.min(p.body), hs.max(p.body)));
+                    }
+                }
+            }
+        }
+        sc.broadphase.sort_pairs(&mut sc.pairs, self.slots.len());
+    }
+
+    /// The manifold between two live bodies, normal from `a` to `b`.
+    pub(crate) fn manifold(&self, a: u32, b: u32, margin: Fx) -> Manifold {
+        let (Some(ba), Some(bb)) = (&self.slots[a as usize].body, &self.slots[b as usize].body)
+        else {
+            return Manifold::default();
+        };
+        let pose = |i: u32, body: &Body| Pose {
+            position: body.position,
+            rotation: self.rotation(i),
+        };
+        let segment =
+            |i: u32, body: &Body, half_height: Fx| Segment::of(&pose(i, body), half_height);
+        match (ba.shape, bb.shape) {
+            (Shape::Box { half_extents: ha }, Shape::Box { half_extents: hb }) => {
+                narrowphase::box_box(&pose(a, ba), ha, &pose(b, bb), hb, margin)
+            }
+            (Shape::Sphere { radius: ra }, Shape::Sphere { radius: rb }) => {
+                narrowphase::sphere_sphere(ba.position, ra, bb.position, rb, margin)
+            }
+            (Shape::Sphere { radius }, Shape::Box { half_extents }) => {
+                narrowphase::sphere_box(ba.position, radius, &pose(b, bb), half_extents, margin)
+            }
+            (Shape::Box { half_extents }, Shape::Sphere { radius }) => {
+                narrowphase::sphere_box(bb.position, radius, &pose(a, ba), half_extents, margin)
+                    .flipped()
+            }
+            (
+                Shape::Capsule {
+                    half_height: ha,
+                    radius: ra,
+                },
+                Shape::Capsule {
+                    half_height: hb,
+                    radius: rb,
+                },
+            ) => narrowphase::capsule_capsule(
+                &segment(a, ba, ha),
+                ra,
+                &segment(b, bb, hb),
+                rb,
+                margin,
+            ),
+            (
+                Shape::Sphere { radius: rs },
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                },
+            ) => narrowphase::sphere_capsule(
+                ba.position,
+                rs,
+                &segment(b, bb, half_height),
+                radius,
+                margin,
+            ),
+            (
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                },
+                Shape::Sphere { radius: rs },
+            ) => narrowphase::sphere_capsule(
+                bb.position,
+                rs,
+                &segment(a, ba, half_height),
+                radius,
+                margin,
+            )
+            .flipped(),
+            (
+                Shape::Box { half_extents },
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                },
+            ) => {
+                let p = pose(b, bb);
+                let s = Segment::of(&p, half_height);
+                narrowphase::box_capsule(&pose(a, ba), half_extents, &p, &s, radius, margin)
+            }
+            (
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                },
+                Shape::Box { half_extents },
+            ) => {
+                let p = pose(a, ba);
+                let s = Segment::of(&p, half_height);
+                narrowphase::box_capsule(&pose(b, bb), half_extents, &p, &s, radius, margin)
+                    .flipped()
+            }
+            (Shape::HalfSpace, other) => self.against_half_space(a, ba, b, bb, other, margin),
+            (other, Shape::HalfSpace) => self
+                .against_half_space(b, bb, a, ba, other, margin)
+                .flipped(),
+        }
+    }
+
+    pub(crate) fn against_half_space(
+        &self,
+        hs: u32,
+        plane: &Body,
+        i: u32,
+        body: &Body,
+        shape: Shape,
+        margin: Fx,
+    ) -> Manifold {
+        let normal = self.rotation(hs).col(1);
+        let offset = normal.dot(plane.position);
+        match shape {
+            Shape::Box { half_extents } => {
+                let pose = Pose {
+                    position: body.position,
+                    rotation: self.rotation(i),
+                };
+                narrowphase::box_plane(normal, offset, &pose, half_extents, margin)
+            }
+            Shape::Sphere { radius } => {
+                narrowphase::sphere_plane(normal, offset, body.position, radius, margin)
+            }
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => {
+                let pose = Pose {
+                    position: body.position,
+                    rotation: self.rotation(i),
+                };
+                let s = Segment::of(&pose, half_height);
+                narrowphase::capsule_plane(normal, offset, &s, radius, margin)
+            }
+            Shape::HalfSpace => Manifold::default(),
+        }
+    }
+
+    /// The manifold of pair `(a, b)` this step: its margin grows with how
+    /// far the two bodies may travel.
+    fn pair_manifold(&self, (a, b): (u32, u32), h: Fx) -> Manifold {
+        let margin = self.settings.speculative_distance
+            + World::sweep(self.live(a), h)
+            + World::sweep(self.live(b), h);
+        self.manifold(a, b, margin)
+    }
+
+    /// Every pair's manifold, in pair order: a pure function of the world,
+    /// so the pairs are split into one run per thread when there are enough.
+    fn manifolds(&self, pairs: &[(u32, u32)], h: Fx, out: &mut Vec<Manifold>) {
+        out.clear();
+        out.resize(pairs.len(), Manifold::default());
+        let threads = if pairs.len() >= PARALLEL_PAIRS {
+            self.threads.max(1)
+        } else {
+            1
+        };
+        let run = |pairs: &[(u32, u32)], out: &mut [Manifold]| {
+            for (m, &p) in out.iter_mut().zip(pairs) {
+                *m = self.pair_manifold(p, h);
+            }
+        };
+        if threads == 1 {
+            run(pairs, out);
+            return;
+        }
+        let chunk = pairs.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let mut jobs = pairs.chunks(chunk).zip(out.chunks_mut(chunk));
+            let first = jobs.next();
+            for (p, o) in jobs {
+                s.spawn(move || run(p, o));
+            }
+            if let Some((p, o)) = first {
+                run(p, o);
+            }
+        });
+    }
+
+    /// Narrowphase over this step's pairs, merged with the cache: fresh
+    /// manifolds for active pairs, old entries kept for resting ones.
+    pub(crate) fn collide(&mut self, h: Fx) {
+        let mut new_contacts = std::mem::take(&mut self.scratch.new_contacts);
+        let pairs = std::mem::take(&mut self.scratch.pairs);
+        let mut manifolds = std::mem::take(&mut self.scratch.manifolds);
+        self.manifolds(&pairs, h, &mut manifolds);
+        new_contacts.clear();
+        self.scratch.wake.clear();
+        let mut old = 0usize;
+        let mut next = 0usize;
+        loop {
+            let pair = pairs.get(next).copied();
+            let cached = self.contacts.get(old).map(|c| (c.a, c.b));
+            match (pair, cached) {
+                (None, None) => break,
+                (Some(p), Some(c)) if c < p => {
+                    self.carry_or_end(old, &mut new_contacts);
+                    old += 1;
+                }
+                (None, Some(_)) => {
+                    self.carry_or_end(old, &mut new_contacts);
+                    old += 1;
+                }
+                (Some(p), c) => {
+                    let previous = if c == Some(p) {
+                        old += 1;
+                        Some(self.contacts[old - 1])
+                    } else {
+                        None
+                    };
+                    let manifold = manifolds[next];
+                    next += 1;
+                    let (a, b) = p;
+                    let (ba, bb) = (self.live(a), self.live(b));
+                    let active = [World::is_active(ba), World::is_active(bb)];
+                    let was_touching = previous.is_some_and(|c| c.manifold.count > 0);
+                    if manifold.count == 0 {
+                        if was_touching {
+                            self.events.push(Event::ContactEnded {
+                                a: handle_of(&self.slots, a),
+                                b: handle_of(&self.slots, b),
+                            });
+                        }
+                        continue;
+                    }
+                    if !was_touching {
+                        self.events.push(Event::ContactBegan {
+                            a: handle_of(&self.slots, a),
+                            b: handle_of(&self.slots, b),
+                        });
+                    }
+                    // An active body touching a sleeping one wakes its island
+                    // (`step` then collides again with the island awake).
+                    for (me_active, other) in [(active[0], b), (active[1], a)] {
+                        if me_active {
+                            let o = self.live(other);
+                            if o.kind == BodyKind::Dynamic && !o.awake && !o.contained {
+                                self.scratch.wake.push(self.slots[other as usize].island);
+                            }
+                        }
+                    }
+                    let mut normal_impulses = [Fx::ZERO; 4];
+                    let (mut friction_impulse, mut twist_impulse) = (Vec3::ZERO, Fx::ZERO);
+                    if let Some(prev) = &previous {
+                        for (imp, p) in normal_impulses.iter_mut().zip(manifold.points()) {
+                            *imp = prev.impulse_for(p.id);
+                        }
+                        friction_impulse = prev.friction_impulse;
+                        twist_impulse = prev.twist_impulse;
+                    }
+                    new_contacts.push(Contact {
+                        a,
+                        b,
+                        manifold,
+                        normal_impulses,
+                        friction_impulse,
+                        twist_impulse,
+                        fresh: true,
+                    });
+                }
+            }
+        }
+        std::mem::swap(&mut self.contacts, &mut new_contacts);
+        self.scratch.new_contacts = new_contacts;
+        self.scratch.pairs = pairs;
+        self.scratch.manifolds = manifolds;
+    }
+
+    pub(crate) fn live(&self, i: u32) -> &Body {
+        self.slots[i as usize]
+            .body
+            .as_ref()
+            .expect("pair bodies are live")
+    }
+
+    /// An old cache entry with no pair this step: kept if neither body moves
+    /// (a resting contact between sleeping or static bodies), else it ended.
+    pub(crate) fn carry_or_end(&mut self, old: usize, out: &mut Vec<Contact>) {
+        let c = self.contacts[old];
+        let (ba, bb) = (
+            self.slots[c.a as usize].body.as_ref(),
+            self.slots[c.b as usize].body.as_ref(),
+        );
+        let resting = match (ba, bb) {
+            (Some(x), Some(y)) => {
+                !World::is_active(x) && !World::is_active(y) && !x.contained && !y.contained
+            }
+            _ => false,
+        };
+        if resting {
+            out.push(Contact { fresh: false, ..c });
+        } else if c.manifold.count > 0 {
+            self.events.push(Event::ContactEnded {
+                a: handle_of(&self.slots, c.a),
+                b: handle_of(&self.slots, c.b),
+            });
+        }
+    }
+}

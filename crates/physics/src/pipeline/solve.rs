@@ -1,0 +1,308 @@
+//! The solve of one step: the solver's batches built from the awake bodies
+//! and this step's manifolds, solved (on several threads when the world
+//! has them and the step has islands to share), and the write-back of
+//! impulses (for warm starting) and of the new poses and velocities.
+//!
+//! A *mover* is a body the solver moves: an awake dynamic body or a moving
+//! kinematic one; every other body is immovable. The solve order is this
+//! step's manifolds that involve a moving dynamic body, shuffled by
+//! `Rng::for_frame(seed, frame)`; those against an immovable body become
+//! anchored constraints (normal flipped when the immovable body is B, so
+//! that the moving one is always B), the others pairs that join their two
+//! movers' islands. Islands go to batches whole ([`partition`](crate::solver::partition)); a batch
+//! keeps its constraints in the solve order, so every island sees the same
+//! order whatever the number of batches, and the bits do not depend on the
+//! thread count.
+
+use lockstep_fx::{Fx, Mat3, Rng, Vec3};
+
+use crate::body::{Body, BodyKind};
+use crate::contact::Contact;
+use crate::settings::WorldSettings;
+use crate::solver::{
+    self, Batch, BodyInfo, Displacement, ManifoldInput, PointInput, Softness, StepParams, Velocity,
+};
+use crate::world::{Slot, World};
+
+/// Marks a body the solver does not move.
+const IMMOVABLE: u32 = u32::MAX;
+
+/// Below this many constraints a step is solved on one thread (starting
+/// threads costs more than it saves).
+const PARALLEL_MIN: usize = 256;
+
+/// What every batch reads while it is built and solved.
+struct Shared<'a> {
+    slots: &'a [Slot],
+    contacts: &'a [Contact],
+    rotations: &'a [Mat3],
+    /// Each slot's index within its batch (`IMMOVABLE` for the others).
+    local: &'a [u32],
+    settings: &'a WorldSettings,
+    params: StepParams,
+    soft: Softness,
+    anchored_soft: Softness,
+}
+
+impl World {
+    pub(crate) fn solve(&mut self) {
+        let settings = self.settings;
+        let substeps = settings.substeps.max(1);
+        let rate = i64::from(settings.tick_rate.max(1)) * i64::from(substeps);
+        let hs = Fx::from_ratio(1, rate);
+        let inv_hs = Fx::from_int(rate.min(i64::from(i32::MAX)) as i32);
+        let sc = &mut self.scratch;
+
+        // Movers, in slot order.
+        sc.movers.clear();
+        sc.mover_index.clear();
+        sc.mover_index.resize(self.slots.len(), IMMOVABLE);
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.body.as_ref().is_some_and(World::is_active) {
+                sc.mover_index[i] = sc.movers.len() as u32;
+                sc.movers.push(i as u32);
+            }
+        }
+        // This step's constraints, in solve order.
+        sc.order.clear();
+        for (ci, c) in self.contacts.iter().enumerate() {
+            let (Some(ba), Some(bb)) = (
+                self.slots[c.a as usize].body.as_ref(),
+                self.slots[c.b as usize].body.as_ref(),
+            ) else {
+                continue;
+            };
+            if c.fresh && (World::is_moving_dynamic(ba) || World::is_moving_dynamic(bb)) {
+                sc.order.push(ci as u32);
+            }
+        }
+        if settings.shuffle {
+            Rng::for_frame(settings.seed, self.frame).shuffle(&mut sc.order);
+        }
+
+        // Islands and batches: every body and constraint is a unit of work.
+        let threads = if sc.order.len() >= PARALLEL_MIN {
+            self.threads.max(1)
+        } else {
+            1
+        };
+        sc.islands.reset(sc.movers.len());
+        sc.work.clear();
+        sc.work.resize(sc.movers.len(), 1);
+        for &ci in &sc.order {
+            let c = &self.contacts[ci as usize];
+            let (ma, mb) = (sc.mover_index[c.a as usize], sc.mover_index[c.b as usize]);
+            match (ma, mb) {
+                (IMMOVABLE, m) | (m, IMMOVABLE) => sc.work[m as usize] += 1,
+                _ => {
+                    sc.islands.join(ma, mb);
+                    sc.work[ma as usize] += 1;
+                }
+            }
+        }
+        let batches = sc.islands.batches(&sc.work, threads, &mut sc.batch_of);
+        if sc.batches.len() < batches {
+            sc.batches.resize_with(batches, Batch::default);
+        }
+        for b in &mut sc.batches {
+            b.clear();
+        }
+        sc.local.clear();
+        sc.local.resize(self.slots.len(), IMMOVABLE);
+        for (m, &slot) in sc.movers.iter().enumerate() {
+            let batch = &mut sc.batches[sc.batch_of[m] as usize];
+            sc.local[slot as usize] = batch.bodies.len() as u32;
+            batch.bodies.push(slot);
+        }
+        for &ci in &sc.order {
+            let c = &self.contacts[ci as usize];
+            let (ma, mb) = (sc.mover_index[c.a as usize], sc.mover_index[c.b as usize]);
+            let mover = if ma == IMMOVABLE { mb } else { ma };
+            let batch = &mut sc.batches[sc.batch_of[mover as usize] as usize];
+            if ma == IMMOVABLE || mb == IMMOVABLE {
+                batch.anchored_contacts.push((ci, mb == IMMOVABLE));
+            } else {
+                batch.pair_contacts.push(ci);
+            }
+        }
+
+        // Stiffness is capped at a quarter of the substep rate (Box2D v3);
+        // contacts with an immovable body are twice as stiff.
+        let hertz = settings.contact_hertz.min(inv_hs.scale_pow2(-2));
+        let shared = Shared {
+            slots: &self.slots,
+            contacts: &self.contacts,
+            rotations: &sc.rotations,
+            local: &sc.local,
+            settings: &self.settings,
+            params: StepParams {
+                substeps,
+                iterations: settings.iterations,
+                relax_iterations: settings.relax_iterations,
+                h: hs,
+                inv_h: inv_hs,
+                max_push: settings.max_push_velocity,
+                restitution_threshold: settings.restitution_threshold,
+            },
+            soft: Softness::new(hertz, settings.contact_damping_ratio, hs),
+            anchored_soft: Softness::new(hertz.mul_int(2), settings.contact_damping_ratio, hs),
+        };
+        let work = &mut sc.batches[..batches];
+        if batches == 1 {
+            solve_batch(&shared, &mut work[0]);
+        } else {
+            std::thread::scope(|s| {
+                let (first, rest) = work.split_first_mut().expect("at least one batch");
+                for b in rest {
+                    let shared = &shared;
+                    s.spawn(move || solve_batch(shared, b));
+                }
+                solve_batch(&shared, first);
+            });
+        }
+
+        // Write back, batch by batch: impulses for warm starting, then the
+        // bodies' displacements and final velocities.
+        for b in &sc.batches[..batches] {
+            let anchored = b.anchored.iter().zip(b.anchored_contacts.iter().copied());
+            let pairs = b
+                .pairs
+                .iter()
+                .zip(b.pair_contacts.iter().map(|&c| (c, false)));
+            for (k, (ci, flip)) in anchored.chain(pairs) {
+                let contact = &mut self.contacts[ci as usize];
+                for (imp, p) in contact.normal_impulses.iter_mut().zip(k.points(&b.points)) {
+                    *imp = p.impulse;
+                }
+                let (friction, twist) = (k.friction_impulse(), k.twist_impulse);
+                contact.friction_impulse = if flip { -friction } else { friction };
+                contact.twist_impulse = if flip { -twist } else { twist };
+            }
+            for (k, &i) in b.bodies.iter().enumerate() {
+                let Some(body) = self.slots[i as usize].body.as_mut() else {
+                    continue;
+                };
+                let (v, d) = (b.velocities[k], b.displacements[k]);
+                body.position += d.linear;
+                if d.angular != Vec3::ZERO {
+                    body.orientation = body.orientation.integrate(d.angular, Fx::ONE);
+                    sc.rotations[i as usize] = Mat3::from_quat(body.orientation);
+                }
+                if body.kind == BodyKind::Dynamic {
+                    body.linear_velocity = v.linear;
+                    body.angular_velocity = v.angular;
+                }
+            }
+        }
+    }
+}
+
+/// Builds one batch's solver bodies and constraints and solves them.
+fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
+    let settings = s.settings;
+    let h = s.params.h;
+    for &i in &b.bodies {
+        let body = live(s.slots, i);
+        b.velocities.push(Velocity {
+            linear: body.linear_velocity,
+            angular: body.angular_velocity,
+        });
+        b.displacements.push(Displacement::default());
+        let dynamic = body.kind == BodyKind::Dynamic;
+        b.gravity.push(if dynamic {
+            settings.gravity * (body.gravity_scale * h)
+        } else {
+            Vec3::ZERO
+        });
+        b.inertia.push(if dynamic {
+            s.rotations[i as usize].rotate_diagonal(body.inv_inertia)
+        } else {
+            Mat3::ZERO
+        });
+    }
+    let info = |i: u32, body: &Body, inertia: &[Mat3]| {
+        let index = s.local[i as usize];
+        let dynamic = index != IMMOVABLE && body.kind == BodyKind::Dynamic;
+        BodyInfo {
+            index,
+            position: body.position,
+            inv_mass: if dynamic { body.inv_mass } else { Fx::ZERO },
+            inv_inertia: if dynamic {
+                inertia[index as usize]
+            } else {
+                Mat3::ZERO
+            },
+        }
+    };
+    let mut points = [PointInput {
+        position: Vec3::ZERO,
+        separation: Fx::ZERO,
+        impulse: Fx::ZERO,
+    }; 4];
+    for &(ci, flip) in &b.anchored_contacts {
+        let c = &s.contacts[ci as usize];
+        let (ba, bb) = (live(s.slots, c.a), live(s.slots, c.b));
+        let m = gather(c, ba, bb, flip, s.anchored_soft, &mut points);
+        let moving = if flip {
+            info(c.a, ba, &b.inertia)
+        } else {
+            info(c.b, bb, &b.inertia)
+        };
+        let k = solver::prepare::<false>(&moving, &moving, &m, &b.velocities, &mut b.points);
+        b.anchored.push(k);
+    }
+    for &ci in &b.pair_contacts {
+        let c = &s.contacts[ci as usize];
+        let (ba, bb) = (live(s.slots, c.a), live(s.slots, c.b));
+        let m = gather(c, ba, bb, false, s.soft, &mut points);
+        let (ia, ib) = (info(c.a, ba, &b.inertia), info(c.b, bb, &b.inertia));
+        let k = solver::prepare::<true>(&ia, &ib, &m, &b.velocities, &mut b.points);
+        b.pairs.push(k);
+    }
+    b.step(&s.params);
+}
+
+/// A contact as the solver's input (its points written into `points`),
+/// seen from the other side when `flip`.
+fn gather<'p>(
+    c: &Contact,
+    ba: &Body,
+    bb: &Body,
+    flip: bool,
+    soft: Softness,
+    points: &'p mut [PointInput; 4],
+) -> ManifoldInput<'p> {
+    for (k, p) in c.manifold.points().iter().enumerate() {
+        points[k] = PointInput {
+            position: p.position,
+            separation: p.separation,
+            impulse: c.normal_impulses[k],
+        };
+    }
+    let friction = if ba.friction == bb.friction {
+        ba.friction
+    } else {
+        (ba.friction * bb.friction).sqrt()
+    };
+    let sign = |v: Vec3| if flip { -v } else { v };
+    ManifoldInput {
+        normal: sign(c.manifold.normal),
+        points: &points[..usize::from(c.manifold.count)],
+        friction_impulse: sign(c.friction_impulse),
+        twist_impulse: if flip {
+            -c.twist_impulse
+        } else {
+            c.twist_impulse
+        },
+        friction,
+        restitution: ba.restitution.max(bb.restitution),
+        soft,
+    }
+}
+
+fn live(slots: &[Slot], i: u32) -> &Body {
+    slots[i as usize]
+        .body
+        .as_ref()
+        .expect("solver bodies are live")
+}

@@ -1,0 +1,141 @@
+//! The deterministic partition of a step's solve: islands, and batches of
+//! whole islands for threads.
+//!
+//! An island is a set of moving bodies joined by this step's constraints
+//! between two of them (an immovable body joins nothing: through the ground
+//! every stack would be one island). Islands never share a body, so each
+//! one's solve reads and writes only its own bodies and constraints: solving
+//! them one after another, in any order, or at once on several threads gives
+//! the same bits. A batch is a run of whole islands, in the order of their
+//! lowest body, sized so that the batches carry about the same work; only
+//! how long a step takes depends on the batches, never its result.
+//!
+//! Invariants: union-find keeps the lowest index as every root, so the
+//! islands and their order depend only on the movers and the links, in any
+//! order of the links.
+
+/// Union-find over movers `0..n` with the lowest index as root.
+#[derive(Debug, Default)]
+pub(crate) struct Islands {
+    parent: Vec<u32>,
+}
+
+impl Islands {
+    /// `n` movers, each alone.
+    pub fn reset(&mut self, n: usize) {
+        self.parent.clear();
+        self.parent.extend(0..n as u32);
+    }
+
+    /// The root (lowest mover) of `i`'s island.
+    pub fn find(&mut self, mut i: u32) -> u32 {
+        while self.parent[i as usize] != i {
+            let p = self.parent[i as usize];
+            self.parent[i as usize] = self.parent[p as usize];
+            i = p;
+        }
+        i
+    }
+
+    /// Joins the islands of `a` and `b`.
+    pub fn join(&mut self, a: u32, b: u32) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra < rb {
+            self.parent[rb as usize] = ra;
+        } else if rb < ra {
+            self.parent[ra as usize] = rb;
+        }
+    }
+
+    /// Splits the islands into at most `batches` runs of about equal work,
+    /// in root order, given each mover's own work (its body and the
+    /// constraints it is counted for): writes each mover's batch into `out`
+    /// and returns how many batches there are.
+    pub fn batches(&mut self, work: &[u32], batches: usize, out: &mut Vec<u32>) -> usize {
+        let n = self.parent.len();
+        out.clear();
+        out.resize(n, 0);
+        if batches <= 1 || n == 0 {
+            return 1;
+        }
+        // Each island's total work, kept at its root.
+        let mut total_work = vec![0u64; n];
+        let mut total = 0u64;
+        for i in 0..n as u32 {
+            let r = self.find(i);
+            let w = u64::from(work.get(i as usize).copied().unwrap_or(0));
+            total_work[r as usize] += w;
+            total += w;
+        }
+        // Islands in root order, cut where the running work passes the next
+        // share of the total.
+        let mut batch = 0u32;
+        let mut done = 0u64;
+        let shares = batches as u64;
+        for r in 0..n {
+            if self.parent[r] != r as u32 {
+                continue;
+            }
+            let limit = total * (u64::from(batch) + 1) / shares;
+            if done >= limit && (batch as usize) + 1 < batches {
+                batch += 1;
+            }
+            out[r] = batch;
+            done += total_work[r];
+        }
+        for i in 0..n as u32 {
+            let r = self.find(i);
+            out[i as usize] = out[r as usize];
+        }
+        batch as usize + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_lowest_and_order_free() {
+        let links = [(5u32, 3u32), (3, 9), (1, 2), (9, 7)];
+        let mut a = Islands::default();
+        a.reset(10);
+        for &(x, y) in &links {
+            a.join(x, y);
+        }
+        let mut b = Islands::default();
+        b.reset(10);
+        for &(x, y) in links.iter().rev() {
+            b.join(y, x);
+        }
+        for i in 0..10 {
+            assert_eq!(a.find(i), b.find(i));
+        }
+        assert_eq!(a.find(9), 3);
+        assert_eq!(a.find(2), 1);
+        assert_eq!(a.find(4), 4);
+    }
+
+    #[test]
+    fn batches_hold_whole_islands_in_order() {
+        let mut s = Islands::default();
+        s.reset(8);
+        s.join(0, 1);
+        s.join(2, 3);
+        s.join(4, 5);
+        s.join(6, 7);
+        let mut out = Vec::new();
+        let n = s.batches(&[1; 8], 2, &mut out);
+        assert_eq!(n, 2);
+        assert_eq!(out, vec![0, 0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!(s.batches(&[1; 8], 1, &mut out), 1);
+        assert!(out.iter().all(|&b| b == 0));
+        // One island cannot be split.
+        let mut one = Islands::default();
+        one.reset(4);
+        one.join(0, 3);
+        one.join(1, 2);
+        one.join(2, 3);
+        assert_eq!(one.batches(&[1; 4], 3, &mut out), 1);
+    }
+}
