@@ -13,6 +13,24 @@ fn ground(world: &mut World) {
         .unwrap();
 }
 
+/// A world kept awake whose ground is tilted by `angle` about z (it falls
+/// towards −x), with `friction`; returns it and the tilt.
+fn slope(angle: Fx, friction: Fx) -> (World, Quat) {
+    let tilt = Quat::from_axis_angle(Vec3::Z, angle);
+    let mut world = World::new(WorldSettings {
+        sleeping: false,
+        ..WorldSettings::default()
+    });
+    world
+        .add_body(
+            BodyBuilder::fixed(Shape::HalfSpace)
+                .orientation(tilt)
+                .friction(friction),
+        )
+        .unwrap();
+    (world, tilt)
+}
+
 #[test]
 fn projectile_matches_closed_form() {
     let settings = WorldSettings {
@@ -137,19 +155,7 @@ fn sliding_box_stops_at_v2_over_2_mu_g() {
 fn box_on_slope_below_friction_angle_does_not_creep() {
     // A 20° slope (tan 20° = 0.364) with μ = 0.6: static friction holds.
     let angle = fx("0.349066");
-    let tilt = Quat::from_axis_angle(Vec3::Z, angle);
-    let settings = WorldSettings {
-        sleeping: false,
-        ..WorldSettings::default()
-    };
-    let mut world = World::new(settings);
-    world
-        .add_body(
-            BodyBuilder::fixed(Shape::HalfSpace)
-                .orientation(tilt)
-                .friction(fx("0.6")),
-        )
-        .unwrap();
+    let (mut world, tilt) = slope(angle, fx("0.6"));
     let up = tilt.rotate(Vec3::Y);
     let start = up * fx("0.5");
     let cube = world
@@ -264,19 +270,7 @@ fn capsules_rest_at_their_radius_on_ground_box_and_each_other() {
 #[test]
 fn capsule_rolls_down_a_slope_at_the_rolling_acceleration() {
     let angle = fx("0.2");
-    let tilt = Quat::from_axis_angle(Vec3::Z, angle);
-    let settings = WorldSettings {
-        sleeping: false,
-        ..WorldSettings::default()
-    };
-    let mut world = World::new(settings);
-    world
-        .add_body(
-            BodyBuilder::fixed(Shape::HalfSpace)
-                .orientation(tilt)
-                .friction(Fx::ONE),
-        )
-        .unwrap();
+    let (mut world, tilt) = slope(angle, Fx::ONE);
     let up = tilt.rotate(Vec3::Y);
     // Axis along z: it rolls down the slope, which falls towards −x.
     let roller = world
