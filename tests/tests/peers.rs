@@ -10,6 +10,7 @@ use lockstep_protocol::PlayerId;
 use lockstep_sim::Game;
 use lockstep_sim::replay::{self, RunOptions};
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
+use lockstep_testkit::verdict;
 
 /// The cube demo on a 10 × 10 field: the same rules, a tenth of the bodies.
 fn small_cubes() -> CubesConfig {
@@ -35,32 +36,8 @@ fn small_rts() -> RtsConfig {
 /// Every peer's final checksums agree, and every peer's log replays and
 /// verifies and holds the same checksums as the others'.
 fn assert_agree<G: Game>(run: &Run, frames: u32) {
-    assert!(
-        run.common_frames() >= frames,
-        "only {} frames",
-        run.common_frames()
-    );
-    assert_eq!(run.first_disagreement(), None, "peers disagree");
-    let mut logged = Vec::new();
-    for (seat, p) in run.peers.iter().enumerate() {
-        let bytes = p
-            .log
-            .as_ref()
-            .unwrap_or_else(|| panic!("peer {seat} stopped recording"));
-        let log = replay::read::<G::Input>(bytes).expect("the log reads");
-        assert!(log.is_complete(), "peer {seat}'s log ends: {:?}", log.end());
-        let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {}).expect("replays");
-        assert!(
-            outcome.verified(),
-            "peer {seat}'s log: {:?}",
-            outcome.first_mismatch
-        );
-        logged.push((0..log.frames()).map(|f| log.check(f)).collect::<Vec<_>>());
-    }
-    let n = logged.iter().map(Vec::len).min().unwrap_or(0);
-    assert!(n as u32 >= frames.saturating_sub(1));
-    for l in &logged[1..] {
-        assert_eq!(l[..n], logged[0][..n], "the logs' checksums differ");
+    if let Err(e) = verdict::check::<G>(run, frames, 0..run.peers.len()) {
+        panic!("{e}");
     }
 }
 

@@ -623,6 +623,11 @@ async fn play_loop<G: Game, W: Write>(
                         summary.first_frame_ms = Some(now.since(start) / 1000);
                     }
                 }
+                PeerEvent::RolledBack { .. } => {}
+                PeerEvent::NotDeterministic { frame, .. } => on_line(Line::Note(format!(
+                    "frame {frame} stepped again with the same inputs gave another checksum: \
+                     the game is not deterministic"
+                ))),
                 PeerEvent::Desync { frame, .. } => {
                     status.desyncs += 1;
                     on_line(Line::Note(format!("desync at frame {frame}")));

@@ -34,6 +34,16 @@ pub(crate) struct Found {
     pub corrected: Option<Vec<(Checksum, Snapshot)>>,
 }
 
+impl Found {
+    /// No diagnosis and no correction.
+    pub fn nothing() -> Found {
+        Found {
+            diagnosis: None,
+            corrected: None,
+        }
+    }
+}
+
 /// Who is who, for the report.
 pub(crate) struct Sides {
     pub local: PlayerId,
@@ -54,10 +64,7 @@ pub(crate) fn diagnose<G: Game>(
     frame: u32,
     state: &[u8],
 ) -> Found {
-    let none = Found {
-        diagnosis: None,
-        corrected: None,
-    };
+    let none = Found::nothing();
     let open = history.open();
     let start = history.base_frame();
     if frame < start || open.back().is_none_or(|s| s.frame < frame) {

@@ -43,9 +43,35 @@ pub enum PeerEvent {
         frame: u32,
         /// BLAKE3 of the state after it.
         checksum: Checksum,
-        /// `true` when the frame was stepped again after loading the
-        /// authority's state (draw no new effects for it).
+        /// `true` when the frame was stepped again, after loading the
+        /// authority's state or after a rollback (draw no new effects for
+        /// it, or replace the ones drawn: see [`PeerEvent::RolledBack`]).
         resimulated: bool,
+        /// `true` when some player's input was predicted (rollback mode):
+        /// the frame may yet be rolled back.
+        predicted: bool,
+    },
+    /// Rollback mode: a predicted input turned out wrong, so the game went
+    /// back to the state before `frame`; the `frames` frames from it on
+    /// are stepped again (`resimulated: true`). Effects started in those
+    /// frames may have to be cancelled or corrected.
+    RolledBack {
+        /// The first frame stepped again.
+        frame: u32,
+        /// How many frames were undone.
+        frames: u32,
+    },
+    /// A frame stepped again from the same state with the same inputs gave
+    /// another checksum: the game reads something other than its state and
+    /// inputs (a clock, a hash map's order, a float), or its encoding misses
+    /// part of its state. Never raised for a sound game.
+    NotDeterministic {
+        /// The frame.
+        frame: u32,
+        /// Its checksum the first time.
+        first: Checksum,
+        /// Its checksum now.
+        again: Checksum,
     },
     /// The peers' checksums of `frame` differ.
     Desync {

@@ -10,11 +10,19 @@
 //! logged. That is why every peer's log of one match verifies and holds the
 //! same checksums.
 //!
+//! In rollback mode the open frames also serve as the ring of saved states
+//! a rollback restores: [`History::rewind`] gives back the state before
+//! the first wrong frame and forgets the frames from it on, keeping what
+//! they were stepped with so that a frame stepped again with the same
+//! inputs can be required to give the same checksum.
+//!
 //! Invariants: the open frames are consecutive and start at
 //! [`History::base_frame`]; the base state is the exact state before that
 //! frame (the state after the newest settled frame, whose checksum every
 //! peer agreed on, or the initial state); the log holds exactly the settled
-//! frames, in order from frame 0.
+//! frames, in order from frame 0, and only confirmed ones (stepped with
+//! every player's real input): a frame is settled only below the confirmed
+//! limit the caller passes.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -65,6 +73,10 @@ pub(crate) struct History<I> {
     /// The newest frames settled, oldest first, with their checksums (the
     /// last one is the base's).
     settled: VecDeque<(u32, Checksum)>,
+    /// The frames the last rollback undid, oldest first, with the inputs
+    /// and checksum of their undone run, while they are being stepped
+    /// again with the same inputs.
+    undone: VecDeque<(u32, Vec<I>, Checksum)>,
 }
 
 impl<I: Input> History<I> {
@@ -75,6 +87,7 @@ impl<I: Input> History<I> {
             base: initial,
             open: VecDeque::new(),
             settled: VecDeque::new(),
+            undone: VecDeque::new(),
         }
     }
 
@@ -113,6 +126,61 @@ impl<I: Input> History<I> {
             Some(s) => Some((s.frame, &s.after)),
             None => self.base_frame.checked_sub(1).map(|f| (f, &self.base[..])),
         }
+    }
+
+    /// The exact state after `frame`, if this history holds it (the base
+    /// is the state after the frame before the first open one).
+    pub fn state_after(&self, frame: u32) -> Option<&[u8]> {
+        if frame.checked_add(1) == Some(self.base_frame) {
+            return Some(&self.base);
+        }
+        let i = frame.checked_sub(self.base_frame)? as usize;
+        self.open.get(i).map(|s| &s.after[..])
+    }
+
+    /// Forgets the open frames from `frame` on (a rollback steps them
+    /// again) and gives back the state before `frame`, with whether the app
+    /// had changed it outside the simulation; `None` (nothing forgotten)
+    /// when `frame` is settled already or not stepped yet.
+    pub fn rewind(&mut self, frame: u32) -> Option<(Vec<u8>, bool)> {
+        if frame < self.base_frame || frame > self.next_frame() {
+            return None;
+        }
+        let keep = (frame - self.base_frame) as usize;
+        let undone: Vec<Stepped<I>> = self.open.drain(keep..).collect();
+        let touched = undone.first().and_then(|s| s.touched.clone());
+        let before = match (&touched, self.open.back()) {
+            (Some(t), _) => t.clone(),
+            (None, Some(s)) => s.after.clone(),
+            (None, None) => self.base.clone(),
+        };
+        self.undone = undone
+            .into_iter()
+            .map(|s| (s.frame, s.inputs, s.checksum))
+            .collect();
+        Some((before, touched.is_some()))
+    }
+
+    /// A frame stepped again after a rollback: `Some(first)` when it was
+    /// stepped from the same state with the same inputs before and then
+    /// gave checksum `first`, other than `checksum` now (the game is not
+    /// deterministic). Once a frame's inputs differ from its undone run,
+    /// the later ones start from another state and are not compared.
+    pub fn check_again(
+        &mut self,
+        frame: u32,
+        inputs: &[I],
+        checksum: Checksum,
+    ) -> Option<Checksum> {
+        while self.undone.front().is_some_and(|(f, _, _)| *f < frame) {
+            self.undone.pop_front();
+        }
+        let (f, before, first) = self.undone.pop_front()?;
+        if f != frame || before != inputs {
+            self.undone.clear();
+            return None;
+        }
+        (first != checksum).then_some(first)
     }
 
     /// Adds a frame just stepped. A frame at or before the settled ones (a
@@ -154,21 +222,28 @@ impl<I: Input> History<I> {
     /// open frame (a load of a state this peer had not reached).
     pub fn restart_at(&mut self, frame: u32, state: &[u8]) {
         self.open.clear();
+        self.undone.clear();
         self.base_frame = frame;
         self.base = state.to_vec();
         self.settled.clear();
     }
 
     /// Settles the open frames up to `through` and, beyond that, the oldest
-    /// ones while more than `max_open` are held; writes each to `log`.
+    /// ones while more than `max_open` are held, but only frames before
+    /// `confirmed` (the oldest frame that may still be rolled back); writes
+    /// each to `log`.
     pub fn settle<W: Write>(
         &mut self,
         through: Option<u32>,
         max_open: usize,
+        confirmed: u32,
         log: Option<&mut Recording<W, I>>,
     ) -> Result<(), RecordingError> {
         let mut log = log;
         while let Some(front) = self.open.front() {
+            if front.frame >= confirmed {
+                break;
+            }
             let settled = through.is_some_and(|t| front.frame <= t);
             if !settled && self.open.len() <= max_open {
                 break;
@@ -189,12 +264,14 @@ impl<I: Input> History<I> {
         Ok(())
     }
 
-    /// Settles and writes every open frame (the match is over).
+    /// Settles and writes every open frame before `confirmed` (the match
+    /// is over; frames stepped on predictions are not part of it).
     pub fn settle_all<W: Write>(
         &mut self,
+        confirmed: u32,
         log: Option<&mut Recording<W, I>>,
     ) -> Result<(), RecordingError> {
-        self.settle(None, 0, log)
+        self.settle(None, 0, confirmed, log)
     }
 }
 

@@ -3,18 +3,22 @@
 //!
 //! The peer answers every session event on its own: it samples the local
 //! input (the input the app holds, or its bot's), steps each released frame
-//! and reports the checksum, serves its exact state when a drifted peer asks
-//! for it, and, when it drifted itself, diagnoses the desync against the
-//! authority's state, loads that state and re-simulates the frames it holds
-//! since. It records the match as it goes (see [`crate::history`]). The app
-//! moves datagrams and time in and out, and reads [`PeerEvent`]s.
+//! and reports the checksum, rolls back to its own saved state when a
+//! prediction was wrong (rollback mode), serves its exact state when a
+//! drifted peer asks for it, and, when it drifted itself, diagnoses the
+//! desync against the authority's state, loads that state and re-simulates
+//! the frames it holds since. It records the match as it goes (see
+//! [`crate::history`]): confirmed frames only, so a replay log never holds
+//! a prediction. The app moves datagrams and time in and out, and reads
+//! [`PeerEvent`]s.
 //!
 //! Invariants: like the session, a peer reads no clock and owns no socket:
 //! the same calls give the same results on every run. Session events are
 //! answered in the order they come; a state request is answered only after
 //! every frame released before it has been stepped, with the state after
-//! the newest frame stepped, which the session verifies against the
-//! checksum this peer reported for it.
+//! the newest frame whose checksum entered the comparison (the newest
+//! confirmed one), which the session verifies against that checksum.
+//! Spectators are fed confirmed frames only.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -104,6 +108,16 @@ pub struct PeerStats {
     pub frames_stepped: u64,
     /// Frames stepped again after a state load.
     pub frames_resimulated: u64,
+    /// Frames first stepped with a predicted input (rollback mode).
+    pub frames_predicted: u64,
+    /// Rollbacks carried out (a prediction was wrong, or the sync test).
+    pub rollbacks: u64,
+    /// Frames stepped again after a rollback.
+    pub frames_rolled_back: u64,
+    /// Frames that, stepped again from the same state with the same inputs,
+    /// gave another checksum: the game is not deterministic (always 0 for
+    /// a sound game).
+    pub nondeterministic_frames: u64,
     /// States served to drifted peers.
     pub states_served: u64,
     /// Authority states loaded.
@@ -130,6 +144,8 @@ pub struct Peer<G: Game, W: Write> {
     state_requested: bool,
     pub(crate) desync: Option<(u32, Option<PlayerId>)>,
     max_unsettled: usize,
+    /// Frames before this one were passed to the spectator relay.
+    confirmed_before: u32,
     pub(crate) events: VecDeque<PeerEvent>,
     stats: PeerStats,
     /// The state before frame 0 (the snapshot streams' initial baseline).
@@ -209,6 +225,7 @@ impl<G: Game, W: Write> Peer<G, W> {
             state_requested: false,
             desync: None,
             max_unsettled: settings.max_unsettled_frames as usize,
+            confirmed_before: 0,
             events: VecDeque::new(),
             stats: PeerStats::default(),
             initial_state,
@@ -313,6 +330,9 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// The game, to change it outside the simulation: an editor, or a test
     /// that corrupts it. Such a change is not an input: the other peers do
     /// not see it, so it shows up as a desync that is diagnosed and healed.
+    /// In rollback mode, a change made while frames are predicted is lost
+    /// when a rollback goes back behind it (the frames are stepped again
+    /// from the state saved before).
     pub fn game_mut(&mut self) -> &mut G {
         self.touched = true;
         self.engine.game_mut()
@@ -367,7 +387,8 @@ impl<G: Game, W: Write> Peer<G, W> {
         let Some(mut rec) = self.recording.take() else {
             return Ok(None);
         };
-        if let Err(e) = self.history.settle_all(Some(&mut rec)) {
+        let confirmed = self.session.confirmed_before();
+        if let Err(e) = self.history.settle_all(confirmed, Some(&mut rec)) {
             return Err(std::io::Error::other(e.reason));
         }
         rec.writer.finish().map(Some)
@@ -381,7 +402,9 @@ impl<G: Game, W: Write> Peer<G, W> {
                     frame,
                     inputs,
                     resimulated,
-                } => self.step(now, frame, inputs, resimulated),
+                    predicted,
+                } => self.step(now, frame, inputs, resimulated, predicted),
+                Event::Rollback { frame } => self.rollback(frame),
                 Event::StateRequested => self.state_requested = true,
                 Event::LoadState { frame, state } => self.load(frame, state),
                 Event::Desync {
@@ -437,6 +460,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         if self.state_requested {
             self.serve_state(now);
         }
+        self.confirm();
         self.settle();
         self.serve_watchers(now);
         self.snapshots_poll(now);
@@ -483,7 +507,14 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
     }
 
-    fn step(&mut self, now: Instant, frame: u32, inputs: Vec<G::Input>, resimulated: bool) {
+    fn step(
+        &mut self,
+        now: Instant,
+        frame: u32,
+        inputs: Vec<G::Input>,
+        resimulated: bool,
+        predicted: bool,
+    ) {
         if frame != self.engine.frame() {
             // The session releases frames in order from the engine's next
             // one; anything else would step the wrong state.
@@ -492,14 +523,25 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         let touched = std::mem::take(&mut self.touched).then(|| self.engine.save().bytes);
         let (checksum, after) = self.engine.advance_saving(&inputs);
-        if !resimulated {
-            self.relay.push_frame(frame, &inputs);
+        if resimulated {
+            if let Some(first) = self.history.check_again(frame, &inputs, checksum) {
+                self.stats.nondeterministic_frames += 1;
+                self.events.push_back(PeerEvent::NotDeterministic {
+                    frame,
+                    first,
+                    again: checksum,
+                });
+            }
+        } else {
             self.snapshots_on_frame(now, frame);
         }
         if resimulated {
             self.stats.frames_resimulated += 1;
         } else {
             self.stats.frames_stepped += 1;
+            if predicted {
+                self.stats.frames_predicted += 1;
+            }
         }
         self.history.push(Stepped {
             frame,
@@ -515,11 +557,57 @@ impl<G: Game, W: Write> Peer<G, W> {
             frame,
             checksum,
             resimulated,
+            predicted,
         });
     }
 
+    /// Rollback mode: a prediction was wrong. Restores the state before
+    /// `frame` from the history; the session steps the frames since again.
+    fn rollback(&mut self, frame: u32) {
+        let from = self.engine.frame();
+        let Some((state, touched)) = self.history.rewind(frame) else {
+            self.stats.refused_calls += 1;
+            return;
+        };
+        let game = match G::decode(&state) {
+            Ok(g) => g,
+            Err(_) => {
+                // Our own saved state: it decoded when it was stepped.
+                self.stats.refused_calls += 1;
+                return;
+            }
+        };
+        self.engine = Engine::at(game, frame, *self.engine.settings());
+        // A state the app changed outside the simulation stays changed.
+        self.touched = touched;
+        self.stats.rollbacks += 1;
+        self.stats.frames_rolled_back += u64::from(from.saturating_sub(frame));
+        self.events.push_back(PeerEvent::RolledBack {
+            frame,
+            frames: from.saturating_sub(frame),
+        });
+    }
+
+    /// Passes the frames confirmed since the last call to the spectator
+    /// relay (a spectator is fed real inputs only).
+    fn confirm(&mut self) {
+        let confirmed = self.session.confirmed_before();
+        if confirmed <= self.confirmed_before {
+            return;
+        }
+        for s in self.history.open() {
+            if (self.confirmed_before..confirmed).contains(&s.frame) {
+                self.relay.push_frame(s.frame, &s.inputs);
+            }
+        }
+        self.confirmed_before = confirmed;
+    }
+
     fn serve_state(&mut self, now: Instant) {
-        let Some((frame, state)) = self.history.newest() else {
+        let Some(frame) = self.session.newest_reported() else {
+            return;
+        };
+        let Some(state) = self.history.state_after(frame) else {
             return;
         };
         self.state_requested = false;
@@ -536,7 +624,12 @@ impl<G: Game, W: Write> Peer<G, W> {
             authority: self.desync.and_then(|(_, a)| a),
             desync_frame: self.desync.map(|(f, _)| f),
         };
-        let found = diagnose::<G>(&self.history, &sides, frame, &state);
+        // Frames stepped on predictions are no evidence either way.
+        let found = if frame < self.session.confirmed_before() {
+            diagnose::<G>(&self.history, &sides, frame, &state)
+        } else {
+            crate::diagnose::Found::nothing()
+        };
         let game = match G::decode(&state) {
             Ok(g) => g,
             Err(e) => {
@@ -559,6 +652,7 @@ impl<G: Game, W: Write> Peer<G, W> {
                     frame: s.frame,
                     checksum: *checksum,
                     resimulated: true,
+                    predicted: false,
                 });
             }
             self.stats.frames_resimulated += corrected.len() as u64;
@@ -597,10 +691,13 @@ impl<G: Game, W: Write> Peer<G, W> {
     fn settle(&mut self) {
         let through = self.session.newest_clean();
         let before = self.history.base_frame();
-        if let Err(e) = self
-            .history
-            .settle(through, self.max_unsettled, self.recording.as_mut())
-        {
+        let confirmed = self.session.confirmed_before();
+        if let Err(e) = self.history.settle(
+            through,
+            self.max_unsettled,
+            confirmed,
+            self.recording.as_mut(),
+        ) {
             self.stop_recording(e);
         }
         if self.recording.is_some() {

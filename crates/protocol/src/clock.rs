@@ -1,16 +1,21 @@
-//! The frame clock: when each local frame is sampled, and the few-percent
-//! nudge of the tick rate that keeps peers' frame clocks aligned.
+//! The frame clock: when each local frame is sampled, and how its tick
+//! length stretches or shrinks to stay aligned with the peers' clocks.
 //!
 //! Every peer samples frame k at its own tick k. Peers start ticking when the
-//! handshake completes, so their clocks differ by up to a one-way latency
-//! plus handshake retries. Rather than skipping frames when ahead (GGRS's
-//! "wait recommendation"), the clock stretches or shortens its tick by
-//! `nudge_permille` while the mean offset to the peers exceeds a quarter
-//! tick. Offsets are estimated from each peer's median input lateness minus
-//! half its median round-trip time.
+//! handshake completes, so their clocks start apart by up to a one-way
+//! latency plus handshake retries. The session measures how far ahead of
+//! each peer this clock runs (from timestamped pings, see
+//! [`crate::clock_sync`]) and hands the mean to [`FrameClock::balance`].
+//! The clock never jumps; it changes its tick length:
+//!
+//! - within a quarter tick: nominal;
+//! - up to [`BALANCE_DEADBAND_FRAMES`] (3) frames off: by `nudge_permille`
+//!   (2%), the fine alignment that keeps a lockstep peer's delay short;
+//! - beyond: by 1.1% per frame off, growing to 10% (a 1.1× period, as GGRS's
+//!   apps stretch) at [`BALANCE_CAP_FRAMES`] (9) frames and staying there.
 //!
 //! Invariants: integer microseconds only; the tick length stays within
-//! `nominal × (1000 ± nudge) / 1000`; tick times are recorded for the last
+//! `nominal × (1000 ± 100) / 1000`; tick times are recorded for the last
 //! [`TICK_HISTORY`] frames and extrapolated beyond.
 
 use crate::time::Instant;
@@ -18,12 +23,22 @@ use crate::time::Instant;
 /// Frames whose tick time is remembered.
 pub const TICK_HISTORY: u32 = 1024;
 
+/// Frames of misalignment the fine nudge handles; beyond it the tick
+/// stretches harder.
+pub const BALANCE_DEADBAND_FRAMES: u64 = 3;
+
+/// Frames of misalignment at which the stretch reaches its largest, 10%.
+pub const BALANCE_CAP_FRAMES: u64 = 9;
+
+/// The largest stretch, in permille of the nominal tick.
+pub const MAX_STRETCH_PERMILLE: i64 = 100;
+
 /// The local frame clock.
 #[derive(Debug, Clone)]
 pub struct FrameClock {
     nominal: u64,
-    nudge_permille: u64,
-    rate: i8,
+    nudge_permille: i64,
+    stretch_permille: i64,
     started: bool,
     next_tick_at: Instant,
     next_frame: u32,
@@ -35,8 +50,8 @@ impl FrameClock {
     pub fn new(nominal: u64, nudge_permille: u32) -> FrameClock {
         FrameClock {
             nominal: nominal.max(1),
-            nudge_permille: u64::from(nudge_permille.min(500)),
-            rate: 0,
+            nudge_permille: i64::from(nudge_permille).min(MAX_STRETCH_PERMILLE),
+            stretch_permille: 0,
             started: false,
             next_tick_at: Instant::ZERO,
             next_frame: 0,
@@ -78,17 +93,14 @@ impl FrameClock {
 
     /// The current tick length in microseconds.
     pub fn interval(&self) -> u64 {
-        let n = self.nominal;
-        match self.rate {
-            r if r > 0 => n * (1000 + self.nudge_permille) / 1000,
-            r if r < 0 => n * (1000 - self.nudge_permille) / 1000,
-            _ => n,
-        }
+        let n = self.nominal as i64;
+        (n * (1000 + self.stretch_permille) / 1000) as u64
     }
 
-    /// The current nudge: +1 slower, −1 faster, 0 nominal.
-    pub fn rate(&self) -> i8 {
-        self.rate
+    /// The current stretch of the tick, in permille: positive slower,
+    /// negative faster, 0 nominal.
+    pub fn stretch_permille(&self) -> i64 {
+        self.stretch_permille
     }
 
     /// Takes the due tick: records its time and returns its frame.
@@ -111,16 +123,61 @@ impl FrameClock {
         Instant(t.max(0) as u64)
     }
 
-    /// Sets the nudge from the mean offset to the peers (positive: the peers
-    /// tick each frame later than we do, so we slow down).
-    pub fn nudge(&mut self, mean_offset_micros: i64) {
-        let dead = (self.nominal / 4) as i64;
-        self.rate = if mean_offset_micros > dead {
-            1
-        } else if mean_offset_micros < -dead {
-            -1
-        } else {
+    /// Sets the tick length from how far ahead of its peers this clock
+    /// runs, in microseconds (positive: the peers tick each frame later
+    /// than we do, so we slow down).
+    pub fn balance(&mut self, ahead_micros: i64) {
+        let n = self.nominal as i64;
+        let off = ahead_micros.unsigned_abs().min(i64::MAX as u64) as i64;
+        let deadband = BALANCE_DEADBAND_FRAMES as i64 * n;
+        let cap = BALANCE_CAP_FRAMES as i64 * n;
+        let magnitude = if off <= n / 4 {
             0
+        } else if off < deadband {
+            self.nudge_permille
+        } else {
+            (off.min(cap) * MAX_STRETCH_PERMILLE / cap).max(self.nudge_permille)
         };
+        self.stretch_permille = if ahead_micros < 0 {
+            -magnitude
+        } else {
+            magnitude
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stretch_follows_the_gears() {
+        let mut c = FrameClock::new(10_000, 20);
+        let stretch = |c: &mut FrameClock, ahead: i64| {
+            c.balance(ahead);
+            c.stretch_permille()
+        };
+        assert_eq!(stretch(&mut c, 2_000), 0, "within a quarter tick");
+        assert_eq!(stretch(&mut c, 2_600), 20);
+        assert_eq!(stretch(&mut c, -29_000), -20, "inside the deadband");
+        assert_eq!(stretch(&mut c, 30_000), 33, "3 of 9 frames: a third of 10%");
+        assert_eq!(stretch(&mut c, 90_000), 100);
+        assert_eq!(stretch(&mut c, -5_000_000), -100, "capped at 9 frames");
+        assert_eq!(c.interval(), 9_000);
+        c.balance(90_000);
+        assert_eq!(c.interval(), 11_000);
+    }
+
+    #[test]
+    fn ticks_are_recorded_and_extrapolated() {
+        let mut c = FrameClock::new(1_000, 20);
+        c.start(Instant(5_000));
+        assert_eq!(c.advance(), 0);
+        c.balance(-1_000_000);
+        assert_eq!(c.advance(), 1);
+        assert_eq!(c.tick_time(0), Instant(5_000));
+        assert_eq!(c.tick_time(1), Instant(6_000));
+        assert_eq!(c.next_tick_at(), Instant(6_900));
+        assert_eq!(c.tick_time(4), Instant(8_900));
     }
 }

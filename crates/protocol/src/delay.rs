@@ -46,6 +46,12 @@ impl SampleWindow {
         self.samples.len()
     }
 
+    /// The samples held, in no particular order (two windows of the same
+    /// size fed together hold their samples at the same indices).
+    pub fn values(&self) -> &[i64] {
+        &self.samples
+    }
+
     /// Whether no sample is held.
     pub fn is_empty(&self) -> bool {
         self.samples.is_empty()
@@ -124,6 +130,12 @@ impl PlayoutDelay {
     /// Records one remote input's lateness in microseconds.
     pub fn record(&mut self, lateness_micros: i64) {
         self.lateness.push(lateness_micros);
+    }
+
+    /// The `permille`/1000 quantile of the lateness samples, in
+    /// microseconds, once any was recorded.
+    pub fn lateness_quantile(&self, permille: u32) -> Option<i64> {
+        self.lateness.quantile(permille)
     }
 
     /// The delay the samples call for, in frames.

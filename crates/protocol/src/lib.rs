@@ -97,11 +97,14 @@
 pub use lockstep_codec::bits;
 pub mod checksums;
 pub mod clock;
+pub mod clock_sync;
 pub mod delay;
+pub mod input_delay;
 pub use lockstep_codec::input;
 pub mod packet;
 pub mod player;
 pub mod playout;
+pub mod prediction;
 pub mod resync;
 pub mod seal;
 pub mod seat_drop;
@@ -118,8 +121,8 @@ pub use input::{Input, schema_hash};
 pub use packet::{DecodeError, Packet};
 pub use player::{PlayerId, PlayerSet};
 pub use session::{
-    CallError, Config, ConfigError, Event, ResyncFailure, Security, Session, TimeoutReason,
-    Transmit,
+    CallError, Config, ConfigError, Event, InputDelay, Mode, ResyncFailure, Rollback, Security,
+    Session, TimeoutReason, Transmit,
 };
 pub use stats::Stats;
 pub use time::Instant;

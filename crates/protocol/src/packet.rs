@@ -129,7 +129,7 @@ pub enum Packet<I> {
     Hello(Hello),
     /// Handshake between a spectator and the seat relaying to it (kind 8).
     WatchHello(WatchHello),
-    /// Everything after a handshake (kinds 1–7, 9, 10 and 11).
+    /// Everything after a handshake (kinds 1–7, 9–11 and 13).
     Routed(Routed<I>),
 }
 
@@ -205,6 +205,60 @@ pub enum Message<I> {
     /// Kind 11, variant 1: the snapshot receiver's ack, which also asks
     /// for the stream and ends it.
     SnapshotAck(SnapshotAck),
+    /// Kind 13: clock synchronization (timestamps, echoes and the sender's
+    /// newest tick) and the rollback input delay the peers agree on.
+    Timing(Timing),
+}
+
+/// Clock synchronization between two seats, sent every
+/// `timing_interval_micros` each way (see [`crate::clock_sync`]): the
+/// sender's clock, the echo of the newest [`Timing`] it received from the
+/// receiver, its newest tick, and, in rollback, the input delay it wants
+/// and the one the host decided.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Timing {
+    /// The sender's clock when it sent this, in microseconds.
+    pub time: u64,
+    /// The newest `time` the sender has received from the receiver, with
+    /// how long it held it before sending this.
+    pub echo: Option<Echo>,
+    /// The sender's newest tick: low 16 bits of the frame it sampled, and
+    /// when by its clock (absent before its frame clock starts).
+    pub tick: Option<TickStamp>,
+    /// The input delay the sender asks for, in frames (rollback with an
+    /// adaptive delay; 0 otherwise).
+    pub wanted_delay: u8,
+    /// From the host: the input delay every seat uses from a frame on.
+    pub delay: Option<DelayPlan>,
+}
+
+/// An echoed timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Echo {
+    /// The receiver's `time` being echoed.
+    pub time: u64,
+    /// Microseconds between the echoed message's arrival and this one's
+    /// departure.
+    pub held: u32,
+}
+
+/// When a peer sampled a frame, by its own clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TickStamp {
+    /// Low 16 bits of the frame.
+    pub frame: u16,
+    /// The sender's clock at that tick, in microseconds.
+    pub time: u64,
+}
+
+/// The host's decision: from `frame` on, every seat steps frame n at its
+/// tick n + `delay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DelayPlan {
+    /// Low 16 bits of the first frame sampled with the new delay.
+    pub frame: u16,
+    /// The input delay in frames.
+    pub delay: u8,
 }
 
 /// One part of a snapshot payload (the payload is opaque here: the
@@ -775,6 +829,45 @@ impl FeedAck {
     }
 }
 
+impl Timing {
+    /// Serializes the message.
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u64(&mut self.time)?;
+        let mut has_echo = self.echo.is_some();
+        s.bool(&mut has_echo)?;
+        self.echo = if has_echo {
+            let mut e = self.echo.unwrap_or_default();
+            s.u64(&mut e.time)?;
+            s.u32(&mut e.held)?;
+            Some(e)
+        } else {
+            None
+        };
+        let mut has_tick = self.tick.is_some();
+        s.bool(&mut has_tick)?;
+        self.tick = if has_tick {
+            let mut t = self.tick.unwrap_or_default();
+            s.u16(&mut t.frame)?;
+            s.u64(&mut t.time)?;
+            Some(t)
+        } else {
+            None
+        };
+        s.u8(&mut self.wanted_delay)?;
+        let mut has_plan = self.delay.is_some();
+        s.bool(&mut has_plan)?;
+        self.delay = if has_plan {
+            let mut d = self.delay.unwrap_or_default();
+            s.u16(&mut d.frame)?;
+            s.u8(&mut d.delay)?;
+            Some(d)
+        } else {
+            None
+        };
+        Ok(())
+    }
+}
+
 impl Disconnect {
     /// Serializes the message.
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
@@ -813,12 +906,19 @@ pub enum Kind {
     FeedAck = 10,
     /// [`SnapshotPart`] and [`SnapshotAck`]: the snapshot stream.
     Snapshot = 11,
+    /// [`Timing`]. (12 is no kind: the match-setup messages of
+    /// `lockstep-net` start with a byte whose low four bits read 12.)
+    Timing = 13,
 }
+
+/// Kind values the 4-bit field can hold: counters by kind have this many
+/// slots.
+pub const KIND_VALUES: usize = 16;
 
 impl Kind {
     /// The kind whose wire value is `value`, if any.
     pub fn from_wire(value: u8) -> Option<Kind> {
-        Kind::ALL.get(usize::from(value)).copied()
+        Kind::ALL.iter().copied().find(|k| *k as u8 == value)
     }
 
     /// Bytes of the packet's clear header: the kind, the packet number and
@@ -836,7 +936,7 @@ impl Kind {
     }
 
     /// Every kind, in wire order.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Hello,
         Kind::Inputs,
         Kind::Checksum,
@@ -849,6 +949,7 @@ impl Kind {
         Kind::Feed,
         Kind::FeedAck,
         Kind::Snapshot,
+        Kind::Timing,
     ];
 
     /// A short lowercase name (file names, reports).
@@ -866,6 +967,7 @@ impl Kind {
             Kind::Feed => "feed",
             Kind::FeedAck => "feed_ack",
             Kind::Snapshot => "snapshot",
+            Kind::Timing => "timing",
         }
     }
 }
@@ -884,6 +986,7 @@ impl<I> Message<I> {
             Message::Feed(_) => Kind::Feed,
             Message::FeedAck(_) => Kind::FeedAck,
             Message::SnapshotPart(_) | Message::SnapshotAck(_) => Kind::Snapshot,
+            Message::Timing(_) => Kind::Timing,
         }
     }
 }
@@ -922,7 +1025,7 @@ impl<I: Input> Packet<I> {
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         let mut kind = u32::from(self.kind() as u8);
         s.ranged(&mut kind, 0, 15, "packet kind")?;
-        let Some(&kind) = Kind::ALL.get(kind as usize) else {
+        let Some(kind) = Kind::from_wire(kind as u8) else {
             return Err(BitError::OutOfRange {
                 bit: 0,
                 what: "packet kind",
@@ -949,6 +1052,7 @@ impl<I: Input> Packet<I> {
                     Kind::Feed => Message::Feed(Feed::default()),
                     Kind::FeedAck => Message::FeedAck(FeedAck::default()),
                     Kind::Snapshot => Message::SnapshotPart(SnapshotPart::default()),
+                    Kind::Timing => Message::Timing(Timing::default()),
                     _ => Message::Disconnect(Disconnect::default()),
                 },
             }),
@@ -986,6 +1090,7 @@ impl<I: Input> Packet<I> {
                     Message::Disconnect(m) => m.serialize(s),
                     Message::Feed(m) => m.serialize(s),
                     Message::FeedAck(m) => m.serialize(s),
+                    Message::Timing(m) => m.serialize(s),
                     Message::SnapshotPart(_) | Message::SnapshotAck(_) => {
                         let mut ack = matches!(r.message, Message::SnapshotAck(_));
                         s.bool(&mut ack)?;

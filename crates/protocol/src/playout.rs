@@ -193,6 +193,33 @@ impl<I: Clone> PlayoutBuffer<I> {
             .collect()
     }
 
+    /// `player`'s input for `frame`: held, or the absent input of a seat
+    /// that ended before it; `None` when it has not arrived (or is older
+    /// than the history kept).
+    pub fn input(&self, player: usize, frame: u32) -> Option<I> {
+        match self.ended.get(player)? {
+            Some((end, absent)) if frame >= *end => Some(absent.clone()),
+            _ => self.inputs[player]
+                .get(frame.checked_sub(self.base)? as usize)
+                .cloned(),
+        }
+    }
+
+    /// Every player's input for `frame` as far as it is known, and a
+    /// prediction for the rest: a missing input repeats that player's
+    /// newest one held (`none` when nothing is held). The prediction is
+    /// what most games see most often — a player keeps holding what they
+    /// held — and costs nothing to make.
+    pub fn predict(&self, frame: u32, none: &I) -> Vec<I> {
+        (0..self.inputs.len())
+            .map(|p| {
+                self.input(p, frame)
+                    .or_else(|| self.inputs[p].back().cloned())
+                    .unwrap_or_else(|| none.clone())
+            })
+            .collect()
+    }
+
     /// Releases [`PlayoutBuffer::next_release`] if it is complete.
     pub fn release(&mut self) -> Option<(u32, Vec<I>)> {
         let frame = self.next_release;
@@ -286,6 +313,19 @@ mod tests {
         // Nothing more is taken from the seat.
         assert_eq!(b.insert_run(2, 2, &[9, 9]).map(|(_, n)| n), Ok(0));
         assert!(b.missing(5).iter().all(|p| p.0 != 2));
+    }
+
+    #[test]
+    fn a_missing_input_is_predicted_to_repeat_the_newest() {
+        let mut b = PlayoutBuffer::new(3, 8);
+        b.insert_run(0, 0, &[1, 2, 3]).unwrap();
+        b.insert_run(1, 0, &[7]).unwrap();
+        assert_eq!(b.predict(1, &0), vec![2, 7, 0]);
+        assert_eq!(b.predict(5, &0), vec![3, 7, 0]);
+        assert!(b.end_seat(1, Some(0), 9));
+        assert_eq!(b.input(1, 3), Some(9));
+        assert_eq!(b.predict(3, &0), vec![3, 9, 0]);
+        assert_eq!(b.input(2, 0), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Invariant: counters only grow (they wrap at `u64::MAX`, which no session
 //! reaches); `delay_frames` is the current playout delay, not a counter.
 
-use crate::packet::{DecodeError, Kind};
+use crate::packet::{DecodeError, KIND_VALUES, Kind};
 use crate::seq::SeqVerdict;
 
 /// Packets and bytes of one kind.
@@ -108,17 +108,25 @@ impl Dropped {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Sent, by [`Kind`] (index `kind as usize`).
-    pub sent: [KindCount; Kind::ALL.len()],
+    pub sent: [KindCount; KIND_VALUES],
     /// Datagrams handed to `handle_datagram`.
     pub received: KindCount,
     /// Datagrams dropped, by reason.
     pub dropped: Dropped,
-    /// Ticks at which a due frame waited for a missing input.
+    /// Ticks at which a due frame waited for a missing input (in rollback
+    /// mode: for the prediction window to move).
     pub stall_ticks: u64,
     /// Frames released for the first time.
     pub frames_released: u64,
     /// Frames released again after loading a resync state.
     pub frames_resimulated: u64,
+    /// Frames released for the first time with a predicted input (rollback
+    /// mode).
+    pub frames_predicted: u64,
+    /// Rollbacks: predictions found wrong (and sync-test rollbacks).
+    pub rollbacks: u64,
+    /// Frames released again after a rollback.
+    pub frames_rolled_back: u64,
     /// Bits of the input part (ack, count, frame, inputs and flags) of all
     /// inputs packets sent.
     pub input_bits: u64,
@@ -126,16 +134,19 @@ pub struct Stats {
     pub inputs_carried: u64,
     /// The most inputs one packet carried.
     pub max_inputs_per_packet: u32,
-    /// The playout delay now, in frames.
+    /// The delay now, in frames: the playout delay (lockstep) or the input
+    /// delay (rollback).
     pub delay_frames: u32,
-    /// The largest playout delay so far, in frames.
+    /// The largest delay so far, in frames.
     pub max_delay_frames: u32,
     /// States loaded from an authority.
     pub resyncs_completed: u64,
     /// State transfers served to drifted peers.
     pub resyncs_served: u64,
-    /// Ticks the frame clock ran slow (+1) or fast (−1) to stay aligned.
+    /// Ticks the frame clock ran slow or fast to stay aligned.
     pub nudged_ticks: u64,
+    /// Clock samples taken from timestamped round trips.
+    pub clock_samples: u64,
 }
 
 impl Stats {

@@ -7,9 +7,12 @@
 //! - [`mesh`]: plays a whole match of real [`Peer`](lockstep_peer::Peer)s
 //!   of a shipped game over that network, with faults injected on cue (a
 //!   flipped bit, a peer that keeps drifting, a vanished peer), and reports
-//!   every peer's checksum stream, events, counters and replay log.
+//!   every peer's checksum stream, events, counters and replay log;
+//! - [`verdict`]: what a finished match must show (agreement, and every
+//!   replay log whole, verifying and identical).
 #![deny(clippy::float_arithmetic)]
 
 pub mod mesh;
 pub mod netsim;
 pub mod tcp_model;
+pub mod verdict;

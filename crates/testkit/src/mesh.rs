@@ -16,6 +16,7 @@ use lockstep_games::Demo;
 use lockstep_peer::{
     Peer, PeerEvent, PeerSettings, PeerStats, Spectator, SpectatorEvent, SpectatorStats,
 };
+use lockstep_protocol::clock_sync::ClockEstimate;
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::{WatchConfig, WatcherId, WatcherStats};
 use lockstep_protocol::{Config, Instant, PlayerId, Security, Stats};
@@ -106,7 +107,9 @@ pub struct Flip {
     /// The peer whose state is changed; `PlayerId(players)` is the
     /// scenario's spectator.
     pub seat: PlayerId,
-    /// Flipped just before this frame is stepped.
+    /// Flipped just before this frame is stepped (in rollback mode, the
+    /// first moment from then on that no predicted frame is outstanding,
+    /// so that no rollback can undo the change).
     pub frame: u32,
     /// The entity, as the game labels it (e.g. `body 40`).
     pub entity: String,
@@ -126,7 +129,8 @@ pub struct Scenario {
     pub setup: Match,
     /// Every directed link.
     pub link: LinkConfig,
-    /// The run ends once every live peer has stepped this many frames...
+    /// The run ends once every live peer has confirmed this many frames
+    /// (stepped them with every player's real input)...
     pub frames: u32,
     /// ... or at this virtual time, whichever comes first.
     pub max_micros: u64,
@@ -152,6 +156,10 @@ pub struct Scenario {
     /// each seat, restarted process and spectator gets a seeded key pair,
     /// bound to its seat the way the match setup binds it.
     pub sealed: bool,
+    /// Per seat, how far ahead its clock reads of the network's (microseconds;
+    /// missing seats read 0): every time a peer is handed, and every
+    /// timeout it asks for, is on its own clock, as between real machines.
+    pub clock_offsets: Vec<u64>,
 }
 
 impl Scenario {
@@ -175,6 +183,7 @@ impl Scenario {
             spectate: None,
             session: PeerSettings::new(&setup, PlayerId(0), 1).session,
             sealed: true,
+            clock_offsets: Vec::new(),
         }
     }
 }
@@ -213,6 +222,33 @@ pub struct PeerRun {
     /// The playout delay in frames over the run: the first value and every
     /// change, with when it was seen.
     pub delay_frames: Vec<(Instant, u32)>,
+    /// When the peer sampled its local input for each frame (its tick).
+    pub sampled_at: BTreeMap<u32, Instant>,
+    /// Every frame before this one was confirmed at the end (stepped with
+    /// every player's real input; in lockstep, every frame stepped).
+    pub confirmed_before: u32,
+    /// At the end, per seat, that seat's clock offset as this peer
+    /// estimated it (its own seat: `None`).
+    pub clock_offsets: Vec<Option<ClockEstimate>>,
+    /// At the end, per seat, how far ahead of that seat this peer's frame
+    /// clock ran, in microseconds.
+    pub frame_advantage: Vec<Option<i64>>,
+}
+
+impl PeerRun {
+    /// Frames from sampling a local input to first showing its frame, per
+    /// frame sampled and stepped (the perceived input latency, in ticks of
+    /// `tick_micros`, rounded to the nearest).
+    pub fn input_latency_frames(&self, tick_micros: u64) -> Vec<u32> {
+        let tick = tick_micros.max(1);
+        self.sampled_at
+            .iter()
+            .filter_map(|(f, sampled)| {
+                let shown = self.stepped_at.get(f)?;
+                Some(((shown.since(*sampled) + tick / 2) / tick) as u32)
+            })
+            .collect()
+    }
 }
 
 /// The spectator's side of a run.
@@ -270,16 +306,21 @@ impl Run {
         self.common().len() as u32
     }
 
+    /// The frames every remaining peer stepped and confirmed.
     fn common(&self) -> Vec<u32> {
         let mut all = self.remaining();
         let Some(first) = all.next() else {
             return Vec::new();
         };
         let rest: Vec<&PeerRun> = all.collect();
+        let confirmed = rest
+            .iter()
+            .map(|p| p.confirmed_before)
+            .fold(first.confirmed_before, u32::min);
         first
             .checksums
             .keys()
-            .filter(|f| rest.iter().all(|p| p.checksums.contains_key(f)))
+            .filter(|f| **f < confirmed && rest.iter().all(|p| p.checksums.contains_key(f)))
             .copied()
             .collect()
     }
@@ -355,6 +396,10 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let mut vanished: Option<PlayerId> = None;
     let mut vanish_done = false;
     let mut warm: Option<Vec<u64>> = None;
+    let offset = |seat: usize| scenario.clock_offsets.get(seat).copied().unwrap_or(0);
+    // A seat's clock, and a time on it back on the network's clock.
+    let local = |now: Instant, seat: usize| now.plus(offset(seat));
+    let global = |t: Instant, seat: usize| Instant(t.as_micros().saturating_sub(offset(seat)));
     let mut now = Instant::ZERO;
     loop {
         while let Some(d) = net.pop_due(now) {
@@ -370,13 +415,13 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             }
             let i = d.to.index();
             if d.from == watcher_node {
-                peers[i].handle_watcher_datagram(now, WatcherId(0), &d.bytes);
-                drain(now, &mut peers[i], &mut runs[i], &mut net);
+                peers[i].handle_watcher_datagram(local(now, i), WatcherId(0), &d.bytes);
+                drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
                 continue;
             }
             let t = std::time::Instant::now();
-            peers[i].handle_datagram(now, d.from, &d.bytes);
-            drain(now, &mut peers[i], &mut runs[i], &mut net);
+            peers[i].handle_datagram(local(now, i), d.from, &d.bytes);
+            drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
             runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
         }
         for i in 0..usize::from(n) {
@@ -427,13 +472,14 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 continue;
             }
             let t = std::time::Instant::now();
-            if peers[i].poll_timeout().is_some_and(|t| t <= now) {
-                peers[i].handle_timeout(now);
+            if peers[i].poll_timeout().is_some_and(|t| t <= local(now, i)) {
+                peers[i].handle_timeout(local(now, i));
             }
-            drain(now, &mut peers[i], &mut runs[i], &mut net);
+            drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
             runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
             if let Some(f) = flip.as_mut().filter(|f| f.seat.index() == i) {
-                if peers[i].frame() >= f.frame {
+                let settled = peers[i].session().confirmed_before() == peers[i].frame();
+                if peers[i].frame() >= f.frame && settled {
                     flip_bit(&mut peers[i], f);
                     flipped_at = flipped_at.or(Some(now));
                     if f.repeat {
@@ -492,14 +538,14 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         let done = peers
             .iter()
             .filter(|p| vanished != Some(p.seat()))
-            .all(|p| p.frame() >= scenario.frames);
+            .all(|p| p.session().confirmed_before() >= scenario.frames);
         if done || now.as_micros() >= scenario.max_micros {
             break;
         }
         let next = peers
             .iter()
             .filter(|p| vanished != Some(p.seat()))
-            .filter_map(|p| p.poll_timeout())
+            .filter_map(|p| Some(global(p.poll_timeout()?, p.seat().index())))
             .chain(spectator.as_ref().and_then(|(s, _)| s.poll_timeout()))
             .chain(net.next_delivery())
             .min()
@@ -517,6 +563,13 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         r.stats = peer.stats().clone();
         r.session = peer.session_stats().clone();
         r.stalls_after_warmup = r.session.stall_ticks.saturating_sub(warm[i]);
+        r.confirmed_before = peer.session().confirmed_before();
+        r.clock_offsets = (0..n)
+            .map(|s| peer.session().clock_offset(PlayerId(s)))
+            .collect();
+        r.frame_advantage = (0..n)
+            .map(|s| peer.session().frame_advantage(PlayerId(s)))
+            .collect();
         r.log = peer.finish().ok().flatten();
     }
     Run {
@@ -561,13 +614,26 @@ fn drain_spectator<G: Demo>(
     }
 }
 
-fn drain<G: Demo>(now: Instant, peer: &mut Peer<G, Vec<u8>>, run: &mut PeerRun, net: &mut Network) {
+/// Takes what `peer` did at network time `now` (its clock reads `offset`
+/// ahead): its events into `run`, its datagrams onto `net`.
+fn drain<G: Demo>(
+    now: Instant,
+    offset: u64,
+    peer: &mut Peer<G, Vec<u8>>,
+    run: &mut PeerRun,
+    net: &mut Network,
+) {
+    if let Some(f) = peer.session().next_local_frame().checked_sub(1) {
+        run.sampled_at.entry(f).or_insert(now);
+    }
+    let local = now.plus(offset);
     while let Some(event) = peer.poll_event() {
         match event {
             PeerEvent::Stepped {
                 frame,
                 checksum,
                 resimulated,
+                ..
             } => {
                 run.checksums.insert(frame, checksum);
                 if !resimulated {
@@ -589,12 +655,12 @@ fn drain<G: Demo>(now: Instant, peer: &mut Peer<G, Vec<u8>>, run: &mut PeerRun, 
         run.delay_frames.push((now, delay));
     }
     let seat = peer.seat();
-    while let Some(t) = peer.poll_transmit(now) {
+    while let Some(t) = peer.poll_transmit(local) {
         net.send(now, seat, t.to, t.bytes);
     }
     // The harness's only spectator is the network's last node.
     let watcher_node = PlayerId(peer.session().config().players);
-    while let Some(t) = peer.poll_watcher_transmit(now) {
+    while let Some(t) = peer.poll_watcher_transmit(local) {
         net.send(now, seat, watcher_node, t.bytes);
     }
 }

@@ -47,6 +47,11 @@ impl<I: Input> Session<I> {
     /// This peer's checksum of the state after `frame`, once stepped. It must
     /// be BLAKE3 of the exact snapshot bytes (as `lockstep_fx::StateWriter`
     /// produces), so a resync can verify a transferred state.
+    ///
+    /// The checksum of a predicted frame is held back until the frame is
+    /// confirmed (its inputs all arrive as predicted); it is dropped if the
+    /// frame is rolled back. Only confirmed frames are compared, so a
+    /// misprediction is never taken for a desync.
     pub fn report_checksum(&mut self, frame: u32, checksum: Checksum) -> Result<(), CallError> {
         if self.last_released.is_none_or(|r| frame > r) {
             return Err(CallError::NotReleased {
@@ -54,6 +59,17 @@ impl<I: Input> Session<I> {
                 released: self.last_released,
             });
         }
+        if frame >= self.playout.next_release() {
+            self.predictions.set_checksum(frame, checksum);
+            return Ok(());
+        }
+        self.record_own_checksum(frame, checksum);
+        Ok(())
+    }
+
+    /// Enters this peer's checksum of confirmed frame `frame` into the
+    /// comparison.
+    pub(super) fn record_own_checksum(&mut self, frame: u32, checksum: Checksum) {
         self.own_newest = Some(self.own_newest.map_or(frame, |n| n.max(frame)));
         if frame % self.cfg.full_checksum_every == 0 {
             for p in &mut self.peers {
@@ -64,6 +80,5 @@ impl<I: Input> Session<I> {
         let now = self.now;
         self.on_verdict(now, v);
         self.raise_state_request();
-        Ok(())
     }
 }

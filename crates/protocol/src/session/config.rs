@@ -24,6 +24,96 @@ pub enum Security {
     },
 }
 
+/// When frames are stepped: only once every player's input is here
+/// (lockstep), or at once with the missing inputs predicted, rolled back and
+/// stepped again when a prediction turns out wrong (rollback).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Frame n is stepped once every player's input for n is here, a
+    /// playout delay after it was sampled (adaptive by default: see
+    /// [`Config::adaptive_delay`]). Nothing is ever predicted.
+    #[default]
+    Lockstep,
+    /// Frame n is stepped an input delay after it was sampled, whether or
+    /// not the other players' inputs are here: a missing input is predicted
+    /// to repeat that player's newest one. When the real input arrives and
+    /// differs, the session rolls back to the first wrong frame
+    /// ([`Event::Rollback`](super::Event::Rollback)) and steps the frames
+    /// since again. Checksums are compared, and frames recorded, only once
+    /// confirmed (stepped with every real input).
+    Rollback(Rollback),
+}
+
+impl Mode {
+    /// Rollback with its defaults: 8 frames of prediction, adaptive input
+    /// delay.
+    pub const ROLLBACK: Mode = Mode::Rollback(Rollback::DEFAULT);
+
+    /// Frames that may be stepped ahead of the newest confirmed one (0 in
+    /// lockstep).
+    pub fn max_prediction(&self) -> u32 {
+        match self {
+            Mode::Lockstep => 0,
+            Mode::Rollback(r) => r.max_prediction,
+        }
+    }
+}
+
+/// The settings of [`Mode::Rollback`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rollback {
+    /// Frames that may be stepped past the newest confirmed frame, `1..=64`
+    /// (8, as GGRS): a peer whose inputs are later than that waits for them.
+    pub max_prediction: u32,
+    /// Frames between sampling a local input and stepping its frame.
+    pub input_delay: InputDelay,
+    /// Tests only (0 = off): at every tick, roll back this many frames
+    /// (within the frames not yet settled) and step them again with the
+    /// same inputs, so every frame is stepped several times and any
+    /// difference between the runs is caught (GGRS's sync test, on the
+    /// real rollback path).
+    pub sync_test_frames: u32,
+}
+
+impl Rollback {
+    /// 8 frames of prediction, an adaptive input delay of 0 to 8 frames, no
+    /// sync test.
+    pub const DEFAULT: Rollback = Rollback {
+        max_prediction: 8,
+        input_delay: InputDelay::Adaptive { min: 0, max: 8 },
+        sync_test_frames: 0,
+    };
+}
+
+impl Default for Rollback {
+    fn default() -> Rollback {
+        Rollback::DEFAULT
+    }
+}
+
+/// A rollback session's input delay: frames between sampling a local input
+/// and stepping its frame. Since every input travels labelled with its
+/// frame, the delay only decides *when* frames are stepped, never what they
+/// hold: peers with different delays still step the same frames with the
+/// same inputs, and no change of delay can cause a desync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputDelay {
+    /// Always this many frames.
+    Fixed(u32),
+    /// Chosen from the measured lateness of remote inputs (one-way latency
+    /// plus jitter), so that the median input arrives within half the
+    /// prediction window and the 98th percentile within the whole window;
+    /// kept in `min..=max`. The host (the lowest seat still playing) takes
+    /// the largest delay any peer asks for and names the frame it applies
+    /// from, so every player has the same delay from the same frame.
+    Adaptive {
+        /// The smallest delay.
+        min: u32,
+        /// The largest delay.
+        max: u32,
+    },
+}
+
 /// A session's settings. [`Config::new`] gives the defaults; change fields,
 /// then [`Session::new`](super::Session::new) validates them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +158,12 @@ pub struct Config {
     pub checksum_redundancy: u32,
     /// Every this many frames the full 32-byte checksum is sent too (60).
     pub full_checksum_every: u32,
-    /// Tick-rate nudge for clock alignment, in permille (20 = 2%).
+    /// Tick-length change that keeps the frame clock aligned with the
+    /// peers' while it is off by less than [`BALANCE_DEADBAND_FRAMES`], in
+    /// permille (20 = 2%); beyond that the tick stretches up to 10%
+    /// (see [`crate::clock`]).
+    ///
+    /// [`BALANCE_DEADBAND_FRAMES`]: crate::clock::BALANCE_DEADBAND_FRAMES
     pub nudge_permille: u32,
     /// Resync attempts before [`Event::ResyncFailed`](super::Event::ResyncFailed) (3).
     pub resync_max_attempts: u32,
@@ -93,6 +188,11 @@ pub struct Config {
     /// Whether packets are sealed, and with which keys (default
     /// [`Security::Plain`]; the UDP runtime seals unless told not to).
     pub security: Security,
+    /// Lockstep (the default) or rollback.
+    pub mode: Mode,
+    /// How often a timestamped ping goes to each peer for clock
+    /// synchronization (200 ms).
+    pub timing_interval_micros: u64,
 }
 
 impl Config {
@@ -126,6 +226,8 @@ impl Config {
             redundant_inputs: true,
             rejoin: false,
             security: Security::Plain,
+            mode: Mode::Lockstep,
+            timing_interval_micros: 200 * MICROS_PER_MILLI,
         }
     }
 }

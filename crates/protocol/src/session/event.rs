@@ -113,14 +113,27 @@ pub enum Event<I> {
         frame: u32,
     },
     /// Step the game through `frame` with every player's input (indexed by
-    /// seat), then [`Session::report_checksum`](super::Session::report_checksum).
+    /// seat), then [`Session::report_checksum`](super::Session::report_checksum)
+    /// before the next call into the session.
     Frame {
         /// The frame.
         frame: u32,
         /// Every player's input for it.
         inputs: Vec<I>,
-        /// `true` when re-simulating after [`Event::LoadState`].
+        /// `true` when stepping it again: after [`Event::LoadState`] or
+        /// [`Event::Rollback`].
         resimulated: bool,
+        /// `true` when some input is a prediction (rollback mode): the frame
+        /// may be rolled back and stepped again.
+        predicted: bool,
+    },
+    /// Rollback mode: a prediction was wrong. Restore the state before
+    /// `frame` (the state after `frame − 1`, as it was when first stepped);
+    /// the [`Event::Frame`]s that follow (`resimulated: true`) step `frame`
+    /// and the later frames again.
+    Rollback {
+        /// The first frame to step again.
+        frame: u32,
     },
     /// Checksums for `frame` differ.
     Desync {

@@ -3,6 +3,7 @@
 //! sequence window, liveness) and goodbyes confirmed by silence.
 
 use super::{Event, Phase, Session};
+use crate::clock_sync::OffsetEstimator;
 use crate::delay::SampleWindow;
 use crate::input::Input;
 use crate::packet::{Disconnect, Hello, Message, Routed};
@@ -11,6 +12,9 @@ use crate::seal::Link;
 use crate::seq::{SeqWindow, unwrap_frame};
 use crate::time::Instant;
 use lockstep_fx::Checksum;
+
+/// Clock samples kept per peer (32: six seconds of pings).
+const CLOCK_SAMPLES: u32 = 32;
 
 #[derive(Debug, Clone)]
 pub(super) struct Peer {
@@ -35,7 +39,19 @@ pub(super) struct Peer {
     pub(super) inputs_due: bool,
     pub(super) full_due: Option<(u32, Checksum)>,
     pub(super) rtt: SampleWindow,
-    pub(super) lateness: SampleWindow,
+    /// Its clock's offset from ours, from timestamped round trips.
+    pub(super) offsets: OffsetEstimator,
+    /// The newest [`Timing`](crate::packet::Timing) time heard from it,
+    /// and when it arrived (echoed in ours).
+    pub(super) heard_time: Option<(u64, Instant)>,
+    /// The newest of our times it echoed that became a clock sample.
+    pub(super) echo_used: Option<u64>,
+    /// Its newest tick: the frame and its clock's time then.
+    pub(super) tick: Option<(u32, u64)>,
+    /// The input delay it wants (rollback, adaptive).
+    pub(super) wanted_delay: u32,
+    /// When our next Timing to it is due.
+    pub(super) next_timing_at: Instant,
 }
 
 impl Peer {
@@ -67,7 +83,12 @@ impl Peer {
             inputs_due: false,
             full_due: None,
             rtt: SampleWindow::new(64),
-            lateness: SampleWindow::new(64),
+            offsets: OffsetEstimator::new(CLOCK_SAMPLES),
+            heard_time: None,
+            echo_used: None,
+            tick: None,
+            wanted_delay: 0,
+            next_timing_at: Instant::ZERO,
         }
     }
 }
@@ -199,6 +220,7 @@ impl<I: Input> Session<I> {
                 self.events.push_back(Event::SnapshotAck { from: who, ack });
                 Ok(())
             }
+            Message::Timing(m) => self.on_timing(now, who, m),
         };
         match taken {
             Ok(()) => {}

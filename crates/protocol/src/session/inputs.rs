@@ -1,6 +1,6 @@
 //! Local inputs and the redundant input stream: sampling, sending every
-//! unacked input with the 1-bit repeat coding, taking acks, filling the
-//! playout buffer, releasing due frames and aligning the frame clock.
+//! unacked input with the 1-bit repeat coding, taking acks and filling the
+//! playout buffer (what is released when is `release.rs`).
 
 use super::handshake::Refused;
 use super::{CallError, Event, Session, TimeoutReason};
@@ -51,7 +51,6 @@ impl<I: Input> Session<I> {
                     for f in new_first..new_first + added {
                         let late = now.signed_since(self.clock.tick_time(f));
                         self.delay.record(late);
-                        self.peers[p].lateness.push(late);
                     }
                 }
                 Err(_) => return Err(Refused::Invalid),
@@ -80,56 +79,6 @@ impl<I: Input> Session<I> {
         }
         self.try_release();
         Ok(())
-    }
-
-    pub(super) fn time_sync(&mut self) {
-        let half_tick = (self.cfg.tick_micros / 2) as i64;
-        let mut sum = 0i64;
-        let mut n = 0i64;
-        for (i, p) in self.peers.iter().enumerate() {
-            if i == self.cfg.local.index() || p.gone {
-                continue;
-            }
-            if let (Some(late), Some(rtt)) = (p.lateness.quantile(500), p.rtt.quantile(500)) {
-                // The ack waits up to one tick for the peer's next packet.
-                sum += late - (rtt - half_tick).max(0) / 2;
-                n += 1;
-            }
-        }
-        if n > 0 {
-            self.clock.nudge(sum / n);
-            if self.clock.rate() != 0 {
-                self.stats.nudged_ticks += 1;
-            }
-        }
-    }
-
-    pub(super) fn due_frame(&self) -> Option<u32> {
-        let newest = self.clock.next_frame().checked_sub(1)?;
-        newest.checked_sub(self.delay.frames())
-    }
-
-    pub(super) fn try_release(&mut self) {
-        if self.awaiting_state {
-            // A rejoining process steps nothing before the host's state.
-            return;
-        }
-        let Some(due) = self.due_frame() else {
-            return;
-        };
-        while self.release_budget > 0 && self.playout.next_release() <= due {
-            let Some((frame, inputs)) = self.playout.release() else {
-                break;
-            };
-            self.release_budget -= 1;
-            self.last_released = Some(frame);
-            self.stats.frames_released += 1;
-            self.events.push_back(Event::Frame {
-                frame,
-                inputs,
-                resimulated: false,
-            });
-        }
     }
 
     /// The local player's input for `frame`, answering [`Event::InputNeeded`].

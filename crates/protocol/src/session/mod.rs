@@ -8,8 +8,11 @@
 //! - `event.rs`: [`Event`] and the other types the app sees;
 //! - `handshake.rs`: per-peer state, the handshake, routed-packet intake
 //!   (sequence window, liveness) and goodbyes;
-//! - `inputs.rs`: local inputs, redundant sends and acks, the playout
-//!   release and clock alignment;
+//! - `inputs.rs`: local inputs, redundant sends and acks;
+//! - `release.rs`: which frames the app steps when — confirmed, predicted,
+//!   rolled back;
+//! - `timing.rs`: clock synchronization and frame-clock balancing, and the
+//!   agreed input delay of rollback mode;
 //! - `checksums.rs`: reporting checksums and acting on verdicts;
 //! - `resync.rs`: the resync sub-state (requesting, serving, loading);
 //! - `seats.rs`: dropping a seat that left;
@@ -34,21 +37,25 @@ mod config;
 mod event;
 mod handshake;
 mod inputs;
+mod release;
 mod resync;
 mod seats;
 mod snapshots;
+mod timing;
 mod transmit;
 
-pub use config::{Config, ConfigError, Security};
+pub use config::{Config, ConfigError, InputDelay, Mode, Rollback, Security};
 pub use event::{CallError, Event, ResyncFailure, TimeoutReason, Transmit};
 
 use crate::checksums::ChecksumBook;
 use crate::clock::FrameClock;
 use crate::delay::{DelaySettings, PlayoutDelay};
 use crate::input::Input;
+use crate::input_delay::DelaySchedule;
 use crate::packet::{MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Packet};
 use crate::player::{MAX_PLAYERS, PlayerId};
 use crate::playout::PlayoutBuffer;
+use crate::prediction::Predictions;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seat_drop::SeatDrops;
 use crate::stats::Stats;
@@ -81,6 +88,12 @@ impl Keys {
     }
 }
 
+/// The largest prediction window, in frames.
+pub const MAX_PREDICTION: u32 = 64;
+
+/// The largest input delay, in frames (it travels as a `u8`).
+pub const MAX_INPUT_DELAY: u32 = 255;
+
 /// One peer's lockstep session.
 #[derive(Debug)]
 pub struct Session<I: Input> {
@@ -98,6 +111,16 @@ pub struct Session<I: Input> {
     awaiting_input: Option<u32>,
     release_budget: u32,
     last_released: Option<u32>,
+    /// The next frame the app steps.
+    next_step: u32,
+    /// Frames stepped past the confirmed ones (rollback mode).
+    predictions: Predictions<I>,
+    /// A rollback the sync test asks of the next release.
+    forced_rollback: Option<u32>,
+    /// The input delay in force and the host's plans (rollback mode).
+    input_delay: DelaySchedule,
+    /// The input delay this peer asks the host for (rollback, adaptive).
+    wanted_delay: u32,
     own_newest: Option<u32>,
     epoch: u8,
     resync: Resync,
@@ -143,6 +166,22 @@ impl<I: Input> Session<I> {
             (cfg.max_delay_frames > 0, "max_delay_frames"),
             (cfg.input_history_frames > 0, "input_history_frames"),
             (cfg.chunks_per_tick > 0, "chunks_per_tick"),
+            (cfg.timing_interval_micros > 0, "timing_interval_micros"),
+            (
+                match cfg.mode {
+                    Mode::Lockstep => true,
+                    Mode::Rollback(r) => {
+                        (1..=MAX_PREDICTION).contains(&r.max_prediction)
+                            && match r.input_delay {
+                                InputDelay::Fixed(d) => d <= MAX_INPUT_DELAY,
+                                InputDelay::Adaptive { min, max } => {
+                                    min <= max && max <= MAX_INPUT_DELAY
+                                }
+                            }
+                    }
+                },
+                "rollback settings",
+            ),
         ] {
             if !ok {
                 return Err(ConfigError::Range(what));
@@ -196,9 +235,24 @@ impl<I: Input> Session<I> {
             max_frames: cfg.max_delay_frames,
             shrink_every: cfg.delay_shrink_every,
         });
+        let initial_input_delay = match cfg.mode {
+            Mode::Rollback(Rollback {
+                input_delay: InputDelay::Fixed(d),
+                ..
+            }) => d,
+            Mode::Rollback(Rollback {
+                input_delay: InputDelay::Adaptive { min, .. },
+                ..
+            }) => min,
+            Mode::Lockstep => 0,
+        };
+        let first_delay = match cfg.mode {
+            Mode::Lockstep => delay.frames(),
+            Mode::Rollback(_) => initial_input_delay,
+        };
         let stats = Stats {
-            delay_frames: delay.frames(),
-            max_delay_frames: delay.frames(),
+            delay_frames: first_delay,
+            max_delay_frames: first_delay,
             ..Stats::default()
         };
         Ok(Session {
@@ -215,6 +269,11 @@ impl<I: Input> Session<I> {
             awaiting_input: None,
             release_budget: 0,
             last_released: None,
+            next_step: 0,
+            predictions: Predictions::new(0),
+            forced_rollback: None,
+            input_delay: DelaySchedule::new(initial_input_delay),
+            wanted_delay: initial_input_delay,
             own_newest: None,
             epoch: 0,
             resync: Resync::new(n),
@@ -248,6 +307,24 @@ impl<I: Input> Session<I> {
     /// The newest frame released to the game.
     pub fn last_released(&self) -> Option<u32> {
         self.last_released
+    }
+
+    /// The oldest frame not confirmed: every frame before it was released
+    /// with every player's real input (in lockstep, every frame released;
+    /// in rollback, the frames before the oldest prediction).
+    pub fn confirmed_before(&self) -> u32 {
+        self.playout.next_release()
+    }
+
+    /// The next frame the app will step.
+    pub fn next_step(&self) -> u32 {
+        self.next_step
+    }
+
+    /// The newest frame whose checksum entered the comparison (the frame
+    /// whose state answers [`Event::StateRequested`]).
+    pub fn newest_reported(&self) -> Option<u32> {
+        self.own_newest
     }
 
     /// The newest frame whose checksum was compared clean against every
@@ -440,26 +517,29 @@ impl<I: Input> Session<I> {
         if self.awaiting_input.is_some() || now < self.clock.next_tick_at() {
             return;
         }
+        self.plan_input_delay();
         let frame = self.clock.advance();
+        self.input_delay.on_tick(frame);
         self.release_budget = self.cfg.max_catch_up;
         self.delay.on_tick();
-        self.time_sync();
+        self.balance_clock();
         for p in &mut self.peers {
             p.inputs_due = true;
         }
         self.drop_reports_due = true;
         self.resync.resync_tick = true;
         self.resync_timers(now);
+        self.force_sync_test_rollback();
         self.try_release();
-        if let Some(due) = self.due_frame() {
-            let next = self.playout.next_release();
-            if next <= due && !self.playout.is_complete(next) {
-                self.stats.stall_ticks += 1;
+        if self.stalled() {
+            self.stats.stall_ticks += 1;
+            if self.cfg.mode == Mode::Lockstep {
                 self.delay.on_underrun();
             }
         }
-        self.stats.delay_frames = self.delay.frames();
-        self.stats.max_delay_frames = self.stats.max_delay_frames.max(self.delay.frames());
+        let delay = self.step_delay();
+        self.stats.delay_frames = delay;
+        self.stats.max_delay_frames = self.stats.max_delay_frames.max(delay);
         self.awaiting_input = Some(frame);
         self.events.push_back(Event::InputNeeded { frame });
     }

@@ -198,10 +198,15 @@ impl<I: Input> Session<I> {
         self.own_newest = Some(frame);
         self.resync.load_frame = Some(frame);
         self.stats.resyncs_completed += 1;
+        // Predictions were stepped from the state being replaced.
+        self.predictions.reset(self.playout.next_release());
+        self.forced_rollback = None;
         let next = self.playout.next_release();
         if next <= frame {
             self.playout.skip_to(frame + 1, I::default());
             self.last_released = Some(frame);
+            self.next_step = frame + 1;
+            self.predictions.reset(frame + 1);
             return;
         }
         for f in frame + 1..next {
@@ -212,6 +217,7 @@ impl<I: Input> Session<I> {
                         frame: f,
                         inputs,
                         resimulated: true,
+                        predicted: false,
                     });
                 }
                 None => {
@@ -223,6 +229,8 @@ impl<I: Input> Session<I> {
                 }
             }
         }
+        self.next_step = next;
+        self.last_released = Some(next - 1);
     }
 
     pub(super) fn on_resync_ack(&mut self, who: PlayerId, ack: ResyncAck) -> Result<(), Refused> {

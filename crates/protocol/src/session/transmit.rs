@@ -1,5 +1,5 @@
 //! Building what goes on the wire: Hellos until connected, one inputs
-//! packet per peer per tick, full checksums, resync requests, chunks and
+//! packet per peer per tick, Timing messages, full checksums, resync requests, chunks and
 //! acks, and seat-drop reports; every packet counted by kind.
 
 use super::{Phase, Session, Transmit};
@@ -51,6 +51,11 @@ impl<I: Input> Session<I> {
                 peer.inputs_due = false;
                 let msg = self.inputs_message(i);
                 self.send_routed(to, Message::Inputs(msg));
+            }
+            if self.phase == Phase::Running && self.peers[i].connected {
+                if let Some(m) = self.timing_due(now, i) {
+                    self.send_routed(to, m);
+                }
             }
             if let Some((frame, checksum)) = self.peers[i].full_due.take() {
                 let msg = ChecksumMsg {
