@@ -69,13 +69,6 @@ impl Ring {
     fn clear(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = None);
     }
-    fn clear_after(&mut self, frame: u32) {
-        for s in &mut self.slots {
-            if s.is_some_and(|(f, _)| f > frame) {
-                *s = None;
-            }
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -240,19 +233,18 @@ impl ChecksumBook {
     }
 
     /// This peer loaded the authority's state after `frame` (checksum
-    /// `checksum`): older comparisons end, its own later checksums are
-    /// forgotten (they will be recomputed), comparing resumes.
+    /// `checksum`): older comparisons end, its own other checksums are
+    /// forgotten (the later ones will be recomputed), comparing resumes.
     pub fn on_loaded(&mut self, frame: u32, checksum: Checksum) {
         self.self_drifted = false;
         self.pending = None;
         self.compare_from = frame + 1;
+        // Every other own checksum belongs to the drifted run: the ones
+        // after `frame` will be recomputed, and the ones before it must not
+        // travel under the new epoch (they would be taken for a new desync).
         let local = self.local.index();
-        self.peers[local].shorts.clear_after(frame);
-        for s in &mut self.own_full {
-            if s.is_some_and(|(f, _)| f > frame) {
-                *s = None;
-            }
-        }
+        self.peers[local].shorts.clear();
+        self.own_full.iter_mut().for_each(|s| *s = None);
         self.own_full[(frame % CHECKSUM_HISTORY) as usize] = Some((frame, checksum));
         self.peers[local].shorts.put(frame, checksum.short().0);
     }

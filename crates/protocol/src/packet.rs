@@ -24,7 +24,7 @@ use lockstep_fx::Checksum;
 /// The protocol id every handshake starts with ("LKSP" read as big-endian).
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 /// The wire-format version in the handshake.
-pub const VERSION: u8 = 4;
+pub const VERSION: u8 = 5;
 /// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
 /// minimum MTU with room for IP and UDP headers).
 pub const MAX_DATAGRAM: usize = 1200;

@@ -12,7 +12,11 @@
 //! - Decompression is bounded by the announced state length
 //!   ([`crate::packet::MAX_STATE_BYTES`] at most): a deflate bomb fails
 //!   instead of allocating.
-//! - A chunk is resent only after a retransmission timeout without an ack.
+//! - A chunk is resent after a retransmission timeout without an ack, or
+//!   at once when an ack shows a chunk sent after it (or in the same burst,
+//!   at a higher index) arrived while it did not (a fast retransmit, as
+//!   TCP's selective acks do): under heavy loss a transfer then takes
+//!   about one round trip per round of losses instead of one timeout.
 
 use crate::packet::{CHUNK_BYTES, ResyncAck, ResyncChunk};
 use crate::time::Instant;
@@ -101,7 +105,8 @@ impl Outgoing {
         self.acked.iter().all(|a| *a)
     }
 
-    /// Up to `max` chunks never sent, or unacked for `rto_micros` since sent.
+    /// Up to `max` chunks never sent, presumed lost, or unacked for
+    /// `rto_micros` since sent.
     pub fn due_chunks(&mut self, now: Instant, rto_micros: u64, max: u32) -> Vec<ResyncChunk> {
         let mut out = Vec::new();
         for i in 0..self.acked.len() {
@@ -140,6 +145,19 @@ impl Outgoing {
             if ack.received & (1 << bit) != 0 {
                 if let Some(a) = self.acked.get_mut(below + 1 + bit) {
                     *a = true;
+                }
+            }
+        }
+        // From the highest index down: the newest send time of an acked
+        // chunk above each one. An unacked chunk sent no later than that
+        // was overtaken, so it is presumed lost and due again now.
+        let mut overtaken_by: Option<Instant> = None;
+        for i in (0..self.acked.len()).rev() {
+            if self.acked[i] {
+                overtaken_by = overtaken_by.max(self.sent_at[i]);
+            } else if let (Some(sent), Some(later)) = (self.sent_at[i], overtaken_by) {
+                if sent <= later {
+                    self.sent_at[i] = None;
                 }
             }
         }

@@ -10,9 +10,9 @@ use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::MAX_DATAGRAM;
 use lockstep_protocol::packet::{
-    ChecksumMsg, Disconnect, Feed, FeedAck, Hello, InputsMsg, Message, Packet, ResyncAck,
-    ResyncChunk, ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums, SnapshotAck,
-    SnapshotPart, WatchHello,
+    ChecksumMsg, DelayPlan, Disconnect, Echo, Feed, FeedAck, Hello, InputsMsg, Message, Packet,
+    ResyncAck, ResyncChunk, ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums,
+    SnapshotAck, SnapshotPart, TickStamp, Timing, WatchHello,
 };
 use lockstep_protocol::seal::{Identity, Link, PairKeys};
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
@@ -235,6 +235,37 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 stream: 2,
                 newest: Some(4660),
                 done: false,
+            })),
+        ),
+        (
+            "timing",
+            "clock 1 234 567 890 µs, echoing 987 654 321 held 2 500 µs, tick of frame 4 660 at 1 234 560 000 µs, wants a delay of 3, the host's plan: delay 2 from frame 4 700",
+            routed(Message::Timing(Timing {
+                time: 1_234_567_890,
+                echo: Some(Echo {
+                    time: 987_654_321,
+                    held: 2_500,
+                }),
+                tick: Some(TickStamp {
+                    frame: 4660,
+                    time: 1_234_560_000,
+                }),
+                wanted_delay: 3,
+                delay: Some(DelayPlan {
+                    frame: 4700,
+                    delay: 2,
+                }),
+            })),
+        ),
+        (
+            "timing_first",
+            "the first Timing: clock 5 000 µs, nothing to echo, no tick yet, no plan",
+            routed(Message::Timing(Timing {
+                time: 5_000,
+                echo: None,
+                tick: None,
+                wanted_delay: 0,
+                delay: None,
             })),
         ),
         (

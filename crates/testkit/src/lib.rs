@@ -8,11 +8,15 @@
 //!   of a shipped game over that network, with faults injected on cue (a
 //!   flipped bit, a peer that keeps drifting, a vanished peer), and reports
 //!   every peer's checksum stream, events, counters and replay log;
+//! - [`soak`]: seeded varied matches (either game and mode, 2–8 seats,
+//!   networks up to 2 s / 25% loss, corrupted datagrams, clocks apart,
+//!   flipped bits), each played and judged;
 //! - [`verdict`]: what a finished match must show (agreement, and every
 //!   replay log whole, verifying and identical).
 #![deny(clippy::float_arithmetic)]
 
 pub mod mesh;
 pub mod netsim;
+pub mod soak;
 pub mod tcp_model;
 pub mod verdict;

@@ -95,6 +95,7 @@ impl Condition {
             duplicate_ppm: self.duplicate_ppm,
             reorder_ppm: self.reorder_ppm,
             reorder_micros: 50_000,
+            corrupt_ppm: 0,
             mtu: 1200,
             transport: Transport::Datagram,
         }
@@ -156,6 +157,11 @@ pub struct Scenario {
     /// each seat, restarted process and spectator gets a seeded key pair,
     /// bound to its seat the way the match setup binds it.
     pub sealed: bool,
+    /// Whether the run goes on past `frames` until every live peer has
+    /// compared its checksums through frame `frames − 1` clean against the
+    /// others' (so a desync near the end has the time to be found and
+    /// healed; a run that never gets there stops at `max_micros`).
+    pub settle: bool,
     /// Per seat, how far ahead its clock reads of the network's (microseconds;
     /// missing seats read 0): every time a peer is handed, and every
     /// timeout it asks for, is on its own clock, as between real machines.
@@ -183,6 +189,7 @@ impl Scenario {
             spectate: None,
             session: PeerSettings::new(&setup, PlayerId(0), 1).session,
             sealed: true,
+            settle: false,
             clock_offsets: Vec::new(),
         }
     }
@@ -538,7 +545,12 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         let done = peers
             .iter()
             .filter(|p| vanished != Some(p.seat()))
-            .all(|p| p.session().confirmed_before() >= scenario.frames);
+            .all(|p| {
+                let s = p.session();
+                s.confirmed_before() >= scenario.frames
+                    && (!scenario.settle
+                        || s.newest_clean().is_some_and(|c| c + 1 >= scenario.frames))
+            });
         if done || now.as_micros() >= scenario.max_micros {
             break;
         }

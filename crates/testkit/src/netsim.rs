@@ -83,6 +83,11 @@ pub struct LinkConfig {
     pub reorder_ppm: u32,
     /// Extra delay of a reordered datagram.
     pub reorder_micros: u64,
+    /// Chance a datagram arrives with one bit flipped (ppm): a corrupted
+    /// datagram, which the receiver must refuse (unsealed, most do not
+    /// decode; sealed, none opens). Nothing is drawn for it at 0, so links
+    /// without corruption draw the same as before it existed.
+    pub corrupt_ppm: u32,
     /// Datagrams longer than this many bytes are dropped.
     pub mtu: u32,
     /// Datagram or TCP-like.
@@ -99,6 +104,7 @@ impl LinkConfig {
             duplicate_ppm: 0,
             reorder_ppm: 0,
             reorder_micros: 0,
+            corrupt_ppm: 0,
             mtu: 1200,
             transport: Transport::Datagram,
         }
@@ -131,6 +137,8 @@ pub struct NetStats {
     pub duplicated: u64,
     /// Datagrams held back for reordering.
     pub reordered: u64,
+    /// Datagrams delivered with a bit flipped.
+    pub corrupted: u64,
     /// Datagrams dropped for exceeding the MTU.
     pub over_mtu: u64,
 }
@@ -204,7 +212,7 @@ impl Network {
             return;
         };
         let rng = &mut self.rng;
-        let mut deliveries: Vec<Instant> = Vec::with_capacity(2);
+        let mut deliveries: Vec<(Instant, Option<u32>)> = Vec::with_capacity(2);
         match link.cfg.transport {
             Transport::TcpLike { rto_micros } => {
                 let mut lost = 0;
@@ -214,7 +222,7 @@ impl Network {
                     (l, t.plus(latency_of(&link.cfg, rng)))
                 });
                 self.stats.lost += lost;
-                deliveries.push(at);
+                deliveries.push((at, None));
             }
             Transport::Datagram => {
                 if bytes.len() > link.cfg.mtu as usize {
@@ -237,20 +245,27 @@ impl Network {
                         self.stats.reordered += 1;
                         at = at.plus(link.cfg.reorder_micros);
                     }
-                    deliveries.push(at);
+                    let corrupt = link.cfg.corrupt_ppm > 0
+                        && !bytes.is_empty()
+                        && rng.chance(link.cfg.corrupt_ppm, PPM);
+                    let bit = if corrupt {
+                        self.stats.corrupted += 1;
+                        Some(rng.below((bytes.len() * 8).min(u32::MAX as usize) as u32))
+                    } else {
+                        None
+                    };
+                    deliveries.push((at, bit));
                 }
             }
         }
-        for at in deliveries {
+        for (at, bit) in deliveries {
             self.counter += 1;
-            self.queue.insert(
-                (at, self.counter),
-                Datagram {
-                    from,
-                    to,
-                    bytes: bytes.clone(),
-                },
-            );
+            let mut bytes = bytes.clone();
+            if let Some(b) = bit {
+                bytes[(b / 8) as usize] ^= 1 << (b % 8);
+            }
+            self.queue
+                .insert((at, self.counter), Datagram { from, to, bytes });
         }
     }
 

@@ -68,8 +68,9 @@ impl<I: Input> Session<I> {
     }
 
     /// Enters this peer's checksum of confirmed frame `frame` into the
-    /// comparison.
-    pub(super) fn record_own_checksum(&mut self, frame: u32, checksum: Checksum) {
+    /// comparison; then loads a held resync state that waited for it.
+    /// Returns whether it did.
+    pub(super) fn record_own_checksum(&mut self, frame: u32, checksum: Checksum) -> bool {
         self.own_newest = Some(self.own_newest.map_or(frame, |n| n.max(frame)));
         if frame % self.cfg.full_checksum_every == 0 {
             for p in &mut self.peers {
@@ -80,5 +81,6 @@ impl<I: Input> Session<I> {
         let now = self.now;
         self.on_verdict(now, v);
         self.raise_state_request();
+        self.load_when_reached()
     }
 }

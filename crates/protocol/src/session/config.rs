@@ -167,7 +167,8 @@ pub struct Config {
     pub nudge_permille: u32,
     /// Resync attempts before [`Event::ResyncFailed`](super::Event::ResyncFailed) (3).
     pub resync_max_attempts: u32,
-    /// Time one resync attempt may take before it is retried (5 s).
+    /// Time one resync attempt may take before it is retried (5 s, or four
+    /// retransmission timeouts — eight round trips — when that is longer).
     pub resync_timeout_micros: u64,
     /// Clean frames after a load that reset the attempt count (120).
     pub resync_stable_frames: u32,

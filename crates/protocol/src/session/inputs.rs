@@ -48,9 +48,13 @@ impl<I: Input> Session<I> {
             let take = limit.saturating_sub(first).min(m.inputs.len() as u32) as usize;
             match self.playout.insert_run(p, first, &m.inputs[..take]) {
                 Ok((new_first, added)) => {
+                    // Lateness is measured against our own ticks: before our
+                    // clock starts there are none to measure against.
                     for f in new_first..new_first + added {
-                        let late = now.signed_since(self.clock.tick_time(f));
-                        self.delay.record(late);
+                        if self.clock.started() {
+                            let late = now.signed_since(self.clock.tick_time(f));
+                            self.delay.record(late);
+                        }
                     }
                 }
                 Err(_) => return Err(Refused::Invalid),

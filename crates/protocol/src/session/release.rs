@@ -75,7 +75,7 @@ impl<I: Input> Session<I> {
         let playout = &self.playout;
         let wrong = self.predictions.first_wrong(|f, p| playout.input(p, f));
         let forced = self.forced_rollback.take();
-        let redo_until = match (wrong, forced) {
+        let mut redo_until = match (wrong, forced) {
             (None, None) => None,
             (a, b) => {
                 let to = a.into_iter().chain(b).min().unwrap_or(self.next_step);
@@ -92,7 +92,11 @@ impl<I: Input> Session<I> {
             // mismatch rolled it back above): it is confirmed as stepped.
             let _ = self.playout.release();
             if let Some((frame, Some(checksum))) = self.predictions.confirm_first() {
-                self.record_own_checksum(frame, checksum);
+                if self.record_own_checksum(frame, checksum) {
+                    // A held state was loaded: what was being stepped again
+                    // is stepped from it instead.
+                    redo_until = None;
+                }
             }
         }
         let Some(due) = self.due_frame() else {
@@ -100,6 +104,18 @@ impl<I: Input> Session<I> {
         };
         loop {
             let f = self.next_step;
+            if self
+                .resync
+                .held
+                .as_ref()
+                .is_some_and(|(held, _, _)| f > *held)
+            {
+                // A held state waits for its frame's checksum: nothing after
+                // that frame is handed out before the load (a checksum of
+                // a later frame would reach the exchange after the load,
+                // under the new epoch, and be taken for a new desync).
+                break;
+            }
             let redo = redo_until.is_some_and(|until| f < until);
             if (!redo && (f > due || self.release_budget == 0)) || !self.steppable(f) {
                 break;

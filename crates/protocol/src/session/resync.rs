@@ -49,6 +49,9 @@ pub(super) struct Resync {
     pub(super) state_requested: bool,
     /// Chunks may go out at the next transmit.
     pub(super) resync_tick: bool,
+    /// A verified state for a frame this peer has not yet stepped and
+    /// confirmed, held until it has (see [`Session::load_when_reached`]).
+    pub(super) held: Option<crate::resync::Received>,
 }
 
 impl Resync {
@@ -65,6 +68,7 @@ impl Resync {
             pending_requests: Vec::new(),
             state_requested: false,
             resync_tick: false,
+            held: None,
         }
     }
 }
@@ -175,11 +179,15 @@ impl<I: Input> Session<I> {
         req.request_due = false;
         match req.incoming.finish() {
             None => {}
-            Some(Ok((frame, checksum, state))) => {
+            Some(Ok(received)) => {
                 if let Some(req) = self.resync.requester.take() {
                     self.resync.finished_incoming = Some((req.authority, req.incoming, true));
                 }
-                self.load(frame, checksum, state);
+                self.resync.held = Some(received);
+                if !self.load_when_reached() {
+                    // Hand out the frames up to the state's.
+                    self.try_release();
+                }
             }
             Some(Err(ResyncError::ChecksumMismatch | ResyncError::Decompress { .. }))
             | Some(Err(_)) => {
@@ -190,7 +198,36 @@ impl<I: Input> Session<I> {
         Ok(())
     }
 
-    pub(super) fn load(&mut self, frame: u32, checksum: Checksum, state: Vec<u8>) {
+    /// Loads the held state once this peer has stepped, confirmed and
+    /// reported its frame (at once for a rejoining process, which steps
+    /// nothing before). Returns whether it did.
+    ///
+    /// The authority usually runs a few frames ahead: loading its state
+    /// before reaching that frame would skip frames this peer never stepped,
+    /// leaving its wrong ones uncorrected in its history and log. So the
+    /// frames up to it are stepped first (wrongly), nothing after it is
+    /// handed out meanwhile (see `try_release`), and the load replaces the
+    /// frame's result once its checksum is in — the app can then compare
+    /// and correct what it stepped.
+    pub(super) fn load_when_reached(&mut self) -> bool {
+        let Some((frame, _, _)) = &self.resync.held else {
+            return false;
+        };
+        let reached =
+            self.own_newest.is_some_and(|n| n >= *frame) && *frame < self.playout.next_release();
+        if !(reached || self.awaiting_state) {
+            return false;
+        }
+        match self.resync.held.take() {
+            Some((frame, checksum, state)) => {
+                self.load(frame, checksum, state);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn load(&mut self, frame: u32, checksum: Checksum, state: Vec<u8>) {
         self.awaiting_state = false;
         self.epoch = self.epoch.wrapping_add(1);
         self.events.push_back(Event::LoadState { frame, state });
@@ -253,8 +290,11 @@ impl<I: Input> Session<I> {
 
     pub(super) fn resync_timers(&mut self, now: Instant) {
         let rto = self.rto_micros();
+        // An attempt may take a few round trips however slow the path: a
+        // transfer restarted from scratch would never finish.
+        let attempt_limit = self.cfg.resync_timeout_micros.max(4 * rto);
         if let Some(req) = &mut self.resync.requester {
-            if now.since(req.started) > self.cfg.resync_timeout_micros {
+            if now.since(req.started) > attempt_limit {
                 let (authority, frame) = (req.authority, req.desync_frame);
                 self.begin_resync(now, authority, frame);
             } else if req.incoming.frame.is_none() && now >= req.next_request_at {
@@ -262,7 +302,7 @@ impl<I: Input> Session<I> {
                 req.next_request_at = now.plus(rto);
             }
         }
-        let limit = 2 * self.cfg.resync_timeout_micros;
+        let limit = 2 * attempt_limit;
         self.resync
             .serving
             .retain(|(_, o)| now.since(o.started) <= limit);

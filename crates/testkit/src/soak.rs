@@ -1,0 +1,301 @@
+//! Soak matches: a seeded stream of varied matches, each played by
+//! [`mesh::run`] and judged. [`plan`] draws a match from its seed — either
+//! game, lockstep or rollback (fixed or adaptive input delay), 2 to 4
+//! seats of cubes or 2 to 8 of the RTS, a network anywhere from calm to 2 s round trips with 25% loss,
+//! jitter, duplication, reordering and (sealed) corrupted datagrams, every seat's
+//! clock set apart, and in about a third of the matches a bit flipped in
+//! one seat's state — and [`play`] plays it and says what went wrong.
+//!
+//! A match passes when [`verdict::check`] passes (every confirmed frame
+//! agreed at the end, every log whole, verifying and identical), no frame
+//! stepped twice from one state gave two checksums, no call was refused,
+//! and every desync reported was a real one: reported only after a flip,
+//! with the flipped seat among the drifted.
+//!
+//! Invariant: a match is a pure function of its seed; the games are small
+//! (25 cubes, or 8 units a seat) so thousands of matches fit in minutes.
+
+use lockstep_fx::Rng;
+use lockstep_games::Demo;
+use lockstep_games::cubes::{Cubes, CubesConfig};
+use lockstep_games::rts::{Rts, RtsConfig};
+use lockstep_peer::PeerEvent;
+use lockstep_protocol::{InputDelay, Mode, PlayerId, Rollback};
+use lockstep_sim::Game;
+
+use crate::mesh::{self, Flip, Run, Scenario};
+use crate::netsim::{LinkConfig, Loss, Transport};
+use crate::verdict::{self, Failure};
+
+/// Which game a soak match plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SoakGame {
+    /// The cube demo on a 5 × 5 field.
+    Cubes,
+    /// The RTS with 8 units a seat.
+    Rts,
+}
+
+/// A drawn match.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The seed it was drawn from.
+    pub seed: u64,
+    /// The game.
+    pub game: SoakGame,
+    /// The scenario (mode in `session.mode`).
+    pub scenario: Scenario,
+}
+
+impl Plan {
+    /// Whether it plays rollback.
+    pub fn rollback(&self) -> bool {
+        matches!(self.scenario.session.mode, Mode::Rollback(_))
+    }
+}
+
+/// What a soak match did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The match.
+    pub plan: Plan,
+    /// The verdict's failure, if any.
+    pub failure: Option<Failure>,
+    /// Desync reports (one per seat that saw one).
+    pub desyncs: u32,
+    /// Desync reports that were not real (see the module doc).
+    pub false_reports: u32,
+    /// Whether the planned flip happened.
+    pub flipped: bool,
+    /// States loaded to heal a desync.
+    pub healed: u32,
+    /// The longest time a seat spent from learning it drifted to loading
+    /// the authority's state, in microseconds.
+    pub longest_heal_micros: u64,
+    /// Frames that gave two checksums from one state.
+    pub nondeterministic: u64,
+    /// Calls a peer's session refused.
+    pub refused_calls: u64,
+    /// Frames stepped on predictions, over all seats.
+    pub frames_predicted: u64,
+    /// Frames stepped again after rollbacks, over all seats.
+    pub frames_rolled_back: u64,
+    /// Frames confirmed by every seat.
+    pub frames: u32,
+    /// Virtual time the match took, in microseconds.
+    pub micros: u64,
+}
+
+impl Outcome {
+    /// Whether the match passed.
+    pub fn passed(&self) -> bool {
+        self.failure.is_none()
+            && self.false_reports == 0
+            && self.nondeterministic == 0
+            && self.refused_calls == 0
+    }
+}
+
+/// Frames every soak match plays.
+pub const FRAMES: u32 = 360;
+
+/// The cubes of a soak match.
+pub fn cubes_config() -> CubesConfig {
+    let mut c = Cubes::default_config();
+    c.field.grid = 5;
+    c
+}
+
+/// The RTS of a soak match.
+pub fn rts_config() -> RtsConfig {
+    let mut c = Rts::default_config();
+    c.units_per_player = 8;
+    c
+}
+
+/// Draws match `seed`.
+pub fn plan(seed: u64) -> Plan {
+    let mut rng = Rng::new(seed, 0x736f_616b);
+    let game = if rng.chance(1, 2) {
+        SoakGame::Cubes
+    } else {
+        SoakGame::Rts
+    };
+    // The cube demo seats up to 4, the RTS up to 8.
+    let players = match game {
+        SoakGame::Cubes => 2 + rng.below(3) as u8,
+        SoakGame::Rts => 2 + rng.below(7) as u8,
+    };
+    // Round trips from 10 ms to 2 s, with a bias to the playable range.
+    let rtt_ms = match rng.below(4) {
+        0 => 10 + u64::from(rng.below(90)),
+        1 => 100 + u64::from(rng.below(150)),
+        2 => 250 + u64::from(rng.below(750)),
+        _ => 1000 + u64::from(rng.below(1001)),
+    };
+    let loss_ppm = match rng.below(3) {
+        0 => 0,
+        1 => rng.below(50_001),
+        _ => rng.below(250_001),
+    };
+    let link = LinkConfig {
+        latency_micros: rtt_ms * 500,
+        jitter_micros: u64::from(rng.below(100_001)),
+        loss: if loss_ppm == 0 {
+            Loss::None
+        } else if rng.chance(1, 3) {
+            Loss::bursty(loss_ppm, 1 + rng.below(4))
+        } else {
+            Loss::Random(loss_ppm)
+        },
+        duplicate_ppm: rng.below(50_001),
+        reorder_ppm: rng.below(50_001),
+        reorder_micros: 50_000,
+        corrupt_ppm: rng.below(10_001),
+        mtu: 1200,
+        transport: Transport::Datagram,
+    };
+    let mut s = Scenario::new(players, seed, link, FRAMES);
+    s.session.mode = if rng.chance(1, 2) {
+        Mode::Lockstep
+    } else {
+        let input_delay = if rng.chance(1, 2) {
+            InputDelay::Adaptive { min: 0, max: 60 }
+        } else {
+            InputDelay::Fixed(rng.below(5))
+        };
+        Mode::Rollback(Rollback {
+            input_delay,
+            ..Rollback::DEFAULT
+        })
+    };
+    s.sealed = rng.chance(3, 4);
+    if !s.sealed {
+        // A plain session leaves integrity to UDP's own checksum, which
+        // catches every flipped bit; only a sealed one is handed
+        // corrupted datagrams (its tags catch them).
+        s.link.corrupt_ppm = 0;
+    }
+    s.clock_offsets = (0..players)
+        .map(|_| u64::from(rng.below(60_000_000)))
+        .collect();
+    if rng.chance(1, 3) {
+        // With two seats seat 0 is the authority by rule, right or not:
+        // its own corruption would become the match's truth. So only seat
+        // 1 is flipped there.
+        let seat = match players {
+            2 => 1,
+            n => rng.below(u32::from(n)) as u8,
+        };
+        s.flip = Some(Flip {
+            seat: PlayerId(seat),
+            frame: 30 + rng.below(FRAMES / 3),
+            entity: format!("body {}", 1 + rng.below(8)),
+            field: "position".into(),
+            bit: 16 + rng.below(16),
+            repeat: false,
+        });
+    }
+    // Played on until every seat compared the last frame clean, so a
+    // desync near the end is given the time to heal; a match that cannot
+    // get there within ten minutes of virtual time has failed.
+    s.settle = true;
+    s.max_micros = 600_000_000;
+    Plan {
+        seed,
+        game,
+        scenario: s,
+    }
+}
+
+/// Plays and judges `plan`.
+pub fn play(plan: &Plan) -> Outcome {
+    match plan.game {
+        SoakGame::Cubes => judge::<Cubes>(plan, &cubes_config()),
+        SoakGame::Rts => judge::<Rts>(plan, &rts_config()),
+    }
+}
+
+fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
+    let s = &plan.scenario;
+    let run: Run = mesh::run::<G>(s, config);
+    let failure = verdict::check::<G>(&run, FRAMES, 0..run.peers.len()).err();
+    let flipped = run.flipped_at.is_some();
+    let flipped_seat = s.flip.as_ref().map(|f| f.seat);
+    let reports = run.events(|e| match e {
+        PeerEvent::Desync { drifted, .. } => Some(*drifted),
+        _ => None,
+    });
+    let false_reports = reports
+        .iter()
+        .filter(|(_, _, drifted)| !(flipped && flipped_seat.is_some_and(|f| drifted.contains(f))))
+        .count() as u32;
+    let healed = run
+        .events(|e| matches!(e, PeerEvent::Healed { .. }).then_some(()))
+        .len() as u32;
+    let mut longest_heal_micros = 0;
+    for p in &run.peers {
+        let mut drifted_at = None;
+        for (at, e) in &p.events {
+            match e {
+                PeerEvent::Desync {
+                    local_drifted: true,
+                    ..
+                } => drifted_at = drifted_at.or(Some(*at)),
+                PeerEvent::Healed { .. } => {
+                    if let Some(d) = drifted_at.take() {
+                        longest_heal_micros = longest_heal_micros.max(at.since(d));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let sum = |f: fn(&lockstep_peer::PeerStats) -> u64| run.peers.iter().map(|p| f(&p.stats)).sum();
+    Outcome {
+        plan: plan.clone(),
+        failure,
+        desyncs: reports.len() as u32,
+        false_reports,
+        flipped,
+        healed,
+        longest_heal_micros,
+        nondeterministic: sum(|p| p.nondeterministic_frames),
+        refused_calls: sum(|p| p.refused_calls),
+        frames_predicted: sum(|p| p.frames_predicted),
+        frames_rolled_back: sum(|p| p.frames_rolled_back),
+        frames: run.common_frames(),
+        micros: run.end.as_micros(),
+    }
+}
+
+/// The game played, for tables.
+pub fn game_name(g: SoakGame) -> &'static str {
+    match g {
+        SoakGame::Cubes => Cubes::ID,
+        SoakGame::Rts => Rts::ID,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_are_a_function_of_their_seed_and_vary() {
+        let a = plan(7);
+        let b = plan(7);
+        assert_eq!(a.scenario.link, b.scenario.link);
+        assert_eq!(a.scenario.clock_offsets, b.scenario.clock_offsets);
+        let plans: Vec<Plan> = (0..200).map(plan).collect();
+        assert!(plans.iter().any(|p| p.rollback()) && plans.iter().any(|p| !p.rollback()));
+        assert!(plans.iter().any(|p| p.scenario.setup.players == 8));
+        assert!(
+            plans
+                .iter()
+                .any(|p| p.scenario.link.latency_micros >= 900_000)
+        );
+        assert!(plans.iter().any(|p| p.scenario.flip.is_some()));
+        assert!(plans.iter().any(|p| p.game == SoakGame::Rts));
+    }
+}
