@@ -44,6 +44,8 @@ pub struct DemoArgs {
     /// Loss in percent.
     #[arg(long, default_value = "2")]
     pub loss: String,
+    #[command(flatten)]
+    pub mode: crate::net::ModeArgs,
 }
 
 /// The numbers of one `key=value` line.
@@ -139,9 +141,14 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
         ]
     };
     outln!(
-        "demo: {players} processes play {} frames of {} over loopback UDP, {} ms ± {} ms one way, {}% loss",
+        "demo: {players} processes play {} frames of {} ({}) over loopback UDP, {} ms ± {} ms one way, {}% loss",
         args.frames,
         args.game,
+        if args.mode.rollback {
+            "rollback"
+        } else {
+            "lockstep"
+        },
         args.delay,
         args.jitter,
         args.loss
@@ -166,6 +173,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
     if let Some(s) = &args.settings {
         host_args.extend(["--settings".into(), s.display().to_string()]);
     }
+    host_args.extend(args.mode.to_args());
     host_args.extend(link_args(1));
     let mut host = spawn(&host_args)?;
     forward(0, &mut host, tx.clone());

@@ -24,6 +24,7 @@ use lockstep_net::driver::{
 };
 use lockstep_net::endpoint::Endpoint;
 use lockstep_net::lobby::{Lobby, Roster, Want};
+use lockstep_net::{InputDelay, Mode, Rollback};
 use lockstep_peer::{Bodies, SnapshotSettings};
 use lockstep_sim::settings_file;
 use lockstep_sim::{Game, Match};
@@ -94,6 +95,70 @@ fn parse_percent(text: &str) -> Result<u32, String> {
     Ok(ppm)
 }
 
+/// How a hosted match steps its frames: lockstep (the default) or rollback.
+#[derive(Debug, Clone, Args)]
+pub struct ModeArgs {
+    /// Play in rollback mode: step each frame at once on predicted inputs
+    /// for the players whose inputs have not arrived, and roll back when a
+    /// prediction was wrong (default: lockstep, which waits for every
+    /// input). Every seat plays the host's mode.
+    #[arg(long)]
+    pub rollback: bool,
+    /// Rollback: frames from sampling an input to stepping its frame, or
+    /// `auto` to agree on one from the measured latency (0 to 8 frames).
+    #[arg(long, default_value = "auto", value_parser = parse_input_delay)]
+    pub input_delay: InputDelay,
+    /// Rollback: frames that may be stepped on predictions before waiting
+    /// (1 to 64).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub prediction: u32,
+}
+
+impl ModeArgs {
+    /// The session mode these ask for.
+    pub fn mode(&self) -> Mode {
+        if !self.rollback {
+            return Mode::Lockstep;
+        }
+        Mode::Rollback(Rollback {
+            max_prediction: self.prediction,
+            input_delay: self.input_delay,
+            sync_test_frames: 0,
+        })
+    }
+
+    /// The arguments that ask for the same mode (to start a process with).
+    pub fn to_args(&self) -> Vec<String> {
+        if !self.rollback {
+            return Vec::new();
+        }
+        let delay = match self.input_delay {
+            InputDelay::Fixed(d) => d.to_string(),
+            InputDelay::Adaptive { .. } => "auto".into(),
+        };
+        vec![
+            "--rollback".into(),
+            "--input-delay".into(),
+            delay,
+            "--prediction".into(),
+            self.prediction.to_string(),
+        ]
+    }
+}
+
+/// `auto` or a number of frames from 0 to 255.
+fn parse_input_delay(text: &str) -> Result<InputDelay, String> {
+    if text.trim() == "auto" {
+        return Ok(Rollback::DEFAULT.input_delay);
+    }
+    match text.trim().parse::<u8>() {
+        Ok(d) => Ok(InputDelay::Fixed(u32::from(d))),
+        Err(_) => Err(format!(
+            "`{text}` is neither `auto` nor a number of frames from 0 to 255"
+        )),
+    }
+}
+
 /// What every networked command prints and how.
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
@@ -139,6 +204,8 @@ pub struct HostArgs {
     /// at setup).
     #[arg(long)]
     pub insecure: bool,
+    #[command(flatten)]
+    pub mode: ModeArgs,
     #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
@@ -248,7 +315,7 @@ fn printer<'a>(output: &OutputArgs, on_note: &'a mut dyn FnMut(&str)) -> impl Fn
 /// A status as `status key=value …` (what `lockstep demo` parses).
 pub fn machine_status(s: &Status) -> String {
     format!(
-        "status seat={} frame={} rtt_ms={} delay={} loss_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} checksum={}",
+        "status seat={} frame={} rtt_ms={} delay={} loss_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} rolled_back={} checksum={}",
         s.seat.map_or("spectator".into(), |x| x.to_string()),
         s.frame,
         s.rtt_ms.map_or("-".into(), |r| r.to_string()),
@@ -261,6 +328,7 @@ pub fn machine_status(s: &Status) -> String {
         s.healed,
         s.checked,
         s.dropped,
+        s.rolled_back,
         s.checksum.map_or("-".into(), |c| format!("{:016x}", c.0)),
     )
 }
@@ -415,6 +483,7 @@ pub(crate) fn host_game<G: Demo + Bodies>(
         let mut print = printer(&args.output, &mut *seat.on_note);
         let mut settings = settings(&args.output)?;
         settings.sealed = !args.insecure;
+        settings.mode = args.mode.mode();
         let (summary, log) = driver::host(ep, offer, player, settings, &mut print)
             .await
             .map_err(net_error)?;

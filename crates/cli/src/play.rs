@@ -40,7 +40,7 @@ use lockstep_window::seat::picture_of;
 use lockstep_window::{Ending, GameWindow, Hud, Phase, Picture, Screen, View, WindowSettings};
 
 use crate::CliError;
-use crate::net::{self, HostArgs, JoinArgs, LinkArgs, OutputArgs, Seat, Seated};
+use crate::net::{self, HostArgs, JoinArgs, LinkArgs, ModeArgs, OutputArgs, Seat, Seated};
 use crate::output::Pending;
 
 /// Arguments of `lockstep play`.
@@ -97,6 +97,9 @@ pub struct PlayArgs {
     /// target/play/seat-N.log, N the seat given).
     #[arg(long)]
     pub log: Option<PathBuf>,
+    /// With `--host`: the match's mode (lockstep or rollback).
+    #[command(flatten)]
+    pub mode: ModeArgs,
     #[command(flatten)]
     pub link: LinkArgs,
 }
@@ -382,6 +385,7 @@ fn play_host(
         tick_rate: setup.tick_rate,
         log: log.clone(),
         insecure: false,
+        mode: args.mode.clone(),
         link: args.link.clone(),
         output: output(),
     };

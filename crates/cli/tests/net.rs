@@ -177,6 +177,11 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
 
 /// Starts a host of `game` for `players` seats; returns it and its address.
 fn host(dir: &Path, game: &str, players: u8, frames: u32) -> (Proc, String) {
+    host_with(dir, game, players, frames, &[])
+}
+
+/// [`host`] with more arguments (`--rollback`, ...).
+fn host_with(dir: &Path, game: &str, players: u8, frames: u32, extra: &[&str]) -> (Proc, String) {
     let mut args: Vec<String> = [
         "host",
         game,
@@ -201,6 +206,7 @@ fn host(dir: &Path, game: &str, players: u8, frames: u32) -> (Proc, String) {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
     args.extend(link(1));
     let mut p = Proc::start("host", &args);
     let line = p.wait_for(20, |l| l.starts_with("listening "));
@@ -232,10 +238,10 @@ fn verify(logs: &[PathBuf]) {
     );
 }
 
-fn play(game: &str, players: u8) {
-    let dir = scratch(&format!("{game}{players}"));
+fn play(game: &str, players: u8, mode: &[&str]) -> String {
+    let dir = scratch(&format!("{game}{players}{}", mode.join("")));
     let frames = 600;
-    let (h, addr) = host(&dir, game, players, frames);
+    let (h, addr) = host_with(&dir, game, players, frames, mode);
     let joiners: Vec<Proc> = (1..u32::from(players))
         .map(|i| joiner(&dir, &addr, i, &[]))
         .collect();
@@ -253,18 +259,28 @@ fn play(game: &str, players: u8) {
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     verify(&logs);
     let _ = std::fs::remove_dir_all(&dir);
+    done
 }
 
 #[test]
 fn two_and_four_processes_play_cubes_over_udp_and_their_logs_agree() {
-    play("cubes", 2);
-    play("cubes", 4);
+    play("cubes", 2, &[]);
+    play("cubes", 4, &[]);
 }
 
 #[test]
 fn two_and_four_processes_play_rts_over_udp_and_their_logs_agree() {
-    play("rts", 2);
-    play("rts", 4);
+    play("rts", 2, &[]);
+    play("rts", 4, &[]);
+}
+
+/// The host picks rollback; its joiners follow the roster, step at once on
+/// predictions, roll back the mispredicted frames, and their logs (of
+/// confirmed frames only) agree.
+#[test]
+fn three_processes_play_rts_in_rollback_over_udp_and_their_logs_agree() {
+    let done = play("rts", 3, &["--rollback"]);
+    assert_ne!(field(&done, "rolled_back"), "0", "{done}");
 }
 
 /// A seat's process is killed (`kill -9`) near frame 300 and restarted

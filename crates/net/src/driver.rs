@@ -27,7 +27,7 @@ use lockstep_peer::{
 use lockstep_protocol::packet::{Header, Kind};
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::WatcherId;
-use lockstep_protocol::{Instant, PlayerId, Security};
+use lockstep_protocol::{Instant, Mode, PlayerId, Security};
 use lockstep_sim::{Bot, Game, Match};
 
 use crate::endpoint::Endpoint;
@@ -50,6 +50,9 @@ pub struct RunSettings {
     /// A host: whether the match's packets are sealed (the default). A
     /// joiner follows the host's roster.
     pub sealed: bool,
+    /// A host: lockstep (the default) or rollback. A joiner follows the
+    /// host's roster.
+    pub mode: Mode,
 }
 
 impl RunSettings {
@@ -63,6 +66,7 @@ impl RunSettings {
             token: token.max(1),
             identity: fresh_identity()?,
             sealed: true,
+            mode: Mode::Lockstep,
         })
     }
 }
@@ -138,8 +142,11 @@ pub struct Status {
     pub frame: u32,
     /// The largest median round trip to a peer, in ms.
     pub rtt_ms: Option<u64>,
-    /// The playout delay in frames.
+    /// The delay in frames: the playout delay in lockstep, the input delay
+    /// in rollback.
     pub delay_frames: u32,
+    /// Frames stepped again after rollbacks so far (rollback mode).
+    pub rolled_back: u64,
     /// Datagrams the link conditioner dropped, per mille of those sent.
     pub loss_permille: u64,
     /// Bits per second sent over the last period.
@@ -245,6 +252,7 @@ pub async fn host<G: Game, W: Write>(
     on_line: &mut dyn FnMut(Line),
 ) -> Result<(Summary, Option<W>), NetError> {
     let sealed = settings.sealed;
+    let mode = settings.mode;
     let roster = |seating: &Seating, keys: &[PublicKey], seat: Option<u8>, rejoin: bool| {
         let config = lockstep_fx::Canonical::to_snapshot(&offer.config);
         Roster {
@@ -259,6 +267,7 @@ pub async fn host<G: Game, W: Write>(
             addresses: seating.addresses().to_vec(),
             sealed,
             keys: keys.to_vec(),
+            mode,
         }
     };
     let mut seating = Seating::new(offer.setup.players);
@@ -332,6 +341,7 @@ pub async fn host<G: Game, W: Write>(
             seat: 0,
             rejoin: false,
             security,
+            mode,
         },
         player,
         settings,
@@ -435,6 +445,7 @@ pub async fn play<G: Game, W: Write>(
             seat,
             rejoin: roster.rejoin,
             security: security(roster.sealed, &roster.keys, &settings.identity),
+            mode: roster.mode,
         },
         player,
         settings,
@@ -512,6 +523,7 @@ struct PlayPlan<'a, G: Game> {
     seat: u8,
     rejoin: bool,
     security: Security,
+    mode: Mode,
 }
 
 /// Most spectator addresses one seat tracks.
@@ -528,6 +540,7 @@ async fn play_loop<G: Game, W: Write>(
 ) -> Result<(Summary, Option<W>), NetError> {
     let mut ps = PeerSettings::new(&plan.setup, PlayerId(plan.seat), settings.token);
     ps.session.rejoin = plan.rejoin;
+    ps.session.mode = plan.mode;
     let sealed = matches!(plan.security, Security::Sealed { .. });
     ps.session.security = plan.security.clone();
     let mut peer = Peer::<G, W>::new(plan.config, plan.setup, ps, player.log)
@@ -801,6 +814,7 @@ fn fill_status<G: Game, W: Write>(
         .max()
         .map(|r| r / 1000);
     status.delay_frames = session.delay_frames();
+    status.rolled_back = session.stats().frames_rolled_back;
     status.stalls = session.stats().stall_ticks;
     status.checksum = peer.newest_checksum().map(|(_, c)| c.short());
     status.dropped =

@@ -48,3 +48,7 @@ pub mod conditioner;
 pub mod driver;
 pub mod endpoint;
 pub mod lobby;
+
+/// The session modes a host offers in its roster
+/// ([`driver::RunSettings::mode`]).
+pub use lockstep_protocol::{InputDelay, Mode, Rollback};

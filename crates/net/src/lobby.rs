@@ -32,12 +32,13 @@ use std::net::SocketAddr;
 
 use lockstep_fx::{Checksum, DecodeError, StateReader, StateWriter};
 use lockstep_protocol::seal::PublicKey;
+use lockstep_protocol::{InputDelay, Mode, Rollback};
 use lockstep_sim::Match;
 
 /// The first bytes of every setup message ("LKSJ").
 pub const MAGIC: [u8; 4] = *b"LKSJ";
 /// The setup format's version.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// A [`Join`] is padded to this many bytes (the largest datagram), so every
 /// answer fits the bytes the joiner spent.
 pub const JOIN_BYTES: usize = lockstep_protocol::packet::MAX_DATAGRAM;
@@ -93,6 +94,9 @@ pub struct Roster {
     /// Every seat's public key, the host's at seat 0 (spectators seal with
     /// it too).
     pub keys: Vec<PublicKey>,
+    /// Lockstep or rollback, and rollback's settings: every seat plays the
+    /// host's.
+    pub mode: Mode,
 }
 
 /// A setup message.
@@ -194,6 +198,7 @@ impl Lobby {
                 for k in &r.keys {
                     w.write_raw(&k.0);
                 }
+                write_mode(&mut w, &r.mode);
             }
             Lobby::Refused(reason) => {
                 w.write_u8(TAG_REFUSED);
@@ -279,6 +284,7 @@ impl Lobby {
                         r.read_raw(32)?.try_into().map_err(|_| bad("key"))?,
                     ));
                 }
+                let mode = read_mode(&mut r).ok_or(bad("mode"))?;
                 Lobby::Roster(Roster {
                     game,
                     game_version,
@@ -295,6 +301,7 @@ impl Lobby {
                     addresses,
                     sealed,
                     keys,
+                    mode,
                 })
             }
             TAG_REFUSED => Lobby::Refused(text(r.read_bytes()?)?),
@@ -364,6 +371,56 @@ impl Seating {
     }
 }
 
+/// Writes a match's mode: 0 for lockstep; 1, the prediction window, and
+/// the input delay (0 and its frames for a fixed one, 1 and its bounds
+/// for an adaptive one) for rollback. The sync test is for tests only and
+/// never travels.
+fn write_mode<S: lockstep_fx::Sink>(w: &mut StateWriter<S>, mode: &Mode) {
+    match mode {
+        Mode::Lockstep => w.write_u8(0),
+        Mode::Rollback(r) => {
+            w.write_u8(1);
+            w.write_u32(r.max_prediction);
+            match r.input_delay {
+                InputDelay::Fixed(d) => {
+                    w.write_u8(0);
+                    w.write_u32(d);
+                }
+                InputDelay::Adaptive { min, max } => {
+                    w.write_u8(1);
+                    w.write_u32(min);
+                    w.write_u32(max);
+                }
+            }
+        }
+    }
+}
+
+/// Reads what [`write_mode`] wrote; `None` for anything else (the session
+/// checks the ranges when it starts).
+fn read_mode(r: &mut StateReader<'_>) -> Option<Mode> {
+    Some(match r.read_u8().ok()? {
+        0 => Mode::Lockstep,
+        1 => {
+            let max_prediction = r.read_u32().ok()?;
+            let input_delay = match r.read_u8().ok()? {
+                0 => InputDelay::Fixed(r.read_u32().ok()?),
+                1 => InputDelay::Adaptive {
+                    min: r.read_u32().ok()?,
+                    max: r.read_u32().ok()?,
+                },
+                _ => return None,
+            };
+            Mode::Rollback(Rollback {
+                max_prediction,
+                input_delay,
+                sync_test_frames: 0,
+            })
+        }
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,6 +446,11 @@ mod tests {
             ],
             sealed: true,
             keys: vec![PublicKey([1; 32]), PublicKey([2; 32]), PublicKey([3; 32])],
+            mode: Mode::Rollback(Rollback {
+                max_prediction: 8,
+                input_delay: InputDelay::Adaptive { min: 1, max: 30 },
+                sync_test_frames: 0,
+            }),
         }
     }
 
@@ -406,6 +468,17 @@ mod tests {
                 players: 4,
             },
             Lobby::Roster(roster()),
+            Lobby::Roster(Roster {
+                mode: Mode::Lockstep,
+                ..roster()
+            }),
+            Lobby::Roster(Roster {
+                mode: Mode::Rollback(Rollback {
+                    input_delay: InputDelay::Fixed(2),
+                    ..Rollback::DEFAULT
+                }),
+                ..roster()
+            }),
             Lobby::Refused("the match is full".into()),
         ] {
             let bytes = m.encode();
@@ -456,6 +529,13 @@ mod tests {
                 },
                 addresses: vec![Some(long); 8],
                 keys: vec![PublicKey([0xff; 32]); 8],
+                mode: Mode::Rollback(Rollback {
+                    input_delay: InputDelay::Adaptive {
+                        min: u32::MAX,
+                        max: u32::MAX,
+                    },
+                    ..Rollback::DEFAULT
+                }),
                 ..roster()
             };
             let n = Lobby::Roster(r).encode().len();

@@ -299,9 +299,10 @@ impl<I: Input> Session<I> {
         &self.stats
     }
 
-    /// The playout delay now, in frames.
+    /// The delay now, in frames, between sampling a frame and stepping it:
+    /// the playout delay in lockstep, the input delay in rollback.
     pub fn delay_frames(&self) -> u32 {
-        self.delay.frames()
+        self.step_delay()
     }
 
     /// The newest frame released to the game.
