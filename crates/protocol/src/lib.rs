@@ -1,6 +1,7 @@
 //! Sans-IO lockstep protocol: redundant delta-bit inputs with acks, an
-//! adaptive playout buffer, checksum exchange and exact-state resync, for 2
-//! to 8 peers in a mesh.
+//! adaptive playout buffer, checksum exchange and exact-state resync, clock
+//! synchronization, and a rollback mode (prediction, rollback, an agreed
+//! input delay), for 2 to 8 peers in a mesh.
 //!
 //! Nothing here owns a socket or reads a clock. A [`Session`] is a state
 //! machine in the style of `quinn-proto`: datagrams and the current time go
@@ -24,7 +25,11 @@
 //!    next:
 //!    - [`Event::InputNeeded`] → [`Session::add_local_input`]`(frame, input)`;
 //!    - [`Event::Frame`] → step the game, then
-//!      [`Session::report_checksum`]`(frame, checksum)`;
+//!      [`Session::report_checksum`]`(frame, checksum)` before the next
+//!      call into the session (in rollback mode a frame may be `predicted`);
+//!    - [`Event::Rollback`] (rollback mode) → restore the state saved before
+//!      `frame`; the [`Event::Frame`]s that follow step it and the later
+//!      frames again;
 //!    - [`Event::StateRequested`] → [`Session::provide_state`]`(now, frame,
 //!      snapshot)`, where `frame` is the newest frame whose checksum was
 //!      reported (the last frame stepped, which can be older than
@@ -83,7 +88,10 @@
 //! [`packet`] (the wire format, drawn in `protocol/SPEC.md`), [`seal`]
 //! (authenticated encryption of every packet with per-pair keys), [`window`]
 //! (redundant inputs), [`playout`] and [`delay`] (the playout buffer and its
-//! adaptive delay), [`clock`] (frame clock and tick nudging), [`checksums`]
+//! adaptive delay), [`clock`] (the frame clock and how its tick stretches),
+//! [`clock_sync`] (peers' clock offsets from timestamped round trips),
+//! [`prediction`] (frames stepped ahead of the confirmed ones, rollback
+//! mode), [`input_delay`] (rollback's agreed input delay), [`checksums`]
 //! (desync detection and the authority verdict), [`resync`] (state
 //! transfers), [`seat_drop`] (agreeing on a departed seat's last frame),
 //! [`session`] (the state machine), [`watch`] (spectators: the relay a
