@@ -170,3 +170,39 @@ fn clocks_that_start_apart_are_measured_and_brought_together() {
         offset(1, 0)
     );
 }
+
+#[test]
+fn in_rollback_mode_a_vanished_seat_is_dropped_and_its_restarted_process_rejoins() {
+    let mut s = scenario(4, 27, Condition::GOOD, 900, Mode::ROLLBACK);
+    s.vanish = Some((PlayerId(3), 300));
+    s.rejoin_at = Some(500);
+    let run = mesh::run::<Rts>(&s, &small_rts());
+    let dropped = run.events(|e| matches!(e, PeerEvent::SeatDropped { .. }).then_some(()));
+    assert_eq!(dropped.len(), 3);
+    let returned = run.events(|e| match e {
+        PeerEvent::SeatReturned { seat, frame } => Some((*seat, *frame)),
+        _ => None,
+    });
+    assert_eq!(returned.len(), 4, "{returned:?}");
+    // The rejoined process agrees from its return on; the three others'
+    // logs hold the whole match, the absent stretch included.
+    if let Err(e) = verdict::check::<Rts>(&run, 200, 0..3) {
+        panic!("{e}");
+    }
+    assert_eq!(desyncs(&run), 0);
+}
+
+#[test]
+fn in_rollback_mode_a_spectator_is_fed_confirmed_frames_only_and_agrees() {
+    let mut s = scenario(3, 28, Condition::POOR, 900, Mode::ROLLBACK);
+    s.spectate = Some((PlayerId(1), 300));
+    let run = mesh::run::<Cubes>(&s, &small_cubes());
+    assert_agree::<Cubes>(&run, 900);
+    let w = run.spectator.as_ref().expect("the spectator joined");
+    assert!(w.stats.checksums_checked >= 100, "{:?}", w.stats);
+    assert_eq!(w.stats.checksums_differing, 0, "{:?}", w.stats);
+    for (f, c) in &w.checksums {
+        assert_eq!(run.peers[0].checksums.get(f), Some(c), "frame {f}");
+    }
+    assert!(run.peers[1].stats.frames_rolled_back > 0);
+}

@@ -10,7 +10,7 @@ use lockstep_fx::{Fx, Vec3};
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_peer::{FallbackReason, Peer, PeerEvent, PeerSettings, SnapshotSettings};
-use lockstep_protocol::{Instant, PlayerId};
+use lockstep_protocol::{Instant, Mode, PlayerId};
 use lockstep_sim::Match;
 use lockstep_snapshot::{Bodies, BodiesMut};
 
@@ -33,6 +33,10 @@ struct Match2 {
 
 impl Match2 {
     fn new(settings: SnapshotSettings) -> Match2 {
+        Match2::with_mode(settings, Mode::Lockstep)
+    }
+
+    fn with_mode(settings: SnapshotSettings, mode: Mode) -> Match2 {
         let setup = Match {
             players: 2,
             seed: 5,
@@ -41,7 +45,8 @@ impl Match2 {
         let config = tiny();
         let peers = (0..2u8)
             .map(|seat| {
-                let s = PeerSettings::new(&setup, PlayerId(seat), 40 + u32::from(seat));
+                let mut s = PeerSettings::new(&setup, PlayerId(seat), 40 + u32::from(seat));
+                s.session.mode = mode;
                 let mut p = Peer::new(&config, setup, s, std::io::sink()).unwrap();
                 p.set_bot(Box::new(Cubes::bot(seat, setup.seed)));
                 p.enable_snapshots(settings).unwrap();
@@ -92,11 +97,22 @@ fn positions(game: &Cubes) -> Vec<Vec3> {
 
 #[test]
 fn a_peer_that_keeps_drifting_falls_back_to_snapshots_and_returns_after_a_resync_holds() {
+    falls_back_and_returns(Mode::Lockstep);
+}
+
+/// The same in rollback mode: the fall-back and the return work on
+/// confirmed frames, whatever was predicted meanwhile.
+#[test]
+fn a_rollback_peer_that_keeps_drifting_falls_back_and_returns() {
+    falls_back_and_returns(Mode::ROLLBACK);
+}
+
+fn falls_back_and_returns(mode: Mode) {
     let settings = SnapshotSettings {
         retry_after_micros: 3_000_000,
         ..SnapshotSettings::default()
     };
-    let mut m = Match2::new(settings);
+    let mut m = Match2::with_mode(settings, mode);
     // The authority's bodies after each frame it stepped.
     let mut authority: BTreeMap<u32, Vec<Vec3>> = BTreeMap::new();
     let mut drifting = true;
