@@ -49,7 +49,10 @@ pub struct PeerSettings {
     pub record: RecordSettings,
     /// Unsettled frames held at most before the oldest is logged anyway
     /// (when no peer is left to compare checksums with). Also bounds how far
-    /// back a desync can be diagnosed and corrected in the log.
+    /// back a desync can be diagnosed and corrected in the log. On slow
+    /// paths the session's input history is longer
+    /// ([`Session::history_frames`](lockstep_protocol::Session::history_frames),
+    /// ten round trips), and then that bound is used instead.
     pub max_unsettled_frames: u32,
     /// The spectator relay's settings (`max_watchers = 0`: serve none).
     pub watch: WatchConfig,
@@ -692,12 +695,13 @@ impl<G: Game, W: Write> Peer<G, W> {
         let through = self.session.newest_clean();
         let before = self.history.base_frame();
         let confirmed = self.session.confirmed_before();
-        if let Err(e) = self.history.settle(
-            through,
-            self.max_unsettled,
-            confirmed,
-            self.recording.as_mut(),
-        ) {
+        let max_unsettled = self
+            .max_unsettled
+            .max(self.session.history_frames() as usize);
+        if let Err(e) =
+            self.history
+                .settle(through, max_unsettled, confirmed, self.recording.as_mut())
+        {
             self.stop_recording(e);
         }
         if self.recording.is_some() {

@@ -8,7 +8,7 @@
 //! - Frame n is released only when every player's input for n is present, in
 //!   increasing order, each exactly once (replays after a resync excepted).
 //! - Released frames stay `history` frames for re-simulation after a resync;
-//!   older ones are dropped.
+//!   older ones are dropped. The history only grows.
 //! - A seat that left ends at an agreed frame: from the frame after it, its
 //!   input is the game's absent input, and nothing more is taken from it.
 //! - Pacing (which frames are due) and the adaptive delay live in the session
@@ -51,6 +51,17 @@ impl<I: Clone> PlayoutBuffer<I> {
             inputs: (0..players).map(|_| VecDeque::new()).collect(),
             ended: vec![None; players],
         }
+    }
+
+    /// Keeps at least `frames` released frames from now on (a longer history
+    /// only grows: frames already dropped do not come back).
+    pub fn keep_at_least(&mut self, frames: u32) {
+        self.history = self.history.max(frames);
+    }
+
+    /// Released frames kept for replays.
+    pub fn history(&self) -> u32 {
+        self.history
     }
 
     /// The next frame to release.
@@ -265,6 +276,26 @@ impl<I: Clone> PlayoutBuffer<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_longer_history_keeps_more_and_never_shrinks() {
+        let mut b = PlayoutBuffer::new(1, 2);
+        b.insert_run(0, 0, &[0u8, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+            .unwrap();
+        for _ in 0..4 {
+            b.release();
+        }
+        assert_eq!(b.frame_inputs(1), None);
+        assert_eq!(b.frame_inputs(2), Some(vec![2]));
+        b.keep_at_least(5);
+        b.keep_at_least(3);
+        assert_eq!(b.history(), 5);
+        for _ in 0..4 {
+            b.release();
+        }
+        assert_eq!(b.frame_inputs(2), None, "dropped frames do not come back");
+        assert_eq!(b.frame_inputs(3), Some(vec![3]));
+    }
 
     #[test]
     fn releases_only_complete_frames() {

@@ -45,6 +45,8 @@ struct Outcome {
     failed: bool,
     checksums: [BTreeMap<u32, Checksum>; 2],
     loaded_frame: u32,
+    /// Each session's input history at the end, in frames.
+    history: [u32; 2],
 }
 
 /// When the app answers `StateRequested`: `None` the moment it sees the
@@ -64,6 +66,7 @@ fn play(one_way_micros: u64, flip_at: u32, answer_after: Option<u64>) -> Outcome
         failed: false,
         checksums: [BTreeMap::new(), BTreeMap::new()],
         loaded_frame: 0,
+        history: [0; 2],
     };
     let mut now = Instant::ZERO;
     while now.as_micros() < 12_000_000 {
@@ -130,6 +133,7 @@ fn play(one_way_micros: u64, flip_at: u32, answer_after: Option<u64>) -> Outcome
         }
         now = now.plus(1_000);
     }
+    out.history = [s[0].history_frames(), s[1].history_frames()];
     out
 }
 
@@ -165,5 +169,20 @@ fn an_app_answering_state_requests_late_heals_at_every_delay() {
         for after in [0, 30_000, 200_000] {
             assert_heals(ms, &play(ms * 1000, 120, Some(after)));
         }
+    }
+}
+
+/// On a slow path the input history covers ten round trips, so a transfer
+/// that takes several rounds of lost chunks can still be brought up to date;
+/// on a fast one it stays at the configured 600 frames.
+#[test]
+fn the_input_history_follows_the_round_trip() {
+    let fast = play(20_000, 120, None);
+    assert_eq!(fast.history, [600, 600]);
+    let slow = play(800_000, 120, None);
+    assert_heals(800, &slow);
+    // 1.6 s round trips at 60 Hz: 96 frames each.
+    for h in slow.history {
+        assert!((950..=1000).contains(&h), "history {h} frames");
     }
 }

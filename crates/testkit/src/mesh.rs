@@ -159,7 +159,8 @@ pub struct Scenario {
     pub sealed: bool,
     /// Whether the run goes on past `frames` until every live peer has
     /// compared its checksums through frame `frames − 1` clean against the
-    /// others' (so a desync near the end has the time to be found and
+    /// others', and through the first frame a flipped bit made wrong if
+    /// that is later (so a desync near the end has the time to be found and
     /// healed; a run that never gets there stops at `max_micros`).
     pub settle: bool,
     /// Per seat, how far ahead its clock reads of the network's (microseconds;
@@ -400,6 +401,10 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let mut rejoined_at = None;
     let mut flip = scenario.flip.clone();
     let mut flipped_at = None;
+    // With `settle`, the run goes on until every peer compared clean
+    // through this frame: the last wanted one, or the first a flip made
+    // wrong, whichever is later.
+    let mut settle_through = scenario.frames.saturating_sub(1);
     let mut vanished: Option<PlayerId> = None;
     let mut vanish_done = false;
     let mut warm: Option<Vec<u64>> = None;
@@ -488,6 +493,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 let settled = peers[i].session().confirmed_before() == peers[i].frame();
                 if peers[i].frame() >= f.frame && settled {
                     flip_bit(&mut peers[i], f);
+                    settle_through = settle_through.max(peers[i].frame());
                     flipped_at = flipped_at.or(Some(now));
                     if f.repeat {
                         f.frame = peers[i].frame() + 1;
@@ -548,8 +554,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             .all(|p| {
                 let s = p.session();
                 s.confirmed_before() >= scenario.frames
-                    && (!scenario.settle
-                        || s.newest_clean().is_some_and(|c| c + 1 >= scenario.frames))
+                    && (!scenario.settle || s.newest_clean().is_some_and(|c| c >= settle_through))
             });
         if done || now.as_micros() >= scenario.max_micros {
             break;

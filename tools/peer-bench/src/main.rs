@@ -350,6 +350,16 @@ fn median_awake_ms(runs: &[Run]) -> f64 {
     )
 }
 
+/// Median over runs of the mean ms/step of the frames after everything slept:
+/// the cost of a world that is entirely asleep (NaN when it never slept).
+fn median_asleep_ms(runs: &[Run]) -> f64 {
+    median(
+        runs.iter()
+            .filter_map(|r| r.fin.all_asleep_from.map(|f| mean_ms(&r.step_secs[f..])))
+            .collect(),
+    )
+}
+
 /// Sanity figures of one engine's final state against the scene's start.
 struct Sanity {
     mean_y: f64,
@@ -423,6 +433,8 @@ struct Row {
     rapier: f64,
     /// Mean ms/step before all bodies slept, ours and rapier (scene rows only).
     awake: Option<(f64, f64)>,
+    /// Mean ms/step once all bodies slept, ours and rapier (scene rows only).
+    asleep: Option<(f64, f64)>,
 }
 
 fn fmt_ms(x: f64) -> String {
@@ -489,6 +501,7 @@ fn main() -> ExitCode {
             ours: median_ms(&ours, 0..frames),
             rapier: median_ms(&rapier, 0..frames),
             awake: Some((median_awake_ms(&ours), median_awake_ms(&rapier))),
+            asleep: Some((median_asleep_ms(&ours), median_asleep_ms(&rapier))),
         });
         if scene.name == "cubes-1000" && frames > SETTLE_FRAME {
             for (phase, range) in [
@@ -502,6 +515,7 @@ fn main() -> ExitCode {
                     ours: median_ms(&ours, range.clone()),
                     rapier: median_ms(&rapier, range),
                     awake: None,
+                    asleep: None,
                 });
             }
         }
@@ -516,9 +530,9 @@ fn main() -> ExitCode {
 
     println!();
     println!(
-        "| scene | bodies | frames | ours ms/step | rapier ms/step | ours/rapier | until all asleep: ours / rapier ms/step |"
+        "| scene | bodies | frames | ours ms/step | rapier ms/step | ours/rapier | until all asleep: ours / rapier ms/step | all asleep: ours / rapier ms/step |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---|");
+    println!("|---|---:|---:|---:|---:|---:|---|---|");
     for r in &rows {
         let ratio = r.ours / r.rapier;
         let ratio = if ratio.is_finite() {
@@ -526,18 +540,20 @@ fn main() -> ExitCode {
         } else {
             "-".into()
         };
-        let awake = r.awake.map_or(String::new(), |(o, a)| {
-            format!("{} / {}", fmt_ms(o), fmt_ms(a))
-        });
+        let pair = |p: Option<(f64, f64)>| {
+            p.map_or(String::new(), |(o, a)| format!("{} / {}", fmt_ms(o), fmt_ms(a)))
+        };
+        let (awake, asleep) = (pair(r.awake), pair(r.asleep));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             r.label,
             r.bodies,
             r.frames,
             fmt_ms(r.ours),
             fmt_ms(r.rapier),
             ratio,
-            awake
+            awake,
+            asleep
         );
     }
 

@@ -167,12 +167,14 @@ pub struct Config {
     pub nudge_permille: u32,
     /// Resync attempts before [`Event::ResyncFailed`](super::Event::ResyncFailed) (3).
     pub resync_max_attempts: u32,
-    /// Time one resync attempt may take before it is retried (5 s, or four
-    /// retransmission timeouts — eight round trips — when that is longer).
+    /// Time one resync attempt may go without a new chunk before it is
+    /// retried (5 s, or four retransmission timeouts — eight round trips —
+    /// when that is longer).
     pub resync_timeout_micros: u64,
     /// Clean frames after a load that reset the attempt count (120).
     pub resync_stable_frames: u32,
-    /// Released frames kept for re-simulation after a load (600).
+    /// Released frames kept for re-simulation after a load (600; longer on
+    /// slow paths, see `Session::history_frames`).
     pub input_history_frames: u32,
     /// Resync chunks sent per tick at most (16).
     pub chunks_per_tick: u32,

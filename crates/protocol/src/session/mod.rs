@@ -328,6 +328,32 @@ impl<I: Input> Session<I> {
         self.own_newest
     }
 
+    /// Released frames whose inputs are kept for re-simulation after a
+    /// resync: [`Config::input_history_frames`], or
+    /// [`Session::HISTORY_ROUND_TRIPS`] round trips of the slowest peer
+    /// when that is longer. A state that arrives after its frame's
+    /// successors were forgotten cannot be loaded, so on slow paths the
+    /// history follows the round trip; it never shrinks during a match. An
+    /// app keeping per-frame history of its own (the `Peer` does) keeps at
+    /// least this many frames.
+    pub fn history_frames(&self) -> u32 {
+        self.playout.history()
+    }
+
+    /// Round trips of history [`Session::history_frames`] covers at least:
+    /// a resync on a path losing a quarter of its datagrams takes about
+    /// one to detect, one to request and deliver, and a few more rounds of
+    /// resent chunks.
+    pub const HISTORY_ROUND_TRIPS: u64 = 10;
+
+    fn history_wanted(&self) -> u32 {
+        let rtt = self.rto_micros() / 2;
+        let frames = Self::HISTORY_ROUND_TRIPS * rtt / self.cfg.tick_micros.max(1);
+        u32::try_from(frames)
+            .unwrap_or(u32::MAX)
+            .max(self.cfg.input_history_frames)
+    }
+
     /// The newest frame whose checksum was compared clean against every
     /// peer that reported it: frames up to it are settled history (what a
     /// replay log records as the match).
@@ -529,6 +555,8 @@ impl<I: Input> Session<I> {
         }
         self.drop_reports_due = true;
         self.resync.resync_tick = true;
+        let history = self.history_wanted();
+        self.playout.keep_at_least(history);
         self.resync_timers(now);
         self.force_sync_test_rollback();
         self.try_release();

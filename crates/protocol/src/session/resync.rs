@@ -17,8 +17,12 @@ use lockstep_fx::Checksum;
 pub(super) struct Requester {
     pub(super) authority: PlayerId,
     pub(super) desync_frame: u32,
-    pub(super) started: Instant,
-    pub(super) next_request_at: Instant,
+    /// When the request began or a chunk last arrived: an attempt that
+    /// hears nothing for long is abandoned.
+    pub(super) heard: Instant,
+    /// When the request (before the first chunk) or the ack (after it) is
+    /// next repeated.
+    pub(super) next_repeat_at: Instant,
     pub(super) request_due: bool,
     pub(super) incoming: Incoming,
     pub(super) ack_due: bool,
@@ -90,8 +94,8 @@ impl<I: Input> Session<I> {
         self.resync.requester = Some(Requester {
             authority,
             desync_frame,
-            started: now,
-            next_request_at: now,
+            heard: now,
+            next_repeat_at: now,
             request_due: true,
             incoming: Incoming::new(self.resync.next_request_id),
             ack_due: false,
@@ -163,6 +167,7 @@ impl<I: Input> Session<I> {
             }
         }
         let reference = self.playout.next_release();
+        let repeat = self.repeat_micros();
         let Some(req) = &mut self.resync.requester else {
             return Err(Refused::Unexpected);
         };
@@ -177,6 +182,8 @@ impl<I: Input> Session<I> {
         }
         req.ack_due = true;
         req.request_due = false;
+        req.heard = now;
+        req.next_repeat_at = now.plus(repeat);
         match req.incoming.finish() {
             None => {}
             Some(Ok(received)) => {
@@ -218,13 +225,27 @@ impl<I: Input> Session<I> {
         if !(reached || self.awaiting_state) {
             return false;
         }
-        match self.resync.held.take() {
-            Some((frame, checksum, state)) => {
-                self.load(frame, checksum, state);
-                true
-            }
-            None => false,
+        let Some((frame, checksum, state)) = self.resync.held.take() else {
+            return false;
+        };
+        let authority = self.resync.finished_incoming.as_ref().map(|(a, _, _)| *a);
+        if let Some(authority) = authority.filter(|_| self.too_old_to_load(frame)) {
+            // The transfer outlasted the input history: the frames after the
+            // state can no longer be stepped again. Ask again; the authority
+            // answers with its state after its newest frame.
+            self.begin_resync(self.now, authority, frame);
+            return false;
         }
+        self.load(frame, checksum, state);
+        true
+    }
+
+    /// Whether the inputs of the frames after `frame` that were already
+    /// released are forgotten (released frames form one run, so the first
+    /// one decides).
+    fn too_old_to_load(&self, frame: u32) -> bool {
+        let first = frame.wrapping_add(1);
+        first < self.playout.next_release() && self.playout.frame_inputs(first).is_none()
     }
 
     fn load(&mut self, frame: u32, checksum: Checksum, state: Vec<u8>) {
@@ -279,7 +300,7 @@ impl<I: Input> Session<I> {
         else {
             return Err(Refused::Unexpected);
         };
-        self.resync.serving[i].1.on_ack(&ack);
+        self.resync.serving[i].1.on_ack(self.now, &ack);
         if self.resync.serving[i].1.done() {
             let (_, o) = self.resync.serving.remove(i);
             self.resync.served[who.index()] = Some(o.id);
@@ -293,19 +314,28 @@ impl<I: Input> Session<I> {
         // An attempt may take a few round trips however slow the path: a
         // transfer restarted from scratch would never finish.
         let attempt_limit = self.cfg.resync_timeout_micros.max(4 * rto);
+        let repeat = self.repeat_micros();
         if let Some(req) = &mut self.resync.requester {
-            if now.since(req.started) > attempt_limit {
+            if now.since(req.heard) > attempt_limit {
                 let (authority, frame) = (req.authority, req.desync_frame);
                 self.begin_resync(now, authority, frame);
-            } else if req.incoming.frame.is_none() && now >= req.next_request_at {
-                req.request_due = true;
-                req.next_request_at = now.plus(rto);
+            } else if now >= req.next_repeat_at {
+                // Until the first chunk arrives the request is repeated, and
+                // after it the ack: both are a few bytes, and waiting a
+                // whole timeout for each lost one stretched transfers on
+                // slow, lossy paths past the input history.
+                if req.incoming.frame.is_none() {
+                    req.request_due = true;
+                } else {
+                    req.ack_due = true;
+                }
+                req.next_repeat_at = now.plus(repeat);
             }
         }
         let limit = 2 * attempt_limit;
         self.resync
             .serving
-            .retain(|(_, o)| now.since(o.started) <= limit);
+            .retain(|(_, o)| now.since(o.heard) <= limit);
         if let Some(load) = self.resync.load_frame {
             if self
                 .book
@@ -316,6 +346,19 @@ impl<I: Input> Session<I> {
                 self.resync.load_frame = None;
             }
         }
+    }
+
+    /// How often a drifted peer repeats its request or its ack while a
+    /// transfer is under way: a quarter round trip, at least one tick.
+    fn repeat_micros(&self) -> u64 {
+        (self.rto_micros() / 8).max(self.cfg.tick_micros)
+    }
+
+    /// When a sent chunk still unacked is sent again: one and a half round
+    /// trips, since the receiver acks every chunk and repeats its ack every
+    /// quarter round trip.
+    pub(super) fn chunk_rto_micros(&self) -> u64 {
+        self.rto_micros() * 3 / 4
     }
 
     /// A retransmission timeout: twice the worst peer's median round trip,

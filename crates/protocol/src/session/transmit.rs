@@ -112,7 +112,7 @@ impl<I: Input> Session<I> {
             }
         }
         if std::mem::take(&mut self.resync.resync_tick) && !self.resync.serving.is_empty() {
-            let rto = self.rto_micros();
+            let rto = self.chunk_rto_micros();
             let mut chunks = Vec::new();
             let mut budget = self.cfg.chunks_per_tick;
             for (to, o) in &mut self.resync.serving {

@@ -409,7 +409,7 @@ impl<I: Input> Relay<I> {
         let newest = self.frames_from + self.frames.len() as u32;
         let taken = match r.message {
             Message::FeedAck(ack) => on_feed_ack(slot, ack, newest),
-            Message::ResyncAck(ack) => on_state_ack(slot, &ack, &mut self.stats),
+            Message::ResyncAck(ack) => on_state_ack(now, slot, &ack, &mut self.stats),
             Message::SnapshotAck(ack) if slot.snapshots => {
                 self.events
                     .push_back(RelayEvent::SnapshotAck { watcher: from, ack });
@@ -663,7 +663,12 @@ fn on_feed_ack(slot: &mut Slot, ack: FeedAck, newest: u32) -> Result<(), ()> {
     Ok(())
 }
 
-fn on_state_ack(slot: &mut Slot, ack: &ResyncAck, stats: &mut RelayStats) -> Result<(), ()> {
+fn on_state_ack(
+    now: Instant,
+    slot: &mut Slot,
+    ack: &ResyncAck,
+    stats: &mut RelayStats,
+) -> Result<(), ()> {
     let Some(t) = &mut slot.transfer else {
         // A late ack of a finished transfer.
         return Ok(());
@@ -671,7 +676,7 @@ fn on_state_ack(slot: &mut Slot, ack: &ResyncAck, stats: &mut RelayStats) -> Res
     if ack.id != t.id {
         return Ok(());
     }
-    t.on_ack(ack);
+    t.on_ack(now, ack);
     if t.done() {
         slot.transfer = None;
         stats.states_served += 1;
