@@ -346,8 +346,19 @@ impl<I: Input> Session<I> {
     /// resent chunks.
     pub const HISTORY_ROUND_TRIPS: u64 = 10;
 
+    /// The slowest peer's median round trip in microseconds (0 before any
+    /// was measured).
+    pub(super) fn worst_rtt_micros(&self) -> u64 {
+        self.peers
+            .iter()
+            .filter_map(|p| p.rtt.quantile(500))
+            .max()
+            .unwrap_or(0)
+            .max(0) as u64
+    }
+
     fn history_wanted(&self) -> u32 {
-        let rtt = self.rto_micros() / 2;
+        let rtt = self.worst_rtt_micros();
         let frames = Self::HISTORY_ROUND_TRIPS * rtt / self.cfg.tick_micros.max(1);
         u32::try_from(frames)
             .unwrap_or(u32::MAX)

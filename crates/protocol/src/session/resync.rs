@@ -364,14 +364,7 @@ impl<I: Input> Session<I> {
     /// A retransmission timeout: twice the worst peer's median round trip,
     /// at least 100 ms.
     pub(super) fn rto_micros(&self) -> u64 {
-        let rtt = self
-            .peers
-            .iter()
-            .filter_map(|p| p.rtt.quantile(500))
-            .max()
-            .unwrap_or(0)
-            .max(0) as u64;
-        (2 * rtt).max(100 * MICROS_PER_MILLI)
+        (2 * self.worst_rtt_micros()).max(100 * MICROS_PER_MILLI)
     }
 
     /// The snapshot after `frame`, answering [`Event::StateRequested`].

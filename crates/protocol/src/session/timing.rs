@@ -122,13 +122,7 @@ impl<I: Input> Session<I> {
             .filter(|(i, p)| *i != local && !p.gone)
             .map(|(_, p)| p.wanted_delay.clamp(min, max))
             .fold(self.wanted_delay, u32::max);
-        let worst_rtt = self
-            .peers
-            .iter()
-            .filter_map(|p| p.rtt.quantile(500))
-            .max()
-            .unwrap_or(0)
-            .max(0) as u64;
+        let worst_rtt = self.worst_rtt_micros();
         let lead = crate::delay::frames_for((worst_rtt / 2) as i64, self.cfg.tick_micros)
             + DELAY_PLAN_LEAD_FRAMES;
         let _ = self
