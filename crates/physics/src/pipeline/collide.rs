@@ -21,6 +21,12 @@ use lockstep_fx::Vec3;
 /// Below this many pairs the narrowphase runs on one thread.
 const PARALLEL_PAIRS: usize = 512;
 
+/// Pairs per run when the narrowphase is shared between threads.
+const NARROW_RUN: usize = 64;
+
+/// A run of pairs and the manifolds it fills.
+type NarrowRun<'a> = (&'a [(u32, u32)], &'a mut [Manifold]);
+
 impl World {
     pub(crate) fn find_pairs(&mut self, h: Fx) {
         let margin = self.settings.speculative_distance.scale_pow2(-1);
@@ -230,14 +236,26 @@ impl World {
             run(pairs, out);
             return;
         }
-        let chunk = pairs.len().div_ceil(threads);
+        // Pairs cost unequally (a box on the ground is cheaper than two
+        // boxes, and pairs are sorted by body, so similar pairs sit
+        // together): short runs dealt out in turn keep the threads' shares
+        // even. Each pair's manifold is the same on any thread.
+        let mut shares: Vec<Vec<NarrowRun<'_>>> = (0..threads).map(|_| Vec::new()).collect();
+        let runs = pairs.chunks(NARROW_RUN).zip(out.chunks_mut(NARROW_RUN));
+        for (k, run) in runs.enumerate() {
+            shares[k % threads].push(run);
+        }
         std::thread::scope(|s| {
-            let mut jobs = pairs.chunks(chunk).zip(out.chunks_mut(chunk));
-            let first = jobs.next();
-            for (p, o) in jobs {
-                s.spawn(move || run(p, o));
+            let mut shares = shares.into_iter();
+            let first = shares.next();
+            for share in shares {
+                s.spawn(move || {
+                    for (p, o) in share {
+                        run(p, o);
+                    }
+                });
             }
-            if let Some((p, o)) = first {
+            for (p, o) in first.into_iter().flatten() {
                 run(p, o);
             }
         });
