@@ -218,7 +218,7 @@ impl World {
     }
 
     /// Every pair's manifold, in pair order: a pure function of the world,
-    /// so the pairs are split into one run per thread when there are enough.
+    /// so the pairs are shared between threads when there are enough.
     fn manifolds(&self, pairs: &[(u32, u32)], h: Fx, out: &mut Vec<Manifold>) {
         out.clear();
         out.resize(pairs.len(), Manifold::default());
