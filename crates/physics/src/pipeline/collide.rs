@@ -241,9 +241,9 @@ impl World {
         // together): short runs dealt out in turn keep the threads' shares
         // even. Each pair's manifold is the same on any thread.
         let mut shares: Vec<Vec<NarrowRun<'_>>> = (0..threads).map(|_| Vec::new()).collect();
-        let runs = pairs.chunks(NARROW_RUN).zip(out.chunks_mut(NARROW_RUN));
-        for (k, run) in runs.enumerate() {
-            shares[k % threads].push(run);
+        let pieces = pairs.chunks(NARROW_RUN).zip(out.chunks_mut(NARROW_RUN));
+        for (k, piece) in pieces.enumerate() {
+            shares[k % threads].push(piece);
         }
         std::thread::scope(|s| {
             let mut shares = shares.into_iter();
