@@ -541,37 +541,13 @@ pub(crate) fn solve<const TWO: bool>(
         let mut change = [Fx::ZERO; 4];
         // A single row has no coupling to converge: one sweep.
         let sweeps = if n > 1 { SWEEPS } else { 1 };
-        for _sweep in 0..sweeps {
+        for _sweep in 1..sweeps {
             for i in 0..n {
-                let p = &mut pts[i];
-                let s = p.separation;
-                let (target, mass, leak) = if s.is_positive() {
-                    // Speculative: allow closing the gap within this substep.
-                    (mul(s, pass.inv_h), p.mass, Fx::ZERO)
-                } else if pass.bias {
-                    // No dead zone: a loaded contact would settle at its edge.
-                    let push = mul(c.soft.bias_rate, s);
-                    let leak = c.soft.impulse_scale;
-                    (push.max(-pass.max_push), p.soft_mass, leak)
-                } else {
-                    (Fx::ZERO, p.mass, Fx::ZERO)
-                };
-                let old = p.impulse;
-                let delta = sub(sub(Fx::ZERO, mul(mass, add(vn[i], target))), mul(leak, old));
-                p.impulse = add(old, delta).max(Fx::ZERO);
-                let dl = sub(p.impulse, old);
-                if dl.is_zero() {
-                    continue;
-                }
-                change[i] = add(change[i], dl);
-                vn[i] = add(vn[i], mul(p.diagonal, dl));
-                for &(slot, j) in &OTHERS[i] {
-                    if usize::from(j) < n {
-                        let j = usize::from(j);
-                        vn[j] = add(vn[j], mul(c.coupling[usize::from(slot)], dl));
-                    }
-                }
+                row::<false>(c, pass, pts, i, &mut vn, &mut change);
             }
+        }
+        for i in 0..n {
+            row::<true>(c, pass, pts, i, &mut vn, &mut change);
         }
         let mut turn_b = Sum3::default();
         let mut turn_a = Sum3::default();
@@ -596,6 +572,52 @@ pub(crate) fn solve<const TWO: bool>(
             va.angular = wa;
         }
         store::<TWO>(c, v, va, vb);
+    }
+}
+
+/// One normal row of a Gauss–Seidel sweep: point `i`'s impulse change,
+/// added to `change[i]` and passed on to the points' normal velocities
+/// `vn` through `K`. In the `LAST` sweep a velocity is read only by the
+/// rows after the one that moves it, so only those are updated.
+#[inline(always)]
+fn row<const LAST: bool>(
+    c: &Constraint,
+    pass: &Pass,
+    pts: &mut [Point],
+    i: usize,
+    vn: &mut [Fx; 4],
+    change: &mut [Fx; 4],
+) {
+    let n = pts.len();
+    let p = &mut pts[i];
+    let s = p.separation;
+    let old = p.impulse;
+    let (target, mass, leak) = if s.is_positive() {
+        // Speculative: allow closing the gap within this substep.
+        (mul(s, pass.inv_h), p.mass, Fx::ZERO)
+    } else if pass.bias {
+        // No dead zone: a loaded contact would settle at its edge.
+        let push = mul(c.soft.bias_rate, s);
+        let leak = mul(c.soft.impulse_scale, old);
+        (push.max(-pass.max_push), p.soft_mass, leak)
+    } else {
+        (Fx::ZERO, p.mass, Fx::ZERO)
+    };
+    let delta = sub(sub(Fx::ZERO, mul(mass, add(vn[i], target))), leak);
+    p.impulse = add(old, delta).max(Fx::ZERO);
+    let dl = sub(p.impulse, old);
+    if dl.is_zero() {
+        return;
+    }
+    change[i] = add(change[i], dl);
+    if !LAST {
+        vn[i] = add(vn[i], mul(p.diagonal, dl));
+    }
+    for &(slot, j) in &OTHERS[i] {
+        let j = usize::from(j);
+        if j < n && (!LAST || j > i) {
+            vn[j] = add(vn[j], mul(c.coupling[usize::from(slot)], dl));
+        }
     }
 }
 
