@@ -138,8 +138,8 @@ fn scalar(c: &mut Criterion) {
     g.finish();
 }
 
-/// One isolated call per iteration with `black_box`ed operands, the way the
-/// figures in ANCHORS.md were taken: includes the harness overhead, excludes
+/// One isolated call per iteration with `black_box`ed operands, the usual
+/// way per-call figures are quoted: includes the harness overhead, excludes
 /// the auto-vectorisation a float loop gets over an array.
 fn per_call(c: &mut Criterion) {
     let (a, b, k) = (Fx::lit("1.2345"), Fx::lit("-6.789"), Fx::lit("0.5"));

@@ -5,9 +5,9 @@
 //! fields are public) so another
 //! engine can build the same thing; [`Scene::build`] makes the [`World`].
 //! Every scene uses unit cubes (half extent 0.5) on a ground whose top is
-//! `y = 0`, gravity −9.81 m/s² and 60 Hz, like the rapier figures in
-//! ANCHORS.md. Positions come from integers and ratios only, so every peer
-//! builds the same bits.
+//! `y = 0`, gravity −9.81 m/s² and 60 Hz, the setup of the rapier3d
+//! comparison in `tools/peer-bench`. Positions come from integers and
+//! ratios only, so every peer builds the same bits.
 
 use lockstep_fx::{Fx, Quat, Rng, Vec3};
 
