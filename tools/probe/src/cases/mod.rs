@@ -51,10 +51,6 @@ pub const CASES: &[Case] = &[
     Case::new("physics_smash", physics::smash),
     Case::new("physics_many_pyramids", physics::many_pyramids),
     Case::new("physics_capsules", physics::capsules),
-    Case::new(
-        "physics_many_pyramids_threads",
-        physics::many_pyramids_threads,
-    ),
     Case::new("replay_cubes_start", replay::cubes_start),
     Case::new("replay_cubes_keyframe", replay::cubes_keyframe),
     Case::new("replay_rts_start", replay::rts_start),
