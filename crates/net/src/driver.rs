@@ -719,6 +719,10 @@ async fn play_loop<G: Game, W: Write>(
                 PeerEvent::BackToLockstep { frame } => on_line(Line::Note(format!(
                     "back in lockstep (clean through frame {frame})"
                 ))),
+                PeerEvent::Stopped(reason) => {
+                    on_line(Line::Note(format!("stopped: {reason:?}")));
+                    end_at = Some(now);
+                }
                 PeerEvent::Connected { .. } | PeerEvent::Started => {}
             }
         }

@@ -8,6 +8,8 @@ use lockstep_protocol::watch::{WatcherId, WatcherLeft};
 use lockstep_protocol::{PlayerId, PlayerSet, ResyncFailure, TimeoutReason};
 use lockstep_sim::desync::Diagnosis;
 
+use crate::stop::StopReason;
+
 /// Why a seat left the match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeaveReason {
@@ -175,4 +177,7 @@ pub enum PeerEvent {
         /// The newest frame compared clean.
         frame: u32,
     },
+    /// This peer stopped before the match's last frame and steps no more
+    /// (raised once; see [`StopReason`]).
+    Stopped(StopReason),
 }

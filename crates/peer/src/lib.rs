@@ -113,6 +113,7 @@ mod snapshot_server;
 mod snapshot_spectator;
 mod snapshot_view;
 mod spectator;
+mod stop;
 
 pub use event::{FallbackReason, LeaveReason, PeerEvent};
 pub use lockstep_protocol::Input;
@@ -124,3 +125,4 @@ pub use snapshot_server::{Receiver, ServerStats, SnapshotSettings};
 pub use snapshot_spectator::{SnapshotSpectator, SnapshotSpectatorEvent};
 pub use snapshot_view::{SnapshotView, ViewStats};
 pub use spectator::{Spectator, SpectatorEvent, SpectatorStats};
+pub use stop::StopReason;

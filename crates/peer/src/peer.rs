@@ -37,6 +37,7 @@ use crate::event::{LeaveReason, PeerEvent};
 use crate::history::{History, Recording, RecordingError, Stepped};
 use crate::peer_snapshots::Snapshots;
 use crate::snapshot_server::Receiver;
+use crate::stop::StopReason;
 
 /// How a [`Peer`] plays and records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,6 +156,8 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) initial_state: Vec<u8>,
     /// Snapshot streams and the fall-back, once enabled.
     pub(crate) snapshots: Option<Snapshots<G>>,
+    /// Why this peer stopped before the match's end, once it has.
+    pub(crate) stopped: Option<StopReason>,
 }
 
 impl<G: Game, W: Write> core::fmt::Debug for Peer<G, W> {
@@ -233,6 +236,7 @@ impl<G: Game, W: Write> Peer<G, W> {
             stats: PeerStats::default(),
             initial_state,
             snapshots: None,
+            stopped: None,
         })
     }
 
@@ -339,6 +343,12 @@ impl<G: Game, W: Write> Peer<G, W> {
     pub fn game_mut(&mut self) -> &mut G {
         self.touched = true;
         self.engine.game_mut()
+    }
+
+    /// Why this peer stopped before the match's end, once it has (it then
+    /// steps no more frames).
+    pub fn stopped(&self) -> Option<&StopReason> {
+        self.stopped.as_ref()
     }
 
     /// The next frame to step.
