@@ -39,8 +39,10 @@ use crate::peer_snapshots::Snapshots;
 use crate::snapshot_server::Receiver;
 use crate::stop::StopReason;
 
-/// How a [`Peer`] plays and records.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How a [`Peer`] plays and records. With serde, a settings file may give
+/// any subset of the fields (the rest keep [`PeerSettings::default`]'s).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct PeerSettings {
     /// The protocol session's settings (seat, player count, tick, delays).
     pub session: Config,
@@ -57,6 +59,18 @@ pub struct PeerSettings {
     pub max_unsettled_frames: u32,
     /// The spectator relay's settings (`max_watchers = 0`: serve none).
     pub watch: WatchConfig,
+}
+
+impl Default for PeerSettings {
+    /// [`PeerSettings::new`] for seat 0 of a two-player match at 60 Hz.
+    fn default() -> PeerSettings {
+        let setup = Match {
+            players: 2,
+            seed: 0,
+            tick_rate: 60,
+        };
+        PeerSettings::new(&setup, PlayerId(0), 1)
+    }
 }
 
 impl PeerSettings {

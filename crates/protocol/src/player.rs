@@ -10,7 +10,10 @@ use core::fmt;
 pub const MAX_PLAYERS: u8 = 8;
 
 /// A player's seat, `0..MAX_PLAYERS`.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct PlayerId(pub u8);
 
 impl PlayerId {

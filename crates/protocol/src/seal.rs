@@ -149,6 +149,28 @@ impl PairKeys {
     }
 }
 
+/// The BLAKE3 key-derivation context of possession proofs.
+const PROOF_KEY_CONTEXT: &str = "lockstep setup v4 2026-11 key possession proof";
+
+/// A 32-byte key that only `local` and the holder of `remote`'s secret can
+/// compute: the X25519 secret of the pair, derived under its own context so
+/// it never equals a pair key. The match setup uses it to let a process
+/// prove it holds a seat's key pair without sealing anything with it (a
+/// restarted process proves it owns the seat it asks back, while its
+/// session runs under a fresh key pair, so no packet number is ever reused
+/// under an old key).
+pub fn proof_key(local: &Identity, remote: &PublicKey) -> Result<[u8; 32], SealError> {
+    let shared = local
+        .secret
+        .diffie_hellman(&x25519_dalek::PublicKey::from(remote.0));
+    if !shared.was_contributory() {
+        return Err(SealError::WeakKey);
+    }
+    let mut material = [0u8; 32];
+    material.copy_from_slice(shared.as_bytes());
+    Ok(blake3::derive_key(PROOF_KEY_CONTEXT, &material))
+}
+
 /// The nonce of packet number `seq`: four zero bytes, then `seq`
 /// little-endian. The keys differ per direction, so the two directions'
 /// numbers never share a key.

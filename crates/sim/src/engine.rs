@@ -20,7 +20,8 @@ use lockstep_fx::Checksum;
 use crate::game::{Frame, Game, StateError};
 
 /// How much history an [`Engine`] keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct EngineSettings {
     /// Checksums of this many recent frames are kept.
     pub checksum_history: u32,

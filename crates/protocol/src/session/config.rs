@@ -27,7 +27,8 @@ pub enum Security {
 /// When frames are stepped: only once every player's input is here
 /// (lockstep), or at once with the missing inputs predicted, rolled back and
 /// stepped again when a prediction turns out wrong (rollback).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Frame n is stepped once every player's input for n is here, a
     /// playout delay after it was sampled (adaptive by default: see
@@ -60,7 +61,8 @@ impl Mode {
 }
 
 /// The settings of [`Mode::Rollback`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Rollback {
     /// Frames that may be stepped past the newest confirmed frame, `1..=64`
     /// (8, as GGRS): a peer whose inputs are later than that waits for them.
@@ -96,7 +98,8 @@ impl Default for Rollback {
 /// frame, the delay only decides *when* frames are stepped, never what they
 /// hold: peers with different delays still step the same frames with the
 /// same inputs, and no change of delay can cause a desync.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum InputDelay {
     /// Always this many frames.
     Fixed(u32),
@@ -115,8 +118,11 @@ pub enum InputDelay {
 }
 
 /// A session's settings. [`Config::new`] gives the defaults; change fields,
-/// then [`Session::new`](super::Session::new) validates them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// then [`Session::new`](super::Session::new) validates them. With serde, a
+/// settings file may give any subset of the fields (the rest keep
+/// [`Config::default`]'s values); the keys (`security`) never travel in one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Players in the match, `2..=8`.
     pub players: u8,
@@ -190,12 +196,26 @@ pub struct Config {
     pub redundant_inputs: bool,
     /// Whether packets are sealed, and with which keys (default
     /// [`Security::Plain`]; the UDP runtime seals unless told not to).
+    #[serde(skip)]
     pub security: Security,
     /// Lockstep (the default) or rollback.
     pub mode: Mode,
     /// How often a timestamped ping goes to each peer for clock
     /// synchronization (200 ms).
     pub timing_interval_micros: u64,
+    /// The match's length: frames `0..n` are played and nothing after them
+    /// is asked for, released or stepped, so every seat's match (and log)
+    /// ends at the same frame; the session keeps running (acks, checksums,
+    /// resync) until the app closes it. `None` (the default): the match
+    /// runs until the app ends it.
+    pub match_frames: Option<u32>,
+}
+
+impl Default for Config {
+    /// [`Config::new`] for seat 0 of two players.
+    fn default() -> Config {
+        Config::new(2, PlayerId(0))
+    }
 }
 
 impl Config {
@@ -231,6 +251,7 @@ impl Config {
             security: Security::Plain,
             mode: Mode::Lockstep,
             timing_interval_micros: 200 * MICROS_PER_MILLI,
+            match_frames: None,
         }
     }
 }

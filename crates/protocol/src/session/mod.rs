@@ -382,6 +382,19 @@ impl<I: Input> Session<I> {
         self.phase == Phase::Running
     }
 
+    /// Whether the match is over for this peer: it has a length
+    /// ([`Config::match_frames`]), every frame of it is confirmed here, and
+    /// the last one was compared clean against every peer that reported it
+    /// (or no peer is left to compare with).
+    pub fn is_finished(&self) -> bool {
+        let Some(n) = self.cfg.match_frames else {
+            return false;
+        };
+        let alone = self.remaining().len() <= 1;
+        self.confirmed_before() >= n
+            && (n == 0 || alone || self.book.newest_clean().is_some_and(|c| c + 1 >= n))
+    }
+
     /// How many resync epochs (state loads) this peer has been through, mod 256.
     pub fn epoch(&self) -> u8 {
         self.epoch
@@ -580,8 +593,10 @@ impl<I: Input> Session<I> {
         let delay = self.step_delay();
         self.stats.delay_frames = delay;
         self.stats.max_delay_frames = self.stats.max_delay_frames.max(delay);
-        self.awaiting_input = Some(frame);
-        self.events.push_back(Event::InputNeeded { frame });
+        if self.cfg.match_frames.is_none_or(|n| frame < n) {
+            self.awaiting_input = Some(frame);
+            self.events.push_back(Event::InputNeeded { frame });
+        }
     }
 
     /// The next event, in the order they happened.

@@ -45,7 +45,7 @@ impl<I: Input> Session<I> {
     fn steppable(&self, f: u32) -> bool {
         let confirmed = self.playout.next_release();
         let local = self.playout.through(self.cfg.local.index());
-        if local.is_none_or(|l| f > l) {
+        if local.is_none_or(|l| f > l) || self.cfg.match_frames.is_some_and(|n| f >= n) {
             return false;
         }
         f < confirmed

@@ -44,7 +44,8 @@ pub struct WatchTransmit {
 /// Settings shared by the relay and the spectator; both must agree on
 /// `players` and `tick_micros` (the handshake checks them with the input
 /// schema). [`WatchConfig::new`] gives the defaults.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct WatchConfig {
     /// Players in the match, `2..=8`.
     pub players: u8,
@@ -66,6 +67,13 @@ pub struct WatchConfig {
     pub max_lag_frames: u32,
     /// Spectators one relay serves at most (8).
     pub max_watchers: u32,
+}
+
+impl Default for WatchConfig {
+    /// [`WatchConfig::new`] for two players at 60 Hz.
+    fn default() -> WatchConfig {
+        WatchConfig::new(2, 16_667)
+    }
 }
 
 impl WatchConfig {

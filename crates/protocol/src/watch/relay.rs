@@ -181,6 +181,15 @@ impl<I: Input> Relay<I> {
         Ok(())
     }
 
+    /// Forgets spectator `watcher`: its key (an admitted spectator that
+    /// never completed its handshake) and its slot, if it has one, without
+    /// an event. Its datagrams are refused from then on.
+    pub fn revoke(&mut self, watcher: WatcherId) {
+        self.links.remove(&watcher);
+        self.slots.remove(&watcher);
+        self.trim();
+    }
+
     /// The counters.
     pub fn stats(&self) -> &RelayStats {
         &self.stats

@@ -19,7 +19,8 @@ use crate::engine::{Engine, EngineSettings};
 use crate::game::{Frame, Game, Match, SetupError};
 
 /// How a [`Recorder`] lays out its log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RecordSettings {
     /// A full 32-byte checksum is logged after every this many frames
     /// (`0`: never).
