@@ -27,6 +27,7 @@ mod play;
 mod record;
 mod render;
 mod replay;
+mod report;
 mod verify;
 
 use std::process::ExitCode;

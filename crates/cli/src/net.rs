@@ -5,8 +5,16 @@
 //! Every seat serves snapshot streams and falls back to them when resync
 //! fails; `spectate --snapshots` watches by snapshots instead of simulating.
 //!
-//! Output: human lines by default; with `--machine`, one `key=value` line
-//! per status and note (what `lockstep demo` reads from its children).
+//! Every line printed is written here, from the typed events the runtime
+//! hands out (`lockstep_net::MatchEvent`, see `report.rs`): nothing below
+//! this command turns events into text. Output: human lines by default;
+//! with `--machine`, one `key=value` line per status and note (what
+//! `lockstep demo` reads from its children).
+//!
+//! Exit status: 0 only when the match ran to its end for this process and
+//! nothing it recorded was lost; a seat whose log stopped early, a match
+//! that was called off, stopped or invalid, a host that went away, all end
+//! non-zero with one line saying why.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -16,21 +24,21 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use lockstep_fx::{Canonical, Checksum};
 use lockstep_games::Demo;
 use lockstep_net::conditioner::LinkShape;
-use lockstep_net::driver::{
-    self, Controls, Line, NetError, Offer, Player, RunSettings, Status, Summary,
+use lockstep_net::{
+    Endpoint, InputDelay, JoinEvent, JoinSetup, JoinTiming, Joining, MatchEvent, MatchSettings,
+    Mode, Refusal, Rollback, Roster, Runtime, SeatEndpoint, SeatLog, SeatPlan, SeatTiming, Socket,
+    Want, entropy,
 };
-use lockstep_net::endpoint::Endpoint;
-use lockstep_net::lobby::{Lobby, Roster, Want};
-use lockstep_net::{InputDelay, Mode, Rollback};
-use lockstep_peer::{Bodies, SnapshotSettings};
+use lockstep_peer::{Bodies, Peer, PeerEvent, SnapshotSettings, StopReason};
+use lockstep_protocol::seal::Identity;
 use lockstep_sim::settings_file;
 use lockstep_sim::{Game, Match};
 
 use crate::CliError;
-use crate::games::with_game;
+use crate::games::{GAMES, with_game};
+use crate::report::{Printer, Report};
 
 /// The link conditioner's settings, shared by every networked command.
 #[derive(Debug, Clone, Args)]
@@ -170,6 +178,18 @@ pub struct OutputArgs {
     pub status_every: u64,
 }
 
+/// Where a joining process listens.
+#[derive(Debug, Clone, Args)]
+pub struct BindArgs {
+    /// The address to listen on (default: every address of the host's
+    /// family).
+    #[arg(long)]
+    pub bind: Option<IpAddr>,
+    /// The UDP port to listen on (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+}
+
 /// Arguments of `lockstep host`.
 #[derive(Debug, Args)]
 pub struct HostArgs {
@@ -187,6 +207,12 @@ pub struct HostArgs {
     /// The game's settings file (TOML; default: the embedded settings).
     #[arg(long)]
     pub settings: Option<PathBuf>,
+    /// How the match is played (TOML: any fields of the match settings —
+    /// the session's delays, timeouts and mode, the log's layout, the
+    /// spectators' relay — every seat plays the host's; the flags below
+    /// override it).
+    #[arg(long, value_name = "FILE")]
+    pub match_settings: Option<PathBuf>,
     /// The match seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -218,13 +244,20 @@ pub struct JoinArgs {
     /// The host's address, e.g. 127.0.0.1:7777.
     pub host: String,
     /// Take back a dropped seat of the running match (this process restarts
-    /// a seat whose process died).
-    #[arg(long)]
+    /// a seat whose process died): proves it holds the seat's key from
+    /// `--key`, waiting (up to 30 s) for the host to drop the seat.
+    #[arg(long, requires = "key")]
     pub rejoin: bool,
+    /// The seat's key file: written when the seat is taken (default: the
+    /// log's path with the extension `key`), read by `--rejoin`.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
     /// Where to write this seat's replay log (default:
     /// target/net/seat-N.log, N the seat given).
     #[arg(long)]
     pub log: Option<PathBuf>,
+    #[command(flatten)]
+    pub bind: BindArgs,
     #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
@@ -241,17 +274,30 @@ pub struct SpectateArgs {
     #[arg(long)]
     pub snapshots: bool,
     #[command(flatten)]
+    pub bind: BindArgs,
+    #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
+/// The replay log's writer in the networked commands.
+pub type LogWriter = Box<dyn Write>;
+
+/// An app at a seat's controls, such as a window: handed the seat's peer
+/// after every event, it sets the local input and reads what to show.
+/// Returning `false` leaves the match (the player closed the window).
+pub trait Controls<G: Game> {
+    /// One turn at the controls.
+    fn turn(&mut self, peer: &mut Peer<G, SeatLog<LogWriter>>) -> bool;
+}
+
 /// What a seat's process adds to its bot and its log: an app at the
-/// controls (`lockstep play`'s window) and a listener for the notes the
-/// loop prints.
+/// controls (`lockstep play`'s window) and a listener for the notes
+/// printed.
 pub struct Seat<G: Game> {
     /// The app at the controls (`None`: the bot plays alone).
-    pub controls: Option<Box<dyn Controls<G, Box<dyn Write>>>>,
+    pub controls: Option<Box<dyn Controls<G>>>,
     /// Hears every note, after it is printed.
     pub on_note: Box<dyn FnMut(&str)>,
 }
@@ -273,112 +319,8 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::new(format!("cannot start the runtime: {e}")))
 }
 
-/// A token for this process: not secret (it travels in clear; sealing is
-/// what authenticates packets), only distinct between processes and runs.
-fn token() -> u32 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let seed = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
-    (Checksum::of(&seed.to_le_bytes()).short().0 as u32).max(1)
-}
-
-/// The loop's settings, with this process's key pair for the match (drawn
-/// once: the key a joiner gives the host is the key it plays with).
-fn settings(output: &OutputArgs) -> Result<RunSettings, CliError> {
-    let mut s = RunSettings::new(token()).map_err(net_error)?;
-    s.status_every = Duration::from_secs(output.status_every.max(1));
-    Ok(s)
-}
-
-/// Prints a driver line the way `output` asks, and passes notes on to
-/// `on_note`.
-fn printer<'a>(output: &OutputArgs, on_note: &'a mut dyn FnMut(&str)) -> impl FnMut(Line) + 'a {
-    let machine = output.machine;
-    move |line| {
-        if let Line::Note(n) = &line {
-            on_note(n);
-        }
-        let text = match (&line, machine) {
-            (Line::Status(s), true) => machine_status(s),
-            (Line::Status(s), false) => human_status(s),
-            (Line::Note(n), true) => format!("note {n}"),
-            (Line::Note(n), false) => n.clone(),
-        };
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{text}");
-        let _ = out.flush();
-    }
-}
-
-/// A status as `status key=value …` (what `lockstep demo` parses).
-pub fn machine_status(s: &Status) -> String {
-    format!(
-        "status seat={} frame={} rtt_ms={} delay={} loss_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} rolled_back={} checksum={}",
-        s.seat.map_or("spectator".into(), |x| x.to_string()),
-        s.frame,
-        s.rtt_ms.map_or("-".into(), |r| r.to_string()),
-        s.delay_frames,
-        s.loss_permille,
-        s.up_bps,
-        s.down_bps,
-        s.stalls,
-        s.desyncs,
-        s.healed,
-        s.checked,
-        s.dropped,
-        s.rolled_back,
-        s.checksum.map_or("-".into(), |c| format!("{:016x}", c.0)),
-    )
-}
-
-fn human_status(s: &Status) -> String {
-    format!(
-        "{} frame {:>6} | rtt {:>4} ms | delay {:>3} fr | loss {}.{}% | up {:>5} kbit/s | down {:>5} kbit/s | stalls {:>4} | desyncs {} | checksum {}",
-        s.seat.map_or("spectator".into(), |x| format!("seat {x}")),
-        s.frame,
-        s.rtt_ms.map_or("-".into(), |r| r.to_string()),
-        s.delay_frames,
-        s.loss_permille / 10,
-        s.loss_permille % 10,
-        s.up_bps / 1000,
-        s.down_bps / 1000,
-        s.stalls,
-        s.desyncs,
-        s.checksum
-            .map_or("-".into(), |c| format!("{:08x}", c.0 >> 32)),
-    )
-}
-
-fn print_summary(output: &OutputArgs, summary: &Summary, log: Option<&Path>) {
-    let s = &summary.status;
-    let line = format!(
-        "done seat={} frame={} sent_bytes={} received_bytes={} seconds={} first_frame_ms={} loop_us_per_frame={} peer_us_per_frame={} desyncs={} healed={} checked={} stalls={} rejoin_bytes={} rejoin_ms={} log={}",
-        s.seat.map_or("spectator".into(), |x| x.to_string()),
-        s.frame,
-        summary.sent_bytes,
-        summary.received_bytes,
-        summary.seconds,
-        summary.first_frame_ms.map_or("-".into(), |m| m.to_string()),
-        summary.loop_micros_per_frame,
-        summary.peer_micros_per_frame,
-        s.desyncs,
-        s.healed,
-        s.checked,
-        s.stalls,
-        summary.rejoin.map_or("-".into(), |r| r.0.to_string()),
-        summary.rejoin.map_or("-".into(), |r| r.1.to_string()),
-        log.map_or("-".into(), |p| p.display().to_string()),
-    );
-    if output.machine {
-        outln!("{line}");
-    } else {
-        outln!("{}", human_status(s));
-        if let Some(p) = log {
-            outln!("replay log written to {}", p.display());
-        }
-    }
+fn entropy_error(e: entropy::NoEntropy) -> CliError {
+    CliError::new(e.to_string())
 }
 
 fn resolve(text: &str) -> Result<SocketAddr, CliError> {
@@ -388,8 +330,8 @@ fn resolve(text: &str) -> Result<SocketAddr, CliError> {
         .ok_or_else(|| CliError::new(format!("`{text}` resolves to no address")))
 }
 
-fn open(addr: SocketAddr, link: &LinkArgs) -> Result<Endpoint, CliError> {
-    Endpoint::open(addr, link.shape(), link.link_seed).map_err(|e| {
+fn open(addr: SocketAddr, link: &LinkArgs) -> Result<Socket, CliError> {
+    Socket::open(addr, link.shape(), link.link_seed).map_err(|e| {
         CliError::new(match e.kind() {
             std::io::ErrorKind::AddrInUse => format!("port {} is in use", addr.port()),
             _ => format!("cannot open a UDP socket on {addr}: {e}"),
@@ -397,18 +339,22 @@ fn open(addr: SocketAddr, link: &LinkArgs) -> Result<Endpoint, CliError> {
     })
 }
 
-fn create_log(path: &Path) -> Result<BufWriter<File>, CliError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
-    }
-    File::create(path)
-        .map(BufWriter::new)
-        .map_err(|e| CliError::new(format!("{}: {e}", path.display())))
+/// A joiner's socket: `--bind`/`--port`, or any port on every address of
+/// the host's family.
+fn open_joiner(host: SocketAddr, bind: &BindArgs, link: &LinkArgs) -> Result<Socket, CliError> {
+    let ip = bind.bind.unwrap_or(match host {
+        SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    });
+    open(SocketAddr::new(ip, bind.port), link)
 }
 
-fn net_error(e: NetError) -> CliError {
-    CliError::new(e.to_string())
+/// Creates the replay log at `path` (and its directory).
+fn create_log(path: &Path) -> std::io::Result<LogWriter> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    Ok(Box::new(BufWriter::new(File::create(path)?)))
 }
 
 /// Runs `lockstep host`.
@@ -416,10 +362,36 @@ pub fn host(args: &HostArgs) -> Result<ExitCode, CliError> {
     with_game!(args.game.as_str(), G => host_game::<G>(args, Seat::bot()))
 }
 
+/// The match settings `args` ask for.
+fn match_settings(args: &HostArgs, setup: &Match) -> Result<MatchSettings, CliError> {
+    let base = match &args.match_settings {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+            let mut s: MatchSettings = toml::from_str(&text)
+                .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+            // The tick follows the match's tick rate unless the file says
+            // otherwise.
+            if !text.contains("tick_micros") {
+                let ticked = MatchSettings::new(setup);
+                s.peer.session.tick_micros = ticked.peer.session.tick_micros;
+                s.peer.watch.tick_micros = ticked.peer.watch.tick_micros;
+            }
+            s
+        }
+        None => MatchSettings::new(setup),
+    };
+    let mut s = base.frames(args.frames).sealed(!args.insecure);
+    if args.mode.rollback || args.match_settings.is_none() {
+        s = s.mode(args.mode.mode());
+    }
+    Ok(s)
+}
+
 /// Hosts a match of `G` at seat 0, played by its bot and `seat`.
 pub(crate) fn host_game<G: Demo + Bodies>(
     args: &HostArgs,
-    mut seat: Seat<G>,
+    seat: Seat<G>,
 ) -> Result<ExitCode, CliError> {
     let config: G::Config = match &args.settings {
         Some(path) => settings_file::load(path).map_err(|e| CliError::new(e.to_string()))?,
@@ -437,9 +409,10 @@ pub(crate) fn host_game<G: Demo + Bodies>(
         tick_rate: args.tick_rate,
     };
     G::new(&config, &setup).map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
+    let settings = match_settings(args, &setup)?;
     let rt = runtime()?;
     rt.block_on(async {
-        let ep = match args.bind {
+        let socket = match args.bind {
             Some(ip) => open(SocketAddr::new(ip, args.port), &args.link)?,
             None => open(
                 SocketAddr::new(Ipv6Addr::UNSPECIFIED.into(), args.port),
@@ -452,212 +425,351 @@ pub(crate) fn host_game<G: Demo + Bodies>(
                 )
             })?,
         };
-        let local = ep.local_addr().map_err(|e| CliError::new(e.to_string()))?;
+        let local = socket
+            .local_addr()
+            .map_err(|e| CliError::new(e.to_string()))?;
         let reach = if local.ip().is_unspecified() {
             SocketAddr::new(Ipv4Addr::LOCALHOST.into(), local.port())
         } else {
             local
         };
-        if args.output.machine {
-            outln!("listening {reach}");
-        } else {
-            outln!(
-                "hosting {} for {players} players at {reach}: join with `lockstep join {reach}`",
-                G::ID
-            );
-        }
-        let _ = std::io::stdout().flush();
-        (seat.on_note)(&format!("waiting for players at {reach}"));
-        let log: Box<dyn Write> = Box::new(create_log(&args.log)?);
-        let offer = Offer::<G> {
-            config,
-            setup,
-            frames: args.frames,
-        };
-        let player = Player {
-            bot: Box::new(G::bot(0, setup.seed)),
-            log,
-            controls: seat.controls,
-            prepare: Some(driver::serve_snapshots(SnapshotSettings::default())),
-        };
-        let mut print = printer(&args.output, &mut *seat.on_note);
-        let mut settings = settings(&args.output)?;
-        settings.sealed = !args.insecure;
-        settings.mode = args.mode.mode();
-        let (summary, log) = driver::host(ep, offer, player, settings, &mut print)
-            .await
-            .map_err(net_error)?;
-        finish_log(log, &args.log)?;
-        print_summary(&args.output, &summary, Some(&args.log));
-        Ok(ExitCode::SUCCESS)
+        let mut printer = Printer::new(&args.output, seat.on_note);
+        printer.listening(reach, G::ID, players);
+        let mut plan = SeatPlan::<G, LogWriter>::new(entropy::token().map_err(entropy_error)?);
+        plan.bot = Some(Box::new(|seat, m: &Match| Box::new(G::bot(seat, m.seed))));
+        let path = args.log.clone();
+        plan.log = Some(Box::new(move || create_log(&path)));
+        plan.prepare = Some(serve_snapshots());
+        let mut rt =
+            lockstep_net::host(socket, config, setup, settings, plan).map_err(entropy_error)?;
+        rt = with_status_every(rt, &args.output);
+        let report = drive(&mut rt, &mut printer, seat.controls, None, Some(&args.log)).await;
+        finish(rt, report, &mut printer, Some(&args.log))
     })
 }
 
-fn finish_log(log: Option<Box<dyn Write>>, path: &Path) -> Result<(), CliError> {
-    if let Some(mut w) = log {
-        w.flush()
-            .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
-    }
-    Ok(())
+/// Lets every seat serve snapshot streams and fall back to them.
+fn serve_snapshots<G: Game + Bodies>() -> lockstep_lobby::Preparation<G, LogWriter> {
+    Box::new(|p| {
+        p.enable_snapshots(SnapshotSettings::default())
+            .map_err(|e| e.to_string())
+    })
 }
 
-/// Checks that this build can play `roster`, and decodes its settings.
-fn accept<G: Game>(roster: &Roster) -> Result<G::Config, String> {
-    if roster.game_version != G::VERSION {
-        return Err(format!(
-            "{} version {} here, the host plays version {}",
-            G::ID,
-            G::VERSION,
-            roster.game_version
-        ));
-    }
-    if Checksum::of(&roster.config) != roster.config_hash {
-        return Err("the settings do not match their hash".into());
-    }
-    let config = <G::Config as Canonical>::from_snapshot(&roster.config)
-        .map_err(|e| format!("the host's {} settings do not decode here: {e}", G::ID))?;
-    if Checksum::of(&config.to_snapshot()) != roster.config_hash {
-        return Err("the settings re-encode to another hash here".into());
-    }
-    Ok(config)
+fn with_status_every<E: Endpoint>(rt: Runtime<E>, output: &OutputArgs) -> Runtime<E> {
+    let (socket, endpoint) = rt.into_parts();
+    Runtime::new(
+        socket,
+        endpoint,
+        Duration::from_secs(output.status_every.max(1)),
+    )
 }
 
-async fn join_roster(
-    ep: &mut Endpoint,
-    host: SocketAddr,
-    want: Want,
-    settings: &RunSettings,
-    output: &OutputArgs,
-) -> Result<Roster, CliError> {
-    let mut quiet = |_: &str| {};
-    let mut print = printer(output, &mut quiet);
-    let roster = driver::join(ep, host, want, settings, &mut print)
-        .await
-        .map_err(net_error)?;
-    if !roster.sealed && !output.machine {
-        outln!("note: the host turned encryption off: packets travel in clear");
+/// Plays a seat's match to its end: prints every event, hands the peer to
+/// the controls after each, and keeps the seat's key file (if any) in step
+/// with the key pair the seat is bound to.
+async fn drive<G: Game>(
+    rt: &mut Runtime<SeatEndpoint<G, LogWriter>>,
+    printer: &mut Printer<'_>,
+    mut controls: Option<Box<dyn Controls<G>>>,
+    key_file: Option<&Path>,
+    log: Option<&Path>,
+) -> Report {
+    let mut report = Report::new(rt.now());
+    while let Some(event) = rt.next_event().await {
+        let now = rt.now();
+        if let (
+            MatchEvent::Peer(PeerEvent::Stopped(StopReason::MatchInvalid {
+                report: Some(d),
+                first_frame,
+            })),
+            Some(log),
+        ) = (&event, log)
+        {
+            let path = log.with_extension(format!("invalid-{first_frame}.txt"));
+            let saved = d
+                .files::<G>(&path)
+                .iter()
+                .try_for_each(|(p, bytes)| crate::output::write_file(p, bytes));
+            match saved {
+                Ok(()) => printer.note(&format!("desync report saved to {}", path.display())),
+                Err(e) => printer.note(&format!("cannot save the desync report: {e}")),
+            }
+        }
+        if let (MatchEvent::Join(JoinEvent::Roster(r)), Some(path)) = (&event, key_file) {
+            if let Some(seat) = r.seat {
+                if let Err(e) = write_key(path, rt.endpoint().identity()) {
+                    printer.note(&format!("cannot keep seat {seat}'s key: {e}"));
+                }
+            }
+        }
+        report.take(now, &event);
+        printer.event(&event);
+        if let Some(c) = controls.as_mut() {
+            let go_on = match rt.endpoint_mut().peer_mut() {
+                Some(peer) => c.turn(peer),
+                None => true,
+            };
+            if !go_on {
+                rt.endpoint_mut().leave(now);
+            }
+        }
     }
-    Ok(roster)
+    report
 }
 
-fn unspecified_like(addr: SocketAddr) -> SocketAddr {
-    match addr {
-        SocketAddr::V4(_) => SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), 0),
-        SocketAddr::V6(_) => SocketAddr::new(Ipv6Addr::UNSPECIFIED.into(), 0),
+/// The end of a seat's command: the log flushed, the summary printed, the
+/// exit status.
+fn finish<G: Game>(
+    mut rt: Runtime<SeatEndpoint<G, LogWriter>>,
+    mut report: Report,
+    printer: &mut Printer<'_>,
+    log: Option<&Path>,
+) -> Result<ExitCode, CliError> {
+    let endpoint = rt.endpoint_mut();
+    let stats = endpoint.peer_stats();
+    let written = match endpoint.take_log() {
+        Some(mut w) => match w.flush() {
+            Ok(()) => true,
+            Err(e) => {
+                report.log_failed(format!("{e}"));
+                false
+            }
+        },
+        None => false,
+    };
+    if let Some(e) = rt.endpoint().log_error() {
+        report.log_failed(e.to_string());
     }
+    report.final_status(rt.endpoint().status());
+    report.set_traffic(rt.socket().traffic(), rt.cost(), stats.frames_stepped);
+    printer.summary(&report, written.then_some(log).flatten());
+    report.exit_status()
 }
 
 /// Runs `lockstep join`.
 pub fn join(args: &JoinArgs) -> Result<ExitCode, CliError> {
-    let seated = take_seat(args)?;
-    let Seated {
-        runtime,
-        endpoint,
-        host,
-        roster,
-        settings,
-    } = seated;
-    runtime.block_on(async {
-        with_game!(roster.game.as_str(), G => play_game::<G>(endpoint, host, &roster, settings.clone(), args, Seat::bot()).await)
-            .inspect_err(|e| refuse(host, &e.to_string()))
-    })
-}
-
-/// A joiner with its seat: the runtime its socket lives in, the socket,
-/// the host's address and the match.
-pub(crate) struct Seated {
-    pub runtime: tokio::runtime::Runtime,
-    pub endpoint: Endpoint,
-    pub host: SocketAddr,
-    pub roster: Roster,
-    /// The loop's settings, with the key pair the roster bound to the seat.
-    pub settings: RunSettings,
-}
-
-/// Asks the host `args` names for a seat (or a dropped seat back) and
-/// waits for the roster.
-pub(crate) fn take_seat(args: &JoinArgs) -> Result<Seated, CliError> {
     let host = resolve(&args.host)?;
-    let runtime = runtime()?;
-    let settings = settings(&args.output)?;
-    let (endpoint, roster) = runtime.block_on(async {
-        let mut ep = open(unspecified_like(host), &args.link)?;
-        let want = if args.rejoin {
-            Want::Rejoin
-        } else {
-            Want::Seat
+    let rt = runtime()?;
+    rt.block_on(async {
+        let socket = open_joiner(host, &args.bind, &args.link)?;
+        let mut printer = Printer::new(&args.output, Box::new(|_| {}));
+        let joining = ask(socket, host, args)?;
+        let Some((joining, roster)) = roster_of(joining, &mut printer, &args.output).await? else {
+            return Ok(ExitCode::FAILURE);
         };
-        let roster = join_roster(&mut ep, host, want, &settings, &args.output).await?;
-        Ok::<_, CliError>((ep, roster))
-    })?;
-    Ok(Seated {
-        runtime,
-        endpoint,
-        host,
-        roster,
-        settings,
+        if !GAMES.contains(&roster.game.as_str()) {
+            return refuse_unknown(joining, &roster, &mut printer).await;
+        }
+        with_game!(roster.game.as_str(), G => play_joined::<G>(joining, &roster, args, Seat::bot(), printer, "target/net").await.map(|(code, _)| code))
     })
 }
 
-/// Tells the host why this process will not play its roster.
-pub(crate) fn refuse(host: SocketAddr, reason: &str) {
-    if let Ok(s) = std::net::UdpSocket::bind(unspecified_like(host)) {
-        let _ = s.send_to(&Lobby::Refused(reason.to_string()).encode(), host);
-    }
+/// Joins the match hosted at `args.host` and plays its seat as `G` with
+/// `seat` at the controls (a roster of another game is refused); the log
+/// goes to `args.log`, or `log_dir/seat-N.log`. Gives the exit status and
+/// the log's path.
+pub(crate) fn join_as<G: Demo + Bodies>(
+    args: &JoinArgs,
+    seat: Seat<G>,
+    log_dir: &str,
+) -> Result<(ExitCode, PathBuf), CliError> {
+    let host = resolve(&args.host)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let socket = open_joiner(host, &args.bind, &args.link)?;
+        let mut printer = Printer::new(&args.output, Box::new(|_| {}));
+        let joining = ask(socket, host, args)?;
+        let Some((joining, roster)) = roster_of(joining, &mut printer, &args.output).await? else {
+            return Err(CliError::new("the host's answer never came"));
+        };
+        if roster.game != G::ID {
+            let why = format!(
+                "this command plays {}; the host plays {}",
+                G::ID,
+                roster.game
+            );
+            return refuse_game(joining, why).await.map(|c| (c, PathBuf::new()));
+        }
+        play_joined::<G>(joining, &roster, args, seat, printer, log_dir).await
+    })
 }
 
-/// Plays the seat `roster` gives, with its bot and `seat`.
-pub(crate) async fn play_game<G: Demo + Bodies>(
-    ep: Endpoint,
-    host: SocketAddr,
+/// The joiner's setup: a seat, or (`--rejoin`) the seat whose key is in
+/// `--key`, claimed under a fresh key pair.
+fn ask(socket: Socket, host: SocketAddr, args: &JoinArgs) -> Result<Runtime<Joining>, CliError> {
+    let fresh = entropy::identity().map_err(entropy_error)?;
+    let now = socket.now();
+    let every = Duration::from_secs(args.output.status_every.max(1));
+    let setup = match (&args.key, args.rejoin) {
+        (Some(path), true) => {
+            let old = read_key(path)?;
+            JoinSetup::new(now, host, Want::Rejoin, fresh, JoinTiming::default()).claiming(old)
+        }
+        _ => JoinSetup::new(now, host, Want::Seat, fresh, JoinTiming::default()),
+    };
+    Ok(Runtime::new(socket, Joining::new(setup), every))
+}
+
+/// Runs a joiner's setup until its roster (printing what happens); `None`
+/// when the setup failed (and said why).
+pub(crate) async fn roster_of(
+    mut rt: Runtime<Joining>,
+    printer: &mut Printer<'_>,
+    output: &OutputArgs,
+) -> Result<Option<(Runtime<Joining>, Box<Roster>)>, CliError> {
+    let mut report = Report::new(rt.now());
+    while let Some(event) = rt.next_event().await {
+        if let MatchEvent::Join(JoinEvent::Roster(r)) = &event {
+            if !r.settings.sealed && !output.machine {
+                outln!("note: the host turned encryption off: packets travel in clear");
+            }
+            return Ok(Some((rt, r.clone())));
+        }
+        report.take(rt.now(), &event);
+        if let MatchEvent::Ended(end) = &event {
+            return Err(CliError::new(end.to_string()));
+        }
+        printer.event(&event);
+    }
+    Ok(None)
+}
+
+/// Refuses a roster of a game this build does not know, and says so.
+async fn refuse_unknown(
+    rt: Runtime<Joining>,
     roster: &Roster,
-    settings: RunSettings,
-    args: &JoinArgs,
-    mut seat: Seat<G>,
+    printer: &mut Printer<'_>,
 ) -> Result<ExitCode, CliError> {
-    let config = accept::<G>(roster).map_err(CliError::new)?;
-    let seat_index = roster
-        .seat
-        .ok_or_else(|| CliError::new("the host gave no seat"))?;
+    let _ = printer;
+    let why = format!(
+        "unknown game `{}`; known games: {}",
+        roster.game,
+        GAMES.join(", ")
+    );
+    refuse_game(rt, why).await
+}
+
+/// Refuses a roster of a game this command does not play, and says why.
+async fn refuse_game(mut rt: Runtime<Joining>, why: String) -> Result<ExitCode, CliError> {
+    let now = rt.now();
+    rt.endpoint_mut().setup_mut().refuse(
+        now,
+        Refusal::Roster {
+            problem: lockstep_lobby::RosterProblem::UnknownGame,
+            detail: why.clone(),
+        },
+    );
+    while rt.next_event().await.is_some() {}
+    Err(CliError::new(why))
+}
+
+/// Plays the seat `roster` gives, as `G`, with its bot and `seat`.
+pub(crate) async fn play_joined<G: Demo + Bodies>(
+    joining: Runtime<Joining>,
+    roster: &Roster,
+    args: &JoinArgs,
+    seat: Seat<G>,
+    mut printer: Printer<'_>,
+    log_dir: &str,
+) -> Result<(ExitCode, PathBuf), CliError> {
+    let seat_index = roster.seat.unwrap_or(0);
     if !args.output.machine {
         outln!(
             "seat {seat_index} of {} players of {} (seed {}, {} frames){}",
             roster.setup.players,
             G::ID,
             roster.setup.seed,
-            roster.frames,
+            roster.settings.frames,
             if roster.rejoin { ", rejoining" } else { "" }
         );
     }
     let path = args
         .log
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("target/net/seat-{seat_index}.log")));
-    // A rejoining process records nothing: a replay log starts at frame 0,
-    // which it never saw (the other seats' logs hold the match).
-    let log: Box<dyn Write> = if roster.rejoin {
-        Box::new(std::io::sink())
-    } else {
-        Box::new(create_log(&path)?)
+        .unwrap_or_else(|| PathBuf::from(format!("{log_dir}/seat-{seat_index}.log")));
+    let key_file = args
+        .key
+        .clone()
+        .unwrap_or_else(|| path.with_extension("key"));
+    let mut plan = SeatPlan::<G, LogWriter>::new(entropy::token().map_err(entropy_error)?);
+    plan.bot = Some(Box::new(|seat, m: &Match| Box::new(G::bot(seat, m.seed))));
+    let log_path = path.clone();
+    plan.log = Some(Box::new(move || create_log(&log_path)));
+    plan.prepare = Some(serve_snapshots());
+    plan.spare_identity = Some(entropy::identity().map_err(entropy_error)?);
+    printer.on_note = seat.on_note;
+    let every = Duration::from_secs(args.output.status_every.max(1));
+    let mut rt = match joining.play::<G, LogWriter>(plan, SeatTiming::default()) {
+        Ok(rt) => rt,
+        Err((mut refused, why)) => {
+            while refused.next_event().await.is_some() {}
+            return Err(CliError::new(format!(
+                "cannot play the host's match: {why}"
+            )));
+        }
     };
-    let player = Player {
-        bot: Box::new(G::bot(seat_index, roster.setup.seed)),
-        log,
-        controls: seat.controls,
-        prepare: Some(driver::serve_snapshots(SnapshotSettings::default())),
-    };
-    let mut print = printer(&args.output, &mut *seat.on_note);
-    let (summary, log) =
-        driver::play::<G, _>(ep, host, roster, &config, player, settings, &mut print)
-            .await
-            .map_err(net_error)?;
-    let written = log.is_some() && !roster.rejoin;
-    if let Some(mut w) = log {
-        w.flush()
-            .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+    write_key(&key_file, rt.endpoint().identity())
+        .map_err(|e| CliError::new(format!("{}: {e}", key_file.display())))?;
+    if !args.output.machine {
+        outln!(
+            "seat key kept in {} (after a crash: `lockstep join {} --rejoin --key {}`)",
+            key_file.display(),
+            args.host,
+            key_file.display()
+        );
     }
-    print_summary(&args.output, &summary, written.then_some(path.as_path()));
-    Ok(ExitCode::SUCCESS)
+    let (socket, endpoint) = rt.into_parts();
+    rt = Runtime::new(socket, endpoint, every);
+    let report = drive(
+        &mut rt,
+        &mut printer,
+        seat.controls,
+        Some(&key_file),
+        Some(&path),
+    )
+    .await;
+    let written_log = (!roster.rejoin).then_some(path.as_path());
+    finish(rt, report, &mut printer, written_log).map(|code| (code, path.clone()))
+}
+
+/// Keeps `identity` in `path`: the secret as 64 hex digits, readable by
+/// this user alone.
+fn write_key(path: &Path, identity: &Identity) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let hex: String = identity
+        .to_secret()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut f = options.open(path)?;
+    f.write_all(hex.as_bytes())?;
+    f.write_all(b"\n")?;
+    f.flush()
+}
+
+/// Reads a key file written by [`write_key`].
+fn read_key(path: &Path) -> Result<Identity, CliError> {
+    let bad = |why: &str| CliError::new(format!("{}: {why}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(&e.to_string()))?;
+    let text = text.trim();
+    if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad("not a seat key (64 hex digits)"));
+    }
+    let mut secret = [0u8; 32];
+    for (i, b) in secret.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| bad("not hex"))?;
+    }
+    Ok(Identity::from_secret(secret))
 }
 
 /// Runs `lockstep spectate`.
@@ -665,43 +777,72 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
     let host = resolve(&args.host)?;
     let rt = runtime()?;
     rt.block_on(async {
-        let mut ep = open(unspecified_like(host), &args.link)?;
-        let settings = settings(&args.output)?;
-        let roster = join_roster(&mut ep, host, Want::Spectate, &settings, &args.output).await?;
-        with_game!(roster.game.as_str(), G => watch_game::<G>(ep, host, &roster, settings.clone(), args).await)
+        let socket = open_joiner(host, &args.bind, &args.link)?;
+        let identity = entropy::identity().map_err(entropy_error)?;
+        let joining = lockstep_net::join(socket, host, Want::Spectate, identity);
+        let (socket, endpoint) = joining.into_parts();
+        let joining = Runtime::new(
+            socket,
+            endpoint,
+            Duration::from_secs(args.output.status_every.max(1)),
+        );
+        let mut printer = Printer::new(&args.output, Box::new(|_| {}));
+        let Some((joining, roster)) = roster_of(joining, &mut printer, &args.output).await? else {
+            return Ok(ExitCode::FAILURE);
+        };
+        if !GAMES.contains(&roster.game.as_str()) {
+            return refuse_unknown(joining, &roster, &mut printer).await;
+        }
+        with_game!(roster.game.as_str(), G => watch_game::<G>(joining, args, printer).await)
     })
 }
 
 async fn watch_game<G: Demo + Bodies>(
-    ep: Endpoint,
-    host: SocketAddr,
-    roster: &Roster,
-    settings: RunSettings,
+    joining: Runtime<Joining>,
     args: &SpectateArgs,
+    mut printer: Printer<'_>,
 ) -> Result<ExitCode, CliError> {
-    let config = accept::<G>(roster).map_err(CliError::new)?;
-    let mut quiet = |_: &str| {};
-    let mut print = printer(&args.output, &mut quiet);
-    let summary = if args.snapshots {
-        driver::watch_snapshots::<G>(
-            ep,
-            host,
-            roster,
-            &config,
-            SnapshotSettings::default(),
-            settings,
-            &mut print,
-        )
-        .await
+    let token = entropy::token().map_err(entropy_error)?;
+    let mut report = Report::new(joining.now());
+    report.spectator();
+    if args.snapshots {
+        let mut rt = match joining.spectate_snapshots::<G>(token, SnapshotSettings::default()) {
+            Ok(rt) => rt,
+            Err((mut refused, why)) => {
+                while refused.next_event().await.is_some() {}
+                return Err(CliError::new(format!("cannot watch: {why}")));
+            }
+        };
+        while let Some(event) = rt.next_event().await {
+            report.take(rt.now(), &event);
+            printer.event(&event);
+        }
+        let stats = *rt.endpoint().node().stats();
+        printer.note(&format!(
+            "{} snapshots, {} payload bytes ({} bytes each on average), {} undecodable, {} parts refused",
+            stats.snapshots,
+            stats.snapshot_bytes,
+            stats.snapshot_bytes / stats.snapshots.max(1),
+            stats.undecodable,
+            stats.parts_refused
+        ));
+        report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
     } else {
-        driver::watch::<G>(ep, host, roster, &config, settings, &mut print).await
+        let mut rt = match joining.spectate::<G>(token) {
+            Ok(rt) => rt,
+            Err((mut refused, why)) => {
+                while refused.next_event().await.is_some() {}
+                return Err(CliError::new(format!("cannot watch: {why}")));
+            }
+        };
+        while let Some(event) = rt.next_event().await {
+            report.take(rt.now(), &event);
+            printer.event(&event);
+        }
+        report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
     }
-    .map_err(net_error)?;
-    print_summary(&args.output, &summary, None);
-    if summary.status.desyncs > 0 {
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(ExitCode::SUCCESS)
+    printer.summary(&report, None);
+    report.exit_status()
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig, MAX_PLAYERS};
-use lockstep_net::driver::Controls;
+use lockstep_net::SeatLog;
 use lockstep_peer::Peer;
 use lockstep_render::Depict;
 use lockstep_sim::replay::{RecordSettings, Recorder};
@@ -40,7 +40,9 @@ use lockstep_window::seat::picture_of;
 use lockstep_window::{Ending, GameWindow, Hud, Phase, Picture, Screen, View, WindowSettings};
 
 use crate::CliError;
-use crate::net::{self, HostArgs, JoinArgs, LinkArgs, ModeArgs, OutputArgs, Seat, Seated};
+use crate::net::{
+    self, BindArgs, Controls, HostArgs, JoinArgs, LinkArgs, LogWriter, ModeArgs, OutputArgs, Seat,
+};
 use crate::output::Pending;
 
 /// Arguments of `lockstep play`.
@@ -323,8 +325,8 @@ struct WindowSeat {
 /// How often the overlay's link numbers refresh while no frame is stepped.
 const REFRESH: Duration = Duration::from_millis(250);
 
-impl<W: Write> Controls<Cubes, W> for WindowSeat {
-    fn turn(&mut self, peer: &mut Peer<Cubes, W>) -> bool {
+impl Controls<Cubes> for WindowSeat {
+    fn turn(&mut self, peer: &mut Peer<Cubes, SeatLog<LogWriter>>) -> bool {
         if self.screen.has_left() {
             return false;
         }
@@ -380,6 +382,7 @@ fn play_host(
         port,
         bind: None,
         settings: args.settings.clone(),
+        match_settings: None,
         seed: setup.seed,
         frames: args.frames,
         tick_rate: setup.tick_rate,
@@ -396,40 +399,19 @@ fn play_host(
 
 /// A seat of the match hosted at `addr`, taken as `lockstep join` takes it.
 fn play_join(args: &PlayArgs, addr: String, screen: &Screen) -> Result<ExitCode, CliError> {
-    let mut join = JoinArgs {
+    let join = JoinArgs {
         host: addr,
         rejoin: false,
+        key: None,
         log: args.log.clone(),
+        bind: BindArgs {
+            bind: None,
+            port: 0,
+        },
         link: args.link.clone(),
         output: output(),
     };
-    let Seated {
-        runtime,
-        endpoint,
-        host,
-        roster,
-        settings,
-    } = net::take_seat(&join)?;
-    if roster.game != Cubes::ID {
-        let reason = format!("lockstep play plays cubes; the host plays {}", roster.game);
-        net::refuse(host, &reason);
-        return Err(CliError::new(reason));
-    }
-    let seat = roster.seat.unwrap_or(0);
-    let log = join
-        .log
-        .get_or_insert_with(|| PathBuf::from(format!("target/play/seat-{seat}.log")))
-        .clone();
-    let code = runtime
-        .block_on(net::play_game::<Cubes>(
-            endpoint,
-            host,
-            &roster,
-            settings,
-            &join,
-            window_seat(screen, args.bot),
-        ))
-        .inspect_err(|e| net::refuse(host, &e.to_string()))?;
+    let (code, log) = net::join_as::<Cubes>(&join, window_seat(screen, args.bot), "target/play")?;
     say_over(screen, &log);
     Ok(code)
 }

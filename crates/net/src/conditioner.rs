@@ -43,7 +43,7 @@ impl LinkShape {
         reorder_ppm: 0,
     };
 
-    /// The demo's link: 80 ms ± 10 ms one way, 2% loss.
+    /// The demo's link: 75 ms one way plus up to 10 ms of jitter, 2% loss.
     pub const DEMO: LinkShape = LinkShape {
         delay_micros: 75_000,
         jitter_micros: 10_000,

@@ -1,54 +1,160 @@
 //! The UDP runtime of lockstep: plays a match between processes over real
 //! sockets.
 //!
-//! It holds no protocol logic. A [`Peer`](lockstep_peer::Peer) or a
-//! [`Spectator`](lockstep_peer::Spectator) decides everything; this crate
-//! moves their datagrams through a tokio UDP socket made with socket2
-//! ([`endpoint`]), shapes what it sends with a seeded link conditioner
-//! ([`conditioner`], since `tc netem` is not always available), reads the
-//! clock, and maps addresses to seats and spectators ([`driver`]). Before a
-//! session exists, a host and its joiners agree on the match with a few
-//! setup messages ([`lobby`]): the game, its settings and their hash, the
-//! seed, every seat's address and public key. Every session packet after
-//! that is sealed (authenticated and encrypted with keys each pair agrees
-//! from those public keys) unless the host turns it off.
+//! It decides nothing. The match setup, the routing of addresses to seats
+//! and spectators, membership and the end of the match are sans-IO state
+//! machines of `lockstep-lobby` and `lockstep-peer` — the same ones the
+//! testkit drives over its simulated network. This crate moves their
+//! datagrams through a tokio UDP socket made with socket2 ([`Socket`]),
+//! shapes what it sends with a seeded link conditioner ([`conditioner`],
+//! since `tc netem` is not always available), reads the clock, draws the
+//! process's randomness ([`entropy`]), and hands the app every typed event
+//! ([`Runtime::next_event`]): each `PeerEvent` with its full payload (a
+//! desync's whole report), the setup's events, a [`LinkStatus`] now and
+//! then, and how the match ended ([`MatchEnd`]).
 //!
-//! Each process runs one current-thread tokio runtime:
+//! Each process runs one current-thread tokio runtime. A host:
 //!
 //! ```no_run
+//! use std::time::Duration;
 //! use lockstep_games::Demo;
 //! use lockstep_games::cubes::Cubes;
 //! use lockstep_net::conditioner::LinkShape;
-//! use lockstep_net::driver::{self, Offer, Player, RunSettings};
-//! use lockstep_net::endpoint::Endpoint;
+//! use lockstep_net::{MatchEvent, MatchSettings, SeatPlan, Socket, entropy};
 //! use lockstep_sim::Match;
 //!
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! rt.block_on(async {
-//!     let ep = Endpoint::open("0.0.0.0:7000".parse().unwrap(), LinkShape::PERFECT, 1).unwrap();
+//!     let socket = Socket::open("0.0.0.0:7000".parse().unwrap(), LinkShape::PERFECT, 1).unwrap();
 //!     let setup = Match { players: 2, seed: 1, tick_rate: 60 };
-//!     let offer = Offer::<Cubes> { config: Cubes::default_config(), setup, frames: 600 };
-//!     let player = Player {
-//!         bot: Box::new(Cubes::bot(0, setup.seed)),
-//!         log: Vec::new(),
-//!         controls: None,
-//!         prepare: None,
-//!     };
-//!     let settings = RunSettings::new(42).unwrap();
-//!     let (summary, _log) = driver::host(ep, offer, player, settings, &mut |line| {
-//!         println!("{line:?}")
-//!     })
-//!     .await
-//!     .unwrap();
-//!     println!("{summary:?}");
+//!     let settings = MatchSettings::new(&setup).frames(600);
+//!     let mut plan = SeatPlan::<Cubes, Vec<u8>>::new(entropy::token().unwrap());
+//!     plan.bot = Some(Box::new(|seat, m: &Match| Box::new(Cubes::bot(seat, m.seed))));
+//!     plan.log = Some(Box::new(|| Ok(Vec::new())));
+//!     let mut host = lockstep_net::host(socket, Cubes::default_config(), setup, settings, plan)
+//!         .unwrap();
+//!     while let Some(event) = host.next_event().await {
+//!         match event {
+//!             MatchEvent::Peer(e) => println!("{e:?}"),
+//!             MatchEvent::Ended(end) => println!("{end}"),
+//!             _ => {}
+//!         }
+//!     }
 //! });
 //! ```
+//!
+//! A joiner asks with [`join`], reads its events until the roster
+//! arrives, then plays it with [`Runtime::play`] (or watches with
+//! [`Runtime::spectate`]). `crates/net/examples/skirmish.rs` is a whole
+//! game of its own played this way.
 
 pub mod conditioner;
-pub mod driver;
-pub mod endpoint;
-pub mod lobby;
+pub mod entropy;
+mod runtime;
+mod socket;
 
-/// The session modes a host offers in its roster
-/// ([`driver::RunSettings::mode`]).
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+pub use lockstep_lobby::{
+    Abort, Endpoint, HostEvent, JoinEvent, JoinFailure, JoinSetup, JoinTiming, Joining, LinkStatus,
+    MatchEnd, MatchEvent, MatchSettings, Refusal, Roster, RosterProblem, SeatEndpoint, SeatLog,
+    SeatPlan, SeatTiming, SpectateEndpoint, Want,
+};
 pub use lockstep_protocol::{InputDelay, Mode, Rollback};
+pub use runtime::{LoopCost, Runtime};
+pub use socket::{Socket, Traffic, bind, canonical};
+
+use lockstep_peer::{Bodies, SnapshotSettings, SnapshotSpectator, Spectator};
+use lockstep_protocol::seal::Identity;
+use lockstep_sim::{Game, Match};
+
+use entropy::NoEntropy;
+
+/// How often a [`MatchEvent::Status`] is raised by the helpers below.
+pub const STATUS_EVERY: Duration = Duration::from_secs(1);
+
+/// Hosts a match of `G` with `config` on `setup`, played as `settings`
+/// say, at seat 0 with `plan`: seats the joiners, then plays. The key pair
+/// and the cookie secret are drawn from the operating system.
+pub fn host<G: Game, W: Write>(
+    socket: Socket,
+    config: G::Config,
+    setup: Match,
+    settings: MatchSettings,
+    plan: SeatPlan<G, W>,
+) -> Result<Runtime<SeatEndpoint<G, W>>, NoEntropy> {
+    let now = socket.now();
+    let endpoint = SeatEndpoint::host(
+        now,
+        config,
+        setup,
+        settings,
+        entropy::identity()?,
+        entropy::secret()?,
+        plan,
+        SeatTiming::default(),
+    );
+    Ok(Runtime::new(socket, endpoint, STATUS_EVERY))
+}
+
+/// Asks the host at `host` for `want`, playing (or watching) with
+/// `identity`. Read the events until [`JoinEvent::Roster`], then
+/// [`Runtime::play`] or [`Runtime::spectate`] it. A rejoin needs the
+/// seat's earlier key pair: pass a [`JoinSetup`] made with
+/// [`JoinSetup::claiming`] to [`Runtime::new`] instead.
+pub fn join(socket: Socket, host: SocketAddr, want: Want, identity: Identity) -> Runtime<Joining> {
+    let now = socket.now();
+    let setup = JoinSetup::new(now, host, want, identity, JoinTiming::default());
+    Runtime::new(socket, Joining::new(setup), STATUS_EVERY)
+}
+
+/// A joiner's runtime whose roster cannot be played: the runtime (drive it
+/// until it returns `None`, so the refusal reaches the host) and why.
+pub type Unplayable = (Box<Runtime<Joining>>, Refusal);
+
+impl Runtime<Joining> {
+    fn into_next<E2, F>(self, make: F) -> Result<Runtime<E2>, Unplayable>
+    where
+        E2: Endpoint,
+        F: FnOnce(lockstep_protocol::Instant, Joining) -> Result<E2, (Box<Joining>, Refusal)>,
+    {
+        let every = Duration::from_micros(self.status_every_micros());
+        let (socket, joining) = self.into_parts();
+        match make(socket.now(), joining) {
+            Ok(e) => Ok(Runtime::new(socket, e, every)),
+            Err((joining, refusal)) => {
+                Err((Box::new(Runtime::new(socket, *joining, every)), refusal))
+            }
+        }
+    }
+
+    /// Plays the seat the roster gives, as `G`, with `plan`.
+    pub fn play<G: Game, W: Write>(
+        self,
+        plan: SeatPlan<G, W>,
+        timing: SeatTiming,
+    ) -> Result<Runtime<SeatEndpoint<G, W>>, Unplayable> {
+        self.into_next(|now, j| SeatEndpoint::from_roster(now, j, plan, timing))
+    }
+
+    /// Watches the match the roster describes, as `G`: steps it and checks
+    /// every checksum the seats settled on.
+    pub fn spectate<G: Game>(
+        self,
+        token: u32,
+    ) -> Result<Runtime<SpectateEndpoint<Spectator<G>>>, Unplayable> {
+        self.into_next(|now, j| SpectateEndpoint::from_roster(now, j, token))
+    }
+
+    /// Watches the match by the relay's snapshots (with the relay's
+    /// `snapshots` settings) instead of simulating it.
+    pub fn spectate_snapshots<G: Game + Bodies>(
+        self,
+        token: u32,
+        snapshots: SnapshotSettings,
+    ) -> Result<Runtime<SpectateEndpoint<SnapshotSpectator<G>>>, Unplayable> {
+        self.into_next(|now, j| SpectateEndpoint::snapshots_from_roster(now, j, token, snapshots))
+    }
+}

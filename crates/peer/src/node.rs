@@ -16,8 +16,7 @@ use lockstep_protocol::{Instant, PlayerId};
 use lockstep_sim::Game;
 
 use crate::{
-    Bodies, Peer, PeerEvent, SnapshotSpectator, SnapshotSpectatorEvent, Spectator,
-    SpectatorEvent,
+    Bodies, Peer, PeerEvent, SnapshotSpectator, SnapshotSpectatorEvent, Spectator, SpectatorEvent,
 };
 
 /// The other end of a datagram, as a node names it.

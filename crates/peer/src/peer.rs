@@ -296,6 +296,12 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.relay.admit(watcher, key)
     }
 
+    /// Forgets spectator `watcher` (admitted, but its handshake never came,
+    /// or its address is gone): the relay drops its key and slot.
+    pub fn revoke_watcher(&mut self, watcher: WatcherId) {
+        self.relay.revoke(watcher);
+    }
+
     /// Feeds a datagram received from spectator `from` (the app's id for
     /// a spectator's address; a [`WatchHello`](lockstep_protocol::packet::WatchHello)
     /// from an unknown address is a new one). It reaches only this peer's

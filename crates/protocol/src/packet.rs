@@ -907,7 +907,7 @@ pub enum Kind {
     /// [`SnapshotPart`] and [`SnapshotAck`]: the snapshot stream.
     Snapshot = 11,
     /// [`Timing`]. (12 is no kind: the match-setup messages of
-    /// `lockstep-net` start with a byte whose low four bits read 12.)
+    /// `lockstep-lobby` start with a byte whose low four bits read 12.)
     Timing = 13,
 }
 

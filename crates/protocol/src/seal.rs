@@ -22,7 +22,9 @@
 //! the tag verifies; a wrong key, a changed header byte, a changed
 //! ciphertext byte or a wrongly restored number all fail the same way
 //! ([`SealError::Forged`]). The secret half of an [`Identity`] is never
-//! printed, compared or written anywhere.
+//! printed or compared, and leaves it only through
+//! [`Identity::to_secret`], for the app that keeps its seat's key pair
+//! across a restart (a key file only that app reads).
 
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
@@ -72,6 +74,13 @@ impl Identity {
     /// The public half, which the match setup hands to the other endpoints.
     pub fn public(&self) -> PublicKey {
         self.public
+    }
+
+    /// The secret, to keep the key pair across a restart of the process
+    /// (a seat's key file, which a restarted process reads to prove it
+    /// holds the seat). Nothing else should ever need it.
+    pub fn to_secret(&self) -> [u8; 32] {
+        self.secret.to_bytes()
     }
 }
 

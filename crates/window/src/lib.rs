@@ -4,8 +4,9 @@
 //! checksum agreement.
 //!
 //! The window and the match run on two threads. Whoever plays the match — a
-//! local loop against bots, or `lockstep-net`'s loop through its
-//! `Controls` hook — [`show`](Screen::show)s a [`Picture`] per frame stepped
+//! local loop against bots, or the `lockstep` command's networked seat,
+//! which hands the window the seat's peer after every event —
+//! [`show`](Screen::show)s a [`Picture`] per frame stepped
 //! and reads the [`held`](Screen::held) buttons; the window, on the thread
 //! that opened it, draws the newest picture at up to 60 frames a second and
 //! holds the buttons the keys say. Neither waits for the other, so drawing

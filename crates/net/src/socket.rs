@@ -1,9 +1,9 @@
-//! [`Endpoint`]: one UDP socket made with socket2 (IPv4, IPv6 or
-//! dual-stack, with sized buffers) and driven by tokio, its send path
-//! through a [`Conditioner`], and the clock the sans-IO crates read.
+//! [`Socket`]: one UDP socket made with socket2 (IPv4, IPv6 or dual-stack,
+//! with sized buffers) and driven by tokio, its send path through a
+//! [`Conditioner`], and the clock the sans-IO crates read.
 //!
-//! Invariants: the endpoint is the only place a clock is read
-//! ([`Endpoint::now`], microseconds since it was opened); every datagram
+//! Invariants: the socket is the only place a clock is read
+//! ([`Socket::now`], microseconds since it was opened); every datagram
 //! sent passes through the conditioner; a receive drains every datagram
 //! ready before returning, so a burst is handled before the next step.
 
@@ -11,7 +11,7 @@ use std::io;
 use std::net::{Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::{Domain, Protocol, Type};
 use tokio::net::UdpSocket;
 
 use crate::conditioner::{Conditioner, LinkShape};
@@ -20,7 +20,7 @@ use lockstep_protocol::Instant;
 /// Socket buffer sizes asked of the OS (it may grant less).
 pub const BUFFER_BYTES: usize = 1 << 20;
 
-/// Bytes and datagrams through an endpoint.
+/// Bytes and datagrams through a socket.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Traffic {
     /// Datagrams sent (after the conditioner).
@@ -35,7 +35,7 @@ pub struct Traffic {
 
 /// A UDP socket, its conditioner and its clock.
 #[derive(Debug)]
-pub struct Endpoint {
+pub struct Socket {
     socket: UdpSocket,
     v6: bool,
     conditioner: Conditioner,
@@ -49,7 +49,7 @@ pub struct Endpoint {
 /// it too.
 pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
     let domain = Domain::for_address(addr);
-    let socket = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
+    let socket = socket2::Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_ipv6() && addr.ip() == Ipv6Addr::UNSPECIFIED {
         // Not every OS allows it; IPv6 alone still works.
         let _ = socket.set_only_v6(false);
@@ -74,11 +74,11 @@ pub fn canonical(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-impl Endpoint {
-    /// An endpoint on a socket bound to `addr`, sending through `shape`
-    /// (seeded by `seed`). Must be called inside a tokio runtime.
-    pub fn open(addr: SocketAddr, shape: LinkShape, seed: u64) -> io::Result<Endpoint> {
-        Ok(Endpoint {
+impl Socket {
+    /// A socket bound to `addr`, sending through `shape` (seeded by
+    /// `seed`). Must be called inside a tokio runtime.
+    pub fn open(addr: SocketAddr, shape: LinkShape, seed: u64) -> io::Result<Socket> {
+        Ok(Socket {
             socket: bind(addr)?,
             v6: addr.is_ipv6(),
             conditioner: Conditioner::new(shape, seed),
@@ -93,7 +93,7 @@ impl Endpoint {
         self.socket.local_addr()
     }
 
-    /// Microseconds since the endpoint was opened.
+    /// Microseconds since the socket was opened.
     pub fn now(&self) -> Instant {
         Instant::from_micros(self.start.elapsed().as_micros() as u64)
     }
@@ -108,7 +108,7 @@ impl Endpoint {
         self.conditioner.counts()
     }
 
-    /// Queues `bytes` for `to` through the conditioner; [`Endpoint::flush`]
+    /// Queues `bytes` for `to` through the conditioner; [`Socket::flush`]
     /// sends what is due.
     pub fn send(&mut self, to: SocketAddr, bytes: Vec<u8>) {
         let now = self.now();
@@ -143,7 +143,7 @@ impl Endpoint {
         self.conditioner.next_due()
     }
 
-    /// Waits until a datagram arrives or `deadline` (endpoint time) passes,
+    /// Waits until a datagram arrives or `deadline` (socket time) passes,
     /// then returns every datagram ready, in arrival order.
     pub async fn receive(&mut self, deadline: Instant) -> Vec<(SocketAddr, Vec<u8>)> {
         let mut out = Vec::new();

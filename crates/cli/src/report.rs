@@ -1,0 +1,447 @@
+//! What the networked commands print, made from the runtime's typed events
+//! ([`MatchEvent`]): [`Printer`] turns each event into a line (or, for a
+//! desync report, a few), and [`Report`] gathers what the summary and the
+//! exit status need. This is the one place events become text.
+//!
+//! Two forms: human lines by default; with `--machine`, `status k=v …`,
+//! `note …` and `done k=v …` lines that `lockstep demo` (and the tests)
+//! parse.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+
+use lockstep_lobby::{HostEvent, JoinEvent, LinkStatus, MatchEnd, MatchEvent};
+use lockstep_net::{LoopCost, Traffic};
+use lockstep_peer::{PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
+use lockstep_protocol::Instant;
+
+use crate::CliError;
+use crate::net::OutputArgs;
+
+/// What a match did, gathered from its events.
+#[derive(Debug, Clone)]
+pub struct Report {
+    started: Instant,
+    spectator: bool,
+    status: LinkStatus,
+    first_frame_ms: Option<u64>,
+    rejoining: bool,
+    rejoin: Option<(u64, u64)>,
+    desyncs: u64,
+    end: Option<MatchEnd>,
+    log_failures: Vec<String>,
+    traffic: Traffic,
+    cost: LoopCost,
+    frames_stepped: u64,
+    seconds: u64,
+}
+
+impl Report {
+    /// A report of a match whose process started at `started`.
+    pub fn new(started: Instant) -> Report {
+        Report {
+            started,
+            spectator: false,
+            status: LinkStatus::default(),
+            first_frame_ms: None,
+            rejoining: false,
+            rejoin: None,
+            desyncs: 0,
+            end: None,
+            log_failures: Vec::new(),
+            traffic: Traffic::default(),
+            cost: LoopCost::default(),
+            frames_stepped: 0,
+            seconds: 0,
+        }
+    }
+
+    /// The process watches (no seat).
+    pub fn spectator(&mut self) {
+        self.spectator = true;
+    }
+
+    /// Takes in `event`, which happened at `now`.
+    pub fn take(&mut self, now: Instant, event: &MatchEvent) {
+        let ms = now.since(self.started) / 1000;
+        self.seconds = now.since(self.started) / 1_000_000;
+        match event {
+            MatchEvent::Status(s) => self.status = s.clone(),
+            MatchEvent::Peer(PeerEvent::Stepped { frame, .. }) => {
+                self.first_frame_ms.get_or_insert(ms);
+                self.status.frame = self.status.frame.max(frame + 1);
+            }
+            MatchEvent::Peer(PeerEvent::Desync { .. }) => self.desyncs += 1,
+            MatchEvent::Peer(PeerEvent::Healed { state_bytes, .. })
+                if self.rejoining && self.rejoin.is_none() =>
+            {
+                self.rejoin = Some((*state_bytes, ms));
+            }
+            MatchEvent::Peer(PeerEvent::RecordingStopped { frame, reason }) => self
+                .log_failures
+                .push(format!("the replay log stopped at frame {frame}: {reason}")),
+            MatchEvent::Join(JoinEvent::Roster(r)) => self.rejoining |= r.rejoin,
+            MatchEvent::Spectator(SpectatorEvent::Stepped { .. })
+            | MatchEvent::SnapshotSpectator(SnapshotSpectatorEvent::Snapshot { .. }) => {
+                self.first_frame_ms.get_or_insert(ms);
+            }
+            MatchEvent::Spectator(SpectatorEvent::Desync { .. }) => self.desyncs += 1,
+            MatchEvent::Ended(end) => self.end = Some(end.clone()),
+            _ => {}
+        }
+    }
+
+    /// The endpoint's status at the end (the traffic figures of the last
+    /// status event are kept).
+    pub fn final_status(&mut self, s: LinkStatus) {
+        let (up, down, loss) = (
+            self.status.up_bps,
+            self.status.down_bps,
+            self.status.loss_permille,
+        );
+        self.status = LinkStatus {
+            up_bps: up,
+            down_bps: down,
+            loss_permille: loss,
+            ..s
+        };
+    }
+
+    /// The replay log could not be kept whole.
+    pub fn log_failed(&mut self, why: String) {
+        if !self.log_failures.contains(&why) {
+            self.log_failures.push(why);
+        }
+    }
+
+    /// The socket's traffic and the loop's cost at the end, and the frames
+    /// this process stepped.
+    pub fn set_traffic(&mut self, traffic: Traffic, cost: LoopCost, frames_stepped: u64) {
+        self.traffic = traffic;
+        self.cost = cost;
+        self.frames_stepped = frames_stepped;
+    }
+
+    /// The exit status: success only when the match ran to its end and
+    /// nothing recorded was lost (and a spectator saw no checksum differ).
+    pub fn exit_status(&self) -> Result<ExitCode, CliError> {
+        match &self.end {
+            None => Err(CliError::new("the match ended without saying how")),
+            Some(end) if !end.is_success() => Err(CliError::new(end.to_string())),
+            Some(_) => {
+                if let Some(why) = self.log_failures.first() {
+                    return Err(CliError::new(why.clone()));
+                }
+                if self.spectator && self.desyncs > 0 {
+                    return Ok(ExitCode::FAILURE);
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    }
+}
+
+/// Prints events as lines.
+pub struct Printer<'a> {
+    machine: bool,
+    /// Hears every note after it is printed (`lockstep play`'s window shows
+    /// them).
+    pub on_note: Box<dyn FnMut(&str) + 'a>,
+}
+
+impl<'a> Printer<'a> {
+    /// A printer in the form `output` asks for.
+    pub fn new(output: &OutputArgs, on_note: Box<dyn FnMut(&str) + 'a>) -> Printer<'a> {
+        Printer {
+            machine: output.machine,
+            on_note,
+        }
+    }
+
+    /// The host's first line: where to join it.
+    pub fn listening(&mut self, reach: SocketAddr, game: &str, players: u8) {
+        if self.machine {
+            outln!("listening {reach}");
+        } else {
+            outln!(
+                "hosting {game} for {players} players at {reach}: join with `lockstep join {reach}`"
+            );
+        }
+        (self.on_note)(&format!("waiting for players at {reach}"));
+    }
+
+    /// A line of its own.
+    pub fn note(&mut self, text: &str) {
+        if self.machine {
+            outln!("note {text}");
+        } else {
+            outln!("{text}");
+        }
+        (self.on_note)(text);
+    }
+
+    /// Prints what `event` says (nothing for the frequent ones).
+    pub fn event(&mut self, event: &MatchEvent) {
+        let text = match event {
+            MatchEvent::Status(s) => {
+                outln!(
+                    "{}",
+                    if self.machine {
+                        machine_status(s)
+                    } else {
+                        human_status(s)
+                    }
+                );
+                return;
+            }
+            MatchEvent::Host(e) => host_note(e),
+            MatchEvent::Join(e) => join_note(e),
+            MatchEvent::Peer(PeerEvent::Healed {
+                frame,
+                state_bytes,
+                diagnosis: Some(d),
+            }) => {
+                self.note(&format!(
+                    "loaded the state after frame {frame} ({state_bytes} bytes); this seat's desync report:"
+                ));
+                for line in d.report.to_text().lines() {
+                    self.note(&format!("  {line}"));
+                }
+                return;
+            }
+            MatchEvent::Peer(PeerEvent::Stopped(StopReason::MatchInvalid {
+                report: Some(d),
+                ..
+            })) => {
+                self.note("the match is invalid; the desync report:");
+                for line in d.report.to_text().lines() {
+                    self.note(&format!("  {line}"));
+                }
+                return;
+            }
+            MatchEvent::Peer(e) => peer_note(e),
+            MatchEvent::Spectator(e) => spectator_note(e),
+            MatchEvent::SnapshotSpectator(e) => snapshot_note(e),
+            MatchEvent::Ended(end) => Some(format!("match over: {end}")),
+        };
+        if let Some(text) = text {
+            self.note(&text);
+        }
+    }
+
+    /// The last lines: the summary (and where the log went).
+    pub fn summary(&mut self, r: &Report, log: Option<&Path>) {
+        let s = &r.status;
+        let stepped = r.frames_stepped.max(1);
+        let end = r.end.as_ref().map_or("-".to_string(), end_word);
+        let line = format!(
+            "done seat={} frame={} sent_bytes={} received_bytes={} seconds={} first_frame_ms={} loop_us_per_frame={} peer_us_per_frame={} desyncs={} healed={} checked={} stalls={} rejoin_bytes={} rejoin_ms={} end={} log={}",
+            s.seat.map_or("spectator".into(), |x| x.to_string()),
+            s.frame,
+            r.traffic.sent_bytes,
+            r.traffic.received_bytes,
+            r.seconds,
+            r.first_frame_ms.map_or("-".into(), |m| m.to_string()),
+            r.cost.loop_micros / stepped,
+            r.cost.endpoint_micros / stepped,
+            s.desyncs.max(r.desyncs),
+            s.healed,
+            s.checked,
+            s.stalls,
+            r.rejoin.map_or("-".into(), |x| x.0.to_string()),
+            r.rejoin.map_or("-".into(), |x| x.1.to_string()),
+            end,
+            log.map_or("-".into(), |p| p.display().to_string()),
+        );
+        if self.machine {
+            outln!("{line}");
+        } else {
+            outln!("{}", human_status(s));
+            for why in &r.log_failures {
+                outln!("{why}");
+            }
+            if let Some(p) = log {
+                outln!("replay log written to {}", p.display());
+            }
+        }
+    }
+}
+
+/// One word for how a match ended (the `end=` of a `done` line).
+fn end_word(end: &MatchEnd) -> String {
+    match end {
+        MatchEnd::Finished { .. } => "finished",
+        MatchEnd::Left { .. } => "left",
+        MatchEnd::Stopped(StopReason::LostQuorum { .. }) => "lost_quorum",
+        MatchEnd::Stopped(StopReason::MatchInvalid { .. }) => "invalid",
+        MatchEnd::SetupFailed(_) => "setup_failed",
+        MatchEnd::Aborted(_) => "aborted",
+        MatchEnd::HostVanished => "host_vanished",
+        MatchEnd::RelayLost { .. } => "relay_lost",
+        MatchEnd::Incompatible => "incompatible",
+        MatchEnd::Stuck { .. } => "stuck",
+    }
+    .to_string()
+}
+
+fn host_note(e: &HostEvent) -> Option<String> {
+    Some(match e {
+        HostEvent::SeatOffered { seat, from } => format!("seat {seat} joined from {from}"),
+        HostEvent::SeatFreed { seat } => {
+            format!("seat {seat}'s joiner went silent before the match: the seat is free again")
+        }
+        HostEvent::Seated => "every seat is taken: the match starts".into(),
+        HostEvent::RosterRefused { seat, refusal } => {
+            format!("seat {seat} cannot play the match: {refusal}")
+        }
+        HostEvent::Rejoining { seat, from, .. } => format!("seat {seat} rejoins from {from}"),
+        HostEvent::SpectatorAdmitted { watcher, from, .. } => {
+            format!("spectator {} admitted from {from}", watcher.0)
+        }
+        HostEvent::SpectatorExpired { watcher } => {
+            format!("spectator {} never arrived", watcher.0)
+        }
+        HostEvent::Refused { from, refusal } => format!("refused {from}: {refusal}"),
+    })
+}
+
+fn join_note(e: &JoinEvent) -> Option<String> {
+    Some(match e {
+        JoinEvent::Challenged | JoinEvent::Roster(_) => return None,
+        JoinEvent::Waiting {
+            seat,
+            joined,
+            players,
+        } => format!("seat {seat}: {joined} of {players} seats taken, waiting"),
+        JoinEvent::AskingAgain(r) => format!("the host says {r}: asking again"),
+        JoinEvent::Failed(f) => format!("{f}"),
+    })
+}
+
+fn peer_note(e: &PeerEvent) -> Option<String> {
+    Some(match e {
+        PeerEvent::Stepped { .. }
+        | PeerEvent::RolledBack { .. }
+        | PeerEvent::Connected { .. }
+        | PeerEvent::Started => return None,
+        PeerEvent::NotDeterministic { frame, .. } => format!(
+            "frame {frame} stepped again with the same inputs gave another checksum: the game is not deterministic"
+        ),
+        PeerEvent::Desync {
+            frame,
+            drifted,
+            local_drifted,
+            ..
+        } => format!(
+            "desync at frame {frame}: {} drifted{}",
+            seats(drifted.iter().map(|p| p.0)),
+            if *local_drifted { " (this seat)" } else { "" }
+        ),
+        PeerEvent::Healed {
+            frame, state_bytes, ..
+        } => format!("loaded the state after frame {frame} ({state_bytes} bytes)"),
+        PeerEvent::ResyncFailed { reason } => format!("resync failed: {reason:?}"),
+        PeerEvent::Left { peer, reason } => format!("seat {} left ({reason:?})", peer.0),
+        PeerEvent::SeatDropped { seat, last_frame } => format!(
+            "seat {} dropped after frame {}",
+            seat.0,
+            last_frame.map_or("-".into(), |f| f.to_string())
+        ),
+        PeerEvent::SeatReturned { seat, frame } => {
+            format!("seat {} returns at frame {frame}", seat.0)
+        }
+        PeerEvent::Incompatible { peer } => {
+            format!("seat {} plays another game or version", peer.0)
+        }
+        PeerEvent::RecordingStopped { frame, reason } => {
+            format!("the replay log stopped at frame {frame}: {reason}")
+        }
+        PeerEvent::WatcherJoined { watcher } => format!("spectator {} joined", watcher.0),
+        PeerEvent::WatcherLeft { watcher, reason } => {
+            format!("spectator {} left ({reason:?})", watcher.0)
+        }
+        PeerEvent::WatcherIncompatible { watcher } => {
+            format!("spectator {} plays another game", watcher.0)
+        }
+        PeerEvent::SwitchedToSnapshots { authority, reason } => {
+            format!("showing seat {}'s snapshots ({reason:?})", authority.0)
+        }
+        PeerEvent::BackToLockstep { frame } => {
+            format!("back in lockstep (clean through frame {frame})")
+        }
+        PeerEvent::Stopped(reason) => format!("stopped: {}", MatchEnd::Stopped(reason.clone())),
+    })
+}
+
+fn seats(list: impl Iterator<Item = u8>) -> String {
+    let v: Vec<String> = list.map(|s| format!("seat {s}")).collect();
+    if v.is_empty() {
+        "no seat".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn spectator_note(e: &SpectatorEvent) -> Option<String> {
+    Some(match e {
+        SpectatorEvent::Stepped { .. } => return None,
+        SpectatorEvent::Connected => "connected to the host".into(),
+        SpectatorEvent::Loaded { frame, state_bytes } => {
+            format!("loaded the state after frame {frame} ({state_bytes} bytes)")
+        }
+        SpectatorEvent::Desync { frame } => {
+            format!("desync at frame {frame}: asking for the state again")
+        }
+        SpectatorEvent::Incompatible => "the host plays another game".into(),
+        SpectatorEvent::RelayLost => "the host went away".into(),
+    })
+}
+
+fn snapshot_note(e: &SnapshotSpectatorEvent) -> Option<String> {
+    Some(match e {
+        SnapshotSpectatorEvent::Snapshot { .. } => return None,
+        SnapshotSpectatorEvent::Connected => "connected to the host (snapshots)".into(),
+        SnapshotSpectatorEvent::Incompatible => "the host plays another game".into(),
+        SnapshotSpectatorEvent::RelayLost => "the host went away".into(),
+    })
+}
+
+/// A status as `status key=value …` (what `lockstep demo` parses).
+pub fn machine_status(s: &LinkStatus) -> String {
+    format!(
+        "status seat={} frame={} rtt_ms={} delay={} loss_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} rolled_back={} checksum={}",
+        s.seat.map_or("spectator".into(), |x| x.to_string()),
+        s.frame,
+        s.rtt_micros.map_or("-".into(), |r| (r / 1000).to_string()),
+        s.delay_frames,
+        s.loss_permille,
+        s.up_bps,
+        s.down_bps,
+        s.stalls,
+        s.desyncs,
+        s.healed,
+        s.checked,
+        s.dropped,
+        s.rolled_back,
+        s.checksum.map_or("-".into(), |c| format!("{:016x}", c.0)),
+    )
+}
+
+fn human_status(s: &LinkStatus) -> String {
+    format!(
+        "{} frame {:>6} | rtt {:>4} ms | delay {:>3} fr | loss {}.{}% | up {:>5} kbit/s | down {:>5} kbit/s | stalls {:>4} | desyncs {} | checksum {}",
+        s.seat.map_or("spectator".into(), |x| format!("seat {x}")),
+        s.frame,
+        s.rtt_micros.map_or("-".into(), |r| (r / 1000).to_string()),
+        s.delay_frames,
+        s.loss_permille / 10,
+        s.loss_permille % 10,
+        s.up_bps / 1000,
+        s.down_bps / 1000,
+        s.stalls,
+        s.desyncs,
+        s.checksum
+            .map_or("-".into(), |c| format!("{:08x}", c.0 >> 32)),
+    )
+}

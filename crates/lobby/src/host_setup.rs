@@ -1,0 +1,698 @@
+//! [`HostSetup`]: the host's side of the match setup, sans-IO. It proves
+//! addresses with cookies, offers seats, binds one key per seat, sends the
+//! roster once every seat is taken, and — while the match runs — takes
+//! dropped seats back from the processes that prove they hold them, and
+//! admits spectators.
+//!
+//! The rules a stranger cannot bend:
+//! - An address the host has not proven gets a [`Message::Challenge`] (or a
+//!   version refusal) and nothing else: one answer per `Join`, each shorter
+//!   than the `Join`, and no state is kept for it.
+//! - A seat is offered only to a proven address, and only while its joiner
+//!   keeps asking: an offer not renewed for
+//!   [`SetupTiming::offer_timeout_micros`] is withdrawn.
+//! - One key per seat: a key that holds a seat cannot take another.
+//! - A dropped seat is given back only to a process that proves it holds
+//!   the key the match bound to it ([`SeatClaim`](crate::message::SeatClaim)),
+//!   and only once the match has dropped it.
+//! - Spectators learn no seat's address. A spectator's admission is pending
+//!   until its first authenticated packet reaches the relay
+//!   ([`HostSetup::spectator_joined`]) and lapses after
+//!   [`SetupTiming::spectator_admit_micros`]; at most
+//!   [`SetupTiming::max_pending_spectators`] are pending at once.
+//!
+//! Invariants: no clock, no socket, no randomness (the cookie secret comes
+//! in); the seats' keys are distinct; the host's seat is 0.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+
+use lockstep_fx::{Canonical, Checksum};
+use lockstep_protocol::seal::{Identity, PublicKey};
+use lockstep_protocol::watch::WatcherId;
+use lockstep_protocol::{Instant, PlayerSet};
+use lockstep_sim::{Game, Match};
+
+use crate::Datagram;
+use crate::cookie::CookieJar;
+use crate::message::{Abort, Join, Message, Refusal, Roster, Want};
+use crate::settings::MatchSettings;
+
+/// The match a host offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    /// The game's id.
+    pub game: String,
+    /// The game's version.
+    pub game_version: u32,
+    /// The game's settings, canonically encoded.
+    pub config: Vec<u8>,
+    /// Players, seed, tick rate.
+    pub setup: Match,
+    /// How the match is played.
+    pub settings: MatchSettings,
+}
+
+impl Offer {
+    /// A match of `G` with `config`.
+    pub fn of<G: Game>(config: &G::Config, setup: Match, settings: MatchSettings) -> Offer {
+        Offer {
+            game: G::ID.to_string(),
+            game_version: G::VERSION,
+            config: config.to_snapshot(),
+            setup,
+            settings,
+        }
+    }
+}
+
+/// How long the setup waits for people, and how many it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetupTiming {
+    /// An offered seat whose joiner has not asked again for this long is
+    /// withdrawn (3 s; a waiting joiner asks twice a second).
+    pub offer_timeout_micros: u64,
+    /// A spectator admitted but not heard on the relay for this long is
+    /// forgotten (3 s).
+    pub spectator_admit_micros: u64,
+    /// Spectators admitted and not yet heard on the relay, at most (16).
+    pub max_pending_spectators: u32,
+    /// Times an abort is sent to each seated joiner (3, 100 ms apart).
+    pub abort_sends: u32,
+}
+
+impl Default for SetupTiming {
+    fn default() -> SetupTiming {
+        SetupTiming {
+            offer_timeout_micros: 3_000_000,
+            spectator_admit_micros: 3_000_000,
+            max_pending_spectators: 16,
+            abort_sends: 3,
+        }
+    }
+}
+
+/// What the host setup tells its endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostEvent {
+    /// A proven address was offered seat `seat`.
+    SeatOffered {
+        /// The seat.
+        seat: u8,
+        /// The joiner's address.
+        from: SocketAddr,
+    },
+    /// An offer was withdrawn: its joiner stopped asking.
+    SeatFreed {
+        /// The seat.
+        seat: u8,
+    },
+    /// Every seat is taken and the rosters went out: the match can start
+    /// ([`HostSetup::addresses`], [`HostSetup::keys`]).
+    Seated,
+    /// A seated joiner cannot play the roster; the match is called off.
+    RosterRefused {
+        /// Its seat.
+        seat: u8,
+        /// Why.
+        refusal: Refusal,
+    },
+    /// A dropped seat's restarted process proved it holds the seat's key:
+    /// the seat is bound to `key` (bind it in the session:
+    /// `Peer::expect_return`) and reached at `from`.
+    Rejoining {
+        /// The seat.
+        seat: u8,
+        /// The process's address.
+        from: SocketAddr,
+        /// Its new public key.
+        key: PublicKey,
+    },
+    /// A spectator was admitted: let the relay take its packets under
+    /// `key` (`Peer::admit_watcher`) and route `from` to `watcher`.
+    SpectatorAdmitted {
+        /// The spectator's id.
+        watcher: WatcherId,
+        /// Its address.
+        from: SocketAddr,
+        /// Its public key.
+        key: PublicKey,
+    },
+    /// An admitted spectator never spoke to the relay in time: forget it
+    /// (revoke its key, stop routing its address).
+    SpectatorExpired {
+        /// The spectator's id.
+        watcher: WatcherId,
+    },
+    /// A proven address was refused for good (refusals that say "ask
+    /// again" are not reported).
+    Refused {
+        /// The address.
+        from: SocketAddr,
+        /// Why.
+        refusal: Refusal,
+    },
+}
+
+/// The host setup's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SetupStats {
+    /// Setup datagrams received.
+    pub received: u64,
+    /// Setup datagrams that did not decode.
+    pub malformed: u64,
+    /// Challenges sent to unproven addresses.
+    pub challenges: u64,
+    /// Requests refused.
+    pub refused: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seat {
+    Host,
+    Empty,
+    Offered {
+        addr: SocketAddr,
+        key: PublicKey,
+        heard: Instant,
+    },
+    Bound {
+        addr: SocketAddr,
+        key: PublicKey,
+    },
+}
+
+impl Seat {
+    fn addr(&self) -> Option<SocketAddr> {
+        match self {
+            Seat::Offered { addr, .. } | Seat::Bound { addr, .. } => Some(*addr),
+            _ => None,
+        }
+    }
+
+    fn key(&self) -> Option<PublicKey> {
+        match self {
+            Seat::Offered { key, .. } | Seat::Bound { key, .. } => Some(*key),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Seating,
+    Running,
+    Ended,
+}
+
+#[derive(Debug, Clone)]
+struct SpectatorSlot {
+    addr: SocketAddr,
+    key: PublicKey,
+    /// Until it is heard on the relay: when the admission lapses.
+    pending_until: Option<Instant>,
+}
+
+/// The host's side of the match setup. See the module documentation.
+#[derive(Debug)]
+pub struct HostSetup {
+    offer: Offer,
+    config_hash: Checksum,
+    identity: Identity,
+    jar: CookieJar,
+    timing: SetupTiming,
+    seats: Vec<Seat>,
+    phase: Phase,
+    dropped: PlayerSet,
+    spectators: BTreeMap<WatcherId, SpectatorSlot>,
+    next_watcher: u32,
+    /// An abort being repeated: the message, the sends left, when next.
+    aborting: Option<(Abort, u32, Instant)>,
+    events: VecDeque<HostEvent>,
+    out: VecDeque<Datagram>,
+    stats: SetupStats,
+}
+
+impl HostSetup {
+    /// A setup offering `offer`, the host playing seat 0 with `identity`,
+    /// proving addresses with cookies made from `cookie_secret` (32 random
+    /// bytes).
+    pub fn new(
+        offer: Offer,
+        identity: Identity,
+        cookie_secret: [u8; 32],
+        timing: SetupTiming,
+    ) -> HostSetup {
+        let mut seats = vec![Seat::Empty; usize::from(offer.setup.players)];
+        seats[0] = Seat::Host;
+        HostSetup {
+            config_hash: Checksum::of(&offer.config),
+            offer,
+            identity,
+            jar: CookieJar::new(cookie_secret),
+            timing,
+            seats,
+            phase: Phase::Seating,
+            dropped: PlayerSet::EMPTY,
+            spectators: BTreeMap::new(),
+            next_watcher: 0,
+            aborting: None,
+            events: VecDeque::new(),
+            out: VecDeque::new(),
+            stats: SetupStats::default(),
+        }
+    }
+
+    /// The match offered.
+    pub fn offer(&self) -> &Offer {
+        &self.offer
+    }
+
+    /// The host's key pair.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &SetupStats {
+        &self.stats
+    }
+
+    /// Whether every seat is taken (the match runs or ran).
+    pub fn is_seated(&self) -> bool {
+        self.phase != Phase::Seating
+    }
+
+    /// Seats taken, the host's included.
+    pub fn joined(&self) -> u8 {
+        self.seats
+            .iter()
+            .filter(|s| !matches!(s, Seat::Empty))
+            .count() as u8
+    }
+
+    /// Every seat's address, the host's `None`.
+    pub fn addresses(&self) -> Vec<Option<SocketAddr>> {
+        self.seats.iter().map(Seat::addr).collect()
+    }
+
+    /// Every seat's public key as now bound (the host's at seat 0).
+    pub fn keys(&self) -> Vec<PublicKey> {
+        self.seats
+            .iter()
+            .map(|s| s.key().unwrap_or_else(|| self.identity.public()))
+            .collect()
+    }
+
+    /// The match dropped `seat` (from the `Peer`'s events): a process
+    /// proving it holds the seat's key may take it back.
+    pub fn seat_dropped(&mut self, seat: u8) {
+        self.dropped.insert(lockstep_protocol::PlayerId(seat));
+    }
+
+    /// `seat` plays again (its return completed in the session).
+    pub fn seat_returned(&mut self, seat: u8) {
+        self.dropped.0 &= !(1u8.checked_shl(u32::from(seat)).unwrap_or(0));
+    }
+
+    /// Spectator `watcher` completed its handshake with the relay: its
+    /// admission no longer lapses.
+    pub fn spectator_joined(&mut self, watcher: WatcherId) {
+        if let Some(s) = self.spectators.get_mut(&watcher) {
+            s.pending_until = None;
+        }
+    }
+
+    /// Spectator `watcher` left the relay.
+    pub fn spectator_left(&mut self, watcher: WatcherId) {
+        self.spectators.remove(&watcher);
+    }
+
+    /// The match is over: every later request is refused.
+    pub fn end(&mut self) {
+        self.phase = Phase::Ended;
+    }
+
+    /// Calls the match off: every seated joiner is told why (a few times,
+    /// in case of loss), and every later request is refused.
+    pub fn abort(&mut self, now: Instant, reason: Abort) {
+        self.phase = Phase::Ended;
+        self.aborting = Some((reason, self.timing.abort_sends.max(1), now));
+    }
+
+    /// Feeds a setup datagram from `from`.
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        self.stats.received += 1;
+        let msg = match Message::decode(bytes) {
+            Ok(m) => m,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        match msg {
+            Message::Join(j) => self.on_join(now, from, j),
+            // Only a seated joiner's refusal of its roster counts.
+            Message::Refused(refusal) if self.phase != Phase::Ended => {
+                let seat = self
+                    .seats
+                    .iter()
+                    .position(|s| matches!(s, Seat::Bound { addr, .. } if *addr == from));
+                if let Some(seat) = seat {
+                    let seat = seat as u8;
+                    self.events.push_back(HostEvent::RosterRefused {
+                        seat,
+                        refusal: refusal.clone(),
+                    });
+                    self.abort(
+                        now,
+                        Abort::JoinerRefused {
+                            seat,
+                            refusal: Box::new(refusal),
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn reply(&mut self, to: SocketAddr, msg: Message) {
+        self.out.push_back(Datagram {
+            to,
+            bytes: msg.encode(),
+        });
+    }
+
+    fn refuse(&mut self, to: SocketAddr, refusal: Refusal) {
+        self.stats.refused += 1;
+        // A joiner told to ask again does, twice a second: one event for
+        // the final answers only.
+        if !refusal.is_retryable() {
+            self.events.push_back(HostEvent::Refused {
+                from: to,
+                refusal: refusal.clone(),
+            });
+        }
+        self.reply(to, Message::Refused(refusal));
+    }
+
+    fn on_join(&mut self, now: Instant, from: SocketAddr, j: Join) {
+        let wire = lockstep_protocol::packet::VERSION;
+        if j.protocol != wire {
+            // Smaller than the Join it answers, like a challenge.
+            self.stats.refused += 1;
+            self.reply(
+                from,
+                Message::Refused(Refusal::Version {
+                    ours: wire,
+                    theirs: j.protocol,
+                }),
+            );
+            return;
+        }
+        let proven = j
+            .cookie
+            .is_some_and(|c| self.jar.check(now, from, &j.key, &c));
+        if !proven {
+            self.stats.challenges += 1;
+            let cookie = self.jar.issue(now, from, &j.key);
+            let host_key = self.identity.public();
+            self.reply(from, Message::Challenge { cookie, host_key });
+            return;
+        }
+        match (self.phase, j.want) {
+            (Phase::Ended, _) => self.refuse(from, Refusal::Ended),
+            (Phase::Seating, Want::Seat) => self.seat_join(now, from, j.key),
+            (Phase::Seating, _) => self.refuse(from, Refusal::NotStarted),
+            (Phase::Running, Want::Seat) => {
+                let seat = self.seats.iter().position(
+                    |s| matches!(s, Seat::Bound { addr, key } if *addr == from && *key == j.key),
+                );
+                match seat {
+                    // Its roster was lost: again.
+                    Some(seat) => self.send_roster(from, Some(seat as u8), false),
+                    None => self.refuse(from, Refusal::Started),
+                }
+            }
+            (Phase::Running, Want::Rejoin) => self.rejoin(from, &j),
+            (Phase::Running, Want::Spectate) => self.spectate(now, from, j.key),
+        }
+    }
+
+    fn seat_join(&mut self, now: Instant, from: SocketAddr, key: PublicKey) {
+        let own = self.seats.iter().position(|s| s.addr() == Some(from));
+        let key_elsewhere = key == self.identity.public()
+            || self
+                .seats
+                .iter()
+                .enumerate()
+                .any(|(i, s)| Some(i) != own && s.key() == Some(key));
+        if key_elsewhere {
+            self.refuse(from, Refusal::KeyInUse);
+            return;
+        }
+        let seat = match own {
+            // A joiner asking again keeps its seat (a new process at the
+            // same address takes it over with its own key).
+            Some(seat) => seat,
+            None => match self.seats.iter().position(|s| *s == Seat::Empty) {
+                Some(seat) => {
+                    self.events.push_back(HostEvent::SeatOffered {
+                        seat: seat as u8,
+                        from,
+                    });
+                    seat
+                }
+                None => {
+                    self.refuse(from, Refusal::Full);
+                    return;
+                }
+            },
+        };
+        self.seats[seat] = Seat::Offered {
+            addr: from,
+            key,
+            heard: now,
+        };
+        if self.seats.iter().all(|s| *s != Seat::Empty) {
+            self.start();
+        } else {
+            let joined = self.joined();
+            self.reply(
+                from,
+                Message::Waiting {
+                    seat: seat as u8,
+                    joined,
+                    players: self.offer.setup.players,
+                },
+            );
+        }
+    }
+
+    /// Every seat is taken: bind them and send every joiner its roster.
+    fn start(&mut self) {
+        self.phase = Phase::Running;
+        for s in &mut self.seats {
+            if let Seat::Offered { addr, key, .. } = *s {
+                *s = Seat::Bound { addr, key };
+            }
+        }
+        for seat in 1..self.seats.len() {
+            if let Some(addr) = self.seats[seat].addr() {
+                self.send_roster(addr, Some(seat as u8), false);
+            }
+        }
+        self.events.push_back(HostEvent::Seated);
+    }
+
+    fn roster(&self, seat: Option<u8>, rejoin: bool) -> Roster {
+        let spectator = seat.is_none();
+        Roster {
+            game: self.offer.game.clone(),
+            game_version: self.offer.game_version,
+            config: self.offer.config.clone(),
+            config_hash: self.config_hash,
+            setup: self.offer.setup,
+            seat,
+            rejoin,
+            addresses: if spectator {
+                Vec::new()
+            } else {
+                self.addresses()
+            },
+            keys: if spectator {
+                vec![self.identity.public()]
+            } else {
+                self.keys()
+            },
+            settings: self.offer.settings.clone(),
+        }
+    }
+
+    fn send_roster(&mut self, to: SocketAddr, seat: Option<u8>, rejoin: bool) {
+        let roster = self.roster(seat, rejoin);
+        self.reply(to, Message::Roster(Box::new(roster)));
+    }
+
+    fn rejoin(&mut self, from: SocketAddr, j: &Join) {
+        let (Some(claim), Some(cookie)) = (j.claim, j.cookie) else {
+            self.refuse(from, Refusal::NoSuchSeat);
+            return;
+        };
+        let seat = self
+            .seats
+            .iter()
+            .position(|s| matches!(s, Seat::Bound { key, .. } if *key == claim.seat_key));
+        let Some(seat) = seat else {
+            // Asked again after the rebinding below: the same process.
+            let again = self.seats.iter().position(
+                |s| matches!(s, Seat::Bound { addr, key } if *addr == from && *key == j.key),
+            );
+            match again {
+                Some(seat) => self.send_roster(from, Some(seat as u8), true),
+                None => self.refuse(from, Refusal::NoSuchSeat),
+            }
+            return;
+        };
+        if !claim.verify(&self.identity, &j.key, &cookie) {
+            self.refuse(from, Refusal::BadProof);
+            return;
+        }
+        let id = lockstep_protocol::PlayerId(seat as u8);
+        if !self.dropped.contains(id) {
+            self.refuse(from, Refusal::NotDropped { seat: seat as u8 });
+            return;
+        }
+        let key_elsewhere = j.key == self.identity.public()
+            || self
+                .seats
+                .iter()
+                .enumerate()
+                .any(|(i, s)| i != seat && s.key() == Some(j.key));
+        if key_elsewhere {
+            self.refuse(from, Refusal::KeyInUse);
+            return;
+        }
+        self.seats[seat] = Seat::Bound {
+            addr: from,
+            key: j.key,
+        };
+        self.events.push_back(HostEvent::Rejoining {
+            seat: seat as u8,
+            from,
+            key: j.key,
+        });
+        self.send_roster(from, Some(seat as u8), true);
+    }
+
+    fn spectate(&mut self, now: Instant, from: SocketAddr, key: PublicKey) {
+        let known = self
+            .spectators
+            .iter()
+            .find(|(_, s)| s.addr == from)
+            .map(|(w, s)| (*w, s.key == key));
+        match known {
+            Some((_, true)) => {
+                self.send_roster(from, None, false);
+                return;
+            }
+            Some((old, false)) => {
+                // A new process at the same address: the old one is gone.
+                self.spectators.remove(&old);
+                self.events
+                    .push_back(HostEvent::SpectatorExpired { watcher: old });
+            }
+            None => {}
+        }
+        let pending = self
+            .spectators
+            .values()
+            .filter(|s| s.pending_until.is_some())
+            .count() as u32;
+        if pending >= self.timing.max_pending_spectators {
+            self.refuse(from, Refusal::SpectatorsFull);
+            return;
+        }
+        let watcher = WatcherId(self.next_watcher);
+        self.next_watcher = self.next_watcher.wrapping_add(1);
+        self.spectators.insert(
+            watcher,
+            SpectatorSlot {
+                addr: from,
+                key,
+                pending_until: Some(now.plus(self.timing.spectator_admit_micros)),
+            },
+        );
+        self.events
+            .push_back(HostEvent::SpectatorAdmitted { watcher, from, key });
+        self.send_roster(from, None, false);
+    }
+
+    /// Withdraws lapsed offers and admissions, repeats an abort.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.phase == Phase::Seating {
+            for seat in 1..self.seats.len() {
+                if let Seat::Offered { heard, .. } = self.seats[seat] {
+                    if now.since(heard) >= self.timing.offer_timeout_micros {
+                        self.seats[seat] = Seat::Empty;
+                        self.events
+                            .push_back(HostEvent::SeatFreed { seat: seat as u8 });
+                    }
+                }
+            }
+        }
+        let lapsed: Vec<WatcherId> = self
+            .spectators
+            .iter()
+            .filter(|(_, s)| s.pending_until.is_some_and(|t| now >= t))
+            .map(|(w, _)| *w)
+            .collect();
+        for watcher in lapsed {
+            self.spectators.remove(&watcher);
+            self.events
+                .push_back(HostEvent::SpectatorExpired { watcher });
+        }
+        if let Some((reason, left, at)) = self.aborting.take() {
+            if now >= at {
+                let to: Vec<SocketAddr> = self.seats.iter().filter_map(Seat::addr).collect();
+                for addr in to {
+                    self.reply(addr, Message::Abort(reason.clone()));
+                }
+                if left > 1 {
+                    self.aborting = Some((reason, left - 1, now.plus(100_000)));
+                }
+            } else {
+                self.aborting = Some((reason, left, at));
+            }
+        }
+    }
+
+    /// Whether an abort is still being sent.
+    pub fn is_aborting(&self) -> bool {
+        self.aborting.is_some()
+    }
+
+    /// When [`HostSetup::handle_timeout`] is next due, if ever.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let offers = self.seats.iter().filter_map(|s| match s {
+            Seat::Offered { heard, .. } if self.phase == Phase::Seating => {
+                Some(heard.plus(self.timing.offer_timeout_micros))
+            }
+            _ => None,
+        });
+        let admissions = self.spectators.values().filter_map(|s| s.pending_until);
+        let abort = self.aborting.as_ref().map(|(_, _, at)| *at);
+        offers.chain(admissions).chain(abort).min()
+    }
+
+    /// The next datagram to send.
+    pub fn poll_transmit(&mut self) -> Option<Datagram> {
+        self.out.pop_front()
+    }
+
+    /// The next thing that happened.
+    pub fn poll_event(&mut self) -> Option<HostEvent> {
+        self.events.pop_front()
+    }
+}

@@ -1,0 +1,388 @@
+//! [`JoinSetup`]: a joiner's side of the match setup, sans-IO. It asks the
+//! host for a seat, a dropped seat back, or a place to watch; answers the
+//! host's challenge with the cookie; keeps an offered seat by asking again
+//! while it waits; checks the roster binds its own key to its seat; and
+//! gives up, with a typed reason, when the host does not answer, refuses,
+//! or calls the match off.
+//!
+//! Invariants: it talks to the host's address only and ignores every other
+//! sender; every wait is bounded ([`JoinTiming`]); after the roster it
+//! still hears the host's abort, and stays quiet otherwise.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use lockstep_protocol::Instant;
+use lockstep_protocol::seal::{Identity, PublicKey};
+
+use crate::Datagram;
+use crate::message::{
+    Abort, Cookie, Join, Message, Refusal, Roster, RosterProblem, SeatClaim, Want,
+};
+
+/// How long a joiner waits, and how often it asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JoinTiming {
+    /// A request is repeated this often until answered, and while waiting
+    /// for the other seats (250 ms).
+    pub resend_micros: u64,
+    /// The joiner gives up when the host has said nothing for this long
+    /// (5 s).
+    pub answer_timeout_micros: u64,
+    /// Answers that say "ask again" are followed for at most this long
+    /// (30 s): a rejoin waits this long for its seat to be dropped.
+    pub retry_for_micros: u64,
+    /// Times a refusal of the roster is sent to the host (3, 100 ms apart).
+    pub refusal_sends: u32,
+}
+
+impl Default for JoinTiming {
+    fn default() -> JoinTiming {
+        JoinTiming {
+            resend_micros: 250_000,
+            answer_timeout_micros: 5_000_000,
+            retry_for_micros: 30_000_000,
+            refusal_sends: 3,
+        }
+    }
+}
+
+/// Why a joiner gave up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JoinFailure {
+    /// The host said nothing for this long.
+    NoAnswer {
+        /// Microseconds waited.
+        micros: u64,
+    },
+    /// The host refused (for good, or for longer than the joiner waits).
+    Refused(Refusal),
+    /// The host called the match off.
+    Aborted(Abort),
+    /// This joiner cannot play the roster (and told the host).
+    Unplayable(Refusal),
+}
+
+impl core::fmt::Display for JoinFailure {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            JoinFailure::NoAnswer { micros } => write!(
+                f,
+                "the host did not answer within {} s",
+                micros.div_ceil(1_000_000)
+            ),
+            JoinFailure::Refused(r) => write!(f, "the host refused: {r}"),
+            JoinFailure::Aborted(a) => write!(f, "the host called the match off: {a}"),
+            JoinFailure::Unplayable(r) => write!(f, "cannot play the host's match: {r}"),
+        }
+    }
+}
+
+/// What the joiner's setup tells its endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JoinEvent {
+    /// The host proved our address (its challenge came back).
+    Challenged,
+    /// We hold seat `seat`; `joined` of `players` seats are taken.
+    Waiting {
+        /// Our seat.
+        seat: u8,
+        /// Seats taken.
+        joined: u8,
+        /// Seats in the match.
+        players: u8,
+    },
+    /// The host said "ask again" (the first time for each reason).
+    AskingAgain(Refusal),
+    /// The match: play (or watch) it.
+    Roster(Box<Roster>),
+    /// The setup failed.
+    Failed(JoinFailure),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Asking,
+    Seated,
+    Refusing { sends: u32, next: Instant },
+    Done,
+}
+
+/// A joiner's side of the match setup. See the module documentation.
+#[derive(Debug)]
+pub struct JoinSetup {
+    host: SocketAddr,
+    want: Want,
+    identity: Identity,
+    claim_as: Option<Identity>,
+    timing: JoinTiming,
+    cookie: Option<Cookie>,
+    host_key: Option<PublicKey>,
+    state: State,
+    roster: Option<Box<Roster>>,
+    refusal: Option<Refusal>,
+    last_heard: Instant,
+    next_send: Instant,
+    asking_again: Option<(Refusal, Instant)>,
+    waiting: Option<(u8, u8, u8)>,
+    events: VecDeque<JoinEvent>,
+    out: VecDeque<Datagram>,
+}
+
+impl JoinSetup {
+    /// A request for `want` to the host at `host`, made at `now` by a
+    /// process playing with `identity`. A [`Want::Rejoin`] needs
+    /// [`JoinSetup::claiming`].
+    pub fn new(
+        now: Instant,
+        host: SocketAddr,
+        want: Want,
+        identity: Identity,
+        timing: JoinTiming,
+    ) -> JoinSetup {
+        JoinSetup {
+            host,
+            want,
+            identity,
+            claim_as: None,
+            timing,
+            cookie: None,
+            host_key: None,
+            state: State::Asking,
+            roster: None,
+            refusal: None,
+            last_heard: now,
+            next_send: now,
+            asking_again: None,
+            waiting: None,
+            events: VecDeque::new(),
+            out: VecDeque::new(),
+        }
+    }
+
+    /// A rejoin: claims the seat bound to `seat`'s key (the key pair the
+    /// seat's earlier process played with), proving possession of it.
+    pub fn claiming(mut self, seat: Identity) -> JoinSetup {
+        self.claim_as = Some(seat);
+        self
+    }
+
+    /// The host's address.
+    pub fn host(&self) -> SocketAddr {
+        self.host
+    }
+
+    /// The key pair this process plays with.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// The roster, once received.
+    pub fn roster(&self) -> Option<&Roster> {
+        self.roster.as_deref()
+    }
+
+    /// Whether the setup failed or ended.
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// Tells the host this process will not play the roster, and why; the
+    /// setup then fails with [`JoinFailure::Unplayable`].
+    pub fn refuse(&mut self, now: Instant, refusal: Refusal) {
+        self.refusal = Some(refusal);
+        self.state = State::Refusing {
+            sends: self.timing.refusal_sends.max(1),
+            next: now,
+        };
+        self.handle_timeout(now);
+    }
+
+    fn fail(&mut self, why: JoinFailure) {
+        self.state = State::Done;
+        self.events.push_back(JoinEvent::Failed(why));
+    }
+
+    fn request(&self) -> Option<Message> {
+        let claim = match (&self.claim_as, &self.host_key, &self.cookie) {
+            (Some(seat), Some(host_key), Some(cookie)) => {
+                SeatClaim::make(seat, host_key, &self.identity.public(), cookie).ok()
+            }
+            _ => None,
+        };
+        // A rejoin without its claim would only be refused: wait for the
+        // challenge that brings the cookie and the host's key.
+        if self.want == Want::Rejoin && self.cookie.is_some() && claim.is_none() {
+            return None;
+        }
+        Some(Message::Join(Join {
+            want: self.want,
+            protocol: lockstep_protocol::packet::VERSION,
+            key: self.identity.public(),
+            cookie: self.cookie,
+            claim,
+        }))
+    }
+
+    fn send_request(&mut self, now: Instant) {
+        if let Some(m) = self.request() {
+            self.out.push_back(Datagram {
+                to: self.host,
+                bytes: m.encode(),
+            });
+        }
+        self.next_send = now.plus(self.timing.resend_micros);
+    }
+
+    /// Feeds a setup datagram from `from` (anything but the host is
+    /// ignored).
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        if from != self.host || self.state == State::Done {
+            return;
+        }
+        let Ok(msg) = Message::decode(bytes) else {
+            return;
+        };
+        self.last_heard = now;
+        match msg {
+            Message::Abort(a) => self.fail(JoinFailure::Aborted(a)),
+            _ if self.state != State::Asking => {}
+            Message::Challenge { cookie, host_key } => {
+                let first = self.cookie.is_none();
+                self.cookie = Some(cookie);
+                self.host_key = Some(host_key);
+                if first {
+                    self.events.push_back(JoinEvent::Challenged);
+                }
+                self.send_request(now);
+            }
+            Message::Waiting {
+                seat,
+                joined,
+                players,
+            } => {
+                self.asking_again = None;
+                if self.waiting != Some((seat, joined, players)) {
+                    self.waiting = Some((seat, joined, players));
+                    self.events.push_back(JoinEvent::Waiting {
+                        seat,
+                        joined,
+                        players,
+                    });
+                }
+            }
+            Message::Roster(r) => self.on_roster(now, r),
+            Message::Refused(r) if r.is_retryable() => {
+                let since = match &self.asking_again {
+                    Some((last, since)) if *last == r => *since,
+                    _ => {
+                        self.events.push_back(JoinEvent::AskingAgain(r.clone()));
+                        now
+                    }
+                };
+                if now.since(since) >= self.timing.retry_for_micros {
+                    self.fail(JoinFailure::Refused(r));
+                } else {
+                    self.asking_again = Some((r, since));
+                }
+            }
+            Message::Refused(r) => self.fail(JoinFailure::Refused(r)),
+            Message::Join(_) => {}
+        }
+    }
+
+    fn on_roster(&mut self, now: Instant, r: Box<Roster>) {
+        let keys_fit = match r.seat {
+            Some(s) => {
+                r.keys.len() == usize::from(r.setup.players) && usize::from(s) < r.keys.len()
+            }
+            None => r.keys.len() == 1,
+        };
+        let wanted = match self.want {
+            Want::Spectate => r.seat.is_none(),
+            Want::Seat => r.seat.is_some() && !r.rejoin,
+            Want::Rejoin => r.seat.is_some() && r.rejoin,
+        };
+        if !keys_fit || !wanted {
+            self.refuse(
+                now,
+                Refusal::Roster {
+                    problem: RosterProblem::Malformed,
+                    detail: "the roster does not answer the request".into(),
+                },
+            );
+            return;
+        }
+        // A seat must be bound to our key: another key would mean someone
+        // else speaks for us.
+        if let Some(s) = r.seat {
+            if r.keys[usize::from(s)] != self.identity.public() {
+                self.refuse(
+                    now,
+                    Refusal::Roster {
+                        problem: RosterProblem::WrongKey,
+                        detail: format!("seat {s}"),
+                    },
+                );
+                return;
+            }
+        }
+        self.state = State::Seated;
+        self.roster = Some(r.clone());
+        self.events.push_back(JoinEvent::Roster(r));
+    }
+
+    /// Repeats the request, gives up on silence, repeats a refusal.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self.state.clone() {
+            State::Asking => {
+                if now.since(self.last_heard) >= self.timing.answer_timeout_micros {
+                    self.fail(JoinFailure::NoAnswer {
+                        micros: now.since(self.last_heard),
+                    });
+                } else if now >= self.next_send {
+                    self.send_request(now);
+                }
+            }
+            State::Refusing { sends, next } if now >= next => {
+                if let Some(r) = self.refusal.clone() {
+                    self.out.push_back(Datagram {
+                        to: self.host,
+                        bytes: Message::Refused(r.clone()).encode(),
+                    });
+                    if sends > 1 {
+                        self.state = State::Refusing {
+                            sends: sends - 1,
+                            next: now.plus(100_000),
+                        };
+                    } else {
+                        self.fail(JoinFailure::Unplayable(r));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// When [`JoinSetup::handle_timeout`] is next due, if ever.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match &self.state {
+            State::Asking => Some(
+                self.next_send
+                    .min(self.last_heard.plus(self.timing.answer_timeout_micros)),
+            ),
+            State::Refusing { next, .. } => Some(*next),
+            _ => None,
+        }
+    }
+
+    /// The next datagram to send.
+    pub fn poll_transmit(&mut self) -> Option<Datagram> {
+        self.out.pop_front()
+    }
+
+    /// The next thing that happened.
+    pub fn poll_event(&mut self) -> Option<JoinEvent> {
+        self.events.pop_front()
+    }
+}

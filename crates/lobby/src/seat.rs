@@ -1,0 +1,927 @@
+//! [`SeatEndpoint`]: one seat's process, by socket address — the host's
+//! (its [`HostSetup`] seats the joiners, then keeps answering rejoins and
+//! spectators) or a joiner's (built from its roster). It creates the seat's
+//! [`Peer`] once the match is agreed, routes datagrams between addresses
+//! and parties ([`Router`]), wires the setup's decisions into the peer
+//! (a returning seat's key, a spectator's key) and the peer's into the
+//! setup (a dropped seat may be claimed back), and ends the match — once,
+//! with a typed [`MatchEnd`] — when it is over, stopped or failed.
+//!
+//! A joiner whose seat loses the quorum (it heard too few of the others:
+//! they dropped it) takes the seat back by itself when the app gave it a
+//! spare key pair: its log ends where it stopped, and a new peer rejoins
+//! the match through the host with a claim to the seat.
+//!
+//! Invariants: no clock, no socket, no randomness; every wait is bounded
+//! ([`SeatTiming`]); [`MatchEvent::Ended`] is the last event; the log is
+//! finished (its frames written) before the end is raised.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::net::SocketAddr;
+
+use lockstep_fx::{Canonical, Checksum};
+use lockstep_peer::{Node, Party, Peer, PeerEvent, PeerStats, StopReason};
+use lockstep_protocol::seal::Identity;
+use lockstep_protocol::{Instant, PlayerId, Security};
+use lockstep_sim::{Bot, Game, Match};
+
+use crate::Datagram;
+use crate::endpoint::{Endpoint, Joining};
+use crate::event::{LinkStatus, MatchEnd, MatchEvent};
+use crate::host_setup::{HostEvent, HostSetup};
+use crate::join_setup::{JoinEvent, JoinSetup, JoinTiming};
+use crate::message::{Abort, Refusal, Roster, RosterProblem, Want};
+use crate::router::{Route, Router};
+use crate::settings::MatchSettings;
+
+/// Where a seat's replay log goes: the app's writer, or nowhere (a
+/// process that took a dropped seat back records nothing: a log starts at
+/// frame 0, which it never saw).
+#[derive(Debug)]
+pub enum SeatLog<W> {
+    /// The app's writer.
+    Log(W),
+    /// Nothing is recorded.
+    Discard,
+}
+
+impl<W: Write> Write for SeatLog<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            SeatLog::Log(w) => w.write(buf),
+            SeatLog::Discard => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            SeatLog::Log(w) => w.flush(),
+            SeatLog::Discard => Ok(()),
+        }
+    }
+}
+
+/// Opens the seat's replay log when the match starts.
+pub type LogOpener<W> = Box<dyn FnOnce() -> std::io::Result<W>>;
+/// Makes the bot of a seat (its seat and the match).
+pub type BotMaker<G> = Box<dyn FnMut(u8, &Match) -> Box<dyn Bot<G>>>;
+/// Called on every peer the endpoint creates, before its first frame
+/// (e.g. to enable the snapshot fall-back); an error stops the seat.
+pub type Preparation<G, W> = Box<dyn FnMut(&mut Peer<G, SeatLog<W>>) -> Result<(), String>>;
+
+/// What a seat plays with: the app's side of the match.
+pub struct SeatPlan<G: Game, W: Write> {
+    /// This process's session token (random, never 0).
+    pub token: u32,
+    /// The replay log, opened when the match starts (`None`: record
+    /// nothing).
+    pub log: Option<LogOpener<W>>,
+    /// The seat's bot (until the app sets an input).
+    pub bot: Option<BotMaker<G>>,
+    /// Called on each peer created.
+    pub prepare: Option<Preparation<G, W>>,
+    /// A second key pair, for taking the seat back after it lost the
+    /// quorum (a joiner only; `None`: the seat ends instead).
+    pub spare_identity: Option<Identity>,
+}
+
+impl<G: Game, W: Write> SeatPlan<G, W> {
+    /// A plan with `token`, no log, no bot.
+    pub fn new(token: u32) -> SeatPlan<G, W> {
+        SeatPlan {
+            token,
+            log: None,
+            bot: None,
+            prepare: None,
+            spare_identity: None,
+        }
+    }
+}
+
+/// How long a seat waits for things to happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeatTiming {
+    /// The host calls the match off when not every seat completed its
+    /// handshake this long after the rosters went out (6 s).
+    pub host_start_micros: u64,
+    /// A joiner gives up when its match has not started this long after
+    /// its roster arrived (8 s: longer than the host's, so that the host's
+    /// abort, which says why, comes first).
+    pub join_start_micros: u64,
+    /// A seat keeps playing this long after its last frame, so the others
+    /// hear its last inputs and checksums (1 s).
+    pub linger_micros: u64,
+    /// The match ends as stuck when no frame was stepped for this long
+    /// (60 s).
+    pub stall_micros: u64,
+    /// The joiner's setup timing (a rejoin after a lost quorum uses it).
+    pub join: JoinTiming,
+}
+
+impl Default for SeatTiming {
+    fn default() -> SeatTiming {
+        SeatTiming {
+            host_start_micros: 6_000_000,
+            join_start_micros: 8_000_000,
+            linger_micros: 1_000_000,
+            stall_micros: 60_000_000,
+            join: JoinTiming::default(),
+        }
+    }
+}
+
+enum Role {
+    Host(Box<HostSetup>),
+    Joined(JoinSetup),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The setup runs; no peer yet (or between a lost quorum and the
+    /// rejoin's roster).
+    Setup,
+    /// The peer plays.
+    Playing,
+    /// The last frame was played and compared: lingering until then.
+    Lingering(Instant),
+    /// The host is repeating an abort; the end follows it.
+    Aborting,
+    /// Over.
+    Ended,
+}
+
+/// One seat's process. See the module documentation.
+pub struct SeatEndpoint<G: Game, W: Write> {
+    role: Role,
+    config: G::Config,
+    setup: Match,
+    settings: MatchSettings,
+    plan: SeatPlan<G, W>,
+    identity: Identity,
+    timing: SeatTiming,
+    peer: Option<Peer<G, SeatLog<W>>>,
+    router: Router,
+    input: Option<G::Input>,
+    phase: Phase,
+    started_at: Option<Instant>,
+    progress: (u32, Instant),
+    stopped: Option<StopReason>,
+    abort: Option<Abort>,
+    desyncs: u64,
+    finished_log: Option<W>,
+    log_error: Option<String>,
+    last_stats: PeerStats,
+    last_status: LinkStatus,
+    events: VecDeque<MatchEvent>,
+    out: VecDeque<Datagram>,
+}
+
+impl<G: Game, W: Write> core::fmt::Debug for SeatEndpoint<G, W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SeatEndpoint")
+            .field("phase", &self.phase)
+            .field("peer", &self.peer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<G: Game, W: Write> SeatEndpoint<G, W> {
+    /// The host of a match of `G` with `config` on `setup`, played as
+    /// `settings` say; the host plays seat 0 with `identity` and proves
+    /// joiners' addresses with cookies made from `cookie_secret`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn host(
+        now: Instant,
+        config: G::Config,
+        setup: Match,
+        settings: MatchSettings,
+        identity: Identity,
+        cookie_secret: [u8; 32],
+        plan: SeatPlan<G, W>,
+        timing: SeatTiming,
+    ) -> SeatEndpoint<G, W> {
+        let offer = crate::host_setup::Offer::of::<G>(&config, setup, settings.clone());
+        let host = HostSetup::new(
+            offer,
+            identity.clone(),
+            cookie_secret,
+            crate::host_setup::SetupTiming::default(),
+        );
+        SeatEndpoint {
+            role: Role::Host(Box::new(host)),
+            config,
+            setup,
+            settings,
+            plan,
+            identity,
+            timing,
+            peer: None,
+            router: Router::default(),
+            input: None,
+            phase: Phase::Setup,
+            started_at: None,
+            progress: (0, now),
+            stopped: None,
+            abort: None,
+            desyncs: 0,
+            finished_log: None,
+            log_error: None,
+            last_stats: PeerStats::default(),
+            last_status: LinkStatus {
+                seat: Some(0),
+                ..LinkStatus::default()
+            },
+            events: VecDeque::new(),
+            out: VecDeque::new(),
+        }
+    }
+
+    /// The joiner whose setup `joining` received a roster of `G`: checks
+    /// the roster (game, version, settings and their hash) and starts the
+    /// seat's peer. A roster this process cannot play is refused to the
+    /// host, and `joining` comes back (drive it until it closes, so the
+    /// refusal goes out) with the reason.
+    pub fn from_roster(
+        now: Instant,
+        joining: Joining,
+        plan: SeatPlan<G, W>,
+        timing: SeatTiming,
+    ) -> Result<SeatEndpoint<G, W>, (Box<Joining>, Refusal)> {
+        let mut joining = joining;
+        let Some(roster) = joining.setup.roster().cloned() else {
+            let r = Refusal::Roster {
+                problem: RosterProblem::Malformed,
+                detail: "no roster yet".into(),
+            };
+            return Err((Box::new(joining), r));
+        };
+        let accepted = accept::<G>(&roster).and_then(|c| match roster.seat {
+            Some(seat) => Ok((c, seat)),
+            None => Err(Refusal::Roster {
+                problem: RosterProblem::Malformed,
+                detail: "a spectator's roster".into(),
+            }),
+        });
+        let (config, seat) = match accepted {
+            Ok(x) => x,
+            Err(r) => {
+                joining.setup.refuse(now, r.clone());
+                return Err((Box::new(joining), r));
+            }
+        };
+        let identity = joining.setup.identity().clone();
+        let host = joining.setup.host();
+        let mut me = SeatEndpoint {
+            role: Role::Joined(joining.setup),
+            config,
+            setup: roster.setup,
+            settings: roster.settings.clone(),
+            plan,
+            identity,
+            timing,
+            peer: None,
+            router: Router::default(),
+            input: None,
+            phase: Phase::Setup,
+            started_at: None,
+            progress: (0, now),
+            stopped: None,
+            abort: None,
+            desyncs: 0,
+            finished_log: None,
+            log_error: None,
+            last_stats: PeerStats::default(),
+            last_status: LinkStatus {
+                seat: Some(seat),
+                ..LinkStatus::default()
+            },
+            events: VecDeque::new(),
+            out: VecDeque::new(),
+        };
+        let addresses = Self::roster_addresses(&roster, host);
+        if let Err(detail) = me.start_peer(now, seat, roster.rejoin, &roster.keys, addresses) {
+            let r = Refusal::Roster {
+                problem: RosterProblem::Settings,
+                detail,
+            };
+            let Role::Joined(setup) = me.role else {
+                unreachable!("a joiner's role");
+            };
+            let mut joining = Joining::new(setup);
+            joining.setup.refuse(now, r.clone());
+            return Err((Box::new(joining), r));
+        }
+        Ok(me)
+    }
+}
+
+impl<G: Game, W: Write> SeatEndpoint<G, W> {
+    /// The seat's peer, once the match is agreed (its game, its session).
+    pub fn peer(&self) -> Option<&Peer<G, SeatLog<W>>> {
+        self.peer.as_ref()
+    }
+
+    /// The seat's peer, to set its input or read its game mutably.
+    pub fn peer_mut(&mut self) -> Option<&mut Peer<G, SeatLog<W>>> {
+        self.peer.as_mut()
+    }
+
+    /// The host's setup (`None` on a joiner).
+    pub fn host_setup(&self) -> Option<&HostSetup> {
+        match &self.role {
+            Role::Host(h) => Some(h),
+            Role::Joined(_) => None,
+        }
+    }
+
+    /// The match: players, seed, tick rate.
+    pub fn setup(&self) -> &Match {
+        &self.setup
+    }
+
+    /// How the match is played.
+    pub fn settings(&self) -> &MatchSettings {
+        &self.settings
+    }
+
+    /// The key pair this process plays the seat with now (a seat taken
+    /// back after a lost quorum plays under a new one).
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// The game's settings.
+    pub fn config(&self) -> &G::Config {
+        &self.config
+    }
+
+    /// Sets the input the local player holds now (sampled once per frame;
+    /// retires the bot), for this peer and any later one.
+    pub fn set_input(&mut self, input: G::Input) {
+        if let Some(p) = &mut self.peer {
+            p.set_input(input.clone());
+        }
+        self.input = Some(input);
+    }
+
+    /// Leaves the match now (the player closed the window): the seat says
+    /// goodbye and the match ends for this process with [`MatchEnd::Left`].
+    pub fn leave(&mut self, now: Instant) {
+        let frame = self.peer.as_ref().map_or(0, |p| p.frame());
+        self.end(now, MatchEnd::Left { frame });
+    }
+
+    /// The peer's counters (the last peer's, once it retired).
+    pub fn peer_stats(&self) -> PeerStats {
+        match &self.peer {
+            Some(p) => p.stats().clone(),
+            None => self.last_stats.clone(),
+        }
+    }
+
+    /// The replay log, once the match ended (finished: every settled frame
+    /// written, and its end); `None` if none was kept.
+    pub fn take_log(&mut self) -> Option<W> {
+        self.finished_log.take()
+    }
+
+    /// Why the replay log stopped following the match, if it did.
+    pub fn log_error(&self) -> Option<&str> {
+        self.log_error.as_deref()
+    }
+
+    fn start_peer(
+        &mut self,
+        now: Instant,
+        seat: u8,
+        rejoin: bool,
+        keys: &[lockstep_protocol::seal::PublicKey],
+        mut addresses: Vec<Option<SocketAddr>>,
+    ) -> Result<(), String> {
+        let security = if self.settings.sealed {
+            Security::Sealed {
+                identity: self.identity.clone(),
+                seats: keys.to_vec(),
+            }
+        } else {
+            Security::Plain
+        };
+        let settings = self.settings.for_seat(
+            &self.setup,
+            PlayerId(seat),
+            self.plan.token,
+            security,
+            rejoin,
+        );
+        let log = match (rejoin, self.plan.log.take()) {
+            (false, Some(open)) => {
+                SeatLog::Log(open().map_err(|e| format!("cannot open the replay log: {e}"))?)
+            }
+            _ => SeatLog::Discard,
+        };
+        let mut peer =
+            Peer::new(&self.config, self.setup, settings, log).map_err(|e| e.to_string())?;
+        if let Some(make) = &mut self.plan.bot {
+            peer.set_bot(make(seat, &self.setup));
+        }
+        if let Some(input) = &self.input {
+            peer.set_input(input.clone());
+        }
+        if let Some(prepare) = &mut self.plan.prepare {
+            prepare(&mut peer)?;
+        }
+        if let Some(own) = addresses.get_mut(usize::from(seat)) {
+            *own = None;
+        }
+        self.router = Router::seats(addresses);
+        self.progress = (peer.frame(), now);
+        self.peer = Some(peer);
+        self.phase = Phase::Playing;
+        self.started_at = Some(now);
+        Ok(())
+    }
+
+    /// A joiner's roster as the table of addresses: the host's entry is
+    /// the address it was joined at.
+    fn roster_addresses(roster: &Roster, host: SocketAddr) -> Vec<Option<SocketAddr>> {
+        let mut addresses = roster.addresses.clone();
+        if let Some(first) = addresses.first_mut() {
+            *first = Some(host);
+        }
+        addresses
+    }
+
+    fn pump(&mut self, now: Instant) {
+        loop {
+            let event = match &mut self.role {
+                Role::Host(h) => h.poll_event().map(Ok),
+                Role::Joined(j) => j.poll_event().map(Err),
+            };
+            match event {
+                Some(Ok(e)) => self.on_host_event(now, e),
+                Some(Err(e)) => self.on_join_event(now, e),
+                None => break,
+            }
+        }
+        loop {
+            let d = match &mut self.role {
+                Role::Host(h) => h.poll_transmit(),
+                Role::Joined(j) => j.poll_transmit(),
+            };
+            match d {
+                Some(d) => self.out.push_back(d),
+                None => break,
+            }
+        }
+        while let Some(e) = self.peer.as_mut().and_then(|p| p.poll_event()) {
+            self.on_peer_event(now, e);
+        }
+        self.check(now);
+    }
+
+    fn on_host_event(&mut self, now: Instant, e: HostEvent) {
+        let sealed = self.settings.sealed;
+        match &e {
+            HostEvent::Seated => {
+                let (keys, addresses) = match &self.role {
+                    Role::Host(h) => (h.keys(), h.addresses()),
+                    Role::Joined(_) => return,
+                };
+                self.events.push_back(MatchEvent::Host(e));
+                if let Err(detail) = self.start_peer(now, 0, false, &keys, addresses) {
+                    self.log_error = Some(detail.clone());
+                    self.call_off(now, Abort::HostFailed { detail });
+                }
+                return;
+            }
+            HostEvent::Rejoining { seat, from, key } => {
+                if let Some(p) = &mut self.peer {
+                    if sealed {
+                        let _ = p.expect_return(PlayerId(*seat), *key);
+                    }
+                }
+                self.router.move_seat(PlayerId(*seat), *from);
+            }
+            HostEvent::SpectatorAdmitted { watcher, from, key } => {
+                if let Some(p) = &mut self.peer {
+                    if p.admit_watcher(*watcher, *key).is_ok() {
+                        self.router.add_spectator(*watcher, *from);
+                    }
+                }
+            }
+            HostEvent::SpectatorExpired { watcher } => {
+                if let Some(p) = &mut self.peer {
+                    p.revoke_watcher(*watcher);
+                }
+                self.router.remove_spectator(*watcher);
+            }
+            HostEvent::RosterRefused { seat, refusal } => {
+                self.abort = Some(Abort::JoinerRefused {
+                    seat: *seat,
+                    refusal: Box::new(refusal.clone()),
+                });
+                self.phase = Phase::Aborting;
+            }
+            _ => {}
+        }
+        self.events.push_back(MatchEvent::Host(e));
+    }
+
+    fn on_join_event(&mut self, now: Instant, e: JoinEvent) {
+        let rejoining = self.stopped.is_some();
+        match &e {
+            JoinEvent::Roster(r) if self.peer.is_none() && self.phase == Phase::Setup => {
+                // The roster of a rejoin after a lost quorum.
+                let host = match &self.role {
+                    Role::Joined(j) => j.host(),
+                    Role::Host(_) => return,
+                };
+                let addresses = Self::roster_addresses(r, host);
+                let seat = r.seat.unwrap_or(0);
+                let keys = r.keys.clone();
+                self.events.push_back(MatchEvent::Join(e));
+                if self.start_peer(now, seat, true, &keys, addresses).is_err() {
+                    let why = self.stopped.clone();
+                    self.end_stopped_or(now, why, MatchEnd::HostVanished);
+                }
+                return;
+            }
+            JoinEvent::Failed(why) => {
+                self.events.push_back(MatchEvent::Join(e.clone()));
+                if rejoining && self.peer.is_none() {
+                    let stopped = self.stopped.clone();
+                    self.end_stopped_or(now, stopped, MatchEnd::SetupFailed(why.clone()));
+                } else {
+                    self.end(now, MatchEnd::SetupFailed(why.clone()));
+                }
+                return;
+            }
+            _ => {}
+        }
+        self.events.push_back(MatchEvent::Join(e));
+    }
+
+    fn on_peer_event(&mut self, now: Instant, e: PeerEvent) {
+        match &e {
+            PeerEvent::Desync { .. } => self.desyncs += 1,
+            PeerEvent::SeatDropped { seat, .. } => {
+                // Its restarted process may greet from a new address.
+                self.router.allow_move(*seat);
+                if let Role::Host(h) = &mut self.role {
+                    h.seat_dropped(seat.0);
+                }
+            }
+            PeerEvent::SeatReturned { seat, .. } => {
+                if let Role::Host(h) = &mut self.role {
+                    h.seat_returned(seat.0);
+                }
+            }
+            PeerEvent::WatcherJoined { watcher } => {
+                if let Role::Host(h) = &mut self.role {
+                    h.spectator_joined(*watcher);
+                }
+            }
+            PeerEvent::WatcherLeft { watcher, .. } | PeerEvent::WatcherIncompatible { watcher } => {
+                if let Role::Host(h) = &mut self.role {
+                    h.spectator_left(*watcher);
+                }
+                self.router.remove_spectator(*watcher);
+            }
+            PeerEvent::RecordingStopped { frame, reason } => {
+                self.log_error = Some(format!("the replay log stopped at frame {frame}: {reason}"));
+            }
+            PeerEvent::Stopped(reason) => {
+                let reason = reason.clone();
+                self.events.push_back(MatchEvent::Peer(e));
+                self.on_stopped(now, reason);
+                return;
+            }
+            _ => {}
+        }
+        self.events.push_back(MatchEvent::Peer(e));
+    }
+
+    fn on_stopped(&mut self, now: Instant, reason: StopReason) {
+        self.stopped = Some(reason.clone());
+        let host = match &self.role {
+            Role::Joined(j) => Some(j.host()),
+            Role::Host(_) => None,
+        };
+        let spare = match (&reason, host) {
+            (StopReason::LostQuorum { .. }, Some(_)) => self.plan.spare_identity.take(),
+            _ => None,
+        };
+        match (spare, host) {
+            (Some(spare), Some(host)) => {
+                // Take the seat back: the old peer's log ends here, a new
+                // peer rejoins under a fresh key pair, claiming the seat
+                // with the old one.
+                self.retire_peer(now);
+                let old = std::mem::replace(&mut self.identity, spare);
+                let setup = JoinSetup::new(
+                    now,
+                    host,
+                    Want::Rejoin,
+                    self.identity.clone(),
+                    self.timing.join,
+                )
+                .claiming(old);
+                self.role = Role::Joined(setup);
+                self.phase = Phase::Setup;
+                self.router = Router::default();
+            }
+            _ => self.end(now, MatchEnd::Stopped(reason)),
+        }
+    }
+
+    fn end_stopped_or(&mut self, now: Instant, stopped: Option<StopReason>, otherwise: MatchEnd) {
+        match stopped {
+            Some(reason) => self.end(now, MatchEnd::Stopped(reason)),
+            None => self.end(now, otherwise),
+        }
+    }
+
+    /// The host calls the match off: its setup tells every seated joiner
+    /// (a few times); the end follows.
+    fn call_off(&mut self, now: Instant, reason: Abort) {
+        if let Role::Host(h) = &mut self.role {
+            h.abort(now, reason.clone());
+            h.handle_timeout(now);
+        }
+        self.retire_peer(now);
+        self.abort = Some(reason);
+        self.phase = Phase::Aborting;
+    }
+
+    /// Says goodbye, hands out the peer's last datagrams, finishes its log.
+    fn retire_peer(&mut self, now: Instant) {
+        let Some(mut p) = self.peer.take() else {
+            return;
+        };
+        self.last_status = self.status_of(&p);
+        self.last_stats = p.stats().clone();
+        p.disconnect(now);
+        while let Some((party, bytes)) = Node::poll_transmit(&mut p, now) {
+            if let Some(to) = self.router.address(party) {
+                self.out.push_back(Datagram { to, bytes });
+            }
+        }
+        match p.finish() {
+            Ok(Some(SeatLog::Log(w))) => {
+                if self.finished_log.is_none() {
+                    self.finished_log = Some(w);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                self.log_error
+                    .get_or_insert_with(|| format!("finishing the replay log: {e}"));
+            }
+        }
+    }
+
+    fn end(&mut self, now: Instant, end: MatchEnd) {
+        if self.phase == Phase::Ended {
+            return;
+        }
+        self.retire_peer(now);
+        if let Role::Host(h) = &mut self.role {
+            h.end();
+        }
+        self.phase = Phase::Ended;
+        self.events.push_back(MatchEvent::Ended(end));
+    }
+
+    /// Phase changes that time or the peer's state bring.
+    fn check(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Playing => {
+                let Some(p) = &self.peer else {
+                    return;
+                };
+                let frame = p.frame();
+                if frame != self.progress.0 {
+                    self.progress = (frame, now);
+                }
+                let session = p.session();
+                if session.is_finished() {
+                    self.phase = Phase::Lingering(now.plus(self.timing.linger_micros));
+                } else if !session.is_running() {
+                    let host = matches!(self.role, Role::Host(_));
+                    let limit = if host {
+                        self.timing.host_start_micros
+                    } else {
+                        self.timing.join_start_micros
+                    };
+                    let since = self.started_at.unwrap_or(now);
+                    if now.since(since) >= limit {
+                        if host {
+                            self.call_off(now, Abort::NotEveryoneArrived);
+                        } else {
+                            let stopped = self.stopped.clone();
+                            self.end_stopped_or(now, stopped, MatchEnd::HostVanished);
+                        }
+                    }
+                } else if now.since(self.progress.1) >= self.timing.stall_micros {
+                    self.end(now, MatchEnd::Stuck { frame });
+                }
+            }
+            Phase::Lingering(until) if now >= until => {
+                self.end(
+                    now,
+                    MatchEnd::Finished {
+                        frames: self.settings.frames,
+                    },
+                );
+            }
+            Phase::Aborting => {
+                let done = match &self.role {
+                    Role::Host(h) => !h.is_aborting(),
+                    Role::Joined(_) => true,
+                };
+                if done {
+                    let reason = self.abort.clone().unwrap_or(Abort::NotEveryoneArrived);
+                    self.end(now, MatchEnd::Aborted(reason));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn status_of(&self, p: &Peer<G, SeatLog<W>>) -> LinkStatus {
+        let s = p.session();
+        let local = s.config().local;
+        LinkStatus {
+            seat: Some(local.0),
+            frame: p.frame(),
+            rtt_micros: (0..s.config().players)
+                .map(PlayerId)
+                .filter(|q| *q != local)
+                .filter_map(|q| s.rtt_micros(q))
+                .max(),
+            delay_frames: s.delay_frames(),
+            rolled_back: s.stats().frames_rolled_back,
+            stalls: s.stats().stall_ticks,
+            desyncs: self.desyncs,
+            healed: p.stats().states_loaded,
+            checked: 0,
+            checksum: p.newest_checksum().map(|(_, c)| c.short()),
+            dropped: s.stats().dropped.total()
+                + p.relay().stats().dropped.total()
+                + self.router.stray(),
+            spectators: p.relay().watchers() as u64,
+            ..LinkStatus::default()
+        }
+    }
+}
+
+impl<G: Game, W: Write> Endpoint for SeatEndpoint<G, W> {
+    fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        if self.phase == Phase::Ended {
+            return;
+        }
+        match self.router.route(from, bytes) {
+            Route::Setup => match &mut self.role {
+                Role::Host(h) => h.handle_datagram(now, from, bytes),
+                Role::Joined(j) => j.handle_datagram(now, from, bytes),
+            },
+            Route::Party(party) => match &mut self.peer {
+                Some(p) => {
+                    Node::handle_datagram(p, now, party, bytes);
+                }
+                None => self.router.count_stray(),
+            },
+            Route::Moving(seat) => {
+                if let Some(p) = &mut self.peer {
+                    if Node::handle_datagram(p, now, Party::Seat(seat), bytes) {
+                        self.router.move_seat(seat, from);
+                    }
+                }
+            }
+            Route::Stray => {}
+        }
+        self.pump(now);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.phase == Phase::Ended {
+            return;
+        }
+        match &mut self.role {
+            Role::Host(h) => {
+                if h.poll_timeout().is_some_and(|t| t <= now) {
+                    h.handle_timeout(now);
+                }
+            }
+            Role::Joined(j) => {
+                if j.poll_timeout().is_some_and(|t| t <= now) {
+                    j.handle_timeout(now);
+                }
+            }
+        }
+        if let Some(p) = &mut self.peer {
+            if p.poll_timeout().is_some_and(|t| t <= now) {
+                p.handle_timeout(now);
+            }
+        }
+        self.pump(now);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if self.phase == Phase::Ended {
+            return None;
+        }
+        let setup = match &self.role {
+            Role::Host(h) => h.poll_timeout(),
+            Role::Joined(j) => j.poll_timeout(),
+        };
+        let peer = self.peer.as_ref().and_then(|p| p.poll_timeout());
+        let own = match self.phase {
+            Phase::Playing => match &self.peer {
+                Some(p) if !p.session().is_running() => {
+                    let limit = match self.role {
+                        Role::Host(_) => self.timing.host_start_micros,
+                        Role::Joined(_) => self.timing.join_start_micros,
+                    };
+                    self.started_at.map(|t| t.plus(limit))
+                }
+                Some(_) => Some(self.progress.1.plus(self.timing.stall_micros)),
+                None => None,
+            },
+            Phase::Lingering(until) => Some(until),
+            _ => None,
+        };
+        [setup, peer, own].into_iter().flatten().min()
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Datagram> {
+        if let Some(d) = self.out.pop_front() {
+            return Some(d);
+        }
+        let p = self.peer.as_mut()?;
+        while let Some((party, bytes)) = Node::poll_transmit(p, now) {
+            if let Some(to) = self.router.address(party) {
+                return Some(Datagram { to, bytes });
+            }
+        }
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<MatchEvent> {
+        self.events.pop_front()
+    }
+
+    fn status(&self) -> LinkStatus {
+        match &self.peer {
+            Some(p) => self.status_of(p),
+            None => self.last_status.clone(),
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.phase == Phase::Ended && self.out.is_empty()
+    }
+}
+
+/// Checks that this build can play `roster` as `G`, and decodes its
+/// settings.
+pub fn accept<G: Game>(roster: &Roster) -> Result<G::Config, Refusal> {
+    let refuse = |problem, detail: String| Refusal::Roster { problem, detail };
+    if roster.game != G::ID {
+        return Err(refuse(
+            RosterProblem::UnknownGame,
+            format!("the host plays {}, this endpoint {}", roster.game, G::ID),
+        ));
+    }
+    if roster.game_version != G::VERSION {
+        return Err(refuse(
+            RosterProblem::GameVersion,
+            format!(
+                "{} version {} here, the host plays version {}",
+                G::ID,
+                G::VERSION,
+                roster.game_version
+            ),
+        ));
+    }
+    if Checksum::of(&roster.config) != roster.config_hash {
+        return Err(refuse(
+            RosterProblem::Settings,
+            "the settings do not match their hash".into(),
+        ));
+    }
+    let config = <G::Config as Canonical>::from_snapshot(&roster.config).map_err(|e| {
+        refuse(
+            RosterProblem::Settings,
+            format!("the host's {} settings do not decode here: {e}", G::ID),
+        )
+    })?;
+    if Checksum::of(&config.to_snapshot()) != roster.config_hash {
+        return Err(refuse(
+            RosterProblem::Settings,
+            "the settings re-encode to another hash here".into(),
+        ));
+    }
+    Ok(config)
+}
