@@ -103,7 +103,8 @@ pub enum Refusal {
         /// The version it was asked to speak.
         theirs: u8,
     },
-    /// Every seat is taken.
+    /// Every seat is offered (ask again: an offer whose joiner goes silent
+    /// lapses).
     Full,
     /// The match has started: no new seats (rejoin a dropped seat, or watch).
     Started,
@@ -138,7 +139,10 @@ impl Refusal {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Refusal::NotStarted | Refusal::NotDropped { .. } | Refusal::SpectatorsFull
+            Refusal::Full
+                | Refusal::NotStarted
+                | Refusal::NotDropped { .. }
+                | Refusal::SpectatorsFull
         )
     }
 }
@@ -149,7 +153,7 @@ impl core::fmt::Display for Refusal {
             Refusal::Version { ours, theirs } => {
                 write!(f, "version {theirs} asked, version {ours} spoken")
             }
-            Refusal::Full => write!(f, "every seat is taken"),
+            Refusal::Full => write!(f, "every seat is offered"),
             Refusal::Started => write!(f, "the match has started (rejoin a dropped seat or watch)"),
             Refusal::NotStarted => write!(f, "the match has not started yet"),
             Refusal::Ended => write!(f, "the match is over"),

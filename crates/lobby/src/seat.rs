@@ -133,7 +133,7 @@ impl Default for SeatTiming {
 
 enum Role {
     Host(Box<HostSetup>),
-    Joined(JoinSetup),
+    Joined(Box<JoinSetup>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,7 +273,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         let identity = joining.setup.identity().clone();
         let host = joining.setup.host();
         let mut me = SeatEndpoint {
-            role: Role::Joined(joining.setup),
+            role: Role::Joined(Box::new(joining.setup)),
             config,
             setup: roster.setup,
             settings: roster.settings.clone(),
@@ -308,7 +308,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             let Role::Joined(setup) = me.role else {
                 unreachable!("a joiner's role");
             };
-            let mut joining = Joining::new(setup);
+            let mut joining = Joining::new(*setup);
             joining.setup.refuse(now, r.clone());
             return Err((Box::new(joining), r));
         }
@@ -627,7 +627,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     self.timing.join,
                 )
                 .claiming(old);
-                self.role = Role::Joined(setup);
+                self.role = Role::Joined(Box::new(setup));
                 self.phase = Phase::Setup;
                 self.router = Router::default();
             }

@@ -8,6 +8,9 @@
 //!   of a shipped game over that network, with faults injected on cue (a
 //!   flipped bit, a peer that keeps drifting, a vanished peer), and reports
 //!   every peer's checksum stream, events, counters and replay log;
+//! - [`processes`]: whole processes of a match — the lobby included — on
+//!   that network, addressed by socket addresses, with scripted strangers
+//!   (squatters, forgers, silent spectators);
 //! - [`soak`]: seeded varied matches (either game and mode, 2–8 seats,
 //!   networks up to 2 s / 25% loss, corrupted datagrams, clocks apart,
 //!   flipped bits), each played and judged;
@@ -17,6 +20,7 @@
 
 pub mod mesh;
 pub mod netsim;
+pub mod processes;
 pub mod soak;
 pub mod tcp_model;
 pub mod verdict;
