@@ -792,8 +792,7 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
     let rt = runtime()?;
     rt.block_on(async {
         let socket = open_joiner(host, &args.bind, &args.link)?;
-        let identity = entropy::identity().map_err(entropy_error)?;
-        let joining = lockstep_net::join(socket, host, Want::Spectate, identity);
+        let joining = lockstep_net::join(socket, host, Want::Spectate).map_err(entropy_error)?;
         let (socket, endpoint) = joining.into_parts();
         let joining = Runtime::new(
             socket,

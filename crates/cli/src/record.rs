@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use clap::Args;
 use lockstep_games::{Bots, Demo};
-use lockstep_sim::replay::{RecordSettings, Recorder};
+use lockstep_sim::replay::{Note, RecordSettings, Recorder, StopCause};
 use lockstep_sim::settings_file::{self, MatchFile};
 use lockstep_sim::{Game, Match, StateMap};
 
@@ -220,6 +220,13 @@ fn record<G: Demo>(
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if recorded < plan.frames {
+        recorder
+            .note(&Note::Stopped {
+                reason: StopCause::Interrupted,
+            })
+            .map_err(io_err)?;
+    }
     let seconds = start.elapsed().as_secs_f64();
     let (_, out) = recorder.finish().map_err(io_err)?;
     let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;

@@ -2,7 +2,7 @@
 //! (and beside) the session: [`Message`], its wire encoding, and the typed
 //! refusals and aborts.
 //!
-//! The exchange (drawn in `protocol/SPEC.md` §6):
+//! The exchange (drawn in `protocol/SPEC.md` §7):
 //!
 //! ```text
 //! joiner                                        host
@@ -180,6 +180,9 @@ pub enum RosterProblem {
     WrongKey,
     /// The roster is inconsistent (a seat out of range, keys missing).
     Malformed,
+    /// This process cannot start its seat (its replay log cannot be
+    /// written, its game refuses the match).
+    Local,
 }
 
 impl core::fmt::Display for RosterProblem {
@@ -190,6 +193,7 @@ impl core::fmt::Display for RosterProblem {
             RosterProblem::Settings => "settings that do not decode or hash differently",
             RosterProblem::WrongKey => "the roster binds another key to our seat",
             RosterProblem::Malformed => "an inconsistent roster",
+            RosterProblem::Local => "this process cannot start its seat",
         })
     }
 }
@@ -524,6 +528,7 @@ fn write_refusal<S: Sink>(w: &mut StateWriter<S>, r: &Refusal) {
                 RosterProblem::Settings => 2,
                 RosterProblem::WrongKey => 3,
                 RosterProblem::Malformed => 4,
+                RosterProblem::Local => 5,
             });
             write_text(w, detail);
         }
@@ -552,6 +557,7 @@ fn read_refusal(r: &mut StateReader<'_>) -> Result<Refusal, MessageError> {
                 2 => RosterProblem::Settings,
                 3 => RosterProblem::WrongKey,
                 4 => RosterProblem::Malformed,
+                5 => RosterProblem::Local,
                 _ => return Err(bad("unknown roster problem")),
             },
             detail: read_text(r)?,

@@ -302,7 +302,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         let addresses = Self::roster_addresses(&roster, host);
         if let Err(detail) = me.start_peer(now, seat, roster.rejoin, &roster.keys, addresses) {
             let r = Refusal::Roster {
-                problem: RosterProblem::Settings,
+                problem: RosterProblem::Local,
                 detail,
             };
             let Role::Joined(setup) = me.role else {

@@ -141,17 +141,13 @@ async fn join(addr: SocketAddr, bug: bool) -> Result<ExitCode, String> {
     }
     let socket = Socket::open(([0, 0, 0, 0], 0).into(), LinkShape::PERFECT, 2)
         .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
-    let identity = entropy::identity().map_err(|e| e.to_string())?;
-    let mut joining = lockstep_net::join(socket, addr, Want::Seat, identity);
+    let mut joining = lockstep_net::join(socket, addr, Want::Seat).map_err(|e| e.to_string())?;
     // The setup's events, until the roster says which seat this is.
-    loop {
-        match joining.next_event().await {
-            Some(e @ MatchEvent::Join(JoinEvent::Roster(_))) => {
-                print_event(&e);
-                break;
-            }
-            Some(e) => print_event(&e),
-            None => return Ok(ExitCode::FAILURE),
+    match joining.roster(print_event).await {
+        Ok(roster) => print_event(&MatchEvent::Join(JoinEvent::Roster(roster))),
+        Err(end) => {
+            print_event(&MatchEvent::Ended(end));
+            return Ok(ExitCode::FAILURE);
         }
     }
     match joining.play::<Skirmish, std::io::Sink>(plan()?, SeatTiming::default()) {
