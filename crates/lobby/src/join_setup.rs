@@ -338,7 +338,7 @@ impl JoinSetup {
             State::Asking => {
                 if now.since(self.last_heard) >= self.timing.answer_timeout_micros {
                     self.fail(JoinFailure::NoAnswer {
-                        micros: now.since(self.last_heard),
+                        micros: self.timing.answer_timeout_micros,
                     });
                 } else if now >= self.next_send {
                     self.send_request(now);
