@@ -280,6 +280,20 @@ fn play(game: &str, players: u8, mode: &[&str]) -> String {
     let done = h.finish(60);
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     verify(&logs);
+    // Every seat's log holds exactly the match: `diff` finds them equal.
+    for other in &logs[1..] {
+        let out = Command::new(EXE)
+            .arg("diff")
+            .arg(&logs[0])
+            .arg(other)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "diff: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
     done
 }

@@ -127,12 +127,20 @@ pub struct Lan<G: Demo> {
     identities: Vec<Option<Identity>>,
     /// Bytes sent, by (from, to) node.
     traffic: Vec<Vec<u64>>,
+    /// Per node: paused until then (like SIGSTOP: no timers, nothing
+    /// sent), with the datagrams that reached it meanwhile, as its
+    /// socket's buffer holds them.
+    paused: Vec<Option<(Instant, Vec<(SocketAddr, Vec<u8>)>)>>,
     rng: Rng,
     now: Instant,
     timing: SeatTiming,
 }
 
 const MAX_NODES: usize = 64;
+
+/// Datagrams a paused process's socket holds; later ones are lost, as a
+/// full receive buffer drops them.
+pub const SOCKET_BUFFER_DATAGRAMS: usize = 2048;
 
 impl<G: Demo> Lan<G> {
     /// A host (node 0) of a match of `G` with `config` on `setup`, played
@@ -168,6 +176,7 @@ impl<G: Demo> Lan<G> {
             runs: Vec::new(),
             identities: Vec::new(),
             traffic: vec![vec![0; MAX_NODES]; MAX_NODES],
+            paused: Vec::new(),
             rng,
             now: Instant::ZERO,
             timing,
@@ -181,6 +190,7 @@ impl<G: Demo> Lan<G> {
         assert!(self.procs.len() < MAX_NODES, "at most {MAX_NODES} nodes");
         self.procs.push(p);
         self.runs.push(NodeRun::default());
+        self.paused.push(None);
         self.identities.push(identity);
         self.procs.len() - 1
     }
@@ -275,6 +285,16 @@ impl<G: Demo> Lan<G> {
         }
     }
 
+    /// Pauses node `node`'s process for `micros` (as SIGSTOP, then
+    /// SIGCONT): it runs no timer and sends nothing; what reaches it is
+    /// held, up to [`SOCKET_BUFFER_DATAGRAMS`], and handed to it in order
+    /// when it wakes.
+    pub fn pause(&mut self, node: usize, micros: u64) {
+        if let Some(p) = self.paused.get_mut(node) {
+            *p = Some((self.now.plus(micros), Vec::new()));
+        }
+    }
+
     /// The key pair node `node` plays with (a seat).
     pub fn identity_of(&self, node: usize) -> Option<&Identity> {
         self.identities.get(node)?.as_ref()
@@ -315,15 +335,35 @@ impl<G: Demo> Lan<G> {
             }
             while let Some(d) = self.net.pop_due(self.now) {
                 let (to, from) = (d.to.index(), address(d.from.index()));
+                if let Some((_, held)) = self.paused[to].as_mut() {
+                    if held.len() < SOCKET_BUFFER_DATAGRAMS {
+                        held.push((from, d.bytes));
+                    }
+                    continue;
+                }
                 self.deliver(to, from, &d.bytes);
             }
             for i in 0..self.procs.len() {
+                if let Some((wake, _)) = &self.paused[i] {
+                    if self.now < *wake {
+                        continue;
+                    }
+                    if let Some((_, held)) = self.paused[i].take() {
+                        for (from, bytes) in held {
+                            self.deliver(i, from, &bytes);
+                        }
+                    }
+                }
                 self.tick(i);
             }
             let next = self
                 .procs
                 .iter()
-                .filter_map(poll_timeout)
+                .zip(&self.paused)
+                .filter_map(|(p, paused)| match paused {
+                    Some((wake, _)) => Some(*wake),
+                    None => poll_timeout(p),
+                })
                 .chain(self.net.next_delivery())
                 .min()
                 .unwrap_or(until);
