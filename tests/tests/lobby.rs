@@ -244,3 +244,26 @@ fn an_address_that_never_completes_gets_no_more_bytes_than_it_sent() {
         assert!(out <= inn, "{out} out for {inn} in");
     }
 }
+
+#[test]
+fn a_joiner_whose_host_vanishes_before_the_first_frame_gives_up_in_seconds() {
+    let mut lan = lan(2, 12, link());
+    let joiner = lan.join();
+    let seated = |l: &Lan<Cubes>| {
+        l.run_of(0)
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, MatchEvent::Host(HostEvent::Seated)))
+    };
+    assert!(lan.run_until(secs(30), seated));
+    let gone_at = lan.now();
+    lan.kill(0);
+    assert!(lan.run_until(secs(60), |l| ended(l, &[joiner])));
+    let (at, _) = lan.run_of(joiner).events.last().unwrap().clone();
+    assert!(
+        matches!(lan.run_of(joiner).end, Some(MatchEnd::HostVanished)),
+        "{:?}",
+        lan.run_of(joiner).end
+    );
+    assert!(at.since(gone_at) <= 10_000_000, "gave up after {} µs", at.since(gone_at));
+}
