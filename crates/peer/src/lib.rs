@@ -107,6 +107,7 @@ mod diagnose;
 mod event;
 mod fallback;
 mod history;
+mod membership;
 mod peer;
 mod peer_snapshots;
 mod snapshot_server;

@@ -94,6 +94,7 @@
 //! mode), [`input_delay`] (rollback's agreed input delay), [`checksums`]
 //! (desync detection and the authority verdict), [`resync`] (state
 //! transfers), [`seat_drop`] (agreeing on a departed seat's last frame),
+//! [`quorum`] (which side of a split match plays on, which frames are settled),
 //! [`session`] (the state machine), [`watch`] (spectators: the relay a
 //! seat runs for them and the spectator's side) and [`snapshot_parts`]
 //! (snapshot payloads cut into datagrams and put back together, for the
@@ -113,6 +114,7 @@ pub mod packet;
 pub mod player;
 pub mod playout;
 pub mod prediction;
+pub mod quorum;
 pub mod resync;
 pub mod seal;
 pub mod seat_drop;

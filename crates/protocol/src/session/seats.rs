@@ -30,12 +30,17 @@ impl<I: Input> Session<I> {
     }
 
     /// Stops taking anything from `seat` and starts agreeing with the
-    /// remaining peers on its last frame (see [`crate::seat_drop`]).
+    /// remaining peers on its last frame (see [`crate::seat_drop`]) — if
+    /// the seats still heard are a quorum; otherwise this seat stops (see
+    /// `membership.rs`).
     pub(super) fn drop_seat(&mut self, seat: PlayerId) {
-        if seat == self.cfg.local || self.drops.is_dropping(seat) {
+        if seat == self.cfg.local || self.drops.is_dropping(seat) || self.phase != Phase::Running {
             return;
         }
         self.peers[seat.index()].gone = true;
+        if !self.check_quorum() {
+            return;
+        }
         self.book.drop_seat(seat);
         let held = self.playout.through(seat.index());
         self.drops.begin(seat, held);
@@ -45,9 +50,7 @@ impl<I: Input> Session<I> {
 
     pub(super) fn on_seat_drop(&mut self, who: PlayerId, m: SeatDrop<I>) -> Result<(), Refused> {
         let seat = m.seat;
-        if seat == self.cfg.local || seat.0 >= self.cfg.players || seat == who {
-            // Our own seat dropped by others: they have stopped sending to
-            // us, and we will time them out in turn.
+        if seat.0 >= self.cfg.players || seat == who {
             return Err(Refused::Unexpected);
         }
         let p = seat.index();
@@ -84,6 +87,7 @@ impl<I: Input> Session<I> {
                     seat,
                     last_frame: last,
                 });
+                self.seat_settled(seat);
             }
         }
         self.try_release();
@@ -202,6 +206,7 @@ impl<I: Input> Session<I> {
         peer.acked = Some(frame - 1);
         self.book.return_seat(seat);
         self.drops.forget(seat);
+        self.seat_back(seat);
         self.events.push_back(Event::SeatReturned { seat, frame });
         true
     }
