@@ -605,3 +605,57 @@ fn a_restarted_process_takes_back_a_seat_only_once_the_majority_dropped_it() {
     assert!(m.seats[1].s.newest_clean() > Some(back));
     m.assert_settled_frames_agree();
 }
+
+#[test]
+fn two_seats_cut_off_together_both_take_their_seats_back() {
+    // {2, 3} lose the match to {0, 1}; their restarted processes greet the
+    // host once the partition heals. Whichever returns first learns from
+    // the host that the other is absent, and takes it back in turn.
+    let mut m = Mesh::new(4, 20, |_| {});
+    m.run_ms(2_000);
+    m.isolate(&[0, 1], true);
+    m.run_ms(5_000);
+    assert!(m.lost_quorum(2).is_some() && m.lost_quorum(3).is_some());
+    assert_eq!(m.seats[0].s.live(), set(&[0, 1]));
+    for i in [2u8, 3] {
+        let mut c = Config::new(4, PlayerId(i));
+        c.rejoin = true;
+        m.seats[usize::from(i)] = Seat {
+            s: S::new(c, 7_000 + u32::from(i)).unwrap(),
+            app: App::default(),
+            closed: false,
+        };
+    }
+    m.isolate(&[0, 1], false);
+    m.run_ms(4_000);
+    let returned: Vec<_> = m
+        .events
+        .iter()
+        .filter_map(|(_, s, e)| match e {
+            Event::SeatReturned { seat, frame } => Some((*s, *seat, *frame)),
+            _ => None,
+        })
+        .collect();
+    // Each return is seen by the host, the other seat of the majority, the
+    // returning process, and the other returning process once it is back.
+    for seat in [PlayerId(2), PlayerId(3)] {
+        let seen: Vec<usize> = returned
+            .iter()
+            .filter(|r| r.1 == seat)
+            .map(|r| r.0)
+            .collect();
+        assert!(
+            seen.contains(&0) && seen.contains(&1) && seen.contains(&seat.index()),
+            "{returned:?}"
+        );
+    }
+    for i in 0..4 {
+        assert_eq!(m.seats[i].s.live(), set(&[0, 1, 2, 3]), "seat {i}");
+    }
+    let frames: Vec<u32> = (0..4).map(|i| m.frame(i)).collect();
+    m.run_ms(1_000);
+    for i in 0..4 {
+        assert!(m.frame(i) > frames[i] + 50, "seat {i} plays on");
+    }
+    m.assert_settled_frames_agree();
+}

@@ -160,12 +160,23 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             })),
         ),
         (
+            "seat_drop_notice",
+            "a notice: the sender (seat 1) dropped the receiver, seat 0",
+            routed(Message::SeatDrop(SeatDrop {
+                seat: PlayerId(0),
+                heard: PlayerSet::EMPTY,
+                first_frame: 0,
+                inputs: Vec::new(),
+            })),
+        ),
+        (
             "seat_return",
-            "seat 3 returns at frame 900 with its new process's token 0xbeef",
+            "seat 3 returns at frame 900 with its new process's token 0xbeef; seat 2 is absent then",
             routed(Message::SeatReturn(SeatReturn {
                 seat: PlayerId(3),
                 frame: 900,
                 token: 0xbeef,
+                absent: PlayerSet(0b0100),
                 key: None,
             })),
         ),
@@ -176,6 +187,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 seat: PlayerId(3),
                 frame: 900,
                 token: 0xbeef,
+                absent: PlayerSet::EMPTY,
                 key: Some(Identity::from_secret([0x33; 32]).public()),
             })),
         ),

@@ -35,6 +35,8 @@ pub(super) struct Peer {
     /// It said goodbye (confirmed): it plays no more whatever the others
     /// decide, so it no longer counts toward a quorum.
     pub(super) left: bool,
+    /// The frame its seat came back at, when its process returned.
+    pub(super) back_from: Option<u32>,
     pub(super) last_recv: Instant,
     pub(super) next_hello_at: Instant,
     pub(super) hello_reply: bool,
@@ -80,6 +82,7 @@ impl Peer {
             seen: SeqWindow::default(),
             leaving: None,
             left: false,
+            back_from: None,
             last_recv: Instant::ZERO,
             next_hello_at: Instant::ZERO,
             hello_reply: false,
