@@ -194,7 +194,9 @@ pub struct Scenario {
     /// Whether the process of a seat that stopped because it lost the
     /// match's quorum restarts and takes its seat back (as `rejoin_at` does
     /// for a vanished one), once the seat that hosts returns (the lowest
-    /// seat playing) has dropped it.
+    /// seat playing) has dropped it. Seats come back one at a time: a
+    /// process restarts once every process restarted before it is back,
+    /// so the keys it is handed are current.
     pub restart_stopped: bool,
     /// A paused seat's socket receive buffer, in bytes (212 992, Linux's
     /// default), each datagram charged its length plus
@@ -553,6 +555,10 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let mut pause_done = false;
     let mut buffer_overflow = 0;
     let mut cut_until: Option<Instant> = None;
+    // Sealed: restarted processes not yet back, with their public keys,
+    // which the match setup keeps telling the seats that dropped them
+    // (whichever of them hosts the return must know it).
+    let mut returning_keys: Vec<(usize, PublicKey)> = Vec::new();
     let mut partition_done = false;
     let mut warm: Option<Vec<u64>> = None;
     let offset = |seat: usize| scenario.clock_offsets.get(seat).copied().unwrap_or(0);
@@ -662,7 +668,13 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 scenario.restart_stopped
                     && matches!(peers[i].stopped(), Some(StopReason::LostQuorum { .. }))
             };
-            let host = if restart {
+            // One seat comes back at a time: a restarted process is handed
+            // the keys of the seats whose processes are back, so the next
+            // one starts only once it is back itself (or stopped again).
+            let one_at_a_time = (0..usize::from(n)).all(|j| {
+                !runs[j].rejoined || peers[j].session().is_running() || peers[j].stopped().is_some()
+            });
+            let host = if restart && one_at_a_time {
                 return_host(&peers, i, playing)
             } else {
                 None
@@ -677,6 +689,8 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     peers[host]
                         .expect_return(v, fresh.public())
                         .expect("the host dropped the seat");
+                    returning_keys.retain(|(s, _)| *s != i);
+                    returning_keys.push((i, fresh.public()));
                 }
                 let mut settings = PeerSettings::new(&scenario.setup, v, rng.next_u32() | 1);
                 settings.session = Config {
@@ -725,6 +739,22 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 }
             }
         }
+        returning_keys.retain(|&(seat, key)| {
+            if peers[seat].session().is_running() || peers[seat].stopped().is_some() {
+                return false;
+            }
+            let v = PlayerId(seat as u8);
+            for peer in peers
+                .iter_mut()
+                .filter(|p| p.seat() != v && p.stopped().is_none())
+            {
+                if !peer.session().live().contains(v) && peer.session().seat_key(v) != Some(key) {
+                    // Refused only by a seat that has not dropped it.
+                    let _ = peer.expect_return(v, key);
+                }
+            }
+            true
+        });
         if let Some((relay, at)) = scenario.spectate {
             if spectator.is_none() && peers[relay.index()].frame() > at {
                 let watch = WatchConfig::new(n, scenario.session.tick_micros);

@@ -44,6 +44,7 @@ impl<I: Input> Session<I> {
             return;
         }
         self.book.drop_seat(seat);
+        self.authority_dropped(seat);
         let held = self.playout.through(seat.index());
         self.drops.begin(seat, held);
         self.drop_reports_due = true;
@@ -163,12 +164,18 @@ impl<I: Input> Session<I> {
             .unwrap_or(0)
             .max(0) as u64;
         let round_trip = (worst_rtt / tick) as u32 + 1;
-        // No earlier return starts after this one: the seats absent at its
-        // frame are then exactly the seats not live.
-        let frame = self.returns.iter().map(|r| r.frame).fold(
-            self.clock.next_frame() + round_trip + RETURN_MARGIN_FRAMES,
-            u32::max,
-        );
+        // No earlier return starts after this one (announced here, or by
+        // an earlier host): the seats absent at its frame are then exactly
+        // the seats not live.
+        let frame = self
+            .returns
+            .iter()
+            .map(|r| r.frame)
+            .chain(self.peers.iter().filter_map(|p| p.back_from))
+            .fold(
+                self.clock.next_frame() + round_trip + RETURN_MARGIN_FRAMES,
+                u32::max,
+            );
         let mut absent = PlayerSet::first(self.cfg.players).without(self.live);
         absent.remove(seat);
         // In a sealed session the Hello opened under the key the app bound
@@ -231,10 +238,15 @@ impl<I: Input> Session<I> {
         peer.acked = Some(frame - 1);
         peer.back_from = Some(frame);
         self.book.return_seat(seat);
+        self.forget_transfers(seat);
         self.drops.forget(seat);
-        // Its new process had no part in the drops agreed before: it is sent
-        // no report on them and not waited for.
+        // Its new process had no part in the drops agreed before, nor in
+        // the returns announced before (it came back after them): it is
+        // sent no report or announcement of them, and not waited for.
         self.drops.newcomer(seat);
+        for r in &mut self.returns {
+            r.acked.insert(seat);
+        }
         self.seat_back(seat);
         self.events.push_back(Event::SeatReturned { seat, frame });
         true
@@ -275,6 +287,14 @@ impl<I: Input> Session<I> {
         {
             // An echo of our own announcement.
             r.acked.insert(who);
+            return Ok(());
+        }
+        let p = m.seat.index();
+        if !self.peers[p].gone && self.peers[p].token == Some(m.token) {
+            // A return already applied here (announced again, or by an
+            // earlier host to a process that came back after it): echoed.
+            self.echoes.push((who, m));
+            self.drop_reports_due = true;
             return Ok(());
         }
         if who != self.host() {
