@@ -170,7 +170,8 @@ fn a_partition_of_four_into_two_halves_for_10_s_leaves_the_half_with_seat_0() {
     let run = mesh::run::<Rts>(&s, &tiny_rts());
     judge::<Rts>(&run, 600);
     let gone = stopped(&run);
-    let seats: Vec<PlayerId> = gone.iter().map(|(s, _)| *s).collect();
+    let mut seats: Vec<PlayerId> = gone.iter().map(|(s, _)| *s).collect();
+    seats.sort();
     assert_eq!(seats, vec![PlayerId(2), PlayerId(3)]);
     for (_, p) in &gone {
         let (frame, live, heard) = lost(p);

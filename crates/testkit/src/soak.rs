@@ -366,7 +366,7 @@ mod tests {
             if let Some(part) = p.scenario.partition {
                 let all = PlayerSet::first(p.scenario.setup.players);
                 assert!(
-                    !part.side.is_empty() && part.side != all && all.without(part.side).len() > 0
+                    !part.side.is_empty() && part.side != all && !all.without(part.side).is_empty()
                 );
                 assert_eq!(part.side.without(all), PlayerSet::EMPTY);
             }
