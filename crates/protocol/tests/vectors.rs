@@ -407,3 +407,25 @@ fn flag_overhead_of_120_inputs_is_15_bytes() {
     assert_eq!(bits, 56 + 1 + 8 + 16 + 6 + 119 + 1);
     assert!(119u64.div_ceil(8) <= 15);
 }
+
+/// Every strict prefix of every vector is refused with an error (no
+/// packet is a prefix of another), and so is every vector with one more
+/// byte.
+#[test]
+fn every_truncation_or_extension_of_a_vector_is_an_error() {
+    for (name, _, packet) in vectors() {
+        let bytes = packet.encode();
+        for cut in 0..bytes.len() {
+            assert!(
+                Packet::<Buttons>::decode(&bytes[..cut]).is_err(),
+                "{name} cut to {cut} bytes decodes"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(
+            Packet::<Buttons>::decode(&longer).is_err(),
+            "{name} with a byte more decodes"
+        );
+    }
+}

@@ -466,11 +466,22 @@ impl<I: Input> Session<I> {
         if self.peers[sender.index()].gone {
             // A Hello from a dropped seat may be its restarted process
             // asking to rejoin; everything else from a gone peer is dropped.
-            if let Packet::Hello(h) = packet {
-                self.on_rejoin_hello(now, h);
-            } else {
-                self.stats.dropped.from_gone += 1;
-                self.notice_due(sender);
+            match packet {
+                Packet::Hello(h) => self.on_rejoin_hello(now, h),
+                Packet::Routed(r) => {
+                    self.stats.dropped.from_gone += 1;
+                    // A goodbye or a notice needs no answer (two seats that
+                    // dropped each other must not trade notices forever).
+                    let last_word = match &r.message {
+                        crate::packet::Message::Disconnect(_) => true,
+                        crate::packet::Message::SeatDrop(m) => m.seat == self.cfg.local,
+                        _ => false,
+                    };
+                    if !last_word {
+                        self.notice_due(sender);
+                    }
+                }
+                Packet::WatchHello(_) => self.stats.dropped.from_gone += 1,
             }
             return true;
         }
