@@ -38,8 +38,13 @@
 //!      stepping more frames, works too (with the then-newest frame);
 //!    - [`Event::LoadState`] → replace the game state (the re-simulated
 //!      [`Event::Frame`]s, `resimulated: true`, follow);
+//!    - [`Event::LostQuorum`] → this seat's side of a split match is not
+//!      a quorum: the session has closed (it steps and sends nothing more);
+//!      keep only what [`Session::newest_clean`] settled, and take the
+//!      seat back with a new session (`rejoin`) or end;
 //!    - the rest ([`Event::Desync`], [`Event::PeerTimedOut`],
-//!      [`Event::ResyncFailed`], ...) are for the app to show or act on;
+//!      [`Event::ResyncFailed`], [`Event::PlayingAlone`], ...) are for the
+//!      app to show or act on;
 //! 4. drain [`Session::poll_transmit`]`(now)` and send each datagram;
 //! 5. wait until [`Session::poll_timeout`] or the next datagram.
 //!
