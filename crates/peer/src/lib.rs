@@ -11,10 +11,14 @@
 //! It records the match to a replay log as it plays; a frame is logged once
 //! the peers' checksums of it agree, so every peer's log of a match
 //! verifies and holds the same checksums. When a seat vanishes, the others
-//! agree on its last frame and play on ([`PeerEvent::SeatDropped`]); a
-//! restarted process for that seat (`rejoin` in the session settings) takes
-//! it back ([`PeerEvent::SeatReturned`]), loads the host's state and steps
-//! on.
+//! agree on its last frame and play on ([`PeerEvent::SeatDropped`]) if they
+//! are a quorum of the match; a seat left in a minority stops instead
+//! ([`PeerEvent::Stopped`] with [`StopReason::LostQuorum`]), its log ending
+//! at the last frame a quorum settled, and a seat left alone plays on
+//! unchecked only if the match allows it ([`Peer::unchecked_from`]). A
+//! restarted process for a dropped seat (`rejoin` in the session settings)
+//! takes it back ([`PeerEvent::SeatReturned`]), loads the host's state and
+//! steps on.
 //!
 //! When lockstep cannot hold a peer (its resync fails again and again, a
 //! platform that keeps drifting) it falls back to snapshots: with
@@ -94,7 +98,9 @@
 //! # Modules
 //!
 //! `peer.rs` ([`Peer`], its settings and counters), `event.rs`
-//! ([`PeerEvent`]), `history.rs` (unsettled frames and the replay log),
+//! ([`PeerEvent`]), `stop.rs` ([`StopReason`]), `membership.rs` (stopping
+//! on a lost quorum, playing alone), `history.rs` (unsettled frames and the
+//! replay log),
 //! `diagnose.rs` (the live desync report), `spectator.rs`
 //! ([`Spectator`]); the snapshot side: `peer_snapshots.rs` (what
 //! [`Peer::enable_snapshots`] wires), `snapshot_server.rs` (the streams a
@@ -107,6 +113,7 @@ mod diagnose;
 mod event;
 mod fallback;
 mod history;
+mod membership;
 mod node;
 mod peer;
 mod peer_snapshots;

@@ -154,8 +154,8 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) session: Session<G::Input>,
     pub(crate) relay: Relay<G::Input>,
     pub(crate) engine: Engine<G>,
-    history: History<G::Input>,
-    recording: Option<Recording<W, G::Input>>,
+    pub(crate) history: History<G::Input>,
+    pub(crate) recording: Option<Recording<W, G::Input>>,
     bot: Option<Box<dyn Bot<G>>>,
     input: G::Input,
     touched: bool,
@@ -165,7 +165,7 @@ pub struct Peer<G: Game, W: Write> {
     /// Frames before this one were passed to the spectator relay.
     confirmed_before: u32,
     pub(crate) events: VecDeque<PeerEvent>,
-    stats: PeerStats,
+    pub(crate) stats: PeerStats,
     /// The state before frame 0 (the snapshot streams' initial baseline).
     pub(crate) initial_state: Vec<u8>,
     /// Snapshot streams and the fall-back, once enabled.
@@ -416,12 +416,16 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// Ends the match: logs every frame stepped (settled or not), ends the
     /// replay log and gives back its output (`None` if recording stopped).
+    /// A peer that [stopped](Peer::stopped) early logs nothing more: its log
+    /// ends where it stopped.
     pub fn finish(mut self) -> std::io::Result<Option<W>> {
         let Some(mut rec) = self.recording.take() else {
             return Ok(None);
         };
         let confirmed = self.session.confirmed_before();
-        if let Err(e) = self.history.settle_all(confirmed, Some(&mut rec)) {
+        if self.stopped.is_some() {
+            // Nothing after the stop is vouched for.
+        } else if let Err(e) = self.history.settle_all(confirmed, Some(&mut rec)) {
             return Err(std::io::Error::other(e.reason));
         }
         rec.writer.finish().map(Some)
@@ -484,6 +488,11 @@ impl<G: Game, W: Write> Peer<G, W> {
                 Event::SeatReturned { seat, frame } => self
                     .events
                     .push_back(PeerEvent::SeatReturned { seat, frame }),
+                Event::LostQuorum { live, heard, .. } => self.lose_quorum(live, heard),
+                // Shown by `Peer::unchecked_from` while it lasts. Once replay
+                // logs carry notes, the note of the unchecked span is written
+                // here (it ends at the next `SeatReturned`).
+                Event::PlayingAlone { .. } => {}
                 Event::SnapshotPart { from, part } => self.snapshots_on_part(now, from, part),
                 Event::SnapshotAck { from, ack } => {
                     self.snapshots_on_ack(now, Receiver::Seat(from), ack)
@@ -722,6 +731,9 @@ impl<G: Game, W: Write> Peer<G, W> {
     }
 
     fn settle(&mut self) {
+        if self.stopped.is_some() {
+            return;
+        }
         let through = self.session.newest_clean();
         let before = self.history.base_frame();
         let confirmed = self.session.confirmed_before();
@@ -739,7 +751,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
     }
 
-    fn stop_recording(&mut self, e: RecordingError) {
+    pub(crate) fn stop_recording(&mut self, e: RecordingError) {
         if self.recording.take().is_some() {
             self.events.push_back(PeerEvent::RecordingStopped {
                 frame: e.frame,

@@ -160,12 +160,23 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             })),
         ),
         (
+            "seat_drop_notice",
+            "a notice: the sender (seat 1) dropped the receiver, seat 0",
+            routed(Message::SeatDrop(SeatDrop {
+                seat: PlayerId(0),
+                heard: PlayerSet::EMPTY,
+                first_frame: 0,
+                inputs: Vec::new(),
+            })),
+        ),
+        (
             "seat_return",
-            "seat 3 returns at frame 900 with its new process's token 0xbeef",
+            "seat 3 returns at frame 900 with its new process's token 0xbeef; seat 2 is absent then",
             routed(Message::SeatReturn(SeatReturn {
                 seat: PlayerId(3),
                 frame: 900,
                 token: 0xbeef,
+                absent: PlayerSet(0b0100),
                 key: None,
             })),
         ),
@@ -176,6 +187,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 seat: PlayerId(3),
                 frame: 900,
                 token: 0xbeef,
+                absent: PlayerSet::EMPTY,
                 key: Some(Identity::from_secret([0x33; 32]).public()),
             })),
         ),
@@ -394,4 +406,26 @@ fn flag_overhead_of_120_inputs_is_15_bytes() {
     // flag 1.
     assert_eq!(bits, 56 + 1 + 8 + 16 + 6 + 119 + 1);
     assert!(119u64.div_ceil(8) <= 15);
+}
+
+/// Every strict prefix of every vector is refused with an error (no
+/// packet is a prefix of another), and so is every vector with one more
+/// byte.
+#[test]
+fn every_truncation_or_extension_of_a_vector_is_an_error() {
+    for (name, _, packet) in vectors() {
+        let bytes = packet.encode();
+        for cut in 0..bytes.len() {
+            assert!(
+                Packet::<Buttons>::decode(&bytes[..cut]).is_err(),
+                "{name} cut to {cut} bytes decodes"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(
+            Packet::<Buttons>::decode(&longer).is_err(),
+            "{name} with a byte more decodes"
+        );
+    }
 }

@@ -1,9 +1,14 @@
 //! The soak: plays `--matches N` seeded matches (`lockstep_testkit::soak`:
 //! either game, lockstep or rollback, 2–8 seats, networks up to 2 s round
 //! trips and 25% loss with jitter, duplication, reordering and corrupted
-//! datagrams, clocks set apart, a flipped bit in about a third) on
-//! `--threads T` threads, and prints a table: matches, failures by kind,
-//! desyncs reported and healed, frames predicted and rolled back.
+//! datagrams, clocks set apart, a flipped bit in about a third, a seat
+//! paused or the network split in two in half of the others) on
+//! `--threads T` threads,
+//! and prints a table: matches, failures by kind, desyncs reported and
+//! healed, frames predicted and rolled back, and the membership faults —
+//! matches with a pause or a partition, processes that lost the quorum
+//! and stopped, restarted processes that took their seat back, seats that
+//! played alone, seats stranded.
 //!
 //! ```sh
 //! cargo run --release -p lockstep-testkit --example soak -- --matches 10000
@@ -42,6 +47,13 @@ fn args() -> Result<Args, String> {
             "--matches" => a.matches = value("--matches")?,
             "--first" => a.first = value("--first")?,
             "--threads" => a.threads = value("--threads")?.max(1) as usize,
+            "--help" | "-h" => {
+                println!(
+                    "soak [--matches N (1000)] [--first SEED (0)] [--threads T (cores)]: \
+                     plays seeds SEED..SEED+N and prints a table; exits 1 if any failed"
+                );
+                std::process::exit(0);
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -64,6 +76,12 @@ struct Row {
     predicted: u64,
     rolled_back: u64,
     seats: u64,
+    paused: u64,
+    partitioned: u64,
+    lost_quorum: u64,
+    rejoined: u64,
+    alone: u64,
+    stranded: u64,
 }
 
 impl Row {
@@ -77,7 +95,12 @@ impl Row {
         ));
         self.bad_logs += u64::from(matches!(
             o.failure,
-            Some(Failure::NoLog { .. } | Failure::BadLog { .. } | Failure::LogsDiffer { .. })
+            Some(
+                Failure::NoLog { .. }
+                    | Failure::BadLog { .. }
+                    | Failure::LogsDiffer { .. }
+                    | Failure::Unannounced { .. }
+            )
         ));
         self.false_reports += u64::from(o.false_reports);
         self.nondeterministic += o.nondeterministic;
@@ -89,6 +112,12 @@ impl Row {
         self.predicted += o.frames_predicted;
         self.rolled_back += o.frames_rolled_back;
         self.seats += u64::from(o.plan.scenario.setup.players);
+        self.paused += u64::from(o.plan.scenario.pause.is_some());
+        self.partitioned += u64::from(o.plan.scenario.partition.is_some());
+        self.lost_quorum += u64::from(o.lost_quorum);
+        self.rejoined += u64::from(o.rejoined);
+        self.alone += u64::from(o.alone);
+        self.stranded += u64::from(o.stranded);
     }
 }
 
@@ -123,7 +152,7 @@ fn main() {
                     if !o.passed() {
                         let line = format!(
                             "seed {seed}: {} {} seats, {}: {:?}, false reports {}, \
-                             nondeterministic {}, refused {}",
+                             nondeterministic {}, refused {}, stranded {}",
                             soak::game_name(o.plan.game),
                             o.plan.scenario.setup.players,
                             if o.plan.rollback() {
@@ -135,6 +164,7 @@ fn main() {
                             o.false_reports,
                             o.nondeterministic,
                             o.refused_calls,
+                            o.stranded,
                         );
                         eprintln!("{line}");
                         if let Ok(mut f) = failures.lock() {
@@ -157,9 +187,11 @@ fn main() {
     println!(
         "| game | mode | matches | seats | failed | unhealed | bad logs | false desync reports | \
          nondeterministic | flipped | desyncs reported | healed | longest heal s | frames | predicted | \
-         rolled back |"
+         rolled back | paused | partitioned | lost quorum | rejoined | alone | stranded |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     let mut total = Row::default();
     for (g, game) in ["cubes", "rts"].iter().enumerate() {
         for (m, mode) in ["lockstep", "rollback"].iter().enumerate() {
@@ -180,6 +212,12 @@ fn main() {
                 (&mut total.predicted, r.predicted),
                 (&mut total.rolled_back, r.rolled_back),
                 (&mut total.seats, r.seats),
+                (&mut total.paused, r.paused),
+                (&mut total.partitioned, r.partitioned),
+                (&mut total.lost_quorum, r.lost_quorum),
+                (&mut total.rejoined, r.rejoined),
+                (&mut total.alone, r.alone),
+                (&mut total.stranded, r.stranded),
             ] {
                 *t += v;
             }
@@ -203,7 +241,7 @@ fn main() {
 #[allow(clippy::float_arithmetic)]
 fn print_row(game: &str, mode: &str, r: &Row) {
     println!(
-        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
+        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         r.matches,
         r.seats as f64 / r.matches.max(1) as f64,
         r.failed,
@@ -217,6 +255,12 @@ fn print_row(game: &str, mode: &str, r: &Row) {
         r.longest_heal_micros as f64 / 1e6,
         r.frames,
         r.predicted,
-        r.rolled_back
+        r.rolled_back,
+        r.paused,
+        r.partitioned,
+        r.lost_quorum,
+        r.rejoined,
+        r.alone,
+        r.stranded
     );
 }

@@ -6,16 +6,20 @@
 //!   ([`tcp_model`]) to compare against;
 //! - [`mesh`]: plays a whole match of real [`Peer`](lockstep_peer::Peer)s
 //!   of a shipped game over that network, with faults injected on cue (a
-//!   flipped bit, a peer that keeps drifting, a vanished peer), and reports
-//!   every peer's checksum stream, events, counters and replay log;
+//!   flipped bit, a peer that keeps drifting, a vanished peer, a paused
+//!   peer, a partition, a restarted minority seat), and reports every
+//!   process's checksum stream, events, counters, stop reason and replay
+//!   log;
 //! - [`processes`]: whole processes of a match — the lobby included — on
 //!   that network, addressed by socket addresses, with scripted strangers
 //!   (squatters, forgers, silent spectators);
 //! - [`soak`]: seeded varied matches (either game and mode, 2–8 seats,
 //!   networks up to 2 s / 25% loss, corrupted datagrams, clocks apart,
-//!   flipped bits), each played and judged;
-//! - [`verdict`]: what a finished match must show (agreement, and every
-//!   replay log whole, verifying and identical).
+//!   flipped bits, paused seats and partitions), each played and judged;
+//! - [`verdict`]: what a finished match must show (no two processes part
+//!   without saying so: agreement on every frame both vouch for, and every
+//!   replay log whole, verifying, agreeing with the others, and short only
+//!   where its process stopped).
 #![deny(clippy::float_arithmetic)]
 
 pub mod mesh;

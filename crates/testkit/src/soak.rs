@@ -3,14 +3,21 @@
 //! game, lockstep or rollback (fixed or adaptive input delay), 2 to 4
 //! seats of cubes or 2 to 8 of the RTS, a network anywhere from calm to 2 s round trips with 25% loss,
 //! jitter, duplication, reordering and (sealed) corrupted datagrams, every seat's
-//! clock set apart, and in about a third of the matches a bit flipped in
-//! one seat's state — and [`play`] plays it and says what went wrong.
+//! clock set apart, in about a third of the matches a bit flipped in
+//! one seat's state, and in half of the others a membership fault: a seat
+//! paused for half a second to twelve (as by SIGSTOP), or the network
+//! split in two for as long, the process of a seat that lost the quorum
+//! restarting to take its seat back — and [`play`] plays it and says what
+//! went wrong.
 //!
-//! A match passes when [`verdict::check`] passes (every confirmed frame
-//! agreed at the end, every log whole, verifying and identical), no frame
-//! stepped twice from one state gave two checksums, no call was refused,
-//! and every desync reported was a real one: reported only after a flip,
-//! with the flipped seat among the drifted.
+//! A match passes when [`verdict::check`] passes (no two processes part
+//! without saying so: every frame both vouch for agreed, every log whole,
+//! verifying and agreeing with every other, a short log only where its
+//! process stopped), no frame stepped twice from one state gave two
+//! checksums, no call was refused, every desync reported was a real one
+//! (reported only after a flip, with the flipped seat among the drifted),
+//! and no seat is stranded: every seat that stopped came back, and some
+//! seat played to the end.
 //!
 //! Invariant: a match is a pure function of its seed; the games are small
 //! (25 cubes, or 8 units a seat) so thousands of matches fit in minutes.
@@ -19,11 +26,11 @@ use lockstep_fx::Rng;
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
-use lockstep_peer::PeerEvent;
-use lockstep_protocol::{InputDelay, Mode, PlayerId, Rollback};
+use lockstep_peer::{PeerEvent, StopReason};
+use lockstep_protocol::{InputDelay, Mode, PlayerId, PlayerSet, Rollback};
 use lockstep_sim::Game;
 
-use crate::mesh::{self, Flip, Run, Scenario};
+use crate::mesh::{self, Flip, Partition, Pause, Run, Scenario};
 use crate::netsim::{LinkConfig, Loss, Transport};
 use crate::verdict::{self, Failure};
 
@@ -84,6 +91,15 @@ pub struct Outcome {
     pub frames: u32,
     /// Virtual time the match took, in microseconds.
     pub micros: u64,
+    /// Processes that stopped because their seat lost the quorum.
+    pub lost_quorum: u32,
+    /// Processes restarted that took their seat back.
+    pub rejoined: u32,
+    /// Seats that played alone, unchecked, for a while.
+    pub alone: u32,
+    /// Seats whose last process stopped and never came back, or every
+    /// seat when none played to the end.
+    pub stranded: u32,
 }
 
 impl Outcome {
@@ -93,6 +109,7 @@ impl Outcome {
             && self.false_reports == 0
             && self.nondeterministic == 0
             && self.refused_calls == 0
+            && self.stranded == 0
     }
 }
 
@@ -196,6 +213,34 @@ pub fn plan(seed: u64) -> Plan {
             repeat: false,
         });
     }
+    // Membership faults, drawn last so the draws above stay those of
+    // earlier soaks: a seat paused, or the network split in two, from half
+    // a second (no seat dropped) to twelve (the minority stops, restarts
+    // and takes its seat back). Not with a flip: a seat dropped before the
+    // flip's desync is found can leave two seats, whose verdict names the
+    // lower one the authority by seat number, flipped or not (blame by
+    // evidence is other work).
+    let fault = rng.below(4);
+    if fault < 2 && s.flip.is_none() {
+        let frame = 60 + rng.below(FRAMES / 2);
+        let micros = 500_000 + u64::from(rng.below(11_500_001));
+        if fault == 0 {
+            s.pause = Some(Pause {
+                seat: PlayerId(rng.below(u32::from(players)) as u8),
+                frame,
+                micros,
+            });
+        } else {
+            // A side that is neither empty nor every seat.
+            let side = 1 + rng.below((1u32 << players) - 2);
+            s.partition = Some(Partition {
+                side: PlayerSet(side as u8),
+                frame,
+                micros,
+            });
+        }
+        s.restart_stopped = true;
+    }
     // Played on until every seat compared the last frame clean, so a
     // desync near the end is given the time to heal; a match that cannot
     // get there within ten minutes of virtual time has failed.
@@ -219,7 +264,7 @@ pub fn play(plan: &Plan) -> Outcome {
 fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
     let s = &plan.scenario;
     let run: Run = mesh::run::<G>(s, config);
-    let failure = verdict::check::<G>(&run, FRAMES, 0..run.peers.len()).err();
+    let failure = verdict::check::<G>(&run, FRAMES).err();
     let flipped = run.flipped_at.is_some();
     let flipped_seat = s.flip.as_ref().map(|f| f.seat);
     let reports = run.events(|e| match e {
@@ -251,7 +296,18 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
             }
         }
     }
-    let sum = |f: fn(&lockstep_peer::PeerStats) -> u64| run.peers.iter().map(|p| f(&p.stats)).sum();
+    let sum =
+        |f: fn(&lockstep_peer::PeerStats) -> u64| run.processes().map(|(_, p)| f(&p.stats)).sum();
+    let lost_quorum = run
+        .processes()
+        .filter(|(_, p)| matches!(p.stopped, Some(StopReason::LostQuorum { .. })))
+        .count() as u32;
+    let playing = run.remaining().count() as u32;
+    let stranded = if playing == 0 {
+        u32::from(s.setup.players)
+    } else {
+        run.peers.iter().filter(|p| p.stopped.is_some()).count() as u32
+    };
     Outcome {
         plan: plan.clone(),
         failure,
@@ -266,6 +322,13 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
         frames_rolled_back: sum(|p| p.frames_rolled_back),
         frames: run.common_frames(),
         micros: run.end.as_micros(),
+        lost_quorum,
+        rejoined: run.processes().filter(|(_, p)| p.rejoined).count() as u32,
+        alone: run
+            .processes()
+            .filter(|(_, p)| !p.unchecked_from.is_empty())
+            .count() as u32,
+        stranded,
     }
 }
 
@@ -297,5 +360,16 @@ mod tests {
         );
         assert!(plans.iter().any(|p| p.scenario.flip.is_some()));
         assert!(plans.iter().any(|p| p.game == SoakGame::Rts));
+        assert!(plans.iter().any(|p| p.scenario.pause.is_some()));
+        assert!(plans.iter().any(|p| p.scenario.partition.is_some()));
+        for p in &plans {
+            if let Some(part) = p.scenario.partition {
+                let all = PlayerSet::first(p.scenario.setup.players);
+                assert!(
+                    !part.side.is_empty() && part.side != all && !all.without(part.side).is_empty()
+                );
+                assert_eq!(part.side.without(all), PlayerSet::EMPTY);
+            }
+        }
     }
 }
