@@ -16,6 +16,7 @@ use std::io::Write;
 
 use lockstep_protocol::PlayerSet;
 use lockstep_sim::Game;
+use lockstep_sim::replay::{Note, StopCause};
 
 use crate::event::PeerEvent;
 use crate::peer::Peer;
@@ -52,9 +53,19 @@ impl<G: Game, W: Write> Peer<G, W> {
         if self.recording.is_some() {
             self.stats.frames_logged += u64::from(frame - before);
         }
-        // The log's note of the stop goes here, and only here, once replay
-        // logs carry notes: `Stopped { frame, reason: lost quorum }`, the
-        // last entry of the log.
+        // The log says where and why it stops: its last entry.
+        if let Some(rec) = self.recording.as_mut() {
+            let note = Note::Stopped {
+                reason: StopCause::LostQuorum,
+            };
+            if let Err(e) = rec.writer.note(&note) {
+                let frame = rec.writer.frames();
+                self.stop_recording(crate::history::RecordingError {
+                    frame,
+                    reason: format!("writing the stop note: {e}"),
+                });
+            }
+        }
         let reason = StopReason::LostQuorum { frame, live, heard };
         self.stopped = Some(reason.clone());
         self.events.push_back(PeerEvent::Stopped(reason));
