@@ -228,6 +228,8 @@ pub struct HostSetup {
     seats: Vec<Seat>,
     phase: Phase,
     dropped: PlayerSet,
+    /// Too near the match's end for a seat to come back.
+    returns_closed: bool,
     spectators: BTreeMap<WatcherId, SpectatorSlot>,
     next_watcher: u32,
     /// An abort being repeated: the message, the sends left, when next.
@@ -258,6 +260,7 @@ impl HostSetup {
             seats,
             phase: Phase::Seating,
             dropped: PlayerSet::EMPTY,
+            returns_closed: false,
             spectators: BTreeMap::new(),
             next_watcher: 0,
             aborting: None,
@@ -330,6 +333,13 @@ impl HostSetup {
     /// Spectator `watcher` left the relay.
     pub fn spectator_left(&mut self, watcher: WatcherId) {
         self.spectators.remove(&watcher);
+    }
+
+    /// The match is too near its end for a dropped seat to come back in
+    /// time: later rejoins are refused as [`Refusal::Ended`] (spectators
+    /// are still admitted).
+    pub fn close_returns(&mut self) {
+        self.returns_closed = true;
     }
 
     /// The match is over: every later request is refused.
@@ -549,6 +559,10 @@ impl HostSetup {
     }
 
     fn rejoin(&mut self, from: SocketAddr, j: &Join) {
+        if self.returns_closed {
+            self.refuse(from, Refusal::Ended);
+            return;
+        }
         let (Some(claim), Some(cookie)) = (j.claim, j.cookie) else {
             self.refuse(from, Refusal::NoSuchSeat);
             return;

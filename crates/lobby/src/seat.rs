@@ -35,6 +35,22 @@ use crate::router::{Route, Router};
 use crate::seat_plan::{SeatLog, SeatPlan, SeatTiming};
 use crate::settings::MatchSettings;
 
+/// The largest median round trip from `p` to another seat.
+fn worst_rtt<G: Game, W: Write>(p: &Peer<G, W>) -> Option<u64> {
+    let s = p.session();
+    let local = s.config().local;
+    (0..s.config().players)
+        .map(PlayerId)
+        .filter(|q| *q != local)
+        .filter_map(|q| s.rtt_micros(q))
+        .max()
+}
+
+/// Frames a seat taken back needs before the match's end, besides two
+/// round trips: the margin the host gives before its first frame (30) and
+/// time to receive and load the host's state.
+const RETURN_FRAMES: u32 = 120;
+
 enum Role {
     Host(Box<HostSetup>),
     Joined(Box<JoinSetup>),
@@ -609,6 +625,18 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     self.progress = (frame, now);
                 }
                 let session = p.session();
+                if let Role::Host(h) = &mut self.role {
+                    // A seat taken back plays again a round trip and a
+                    // margin after the host hears it, then needs the
+                    // host's state: too near the end, it would come back
+                    // to a match that is over.
+                    let tick = session.config().tick_micros.max(1);
+                    let rtt = worst_rtt(p).unwrap_or(0) / tick;
+                    let needed = RETURN_FRAMES + 2 * rtt as u32;
+                    if frame.saturating_add(needed) >= self.settings.frames {
+                        h.close_returns();
+                    }
+                }
                 if session.is_finished() {
                     self.phase = Phase::Lingering(now.plus(self.timing.linger_micros));
                 } else if !session.is_running() {
@@ -659,11 +687,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         LinkStatus {
             seat: Some(local.0),
             frame: p.frame(),
-            rtt_micros: (0..s.config().players)
-                .map(PlayerId)
-                .filter(|q| *q != local)
-                .filter_map(|q| s.rtt_micros(q))
-                .max(),
+            rtt_micros: worst_rtt(p),
             delay_frames: s.delay_frames(),
             rolled_back: s.stats().frames_rolled_back,
             stalls: s.stats().stall_ticks,

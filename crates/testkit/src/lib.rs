@@ -16,12 +16,16 @@
 //! - [`soak`]: seeded varied matches (either game and mode, 2–8 seats,
 //!   networks up to 2 s / 25% loss, corrupted datagrams, clocks apart,
 //!   flipped bits, paused seats and partitions), each played and judged;
+//! - [`lobby_soak`]: seeded matches of whole processes, set up through the
+//!   lobby over the drawn network, a seat's process killed and its seat
+//!   taken back, spectators;
 //! - [`verdict`]: what a finished match must show (no two processes part
 //!   without saying so: agreement on every frame both vouch for, and every
 //!   replay log whole, verifying, agreeing with the others, and short only
 //!   where its process stopped).
 #![deny(clippy::float_arithmetic)]
 
+pub mod lobby_soak;
 pub mod mesh;
 pub mod netsim;
 pub mod processes;

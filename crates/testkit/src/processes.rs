@@ -130,13 +130,16 @@ pub struct Lan<G: Demo> {
     /// Per node: paused until then (like SIGSTOP: no timers, nothing
     /// sent), with the datagrams that reached it meanwhile, as its
     /// socket's buffer holds them.
-    paused: Vec<Option<(Instant, Vec<(SocketAddr, Vec<u8>)>)>>,
+    paused: Vec<Option<Paused>>,
     rng: Rng,
     now: Instant,
     timing: SeatTiming,
 }
 
 const MAX_NODES: usize = 64;
+
+/// A paused process: when it wakes, and what reached it meanwhile.
+type Paused = (Instant, Vec<(SocketAddr, Vec<u8>)>);
 
 /// Datagrams a paused process's socket holds; later ones are lost, as a
 /// full receive buffer drops them.
