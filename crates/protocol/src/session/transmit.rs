@@ -76,9 +76,10 @@ impl<I: Input> Session<I> {
             self.send_routed(to, Message::SeatReturn(m));
         }
         for (seat, to) in due {
-            let (first, inputs) = self.playout.tail(seat.index(), self.cfg.max_unacked_inputs);
+            let (first, inputs) = self.report_tail(seat, self.cfg.max_unacked_inputs);
             let msg = SeatDrop {
                 seat,
+                token: self.peers[seat.index()].token.unwrap_or(0),
                 heard: self.drops.heard(seat),
                 first_frame: if inputs.is_empty() {
                     0
