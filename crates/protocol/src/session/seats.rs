@@ -57,6 +57,9 @@ impl<I: Input> Session<I> {
         if seat.0 >= self.cfg.players || seat == who {
             return Err(Refused::Unexpected);
         }
+        if m.heard.is_empty() {
+            return self.on_relayed(seat, m);
+        }
         let p = seat.index();
         let first = if m.inputs.is_empty() {
             None
@@ -76,13 +79,19 @@ impl<I: Input> Session<I> {
         let held = first.map(|f| f + m.inputs.len() as u32 - 1);
         self.drop_seat(seat);
         if let Some(first) = first {
-            if self.playout.insert_run(p, first, &m.inputs).is_err() {
-                return Err(Refused::Invalid);
+            // A run that starts past what we hold (we lagged) is recorded
+            // all the same: the reporter relays the inputs we lack.
+            if self.playout.insert_run(p, first, &m.inputs).is_ok() {
+                let now = self.held_for_report(seat);
+                self.drops.now_holding(seat, now);
             }
         }
-        self.drops.on_report(who, seat, held, m.heard);
-        // Answer at once, so the sender learns we heard it.
-        self.drop_reports_due = true;
+        // Answer at once when the report told us something, so the sender
+        // learns we heard it (a repeat waits for the next tick: answering
+        // every repeat at once would keep ever more reports in flight).
+        if self.drops.on_report(who, seat, held, m.heard) {
+            self.drop_reports_due = true;
+        }
         self.settle_drops();
         Ok(())
     }
@@ -103,6 +112,29 @@ impl<I: Input> Session<I> {
             .then_some(through)
     }
 
+    /// `seat`'s inputs received from frame `from` on, at most `max` (a run
+    /// relayed to a peer that lacks them).
+    pub(super) fn relay_run(&self, seat: PlayerId, from: u32, max: u32) -> Vec<I> {
+        let Some(held) = self.held_for_report(seat) else {
+            return Vec::new();
+        };
+        let start = from.max(self.filled_through.map_or(0, |f| f + 1));
+        if start != from {
+            // What it lacks we hold only as stand-ins.
+            return Vec::new();
+        }
+        let mut run = Vec::new();
+        let mut f = start;
+        while f <= held && (run.len() as u32) < max {
+            match self.playout.input(seat.index(), f) {
+                Some(i) => run.push(i),
+                None => break,
+            }
+            f += 1;
+        }
+        run
+    }
+
     /// `seat`'s newest inputs for a drop report, at most `max`: only those
     /// received, with the frame of the first.
     pub(super) fn report_tail(&self, seat: PlayerId, max: u32) -> (u32, Vec<I>) {
@@ -116,6 +148,30 @@ impl<I: Input> Session<I> {
         let cut = ((f + 1 - first) as usize).min(inputs.len());
         inputs.drain(..cut);
         (f + 1, inputs)
+    }
+
+    /// Inputs of `seat` a peer relays because our report said we held fewer
+    /// than it does (a SeatDrop with `heard` empty): taken if they follow on
+    /// from what we hold.
+    fn on_relayed(&mut self, seat: PlayerId, m: SeatDrop<I>) -> Result<(), Refused> {
+        let p = seat.index();
+        if self.peers[p].token.unwrap_or(0) != m.token || !self.drops.is_dropping(seat) {
+            return Err(Refused::Unexpected);
+        }
+        if m.inputs.is_empty() {
+            return Err(Refused::Invalid);
+        }
+        let reference = self.playout.through(p).map_or(0, |t| t + 1);
+        let Some(first) = unwrap_frame(m.first_frame, reference) else {
+            return Err(Refused::Invalid);
+        };
+        if self.playout.insert_run(p, first, &m.inputs).is_ok() {
+            let now = self.held_for_report(seat);
+            self.drops.now_holding(seat, now);
+            self.drop_reports_due = true;
+            self.settle_drops();
+        }
+        Ok(())
     }
 
     /// Ends every dropped seat whose last frame is agreed and held.
