@@ -488,6 +488,10 @@ pub struct Disconnect {
 pub struct SeatDrop<I> {
     /// The seat dropped.
     pub seat: PlayerId,
+    /// The session token of the seat's process the sender dropped (a seat
+    /// that came back runs a new process with a new token): a report on an
+    /// earlier process of the seat is stale.
+    pub token: u32,
     /// The remaining seats whose report on `seat` the sender has received.
     pub heard: PlayerSet,
     /// Low 16 bits of the frame of `inputs[0]` (0 when `inputs` is empty).
@@ -654,6 +658,7 @@ impl<I: Input> SeatDrop<I> {
         let mut v = u32::from(self.seat.0);
         s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "dropped seat")?;
         self.seat = PlayerId(v as u8);
+        s.u32(&mut self.token)?;
         s.u8(&mut self.heard.0)?;
         ser_input_run(s, &mut self.first_frame, &mut self.inputs)
     }

@@ -10,10 +10,17 @@
 //! reports carry let every peer reach it. From the frame after it, the
 //! seat's input is the game's absent input ([`crate::Input::absent`]).
 //!
+//! A report carries at most the newest inputs that fit; a peer that holds
+//! far fewer of the seat's inputs than a reporter (it lagged) records the
+//! report all the same, and the reporter *relays* it the inputs it lacks,
+//! a run at a time from the frame after the one its report names, until it
+//! holds as many.
+//!
 //! Invariants: a report is sent to a peer until that peer's own report says
-//! it has heard ours; the agreement waits for the report of every remaining
-//! peer that has not left in turn; the agreed frame is a pure function of
-//! the reports, so all remaining peers reach the same one.
+//! it has heard ours and holds as far as we do; the agreement waits for the
+//! report of every remaining peer that has not left in turn; the agreed
+//! frame is a pure function of the reports, so all remaining peers reach
+//! the same one; a report's frame only grows.
 
 use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
 
@@ -28,6 +35,9 @@ struct Drop {
     heard_ours: PlayerSet,
     /// The peers we sent a report that says we heard theirs.
     told_heard: PlayerSet,
+    /// The peers with no part in this drop (their process came back after
+    /// it began): nothing is sent to them about it.
+    outsiders: PlayerSet,
     /// The agreed last frame, once known.
     agreed: Option<Option<u32>>,
 }
@@ -61,6 +71,7 @@ impl SeatDrops {
             reports,
             heard_ours: PlayerSet::EMPTY,
             told_heard: PlayerSet::EMPTY,
+            outsiders: PlayerSet::EMPTY,
             agreed: None,
         });
     }
@@ -71,23 +82,49 @@ impl SeatDrops {
     }
 
     /// Records `from`'s report on `seat`: it holds the seat's inputs
-    /// through `held`, and has heard the reports of `heard`.
+    /// through `held`, and has heard the reports of `heard`. Returns
+    /// whether that is news (not a repeat of what was known).
     pub fn on_report(
         &mut self,
         from: PlayerId,
         seat: PlayerId,
         held: Option<u32>,
         heard: PlayerSet,
-    ) {
+    ) -> bool {
         let Some(d) = self.drops.iter_mut().find(|d| d.seat == seat) else {
-            return;
+            return false;
         };
+        let mut news = false;
         if let Some(r) = d.reports.get_mut(from.index()) {
-            *r = Some(held);
+            // What a peer holds only grows (reports may arrive reordered).
+            let now = Some(r.map_or(held, |was| was.max(held)));
+            news |= *r != now;
+            *r = now;
         }
-        if heard.contains(self.local) {
+        if heard.contains(self.local) && !d.heard_ours.contains(from) {
             d.heard_ours.insert(from);
+            news = true;
         }
+        news
+    }
+
+    /// This peer now holds `seat`'s inputs through `held` (relayed inputs
+    /// arrived): its report says so from now on.
+    pub fn now_holding(&mut self, seat: PlayerId, held: Option<u32>) {
+        let local = self.local.index();
+        if let Some(d) = self.drops.iter_mut().find(|d| d.seat == seat) {
+            let r = &mut d.reports[local];
+            *r = Some(r.map_or(held, |was| was.max(held)));
+        }
+    }
+
+    /// How far `peer`'s report on `seat` says it holds the seat's inputs,
+    /// when that is less than this peer holds: the inputs to relay it.
+    pub fn lacking(&self, seat: PlayerId, peer: PlayerId) -> Option<Option<u32>> {
+        let d = self.drops.iter().find(|d| d.seat == seat)?;
+        let theirs = d.reports.get(peer.index()).copied().flatten()?;
+        let ours = d.reports[self.local.index()].flatten();
+        (theirs < ours).then_some(theirs)
     }
 
     /// The reporters whose report on `seat` has arrived (ourselves included).
@@ -109,9 +146,13 @@ impl SeatDrops {
     pub fn due(&self, remaining: PlayerSet) -> Vec<(PlayerId, PlayerId)> {
         let mut out = Vec::new();
         for d in &self.drops {
+            let ours = d.reports[self.local.index()].flatten();
             for p in remaining.iter().filter(|&p| p != self.local) {
-                let unanswered = d.reports[p.index()].is_some() && !d.told_heard.contains(p);
-                if p != d.seat && (!d.heard_ours.contains(p) || unanswered) {
+                let theirs = d.reports[p.index()];
+                let unanswered = theirs.is_some() && !d.told_heard.contains(p);
+                let lags = theirs.is_some_and(|t| t < ours);
+                let outsider = d.outsiders.contains(p);
+                if p != d.seat && !outsider && (!d.heard_ours.contains(p) || unanswered || lags) {
                     out.push((d.seat, p));
                 }
             }
@@ -174,8 +215,7 @@ impl SeatDrops {
     /// none waits for its report (it holds none of their inputs).
     pub fn newcomer(&mut self, seat: PlayerId) {
         for d in self.drops.iter_mut().filter(|d| d.seat != seat) {
-            d.heard_ours.insert(seat);
-            d.told_heard.insert(seat);
+            d.outsiders.insert(seat);
             if let Some(r) = d.reports.get_mut(seat.index()) {
                 r.get_or_insert(None);
             }
@@ -193,8 +233,9 @@ impl SeatDrops {
         self.drops.push(Drop {
             seat,
             reports,
-            heard_ours: PlayerSet(u8::MAX),
-            told_heard: PlayerSet(u8::MAX),
+            heard_ours: PlayerSet::EMPTY,
+            told_heard: PlayerSet::EMPTY,
+            outsiders: PlayerSet(u8::MAX),
             agreed: Some(last),
         });
     }
@@ -242,6 +283,40 @@ mod tests {
         d.settle(gone, Some(601));
         assert_eq!(d.agreed(gone), Some(Some(601)));
         assert!(d.decide(remaining).is_empty(), "decided once");
+    }
+
+    #[test]
+    fn a_peer_that_holds_fewer_inputs_stays_due_until_it_catches_up() {
+        let (me, gone) = (PlayerId(0), PlayerId(3));
+        let mut d = SeatDrops::new(me);
+        d.begin(gone, Some(1068));
+        assert!(d.on_report(PlayerId(1), gone, Some(874), set(&[0, 1])));
+        assert!(
+            !d.on_report(PlayerId(1), gone, Some(874), set(&[0, 1])),
+            "a repeat"
+        );
+        d.sent(gone, PlayerId(1));
+        let remaining = set(&[0, 1]);
+        assert_eq!(d.lacking(gone, PlayerId(1)), Some(Some(874)));
+        assert_eq!(d.due(remaining), vec![(gone, PlayerId(1))], "it lags");
+        // A reordered older report does not take back what it holds.
+        d.on_report(PlayerId(1), gone, Some(700), set(&[0, 1]));
+        assert_eq!(d.lacking(gone, PlayerId(1)), Some(Some(874)));
+        assert!(d.on_report(PlayerId(1), gone, Some(1068), set(&[0, 1])));
+        assert_eq!(d.lacking(gone, PlayerId(1)), None);
+        assert!(d.due(remaining).is_empty());
+        assert_eq!(d.decide(remaining), vec![(gone, Some(1068))]);
+    }
+
+    #[test]
+    fn relayed_inputs_raise_what_this_peer_reports() {
+        let (me, gone) = (PlayerId(0), PlayerId(3));
+        let mut d = SeatDrops::new(me);
+        d.begin(gone, Some(874));
+        d.on_report(PlayerId(1), gone, Some(1068), set(&[0, 1]));
+        assert_eq!(d.decide(set(&[0, 1])), vec![(gone, Some(1068))]);
+        d.now_holding(gone, Some(1068));
+        assert_eq!(d.lacking(gone, PlayerId(1)), None);
     }
 
     #[test]

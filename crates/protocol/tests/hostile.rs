@@ -326,6 +326,8 @@ fn impossible_seat_drop_reports_are_refused() {
             seq: genuine.seq.wrapping_add(1 + i as u16),
             message: Message::SeatDrop(SeatDrop {
                 seat: PlayerId(seat),
+                // Seat 0's session token: the notices name its process.
+                token: 77,
                 heard: PlayerSet(0b11),
                 first_frame: 0,
                 inputs,

@@ -151,9 +151,10 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
         ),
         (
             "seat_drop",
-            "seat 3 dropped: the sender heard seats 0 and 1, holds its inputs 3 3 5 through frame 601",
+            "seat 3 (its process's token 0xbeef) dropped: the sender heard seats 0 and 1, holds its inputs 3 3 5 through frame 601",
             routed(Message::SeatDrop(SeatDrop {
                 seat: PlayerId(3),
+                token: 0xbeef,
                 heard: PlayerSet(0b0011),
                 first_frame: 599,
                 inputs: vec![Buttons(3), Buttons(3), Buttons(5)],
@@ -161,9 +162,10 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
         ),
         (
             "seat_drop_notice",
-            "a notice: the sender (seat 1) dropped the receiver, seat 0",
+            "a notice: the sender (seat 1) dropped the receiver, seat 0 (token 0x1234_5678)",
             routed(Message::SeatDrop(SeatDrop {
                 seat: PlayerId(0),
+                token: 0x1234_5678,
                 heard: PlayerSet::EMPTY,
                 first_frame: 0,
                 inputs: Vec::new(),

@@ -302,6 +302,9 @@ pub struct PeerRun {
     pub frame_advantage: Vec<Option<i64>>,
     /// Why the peer stopped before the end, if it did.
     pub stopped: Option<StopReason>,
+    /// At the end, the newest frame a quorum compared clean
+    /// ([`Session::newest_clean`](lockstep_protocol::Session::newest_clean)).
+    pub settled_through: Option<u32>,
     /// The first frame of every span it played alone, unchecked
     /// ([`Peer::unchecked_from`]).
     pub unchecked_from: Vec<u32>,
@@ -891,6 +894,7 @@ fn close_run<G: Demo>(peer: Peer<G, Vec<u8>>, r: &mut PeerRun, warm_stalls: u64,
         .map(|s| peer.session().frame_advantage(PlayerId(s)))
         .collect();
     r.stopped = peer.stopped().cloned();
+    r.settled_through = peer.session().newest_clean();
     r.log = if r.vanished {
         None
     } else {

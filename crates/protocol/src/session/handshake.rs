@@ -230,7 +230,10 @@ impl<I: Input> Session<I> {
                 // A notice that the sender dropped us: like a goodbye, it
                 // is its last word to us, and moves neither the window nor
                 // its liveness.
-                let taken = if m.inputs.is_empty() {
+                let taken = if m.token != self.token {
+                    // About another process of our seat.
+                    Err(Refused::Unexpected)
+                } else if m.inputs.is_empty() {
                     self.on_farewell(now, p, r.seq, Farewell::DroppedUs)
                 } else {
                     Err(Refused::Invalid)

@@ -113,8 +113,17 @@ impl<I: Input> Session<I> {
             if i == local || p.gone {
                 continue;
             }
-            let (_, count) = self.window.unacked_span(p.acked);
-            if self.cfg.redundant_inputs && count > self.cfg.max_unacked_inputs {
+            let (first, mut count) = self.window.unacked_span(p.acked);
+            if let Some(limit) = self.send_limit(i) {
+                // Inputs held back until the peer echoes a seat's return are
+                // not the peer's to ack yet.
+                count = count.min((limit + 1).saturating_sub(first));
+            }
+            // A peer we cannot send to yet (a returning process still
+            // learning its peers' tokens) is not behind: its silence times
+            // it out instead.
+            let reachable = p.connected && p.token.is_some();
+            if self.cfg.redundant_inputs && reachable && count > self.cfg.max_unacked_inputs {
                 behind.push(PlayerId(i as u8));
                 continue;
             }

@@ -49,6 +49,28 @@ impl<I: Input> Session<I> {
         self.alone_since
     }
 
+    /// The newest frame compared clean by seats making, with this one, a
+    /// quorum of the voters as they are now.
+    pub(super) fn vouched_now(&self) -> Option<u32> {
+        let matched: Vec<(PlayerId, Option<u32>)> = self
+            .remaining()
+            .iter()
+            .filter(|&p| p != self.cfg.local)
+            .map(|p| (p, self.book.newest_match(p)))
+            .collect();
+        quorum::vouched_through(
+            self.cfg.local,
+            self.voters(),
+            &matched,
+            self.book.newest_clean(),
+        )
+    }
+
+    /// Keeps what a quorum vouched for before the seats that did change.
+    pub(super) fn remember_vouched(&mut self) {
+        self.vouched = self.newest_clean();
+    }
+
     /// The seats that count toward a quorum: live, and not gone by goodbye.
     pub(super) fn voters(&self) -> PlayerSet {
         let mut gone_by_goodbye = PlayerSet::EMPTY;
@@ -125,6 +147,7 @@ impl<I: Input> Session<I> {
                 seat,
                 Message::SeatDrop(SeatDrop {
                     seat,
+                    token: self.peers[seat.index()].token.unwrap_or(0),
                     heard: PlayerSet::EMPTY,
                     first_frame: 0,
                     inputs: Vec::new(),

@@ -139,6 +139,13 @@ pub struct Session<I: Input> {
     notices: PlayerSet,
     /// While no other seat is left: the first frame compared with nobody.
     alone_since: Option<u32>,
+    /// The newest frame a quorum had compared clean when last looked at
+    /// (kept: the seats that vouched for it may leave since).
+    vouched: Option<u32>,
+    /// The newest frame whose inputs may be stand-ins, never received: a
+    /// returning process's frames before its first, a loaded state's
+    /// frames. They are never reported as held when a seat is dropped.
+    filled_through: Option<u32>,
     returns: Vec<seats::Return>,
     echoes: Vec<(PlayerId, crate::packet::SeatReturn)>,
     awaiting_state: bool,
@@ -295,6 +302,8 @@ impl<I: Input> Session<I> {
             live: PlayerSet::first(cfg.players),
             notices: PlayerSet::EMPTY,
             alone_since: None,
+            vouched: None,
+            filled_through: None,
             returns: Vec::new(),
             echoes: Vec::new(),
             awaiting_state: false,
@@ -383,22 +392,12 @@ impl<I: Input> Session<I> {
 
     /// The newest frame settled: compared clean against every peer that
     /// reported it, and equal at seats making, with this one, a quorum of
-    /// the seats in the match (see [`crate::quorum`]). Frames up to it are
-    /// settled history (what a replay log records as the match): no later
-    /// decision of the majority can play them otherwise.
+    /// the seats in the match (see [`crate::quorum`]), now or at any time
+    /// before (it never decreases). Frames up to it are settled history
+    /// (what a replay log records as the match): no later decision of the
+    /// majority can play them otherwise.
     pub fn newest_clean(&self) -> Option<u32> {
-        let matched: Vec<(PlayerId, Option<u32>)> = self
-            .remaining()
-            .iter()
-            .filter(|&p| p != self.cfg.local)
-            .map(|p| (p, self.book.newest_match(p)))
-            .collect();
-        crate::quorum::vouched_through(
-            self.cfg.local,
-            self.voters(),
-            &matched,
-            self.book.newest_clean(),
-        )
+        self.vouched.max(self.vouched_now())
     }
 
     /// The next frame the local clock will sample.

@@ -302,6 +302,7 @@ impl<I: Input> Session<I> {
         let next = self.playout.next_release();
         if next <= frame {
             self.playout.skip_to(frame + 1, I::default());
+            self.filled(frame);
             self.last_released = Some(frame);
             self.next_step = frame + 1;
             self.predictions.reset(frame + 1);

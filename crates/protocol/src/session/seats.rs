@@ -39,13 +39,14 @@ impl<I: Input> Session<I> {
         if seat == self.cfg.local || self.drops.is_dropping(seat) || self.phase != Phase::Running {
             return;
         }
+        self.remember_vouched();
         self.peers[seat.index()].gone = true;
         if !self.check_quorum() {
             return;
         }
         self.book.drop_seat(seat);
         self.authority_dropped(seat);
-        let held = self.playout.through(seat.index());
+        let held = self.held_for_report(seat);
         self.drops.begin(seat, held);
         self.drop_reports_due = true;
         self.settle_drops();
@@ -55,6 +56,9 @@ impl<I: Input> Session<I> {
         let seat = m.seat;
         if seat.0 >= self.cfg.players || seat == who {
             return Err(Refused::Unexpected);
+        }
+        if m.heard.is_empty() {
+            return self.on_relayed(seat, m);
         }
         let p = seat.index();
         let first = if m.inputs.is_empty() {
@@ -66,26 +70,107 @@ impl<I: Input> Session<I> {
                 None => return Err(Refused::Invalid),
             }
         };
-        let held = first.map(|f| f + m.inputs.len() as u32 - 1);
-        if self.peers[p]
-            .back_from
-            .is_some_and(|r| held.is_none_or(|h| h + 1 < r))
-        {
-            // A report on the seat's earlier process, which left before the
-            // seat came back (a genuine report on the new one holds its
-            // inputs through the frame before its return at least).
+        if self.peers[p].token.unwrap_or(0) != m.token {
+            // A report on another process of the seat than the one we know:
+            // an earlier one, which left before the seat came back (or a
+            // later one we have not heard of yet: the report is repeated).
             return Err(Refused::Unexpected);
         }
+        let held = first.map(|f| f + m.inputs.len() as u32 - 1);
         self.drop_seat(seat);
         if let Some(first) = first {
-            if self.playout.insert_run(p, first, &m.inputs).is_err() {
-                return Err(Refused::Invalid);
+            // A run that starts past what we hold (we lagged) is recorded
+            // all the same: the reporter relays the inputs we lack.
+            if self.playout.insert_run(p, first, &m.inputs).is_ok() {
+                let now = self.held_for_report(seat);
+                self.drops.now_holding(seat, now);
             }
         }
-        self.drops.on_report(who, seat, held, m.heard);
-        // Answer at once, so the sender learns we heard it.
-        self.drop_reports_due = true;
+        // Answer at once when the report told us something, so the sender
+        // learns we heard it (a repeat waits for the next tick: answering
+        // every repeat at once would keep ever more reports in flight).
+        if self.drops.on_report(who, seat, held, m.heard) {
+            self.drop_reports_due = true;
+        }
         self.settle_drops();
+        Ok(())
+    }
+
+    /// The inputs through `frame` may be stand-ins (see `filled_through`).
+    pub(super) fn filled(&mut self, frame: u32) {
+        self.filled_through = Some(self.filled_through.map_or(frame, |f| f.max(frame)));
+    }
+
+    /// How far this peer holds `seat`'s inputs, as a drop report says it:
+    /// stand-ins are not held (a returning process's filler must not push
+    /// the agreed last frame past what the seat really sent, nor its
+    /// inputs replace the real ones).
+    pub(super) fn held_for_report(&self, seat: PlayerId) -> Option<u32> {
+        let through = self.playout.through(seat.index())?;
+        self.filled_through
+            .is_none_or(|f| through > f)
+            .then_some(through)
+    }
+
+    /// `seat`'s inputs received from frame `from` on, at most `max` (a run
+    /// relayed to a peer that lacks them).
+    pub(super) fn relay_run(&self, seat: PlayerId, from: u32, max: u32) -> Vec<I> {
+        let Some(held) = self.held_for_report(seat) else {
+            return Vec::new();
+        };
+        let start = from.max(self.filled_through.map_or(0, |f| f + 1));
+        if start != from {
+            // What it lacks we hold only as stand-ins.
+            return Vec::new();
+        }
+        let mut run = Vec::new();
+        let mut f = start;
+        while f <= held && (run.len() as u32) < max {
+            match self.playout.input(seat.index(), f) {
+                Some(i) => run.push(i),
+                None => break,
+            }
+            f += 1;
+        }
+        run
+    }
+
+    /// `seat`'s newest inputs for a drop report, at most `max`: only those
+    /// received, with the frame of the first.
+    pub(super) fn report_tail(&self, seat: PlayerId, max: u32) -> (u32, Vec<I>) {
+        let (first, mut inputs) = self.playout.tail(seat.index(), max);
+        let Some(f) = self.filled_through else {
+            return (first, inputs);
+        };
+        if first > f {
+            return (first, inputs);
+        }
+        let cut = ((f + 1 - first) as usize).min(inputs.len());
+        inputs.drain(..cut);
+        (f + 1, inputs)
+    }
+
+    /// Inputs of `seat` a peer relays because our report said we held fewer
+    /// than it does (a SeatDrop with `heard` empty): taken if they follow on
+    /// from what we hold.
+    fn on_relayed(&mut self, seat: PlayerId, m: SeatDrop<I>) -> Result<(), Refused> {
+        let p = seat.index();
+        if self.peers[p].token.unwrap_or(0) != m.token || !self.drops.is_dropping(seat) {
+            return Err(Refused::Unexpected);
+        }
+        if m.inputs.is_empty() {
+            return Err(Refused::Invalid);
+        }
+        let reference = self.playout.through(p).map_or(0, |t| t + 1);
+        let Some(first) = unwrap_frame(m.first_frame, reference) else {
+            return Err(Refused::Invalid);
+        };
+        if self.playout.insert_run(p, first, &m.inputs).is_ok() {
+            let now = self.held_for_report(seat);
+            self.drops.now_holding(seat, now);
+            self.drop_reports_due = true;
+            self.settle_drops();
+        }
         Ok(())
     }
 
@@ -209,6 +294,7 @@ impl<I: Input> Session<I> {
         if !self.peers[p].gone || frame == 0 {
             return false;
         }
+        self.remember_vouched();
         let link = match (&mut self.keys, key) {
             (None, _) => None,
             (Some(_), None) => return false,
@@ -322,6 +408,9 @@ impl<I: Input> Session<I> {
         self.window = InputWindow::starting_at(frame);
         self.playout.skip_to(frame, I::default());
         let before = frame.checked_sub(1);
+        if let Some(b) = before {
+            self.filled(b);
+        }
         for seat in absent.iter().filter(|s| s.0 < self.cfg.players) {
             let p = seat.index();
             if seat == self.cfg.local || !self.playout.end_seat(p, before, I::absent()) {

@@ -5,7 +5,7 @@
 use super::{Phase, Session, Transmit};
 use crate::input::Input;
 use crate::packet::{ChecksumMsg, Hello, Kind, Message, Packet, ResyncRequest, Routed, SeatDrop};
-use crate::player::PlayerId;
+use crate::player::{PlayerId, PlayerSet};
 use crate::seq::wire_frame;
 use crate::time::Instant;
 
@@ -76,9 +76,10 @@ impl<I: Input> Session<I> {
             self.send_routed(to, Message::SeatReturn(m));
         }
         for (seat, to) in due {
-            let (first, inputs) = self.playout.tail(seat.index(), self.cfg.max_unacked_inputs);
+            let (first, inputs) = self.report_tail(seat, self.cfg.max_unacked_inputs);
             let msg = SeatDrop {
                 seat,
+                token: self.peers[seat.index()].token.unwrap_or(0),
                 heard: self.drops.heard(seat),
                 first_frame: if inputs.is_empty() {
                     0
@@ -89,6 +90,22 @@ impl<I: Input> Session<I> {
             };
             self.send_routed(to, Message::SeatDrop(msg));
             self.drops.sent(seat, to);
+            if let Some(theirs) = self.drops.lacking(seat, to) {
+                // It holds fewer of the seat's inputs than we do: relay the
+                // next run of them (a SeatDrop with `heard` empty).
+                let from = theirs.map_or(0, |t| t + 1);
+                let inputs = self.relay_run(seat, from, self.cfg.max_unacked_inputs);
+                if !inputs.is_empty() {
+                    let relay = SeatDrop {
+                        seat,
+                        token: self.peers[seat.index()].token.unwrap_or(0),
+                        heard: PlayerSet::EMPTY,
+                        first_frame: wire_frame(from),
+                        inputs,
+                    };
+                    self.send_routed(to, Message::SeatDrop(relay));
+                }
+            }
         }
         if let Some(req) = &mut self.resync.requester {
             let to = req.authority;
