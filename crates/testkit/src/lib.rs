@@ -8,6 +8,9 @@
 //!   of a shipped game over that network, with faults injected on cue (a
 //!   flipped bit, a peer that keeps drifting, a vanished peer), and reports
 //!   every peer's checksum stream, events, counters and replay log;
+//! - [`faulty`]: a shipped game with a recurring nondeterminism injected
+//!   into its step on one seat (self-consistent or not), for matches of a
+//!   game that cannot be healed for good;
 //! - [`soak`]: seeded varied matches (either game and mode, 2–8 seats,
 //!   networks up to 2 s / 25% loss, corrupted datagrams, clocks apart,
 //!   flipped bits), each played and judged;
@@ -15,6 +18,7 @@
 //!   replay log whole, verifying and identical).
 #![deny(clippy::float_arithmetic)]
 
+pub mod faulty;
 pub mod mesh;
 pub mod netsim;
 pub mod soak;
