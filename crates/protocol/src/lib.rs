@@ -125,12 +125,13 @@ pub mod watch;
 pub mod window;
 
 pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
+pub use checksums::SelfCheck;
 pub use input::{Input, schema_hash};
-pub use packet::{DecodeError, Packet};
+pub use packet::{Cause, DecodeError, Packet};
 pub use player::{PlayerId, PlayerSet};
 pub use session::{
-    CallError, Config, ConfigError, Event, InputDelay, Mode, ResyncFailure, Rollback, Security,
-    Session, TimeoutReason, Transmit,
+    CallError, Config, ConfigError, Event, InputDelay, Invalidation, Mode, ResyncFailure, Rollback,
+    Security, Session, TimeoutReason, Transmit,
 };
 pub use stats::Stats;
 pub use time::Instant;

@@ -6,20 +6,24 @@
 //! jumps to the next timeout or delivery, so a minute of a 2-second-latency
 //! match costs only the simulation work; the harness only moves datagrams,
 //! time and injected faults: every protocol and game decision is the
-//! peers' own.
+//! peers' own. A recurring nondeterminism ([`Scenario::fault`]) acts only
+//! in a match of a [`Faulty`](crate::faulty::Faulty) game, on its seat,
+//! while the harness is inside a call to that seat's peer.
 
 use std::collections::BTreeMap;
 
+use crate::faulty::{self, Fault};
 use crate::netsim::{LinkConfig, Loss, NetStats, Network, Transport};
 use lockstep_fx::{Checksum, Rng};
 use lockstep_games::Demo;
 use lockstep_peer::{
-    Peer, PeerEvent, PeerSettings, PeerStats, Spectator, SpectatorEvent, SpectatorStats,
+    DesyncPolicy, Peer, PeerEvent, PeerSettings, PeerStats, Spectator, SpectatorEvent,
+    SpectatorStats, StopReason,
 };
 use lockstep_protocol::clock_sync::ClockEstimate;
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::{WatchConfig, WatcherId, WatcherStats};
-use lockstep_protocol::{Config, Instant, PlayerId, Security, Stats};
+use lockstep_protocol::{Config, Instant, Invalidation, PlayerId, Security, Stats};
 use lockstep_sim::{Match, StateMap};
 
 /// A network condition: round-trip time, loss, jitter, duplication and
@@ -167,6 +171,11 @@ pub struct Scenario {
     /// missing seats read 0): every time a peer is handed, and every
     /// timeout it asks for, is on its own clock, as between real machines.
     pub clock_offsets: Vec<u64>,
+    /// A recurring nondeterminism in one seat's game (a match of a
+    /// [`Faulty`](crate::faulty::Faulty) game only).
+    pub fault: Option<Fault>,
+    /// What the match does with a desync it cannot heal.
+    pub policy: DesyncPolicy,
 }
 
 impl Scenario {
@@ -192,6 +201,8 @@ impl Scenario {
             sealed: true,
             settle: false,
             clock_offsets: Vec::new(),
+            fault: None,
+            policy: DesyncPolicy::Stop,
         }
     }
 }
@@ -241,6 +252,10 @@ pub struct PeerRun {
     /// At the end, per seat, how far ahead of that seat this peer's frame
     /// clock ran, in microseconds.
     pub frame_advantage: Vec<Option<i64>>,
+    /// Why the peer stopped before the end, if it did.
+    pub stopped: Option<StopReason>,
+    /// The match's invalidation as the peer knew it at the end.
+    pub invalidation: Option<Invalidation>,
 }
 
 impl PeerRun {
@@ -390,6 +405,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 security: security(&identities[usize::from(seat)], &seat_keys),
                 ..scenario.session.clone()
             };
+            settings.desync_policy = scenario.policy;
             let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
                 .expect("the scenario's match is valid");
             peer.set_bot(Box::new(G::bot(seat, scenario.setup.seed)));
@@ -413,6 +429,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let local = |now: Instant, seat: usize| now.plus(offset(seat));
     let global = |t: Instant, seat: usize| Instant(t.as_micros().saturating_sub(offset(seat)));
     let mut now = Instant::ZERO;
+    faulty::install(scenario.fault);
     loop {
         while let Some(d) = net.pop_due(now) {
             if vanished.is_some_and(|v| v == d.to || v == d.from) {
@@ -420,19 +437,24 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             }
             if d.to == watcher_node {
                 if let Some((s, r)) = spectator.as_mut() {
+                    faulty::enter(watcher_node.0);
                     s.handle_datagram(now, &d.bytes);
+                    faulty::leave();
                     drain_spectator(now, s, r, &mut net, scenario);
                 }
                 continue;
             }
             let i = d.to.index();
+            faulty::enter(d.to.0);
             if d.from == watcher_node {
                 peers[i].handle_watcher_datagram(local(now, i), WatcherId(0), &d.bytes);
+                faulty::leave();
                 drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
                 continue;
             }
             let t = std::time::Instant::now();
             peers[i].handle_datagram(local(now, i), d.from, &d.bytes);
+            faulty::leave();
             drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
             runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
         }
@@ -468,6 +490,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                         security: security(&fresh, &seat_keys),
                         ..scenario.session.clone()
                     };
+                    settings.desync_policy = scenario.policy;
                     let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
                         .expect("the scenario's match is valid");
                     peer.set_bot(Box::new(G::bot(v.0, scenario.setup.seed)));
@@ -485,7 +508,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             }
             let t = std::time::Instant::now();
             if peers[i].poll_timeout().is_some_and(|t| t <= local(now, i)) {
+                faulty::enter(i as u8);
                 peers[i].handle_timeout(local(now, i));
+                faulty::leave();
             }
             drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
             runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
@@ -527,7 +552,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         }
         if let Some((s, r)) = spectator.as_mut() {
             if s.poll_timeout().is_some_and(|t| t <= now) {
+                faulty::enter(watcher_node.0);
                 s.handle_timeout(now);
+                faulty::leave();
             }
             drain_spectator(now, s, r, &mut net, scenario);
             if let Some(f) = flip.as_ref().filter(|f| f.seat == watcher_node) {
@@ -548,13 +575,17 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     .collect(),
             );
         }
+        // A peer that stopped (the match found invalid) is done, and a
+        // match every live peer stopped is over.
         let done = peers
             .iter()
             .filter(|p| vanished != Some(p.seat()))
             .all(|p| {
                 let s = p.session();
-                s.confirmed_before() >= scenario.frames
-                    && (!scenario.settle || s.newest_clean().is_some_and(|c| c >= settle_through))
+                p.stopped().is_some()
+                    || (s.confirmed_before() >= scenario.frames
+                        && (!scenario.settle
+                            || s.newest_clean().is_some_and(|c| c >= settle_through)))
             });
         if done || now.as_micros() >= scenario.max_micros {
             break;
@@ -587,8 +618,11 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         r.frame_advantage = (0..n)
             .map(|s| peer.session().frame_advantage(PlayerId(s)))
             .collect();
+        r.stopped = peer.stopped().cloned();
+        r.invalidation = peer.invalidation().copied();
         r.log = peer.finish().ok().flatten();
     }
+    faulty::install(None);
     Run {
         peers: runs,
         net: net.stats(),
@@ -658,9 +692,16 @@ fn drain<G: Demo>(
                 }
             }
             PeerEvent::Healed { frame, .. } => {
-                // The loaded state is the authority's result of `frame`.
+                // The loaded state is the authority's result of `frame`,
+                // and the frames before it that this peer got wrong now
+                // hold the authority's checksums.
                 if let Some((f, c)) = peer.newest_checksum().filter(|(f, _)| *f == frame) {
                     run.checksums.insert(f, c);
+                }
+                if let Some((first, checks)) = peer.healed_checksums() {
+                    for (f, c) in (first..).zip(checks) {
+                        run.checksums.insert(f, *c);
+                    }
                 }
                 run.events.push((now, event));
             }

@@ -14,7 +14,10 @@
 //! - `timing.rs`: clock synchronization and frame-clock balancing, and the
 //!   agreed input delay of rollback mode;
 //! - `checksums.rs`: reporting checksums and acting on verdicts;
-//! - `resync.rs`: the resync sub-state (requesting, serving, loading);
+//! - `integrity.rs`: disputes settled by evidence, recurring desyncs, and
+//!   the end of a match found invalid;
+//! - `resync.rs`: the resync sub-state (requesting, serving, loading,
+//!   comparing);
 //! - `seats.rs`: dropping a seat that left;
 //! - `snapshots.rs`: carrying a snapshot stream between two seats, and
 //!   trying resync again after it failed;
@@ -37,6 +40,7 @@ mod config;
 mod event;
 mod handshake;
 mod inputs;
+mod integrity;
 mod release;
 mod resync;
 mod seats;
@@ -45,7 +49,7 @@ mod timing;
 mod transmit;
 
 pub use config::{Config, ConfigError, InputDelay, Mode, Rollback, Security};
-pub use event::{CallError, Event, ResyncFailure, TimeoutReason, Transmit};
+pub use event::{CallError, Event, Invalidation, ResyncFailure, TimeoutReason, Transmit};
 
 use crate::checksums::ChecksumBook;
 use crate::clock::FrameClock;
@@ -62,6 +66,7 @@ use crate::stats::Stats;
 use crate::time::Instant;
 use crate::window::InputWindow;
 use handshake::Peer;
+use integrity::Integrity;
 use resync::Resync;
 use std::collections::VecDeque;
 
@@ -69,6 +74,9 @@ use std::collections::VecDeque;
 enum Phase {
     Connecting,
     Running,
+    /// The match was found invalid: nothing is stepped or sent but what
+    /// the integrity and resync sub-states still owe.
+    Stopped,
     Closed,
 }
 
@@ -124,6 +132,7 @@ pub struct Session<I: Input> {
     own_newest: Option<u32>,
     epoch: u8,
     resync: Resync,
+    integrity: Integrity,
     drops: SeatDrops,
     drop_reports_due: bool,
     returns: Vec<seats::Return>,
@@ -277,6 +286,7 @@ impl<I: Input> Session<I> {
             own_newest: None,
             epoch: 0,
             resync: Resync::new(n),
+            integrity: Integrity::new(n),
             drops: SeatDrops::new(cfg.local),
             drop_reports_due: false,
             returns: Vec::new(),
@@ -533,6 +543,10 @@ impl<I: Input> Session<I> {
     /// At each tick it releases due frames and asks for the next local input.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.now = self.now.max(now);
+        if self.phase == Phase::Stopped {
+            self.stopped_timers(now);
+            return;
+        }
         if self.phase != Phase::Running {
             return;
         }
@@ -582,6 +596,11 @@ impl<I: Input> Session<I> {
         let history = self.history_wanted();
         self.playout.keep_at_least(history);
         self.resync_timers(now);
+        self.integrity_tick(now);
+        if self.phase != Phase::Running {
+            // A dispute decided at this tick may have ended the match.
+            return;
+        }
         self.force_sync_test_rollback();
         self.try_release();
         if self.stalled() {
@@ -612,6 +631,7 @@ impl<I: Input> Session<I> {
         let mut at = |x: Instant| t = Some(t.map_or(x, |y| y.min(x)));
         match self.phase {
             Phase::Closed => return None,
+            Phase::Stopped => return self.stopped_timeout(),
             Phase::Connecting => {}
             Phase::Running => {
                 if self.awaiting_input.is_none() {

@@ -353,7 +353,7 @@ impl<I: Input> Watcher<I> {
         self.state_ack = Some(incoming.ack());
         match incoming.finish() {
             None => {}
-            Some(Ok((frame, _, state))) => {
+            Some(Ok(crate::resync::Received { frame, state, .. })) => {
                 self.incoming = None;
                 self.loaded_id = Some(id);
                 self.state_ack = Some(all);
