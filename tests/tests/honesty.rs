@@ -37,6 +37,7 @@ fn recurring(seat: u8, kind: Recurring) -> Fault {
         kind,
         from_frame: 200,
         every: 45,
+        until_frame: u32::MAX,
     }
 }
 
@@ -238,6 +239,7 @@ fn a_healed_seats_log_records_the_healed_trajectory() {
         kind: Recurring::SelfInconsistent,
         from_frame: 300,
         every: u32::MAX,
+        until_frame: 301,
     };
     for link in [LinkConfig::ideal(1_000), Condition::POOR.link()] {
         let run = faulty(2, link, once, DesyncPolicy::Stop);

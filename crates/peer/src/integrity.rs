@@ -91,9 +91,13 @@ impl<G: Game, W: Write> Peer<G, W> {
         let desync = self.desync.map(|(f, _)| f).or(self.last_desync);
         let (cause, seat, first_frame) = match reason {
             ResyncFailure::Unattributed { frame } => (Cause::Unattributed, None, frame),
-            ResyncFailure::Recurring { first_frame, .. } => {
-                (Cause::Nondeterministic, Some(local), first_frame)
-            }
+            // The match is invalid from the desync that was not healed;
+            // the earlier ones were, and the frames they touched agree.
+            ResyncFailure::Recurring { first_frame, .. } => (
+                Cause::Nondeterministic,
+                Some(local),
+                desync.unwrap_or(first_frame),
+            ),
             ResyncFailure::TooManyAttempts { .. } | ResyncFailure::HistoryTooShort { .. } => (
                 Cause::Unhealable,
                 Some(local),
@@ -245,12 +249,13 @@ impl<G: Game, W: Write> Peer<G, W> {
             .iter()
             .map(|d| d.report.frame.to_string())
             .collect();
+        // The report of the last heal (its frame, checksums and fields),
+        // headed by what the heals show together.
         let mut report: DesyncReport = last.report.clone();
-        report.frame = first_frame;
         report.notes.insert(
             0,
             format!(
-                "this seat kept drifting: it was healed of desyncs at frames {} and drifted again; its game is not deterministic, so the match is invalid from frame {first_frame}",
+                "this seat kept drifting: it was healed of desyncs first seen at frames {} and drifted again at frame {first_frame}; its game is not deterministic, so the match is invalid from frame {first_frame} (the report below is of the last heal)",
                 frames.join(", ")
             ),
         );

@@ -8,20 +8,24 @@
 //! - `desync`: eight seats of 1 024 units each (2.3 MB a state) at 2 s
 //!   round trips; from 10 s seat 7's game steps one frame in every 30
 //!   wrongly ([`faulty`], self-consistent), a desync that resync cannot
-//!   heal, for 50 s more. Printed: the resident set before the fault and
-//!   its peak after it.
+//!   heal, for 50 s more, under the `Continue` policy (the worst case for
+//!   memory: nothing is compared from the first divergent frame on, so
+//!   every seat's unsettled history fills to its bound) and under `Stop`.
+//!   Printed: the resident set before the fault and its peak after it.
 //!
-//! Every seat of a match runs in this one process, so the figures include
-//! every seat's memory; the difference between the two lines of a
-//! scenario is what the faulty or lonely seat added.
+//! Every seat of a match runs in this one process, so the resident set
+//! includes every seat's memory; the difference between the two figures
+//! of a scenario is what the faulty or lonely seat added. Each seat's
+//! peak live state bytes (the most bytes of game states its history held
+//! at once, `PeerStats::peak_state_bytes`) are printed too.
 //!
-//! `cargo run --release -p lockstep-testkit --example memory -- [alone|desync]`
+//! `cargo run --release -p lockstep-testkit --example memory -- [alone|desync|desync-stop]`
 
 use std::collections::VecDeque;
 
 use lockstep_games::Demo;
 use lockstep_games::rts::{Rts, RtsConfig};
-use lockstep_peer::{Peer, PeerSettings};
+use lockstep_peer::{DesyncPolicy, Peer, PeerSettings};
 use lockstep_protocol::{Instant, PlayerId};
 use lockstep_sim::Match;
 use lockstep_testkit::faulty::{self, Fault, Faulty, Recurring};
@@ -55,7 +59,7 @@ struct Mesh {
 }
 
 impl Mesh {
-    fn new(players: u8, config: &RtsConfig, rtt_micros: u64) -> Mesh {
+    fn new(players: u8, config: &RtsConfig, rtt_micros: u64, policy: DesyncPolicy) -> Mesh {
         let setup = Match {
             players,
             seed: 11,
@@ -63,7 +67,8 @@ impl Mesh {
         };
         let peers = (0..players)
             .map(|seat| {
-                let settings = PeerSettings::new(&setup, PlayerId(seat), 500 + u32::from(seat));
+                let mut settings = PeerSettings::new(&setup, PlayerId(seat), 500 + u32::from(seat));
+                settings.desync_policy = policy;
                 let mut p = Peer::new(config, setup, settings, std::io::sink()).expect("valid");
                 p.set_bot(Box::new(Game::bot(seat, setup.seed)));
                 p
@@ -134,11 +139,19 @@ impl Mesh {
         }
         peak.max(rss_kib().0)
     }
+
+    /// Each seat's peak live state bytes, in MiB.
+    fn peaks(&self) -> Vec<u64> {
+        self.peers
+            .iter()
+            .map(|p| mib(p.stats().peak_state_bytes / 1024))
+            .collect()
+    }
 }
 
 fn alone() {
     faulty::install(None);
-    let mut mesh = Mesh::new(2, &Rts::default_config(), 100_000);
+    let mut mesh = Mesh::new(2, &Rts::default_config(), 100_000, DesyncPolicy::Stop);
     let steady = mesh.play_until(20_000_000);
     let at_pause = rss_kib().0;
     mesh.paused[1] = true;
@@ -152,9 +165,10 @@ fn alone() {
         mib(peak.saturating_sub(at_pause)),
         mesh.peers[0].frame()
     );
+    println!("        peak live state MiB per seat: {:?}", mesh.peaks());
 }
 
-fn desync() {
+fn desync(policy: DesyncPolicy) {
     let mut config = Rts::default_config();
     config.units_per_player = 1024;
     faulty::install(Some(Fault {
@@ -162,22 +176,25 @@ fn desync() {
         kind: Recurring::SelfConsistent,
         from_frame: 600,
         every: 30,
+        until_frame: u32::MAX,
     }));
-    let mut mesh = Mesh::new(8, &config, 2_000_000);
+    let mut mesh = Mesh::new(8, &config, 2_000_000, policy);
     mesh.play_until(10_000_000);
     let before = rss_kib().0;
     let peak = mesh.play_until(60_000_000);
     faulty::install(None);
     let stats = mesh.peers[7].stats().clone();
     println!(
-        "desync  rts 8×1024, 2 s: resident {} MiB before the fault, peak {} MiB over 50 s \
-         (+{} MiB); seat 7 loaded {} states, at frame {}",
+        "desync  rts 8×1024, 2 s, {policy:?}: resident {} MiB before the fault, peak {} MiB \
+         over 50 s (+{} MiB); seat 7 loaded {} states, at frame {}, stopped: {:?}",
         mib(before),
         mib(peak),
         mib(peak.saturating_sub(before)),
         stats.states_loaded,
-        mesh.peers[7].frame()
+        mesh.peers[7].frame(),
+        mesh.peers[7].stopped().is_some()
     );
+    println!("        peak live state MiB per seat: {:?}", mesh.peaks());
 }
 
 fn main() {
@@ -186,6 +203,9 @@ fn main() {
         alone();
     }
     if which == "desync" || which == "all" {
-        desync();
+        desync(DesyncPolicy::Continue);
+    }
+    if which == "desync-stop" || which == "all" {
+        desync(DesyncPolicy::Stop);
     }
 }

@@ -1,9 +1,14 @@
 //! The soak: plays `--matches N` seeded matches (`lockstep_testkit::soak`:
 //! either game, lockstep or rollback, 2–8 seats, networks up to 2 s round
 //! trips and 25% loss with jitter, duplication, reordering and corrupted
-//! datagrams, clocks set apart, a flipped bit in about a third) on
+//! datagrams, clocks set apart, a flipped bit in about a third, a
+//! recurring nondeterminism in one seat's game in about one in seven) on
 //! `--threads T` threads, and prints a table: matches, failures by kind,
-//! desyncs reported and healed, frames predicted and rolled back.
+//! desyncs reported and healed, matches found invalid and how long after
+//! their first desync, honest seats overwritten (always 0), the peak live
+//! state bytes (the most any seat's unsettled history held), frames
+//! predicted and rolled back. `--each` also prints every match's peak live
+//! state bytes, one line a match.
 //!
 //! ```sh
 //! cargo run --release -p lockstep-testkit --example soak -- --matches 10000
@@ -23,6 +28,7 @@ struct Args {
     matches: u64,
     first: u64,
     threads: usize,
+    each: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -30,6 +36,7 @@ fn args() -> Result<Args, String> {
         matches: 1000,
         first: 0,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        each: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -42,6 +49,7 @@ fn args() -> Result<Args, String> {
             "--matches" => a.matches = value("--matches")?,
             "--first" => a.first = value("--first")?,
             "--threads" => a.threads = value("--threads")?.max(1) as usize,
+            "--each" => a.each = true,
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -56,6 +64,11 @@ struct Row {
     bad_logs: u64,
     false_reports: u64,
     nondeterministic: u64,
+    faulty: u64,
+    invalid: u64,
+    longest_invalid_micros: u64,
+    overwritten: u64,
+    peak_state_bytes: u64,
     flipped: u64,
     desyncs: u64,
     healed: u64,
@@ -81,6 +94,11 @@ impl Row {
         ));
         self.false_reports += u64::from(o.false_reports);
         self.nondeterministic += o.nondeterministic;
+        self.faulty += u64::from(o.plan.scenario.fault.is_some());
+        self.invalid += u64::from(o.invalid);
+        self.longest_invalid_micros = self.longest_invalid_micros.max(o.invalid_after_micros);
+        self.overwritten += u64::from(o.overwritten);
+        self.peak_state_bytes = self.peak_state_bytes.max(o.peak_state_bytes);
         self.flipped += u64::from(o.flipped);
         self.desyncs += u64::from(o.desyncs);
         self.healed += u64::from(o.healed);
@@ -115,6 +133,14 @@ fn main() {
                         break;
                     }
                     let o = soak::play(&soak::plan(seed));
+                    if a.each {
+                        println!(
+                            "seed {seed}: {} {} seats, peak live state {} bytes",
+                            soak::game_name(o.plan.game),
+                            o.plan.scenario.setup.players,
+                            o.peak_state_bytes
+                        );
+                    }
                     let g = usize::from(o.plan.game == SoakGame::Rts);
                     let m = usize::from(o.plan.rollback());
                     if let Ok(mut r) = rows.lock() {
@@ -123,7 +149,7 @@ fn main() {
                     if !o.passed() {
                         let line = format!(
                             "seed {seed}: {} {} seats, {}: {:?}, false reports {}, \
-                             nondeterministic {}, refused {}",
+                             nondeterministic {}, refused {}, overwritten {}, invalid {}",
                             soak::game_name(o.plan.game),
                             o.plan.scenario.setup.players,
                             if o.plan.rollback() {
@@ -135,6 +161,8 @@ fn main() {
                             o.false_reports,
                             o.nondeterministic,
                             o.refused_calls,
+                            o.overwritten,
+                            o.invalid,
                         );
                         eprintln!("{line}");
                         if let Ok(mut f) = failures.lock() {
@@ -156,16 +184,22 @@ fn main() {
     let rows = rows.into_inner().unwrap_or_default();
     println!(
         "| game | mode | matches | seats | failed | unhealed | bad logs | false desync reports | \
-         nondeterministic | flipped | desyncs reported | healed | longest heal s | frames | predicted | \
+         nondeterministic | flipped | faulty | desyncs reported | healed | longest heal s | \
+         invalid | longest to invalid s | overwritten | peak state KiB | frames | predicted | \
          rolled back |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     let mut total = Row::default();
     for (g, game) in ["cubes", "rts"].iter().enumerate() {
         for (m, mode) in ["lockstep", "rollback"].iter().enumerate() {
             let r = rows[g][m];
             print_row(game, mode, &r);
             total.longest_heal_micros = total.longest_heal_micros.max(r.longest_heal_micros);
+            total.longest_invalid_micros =
+                total.longest_invalid_micros.max(r.longest_invalid_micros);
+            total.peak_state_bytes = total.peak_state_bytes.max(r.peak_state_bytes);
             for (t, v) in [
                 (&mut total.matches, r.matches),
                 (&mut total.failed, r.failed),
@@ -174,6 +208,9 @@ fn main() {
                 (&mut total.false_reports, r.false_reports),
                 (&mut total.nondeterministic, r.nondeterministic),
                 (&mut total.flipped, r.flipped),
+                (&mut total.faulty, r.faulty),
+                (&mut total.invalid, r.invalid),
+                (&mut total.overwritten, r.overwritten),
                 (&mut total.desyncs, r.desyncs),
                 (&mut total.healed, r.healed),
                 (&mut total.frames, r.frames),
@@ -203,7 +240,7 @@ fn main() {
 #[allow(clippy::float_arithmetic)]
 fn print_row(game: &str, mode: &str, r: &Row) {
     println!(
-        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
+        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {:.1} | {} | {} | {} | {} | {} |",
         r.matches,
         r.seats as f64 / r.matches.max(1) as f64,
         r.failed,
@@ -212,9 +249,14 @@ fn print_row(game: &str, mode: &str, r: &Row) {
         r.false_reports,
         r.nondeterministic,
         r.flipped,
+        r.faulty,
         r.desyncs,
         r.healed,
         r.longest_heal_micros as f64 / 1e6,
+        r.invalid,
+        r.longest_invalid_micros as f64 / 1e6,
+        r.overwritten,
+        r.peak_state_bytes / 1024,
         r.frames,
         r.predicted,
         r.rolled_back

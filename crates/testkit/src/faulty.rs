@@ -47,8 +47,10 @@ pub struct Fault {
     pub kind: Recurring,
     /// The first frame that goes wrong.
     pub from_frame: u32,
-    /// Then every this many frames (at least 1).
+    /// Then every this many frames (at least 1)...
     pub every: u32,
+    /// ... before this frame (`u32::MAX`: for good).
+    pub until_frame: u32,
 }
 
 thread_local! {
@@ -80,7 +82,7 @@ fn active(frame: Frame) -> Option<Fault> {
     let fault = FAULT.with(Cell::get)?;
     let node = NODE.with(Cell::get)?;
     let due = node == fault.seat
-        && frame >= fault.from_frame
+        && (fault.from_frame..fault.until_frame).contains(&frame)
         && (frame - fault.from_frame) % fault.every.max(1) == 0;
     due.then_some(fault)
 }
@@ -178,6 +180,7 @@ mod tests {
             kind,
             from_frame: 2,
             every: 2,
+            until_frame: u32::MAX,
         }));
         let start = Faulty::<Cubes>::new(&Cubes::default_config(), &setup).unwrap();
         let inputs = vec![Default::default(); 2];

@@ -4,13 +4,19 @@
 //! seats of cubes or 2 to 8 of the RTS, a network anywhere from calm to 2 s round trips with 25% loss,
 //! jitter, duplication, reordering and (sealed) corrupted datagrams, every seat's
 //! clock set apart, and in about a third of the matches a bit flipped in
-//! one seat's state — and [`play`] plays it and says what went wrong.
+//! one seat's state, in about one in seven a recurring nondeterminism in
+//! one seat's game ([`Faulty`], self-consistent or not) — and [`play`]
+//! plays it and says what went wrong.
 //!
 //! A match passes when [`verdict::check`] passes (every confirmed frame
-//! agreed at the end, every log whole, verifying and identical), no frame
-//! stepped twice from one state gave two checksums, no call was refused,
-//! and every desync reported was a real one: reported only after a flip,
-//! with the flipped seat among the drifted.
+//! agreed at the end, every log whole, verifying and identical) — or, for
+//! a match with a recurring nondeterminism, [`verdict::check_invalid`]
+//! when it was found invalid (every seat stopped at the same first frame,
+//! every log verifying up to it) — no frame stepped twice from one state
+//! gave two checksums (unless the game was made nondeterministic), no call
+//! was refused, no seat but the faulty or flipped one loaded another's
+//! state, and every desync reported was a real one: reported only after a
+//! flip or a fault, with that seat among the drifted.
 //!
 //! Invariant: a match is a pure function of its seed; the games are small
 //! (25 cubes, or 8 units a seat) so thousands of matches fit in minutes.
@@ -19,10 +25,11 @@ use lockstep_fx::Rng;
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
-use lockstep_peer::PeerEvent;
+use lockstep_peer::{PeerEvent, StopReason};
 use lockstep_protocol::{InputDelay, Mode, PlayerId, Rollback};
 use lockstep_sim::Game;
 
+use crate::faulty::{Fault, Faulty, Recurring};
 use crate::mesh::{self, Flip, Run, Scenario};
 use crate::netsim::{LinkConfig, Loss, Transport};
 use crate::verdict::{self, Failure};
@@ -74,6 +81,17 @@ pub struct Outcome {
     pub longest_heal_micros: u64,
     /// Frames that gave two checksums from one state.
     pub nondeterministic: u64,
+    /// Whether the match was found invalid (every seat stopped).
+    pub invalid: bool,
+    /// Virtual time from the first desync to the last seat's stop, in
+    /// microseconds (0 unless found invalid).
+    pub invalid_after_micros: u64,
+    /// Seats that loaded another's state though neither flipped nor faulty
+    /// (an honest seat overwritten).
+    pub overwritten: u32,
+    /// The most bytes of game states any seat's unsettled history held at
+    /// once (the match's peak live state bytes).
+    pub peak_state_bytes: u64,
     /// Calls a peer's session refused.
     pub refused_calls: u64,
     /// Frames stepped on predictions, over all seats.
@@ -89,10 +107,13 @@ pub struct Outcome {
 impl Outcome {
     /// Whether the match passed.
     pub fn passed(&self) -> bool {
+        let faulty = self.plan.scenario.fault.is_some();
         self.failure.is_none()
             && self.false_reports == 0
-            && self.nondeterministic == 0
+            && (self.nondeterministic == 0 || faulty)
             && self.refused_calls == 0
+            && self.overwritten == 0
+            && (!self.invalid || faulty)
     }
 }
 
@@ -180,13 +201,9 @@ pub fn plan(seed: u64) -> Plan {
         .map(|_| u64::from(rng.below(60_000_000)))
         .collect();
     if rng.chance(1, 3) {
-        // With two seats seat 0 is the authority by rule, right or not:
-        // its own corruption would become the match's truth. So only seat
-        // 1 is flipped there.
-        let seat = match players {
-            2 => 1,
-            n => rng.below(u32::from(n)) as u8,
-        };
+        // Any seat: no seat is the authority by number, so a corrupted
+        // seat 0 of two is healed like any other.
+        let seat = rng.below(u32::from(players)) as u8;
         s.flip = Some(Flip {
             seat: PlayerId(seat),
             frame: 30 + rng.below(FRAMES / 3),
@@ -194,6 +211,23 @@ pub fn plan(seed: u64) -> Plan {
             field: "position".into(),
             bit: 16 + rng.below(16),
             repeat: false,
+        });
+    } else if rng.chance(1, 5) {
+        // A game that is not deterministic on one seat, now and then: it
+        // is healed while it can be, and the match is found invalid when
+        // it keeps drifting (or nobody can be blamed).
+        s.fault = Some(Fault {
+            seat: rng.below(u32::from(players)) as u8,
+            kind: if rng.chance(1, 2) {
+                Recurring::SelfConsistent
+            } else {
+                Recurring::SelfInconsistent
+            },
+            from_frame: 30 + rng.below(120),
+            every: 20 + rng.below(70),
+            // Not after the frames the match must settle: a fault the run
+            // ends before detecting would be judged unhealed.
+            until_frame: FRAMES,
         });
     }
     // Played on until every seat compared the last frame clean, so a
@@ -211,25 +245,68 @@ pub fn plan(seed: u64) -> Plan {
 /// Plays and judges `plan`.
 pub fn play(plan: &Plan) -> Outcome {
     match plan.game {
-        SoakGame::Cubes => judge::<Cubes>(plan, &cubes_config()),
-        SoakGame::Rts => judge::<Rts>(plan, &rts_config()),
+        SoakGame::Cubes => judge::<Faulty<Cubes>>(plan, &cubes_config()),
+        SoakGame::Rts => judge::<Faulty<Rts>>(plan, &rts_config()),
     }
 }
 
 fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
     let s = &plan.scenario;
     let run: Run = mesh::run::<G>(s, config);
-    let failure = verdict::check::<G>(&run, FRAMES, 0..run.peers.len()).err();
+    let seats = 0..run.peers.len();
+    let invalid = run
+        .peers
+        .iter()
+        .any(|p| matches!(p.stopped, Some(StopReason::MatchInvalid { .. })));
+    let failure = if invalid {
+        verdict::check_invalid::<G>(&run, seats)
+    } else {
+        verdict::check::<G>(&run, FRAMES, seats)
+    }
+    .err();
     let flipped = run.flipped_at.is_some();
-    let flipped_seat = s.flip.as_ref().map(|f| f.seat);
+    // The seat whose state or game goes wrong: the only one that may
+    // drift and load another's state.
+    let culprit = s
+        .flip
+        .as_ref()
+        .filter(|_| flipped)
+        .map(|f| f.seat)
+        .or(s.fault.map(|f| PlayerId(f.seat)));
     let reports = run.events(|e| match e {
         PeerEvent::Desync { drifted, .. } => Some(*drifted),
         _ => None,
     });
     let false_reports = reports
         .iter()
-        .filter(|(_, _, drifted)| !(flipped && flipped_seat.is_some_and(|f| drifted.contains(f))))
+        .filter(|(_, _, drifted)| !culprit.is_some_and(|c| drifted.contains(c)))
         .count() as u32;
+    let overwritten = run
+        .peers
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| p.stats.states_loaded > 0 && culprit.is_none_or(|c| c.index() != *i))
+        .count() as u32;
+    let invalid_after_micros = if invalid {
+        let first = run
+            .events(|e| {
+                matches!(e, PeerEvent::Desync { .. } | PeerEvent::ResyncFailed { .. }).then_some(())
+            })
+            .iter()
+            .map(|(_, t, _)| *t)
+            .min();
+        let last = run
+            .events(|e| matches!(e, PeerEvent::Stopped(_)).then_some(()))
+            .iter()
+            .map(|(_, t, _)| *t)
+            .max();
+        match (first, last) {
+            (Some(f), Some(l)) => l.since(f),
+            _ => 0,
+        }
+    } else {
+        0
+    };
     let healed = run
         .events(|e| matches!(e, PeerEvent::Healed { .. }).then_some(()))
         .len() as u32;
@@ -261,6 +338,15 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
         healed,
         longest_heal_micros,
         nondeterministic: sum(|p| p.nondeterministic_frames),
+        invalid,
+        invalid_after_micros,
+        overwritten,
+        peak_state_bytes: run
+            .peers
+            .iter()
+            .map(|p| p.stats.peak_state_bytes)
+            .max()
+            .unwrap_or(0),
         refused_calls: sum(|p| p.refused_calls),
         frames_predicted: sum(|p| p.frames_predicted),
         frames_rolled_back: sum(|p| p.frames_rolled_back),
@@ -296,6 +382,13 @@ mod tests {
                 .any(|p| p.scenario.link.latency_micros >= 900_000)
         );
         assert!(plans.iter().any(|p| p.scenario.flip.is_some()));
+        assert!(plans.iter().any(|p| p.scenario.fault.is_some()));
+        assert!(plans.iter().any(|p| {
+            p.scenario
+                .flip
+                .as_ref()
+                .is_some_and(|f| f.seat == PlayerId(0))
+        }));
         assert!(plans.iter().any(|p| p.game == SoakGame::Rts));
     }
 }

@@ -2,6 +2,9 @@
 //! checksums agree on every frame they all confirmed, and every replay log
 //! recorded reads whole, replays, verifies against its own checksums and
 //! holds the same checksums as every other log, frame for frame.
+//! [`check_invalid`]: what a match found invalid must show instead: every
+//! remaining peer stopped with it, they agree on every frame before the
+//! first divergent one, and every log verifies, the same in every log.
 //!
 //! Invariant: the verdict looks only at the [`Run`]'s outputs (checksum
 //! streams and log bytes), never at a peer's internals, so it judges the
@@ -9,6 +12,7 @@
 
 use core::fmt;
 
+use lockstep_peer::StopReason;
 use lockstep_sim::Game;
 use lockstep_sim::replay::{self, RunOptions};
 
@@ -50,6 +54,12 @@ pub enum Failure {
         /// The first frame that differs.
         frame: u32,
     },
+    /// A match found invalid where a seat did not stop (or stopped for
+    /// another reason, or at another first frame).
+    NotStopped {
+        /// The seat.
+        seat: usize,
+    },
 }
 
 impl fmt::Display for Failure {
@@ -71,6 +81,9 @@ impl fmt::Display for Failure {
                     f,
                     "seat {seat}'s log differs from the first one's at frame {frame}"
                 )
+            }
+            Failure::NotStopped { seat } => {
+                write!(f, "seat {seat} did not stop with the match found invalid")
             }
         }
     }
@@ -94,6 +107,47 @@ pub fn check<G: Game>(
     if let Some(frame) = run.first_disagreement() {
         return Err(Failure::Disagree { frame });
     }
+    check_logs::<G>(run, frames.saturating_sub(1), recorders)
+}
+
+/// Checks a match found invalid: every remaining peer stopped with
+/// `MatchInvalid`, they agree on every frame they all confirmed before the
+/// earliest first divergent frame any of them names, and every log of
+/// `recorders` is whole, verifies and matches the others (a log may hold
+/// frames from the first divergent one on that a majority agreed on
+/// before the seat that drifted reported them).
+pub fn check_invalid<G: Game>(
+    run: &Run,
+    recorders: impl IntoIterator<Item = usize>,
+) -> Result<(), Failure> {
+    // Each seat names the first divergent frame it knows of; a seat whose
+    // report of that frame was lost may name a later one.
+    let mut first: Option<u32> = None;
+    for (seat, p) in run.peers.iter().enumerate() {
+        if run.vanished.is_some_and(|v| v.index() == seat) {
+            continue;
+        }
+        let Some(StopReason::MatchInvalid { first_frame, .. }) = p.stopped else {
+            return Err(Failure::NotStopped { seat });
+        };
+        first = Some(first.map_or(first_frame, |f| f.min(first_frame)));
+    }
+    let Some(first) = first else {
+        return Ok(());
+    };
+    if let Some(frame) = run.first_disagreement().filter(|f| *f < first) {
+        return Err(Failure::Disagree { frame });
+    }
+    check_logs::<G>(run, 0, recorders)
+}
+
+/// Every log of `recorders` whole (at least `frames` frames), replaying,
+/// verifying, and holding the same checksums as the others.
+fn check_logs<G: Game>(
+    run: &Run,
+    frames: u32,
+    recorders: impl IntoIterator<Item = usize>,
+) -> Result<(), Failure> {
     let mut logs: Vec<(usize, Vec<_>)> = Vec::new();
     for seat in recorders {
         let bad = |reason: String| Failure::BadLog { seat, reason };
@@ -106,7 +160,7 @@ pub fn check<G: Game>(
         if !log.is_complete() {
             return Err(bad(format!("ends early: {:?}", log.end())));
         }
-        if log.frames() + 1 < frames {
+        if log.frames() < frames {
             return Err(bad(format!("holds only {} frames", log.frames())));
         }
         let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {})

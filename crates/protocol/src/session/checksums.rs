@@ -19,6 +19,7 @@ impl<I: Input> Session<I> {
                 drifted,
             }) => {
                 let local_drifted = drifted.contains(self.cfg.local);
+                self.note_desync(frame, drifted);
                 self.events.push_back(Event::Desync {
                     frame,
                     authority: Some(authority),

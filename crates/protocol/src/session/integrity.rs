@@ -76,6 +76,8 @@ pub(super) struct Integrity {
     evidence_due: bool,
     /// Frames of the desyncs this seat drifted in, within the window.
     recent: VecDeque<u32>,
+    /// The newest desync verdict: its frame and the seats that drifted.
+    current: Option<(u32, PlayerSet)>,
     /// The match's invalidation, once decided or heard.
     invalid: Option<Invalidation>,
     /// Seats that sent us an Invalid: they know.
@@ -98,6 +100,7 @@ impl Integrity {
             told: PlayerSet::EMPTY,
             evidence_due: false,
             recent: VecDeque::new(),
+            current: None,
             invalid: None,
             informed: PlayerSet::EMPTY,
             answer: PlayerSet::EMPTY,
@@ -248,6 +251,13 @@ impl<I: Input> Session<I> {
         self.integrity.informed.insert(who);
         self.integrity.answer.insert(who);
         self.integrity.invalid_due = true;
+        // Our own verdict about the same seat's desync, while that seat has
+        // not loaded a state since, may have seen it a frame earlier.
+        let ours = self.integrity.current.filter(|(_, drifted)| {
+            m.seat
+                .is_some_and(|s| drifted.contains(s) && self.book.is_suspended(s))
+        });
+        let first_frame = ours.map_or(first_frame, |(f, _)| f.min(first_frame));
         let invalidation = Invalidation {
             first_frame,
             cause: m.cause,
@@ -349,14 +359,28 @@ impl<I: Input> Session<I> {
             .iter()
             .filter_map(|p| Some((*p, finding(*p)?.1)))
             .collect();
+        // Every seat's finding names the first frame it saw differ: the
+        // earliest is the dispute's (a report lost on the way can make one
+        // seat see the difference a frame late).
+        let frame = live
+            .iter()
+            .filter_map(|p| finding(*p))
+            .map(|(f, _)| f)
+            .fold(d.frame, u32::min);
         self.integrity.dispute = None;
-        let verdict = attribute(d.frame, &sums, &findings);
+        let verdict = attribute(frame, &sums, &findings);
         match self.book.resolve(verdict) {
             Some(v) => self.on_verdict(now, Some(v)),
             None => self.events.push_back(Event::ResyncFailed {
-                reason: ResyncFailure::Unattributed { frame: d.frame },
+                reason: ResyncFailure::Unattributed { frame },
             }),
         }
+    }
+
+    /// A verdict that `drifted` drifted at `frame`: kept to tell a peer's
+    /// news about the same desync the earliest frame known.
+    pub(super) fn note_desync(&mut self, frame: u32, drifted: PlayerSet) {
+        self.integrity.current = Some((frame, drifted));
     }
 
     /// How long a dispute may wait for findings: as long as a resync
