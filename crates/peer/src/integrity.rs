@@ -37,8 +37,38 @@ use crate::event::PeerEvent;
 use crate::peer::Peer;
 use crate::stop::{DesyncPolicy, StopReason};
 
-/// Heal reports kept for the report of a seat that keeps drifting.
+/// Heals remembered for the report of a seat that keeps drifting.
 pub(crate) const HEALS_KEPT: usize = 8;
+
+/// Fields remembered of one heal's report.
+const FIELDS_KEPT: usize = 32;
+
+/// What one heal's report said: the first frame whose checksums differed
+/// and the fields that differed (entity · field), at most `FIELDS_KEPT`.
+#[derive(Debug, Clone)]
+pub(crate) struct HealSummary {
+    frame: u32,
+    fields: Vec<String>,
+}
+
+impl HealSummary {
+    pub(crate) fn of(d: &Diagnosis) -> HealSummary {
+        let mut fields: Vec<String> = d
+            .report
+            .before
+            .iter()
+            .chain(&d.report.after)
+            .map(|f| format!("{} · {}", f.entity, f.field))
+            .collect();
+        fields.sort();
+        fields.dedup();
+        fields.truncate(FIELDS_KEPT);
+        HealSummary {
+            frame: d.report.frame,
+            fields,
+        }
+    }
+}
 
 /// A stop waiting for the other seat's state to compare.
 #[derive(Debug, Clone, Copy)]
@@ -89,6 +119,11 @@ impl<G: Game, W: Write> Peer<G, W> {
     pub(crate) fn on_resync_failed(&mut self, now: Instant, reason: ResyncFailure) {
         let local = self.seat();
         let desync = self.desync.map(|(f, _)| f).or(self.last_desync);
+        // The disputed frame, which every disputed seat still holds.
+        let disputed = match reason {
+            ResyncFailure::Unattributed { frame } => Some(frame),
+            _ => None,
+        };
         let (cause, seat, first_frame) = match reason {
             ResyncFailure::Unattributed { frame } => (Cause::Unattributed, None, frame),
             // The match is invalid from the desync that was not healed;
@@ -104,6 +139,11 @@ impl<G: Game, W: Write> Peer<G, W> {
                 desync.unwrap_or_else(|| self.engine.frame()),
             ),
         };
+        // Invalid from the first frame not proven agreed: a difference
+        // seen at a frame whose earlier frames' reports were lost may have
+        // begun before it.
+        let proven = self.session.newest_clean().map_or(0, |c| c + 1);
+        let first_frame = first_frame.min(proven);
         let follow = cause != Cause::Unattributed && self.snapshots.is_some();
         match self.policy {
             DesyncPolicy::Snapshots if follow => {
@@ -118,7 +158,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         self.final_report = match cause {
             Cause::Nondeterministic => self.recurring_report(first_frame),
-            Cause::Unhealable => self.heal_reports.back().cloned(),
+            Cause::Unhealable => self.last_heal.clone(),
             Cause::Unattributed => None,
         };
         if cause == Cause::Unattributed {
@@ -127,8 +167,8 @@ impl<G: Game, W: Write> Peer<G, W> {
             let other = self
                 .dispute
                 .and_then(|(_, seats)| seats.iter().find(|p| *p != local));
-            if let Some(other) = other {
-                if self.session.compare_with(now, other, first_frame).is_ok() {
+            if let (Some(other), Some(frame)) = (other, disputed) {
+                if self.session.compare_with(now, other, frame).is_ok() {
                     self.awaiting_compare = Some(AwaitingCompare { first_frame });
                 }
             }
@@ -226,29 +266,16 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// The report of a seat that keeps drifting: the desyncs it was healed
     /// of, and the fields that differed in them.
     fn recurring_report(&self, first_frame: u32) -> Option<Diagnosis> {
-        let last = self.heal_reports.back()?;
-        let mut fields: BTreeMap<String, u32> = BTreeMap::new();
-        for d in &self.heal_reports {
-            let mut seen: Vec<String> = d
-                .report
-                .before
-                .iter()
-                .chain(&d.report.after)
-                .map(|f| format!("{} · {}", f.entity, f.field))
-                .collect();
-            seen.sort();
-            seen.dedup();
-            for f in seen {
+        let last = self.last_heal.as_ref()?;
+        let mut fields: BTreeMap<&str, u32> = BTreeMap::new();
+        for h in &self.heals {
+            for f in &h.fields {
                 *fields.entry(f).or_insert(0) += 1;
             }
         }
-        let mut by_count: Vec<(String, u32)> = fields.into_iter().collect();
-        by_count.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let frames: Vec<String> = self
-            .heal_reports
-            .iter()
-            .map(|d| d.report.frame.to_string())
-            .collect();
+        let mut by_count: Vec<(&str, u32)> = fields.into_iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let frames: Vec<String> = self.heals.iter().map(|h| h.frame.to_string()).collect();
         // The report of the last heal (its frame, checksums and fields),
         // headed by what the heals show together.
         let mut report: DesyncReport = last.report.clone();

@@ -40,7 +40,7 @@ use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
 use crate::diagnose::{Sides, diagnose};
 use crate::event::{LeaveReason, PeerEvent};
 use crate::history::{History, HistorySettings, Recording, RecordingError, Stepped};
-use crate::integrity::{AwaitingCompare, HEALS_KEPT};
+use crate::integrity::{AwaitingCompare, HEALS_KEPT, HealSummary};
 use crate::peer_snapshots::Snapshots;
 use crate::snapshot_server::Receiver;
 use crate::stop::{DesyncPolicy, StopReason};
@@ -187,8 +187,10 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) last_desync: Option<u32>,
     /// The dispute this seat gave evidence in, last: its frame and seats.
     pub(crate) dispute: Option<(u32, PlayerSet)>,
-    /// The reports of the newest heals (at most `HEALS_KEPT`).
-    pub(crate) heal_reports: VecDeque<Diagnosis>,
+    /// What the newest heals' reports said (at most `HEALS_KEPT`), and the
+    /// last report whole.
+    pub(crate) heals: VecDeque<HealSummary>,
+    pub(crate) last_heal: Option<Diagnosis>,
     /// The report the coming stop carries.
     pub(crate) final_report: Option<Diagnosis>,
     /// A stop waiting for another seat's state to compare.
@@ -292,7 +294,8 @@ impl<G: Game, W: Write> Peer<G, W> {
             desync: None,
             last_desync: None,
             dispute: None,
-            heal_reports: VecDeque::new(),
+            heals: VecDeque::new(),
+            last_heal: None,
             final_report: None,
             awaiting_compare: None,
             healed: None,
@@ -822,10 +825,11 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.stats.states_loaded += 1;
         self.stats.state_bytes_loaded += state.len() as u64;
         if let Some(d) = &found.diagnosis {
-            if self.heal_reports.len() >= HEALS_KEPT {
-                self.heal_reports.pop_front();
+            if self.heals.len() >= HEALS_KEPT {
+                self.heals.pop_front();
             }
-            self.heal_reports.push_back(d.clone());
+            self.heals.push_back(HealSummary::of(d));
+            self.last_heal = Some(d.clone());
         }
         self.events.push_back(PeerEvent::Healed {
             frame,

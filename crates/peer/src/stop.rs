@@ -56,7 +56,10 @@ pub enum StopReason {
     /// checksums differed and, where one could be made, the report. Why,
     /// and which seat was at fault, is [`Peer::invalidation`](crate::Peer::invalidation).
     MatchInvalid {
-        /// The first frame whose checksums differ.
+        /// The first frame whose checksums differ: the first frame not
+        /// proven agreed (every frame before it was compared clean); when
+        /// a report was lost on the way, the difference may have been seen
+        /// only at a later frame, which the report names.
         first_frame: u32,
         /// The desync report and both states, when this seat could make
         /// one: a seat that kept drifting says which fields kept differing;

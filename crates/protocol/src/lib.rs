@@ -38,8 +38,16 @@
 //!      stepping more frames, works too (with the then-newest frame);
 //!    - [`Event::LoadState`] → replace the game state (the re-simulated
 //!      [`Event::Frame`]s, `resimulated: true`, follow);
+//!    - [`Event::Disputed`] → step the disputed frames again from the
+//!      newest state compared clean and [`Session::report_self_check`]
+//!      whether they gave the same checksums;
+//!    - [`Event::StateWanted`] → [`Session::provide_state_at`]`(now,
+//!      frame, snapshot)`, the state after exactly that frame, if held;
+//!    - [`Event::ResyncFailed`] → apply the match's policy: stop it or
+//!      play on unchecked ([`Session::invalidate`]), or fall back to
+//!      snapshots;
 //!    - the rest ([`Event::Desync`], [`Event::PeerTimedOut`],
-//!      [`Event::ResyncFailed`], ...) are for the app to show or act on;
+//!      [`Event::Invalidated`], ...) are for the app to show or act on;
 //! 4. drain [`Session::poll_transmit`]`(now)` and send each datagram;
 //! 5. wait until [`Session::poll_timeout`] or the next datagram.
 //!

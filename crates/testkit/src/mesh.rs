@@ -575,18 +575,18 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     .collect(),
             );
         }
-        // A peer that stopped (the match found invalid) is done, and a
-        // match every live peer stopped is over.
-        let done = peers
-            .iter()
-            .filter(|p| vanished != Some(p.seat()))
-            .all(|p| {
+        // Once a peer stopped (the match found invalid), the run waits
+        // until every live peer has learned it and stopped too.
+        let mut live = peers.iter().filter(|p| vanished != Some(p.seat()));
+        let done = if live.clone().any(|p| p.stopped().is_some()) {
+            live.all(|p| p.stopped().is_some())
+        } else {
+            live.all(|p| {
                 let s = p.session();
-                p.stopped().is_some()
-                    || (s.confirmed_before() >= scenario.frames
-                        && (!scenario.settle
-                            || s.newest_clean().is_some_and(|c| c >= settle_through)))
-            });
+                s.confirmed_before() >= scenario.frames
+                    && (!scenario.settle || s.newest_clean().is_some_and(|c| c >= settle_through))
+            })
+        };
         if done || now.as_micros() >= scenario.max_micros {
             break;
         }

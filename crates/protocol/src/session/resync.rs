@@ -22,8 +22,6 @@ pub(super) struct Requester {
     pub(super) desync_frame: u32,
     /// What the state is for (a compare request's state is not loaded).
     pub(super) purpose: Purpose,
-    /// Attempts of a compare request (a load's are counted in `Resync`).
-    pub(super) compare_attempts: u32,
     /// When the request began or a chunk last arrived: an attempt that
     /// hears nothing for long is abandoned.
     pub(super) heard: Instant,
@@ -52,7 +50,7 @@ pub(super) struct Resync {
     pub(super) serving: Vec<(PlayerId, Outgoing)>,
     /// Per peer, the request id last served to completion.
     pub(super) served: Vec<Option<u8>>,
-    /// Requests waiting for the app's state.
+    /// Requests waiting for the app's state, at most one per seat.
     pub(super) pending_requests: Vec<Pending>,
     /// `Event::StateRequested` raised and not yet answered.
     pub(super) state_requested: bool,
@@ -128,7 +126,6 @@ impl<I: Input> Session<I> {
             authority,
             desync_frame,
             purpose,
-            compare_attempts: 0,
             heard: now,
             next_repeat_at: now,
             request_due: true,
@@ -139,9 +136,10 @@ impl<I: Input> Session<I> {
 
     /// Asks `seat` for its exact state after `frame`, to compare it with
     /// this seat's own for a report (it is not loaded): it arrives as
-    /// [`Event::CompareState`], or [`Event::CompareFailed`] after
-    /// `resync_max_attempts` attempts. Allowed once the match is invalid
-    /// (the other seats still answer).
+    /// [`Event::CompareState`], or [`Event::CompareFailed`] once one
+    /// attempt heard nothing for as long as a resync attempt may (a seat
+    /// that no longer holds the state does not answer). Allowed once the
+    /// match is invalid (the other seats still answer).
     ///
     /// # Errors
     ///
@@ -171,23 +169,18 @@ impl<I: Input> Session<I> {
         {
             return Err(CallError::ResyncNotFailed);
         }
-        self.begin_compare(now, seat, frame, 1);
-        Ok(())
-    }
-
-    fn begin_compare(&mut self, now: Instant, seat: PlayerId, frame: u32, attempt: u32) {
         self.resync.next_request_id = self.resync.next_request_id.wrapping_add(1);
         self.resync.requester = Some(Requester {
             authority: seat,
             desync_frame: frame,
             purpose: Purpose::Compare,
-            compare_attempts: attempt,
             heard: now,
             next_repeat_at: now,
             request_due: true,
             incoming: Incoming::new(self.resync.next_request_id),
             ack_due: false,
         });
+        Ok(())
     }
 
     pub(super) fn on_resync_request(
@@ -236,6 +229,9 @@ impl<I: Input> Session<I> {
             // Nothing is healed in a match found invalid.
             return Err(Refused::Unexpected);
         }
+        // A seat's newer request replaces its older one: at most one
+        // request a seat waits for the app's state.
+        self.resync.pending_requests.retain(|r| r.who != who);
         self.resync.pending_requests.push(Pending {
             who,
             id: m.id,
@@ -331,23 +327,19 @@ impl<I: Input> Session<I> {
     }
 
     /// The current request failed or went unanswered: asks again (a load
-    /// counts an attempt; a compare request gives up after
-    /// `resync_max_attempts`).
+    /// counts an attempt); a compare request, only for a report, gives up.
     fn retry_request(&mut self, now: Instant, authority: PlayerId, frame: u32) {
         let compare = self
             .resync
             .requester
             .as_ref()
-            .filter(|r| r.purpose == Purpose::Compare)
-            .map(|r| r.compare_attempts);
-        match compare {
-            Some(n) if n >= self.cfg.resync_max_attempts => {
-                self.resync.requester = None;
-                self.events
-                    .push_back(Event::CompareFailed { from: authority });
-            }
-            Some(n) => self.begin_compare(now, authority, frame, n + 1),
-            None => self.begin_resync(now, authority, frame),
+            .is_some_and(|r| r.purpose == Purpose::Compare);
+        if compare {
+            self.resync.requester = None;
+            self.events
+                .push_back(Event::CompareFailed { from: authority });
+        } else {
+            self.begin_resync(now, authority, frame);
         }
     }
 
