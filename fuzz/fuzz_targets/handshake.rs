@@ -1,21 +1,47 @@
 //! The handshake's decoders on arbitrary bytes: the match-setup messages
-//! a host and its joiners exchange (`lockstep_net::lobby`, which carry the
-//! public keys), and sealed sessions that have not started yet taking the
-//! bytes as a Hello. Nothing may panic; a setup message that decodes
-//! encodes back to one that decodes to the same; a session takes nothing
-//! that does not open under the claimed seat's key.
+//! a host and its joiners exchange (`lockstep_lobby::Message`, which carry
+//! the public keys), a host's setup taking them from an address it has not
+//! proven, and sealed sessions that have not started yet taking the bytes
+//! as a Hello. Nothing may panic; a setup message that decodes encodes back
+//! to one that decodes to the same; the host answers an unproven address
+//! with fewer bytes than it sent; a session takes nothing that does not
+//! open under the claimed seat's key.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lockstep_net::lobby::Lobby;
+use lockstep_lobby::message::Message;
+use lockstep_lobby::{HostSetup, MatchSettings, Offer, SetupTiming};
+use lockstep_sim::Match;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::{Config, Instant, PlayerId, Security, Session};
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(m) = Lobby::decode(data) {
-        assert_eq!(Lobby::decode(&m.encode()), Ok(m));
+    if let Ok(m) = Message::decode(data) {
+        assert_eq!(Message::decode(&m.encode()), Ok(m));
     }
+    let setup = Match::default();
+    let offer = Offer {
+        game: "g".into(),
+        game_version: 1,
+        config: vec![1],
+        setup,
+        settings: MatchSettings::new(&setup),
+    };
+    let mut host = HostSetup::new(
+        offer,
+        Identity::from_secret([0x71; 32]),
+        [0x72; 32],
+        SetupTiming::default(),
+    );
+    let from = std::net::SocketAddr::from(([10, 0, 0, 9], 4000));
+    host.handle_datagram(Instant(5), from, data);
+    host.handle_datagram(Instant(6), from, data);
+    let answered: usize = std::iter::from_fn(|| host.poll_transmit())
+        .map(|d| d.bytes.len())
+        .sum();
+    assert!(answered <= 2 * data.len(), "{answered} bytes out for {} in", data.len());
+    assert!(!host.is_seated());
     let ids: Vec<Identity> = (0..2u8)
         .map(|s| Identity::from_secret([0x61 + s; 32]))
         .collect();

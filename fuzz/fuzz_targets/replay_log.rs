@@ -1,12 +1,13 @@
 //! Feeds arbitrary bytes to `lockstep_sim::replay::read` as a log of the test
 //! game's `Buttons`: nothing may panic; whatever reads must say where its
 //! valid data ends, agree with `Header::read`, and re-encode to a complete
-//! log that reads back to the same header, frames, checksums and keyframes.
+//! log that reads back to the same header, frames, checksums, keyframes and
+//! notes.
 //!
 //! Random bytes almost never pass the header's and records' BLAKE3 checks, so
 //! the same bytes are also cut into records behind a valid header and sealed
-//! with the checks a writer would give them: that reaches the frame,
-//! keyframe and end decoders.
+//! with the checks a writer would give them, behind a header of format
+//! version 1 or 2: that reaches the frame, keyframe, note and end decoders.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -41,6 +42,15 @@ fn check_log(data: &[u8]) {
         assert!(k.frame <= log.frames());
         let _ = k.checksum();
     }
+    assert!(log.header().allows_notes() || log.notes().is_empty());
+    assert!(log.notes().windows(2).all(|n| n[0].at <= n[1].at));
+    for n in log.notes() {
+        assert!(n.at <= log.frames());
+        assert!(n.to_string().lines().count() == 1);
+    }
+    if log.stop().is_some() {
+        assert_eq!(log.notes().last().map(|n| n.at), Some(log.frames()));
+    }
     // Re-encode (complete, in small chunks) and read back.
     let bytes = log
         .write(Vec::new(), 7)
@@ -51,6 +61,8 @@ fn check_log(data: &[u8]) {
     assert_eq!(again.frames(), log.frames());
     assert_eq!(again.full_checksums(), log.full_checksums());
     assert_eq!(again.keyframes(), log.keyframes());
+    assert_eq!(again.notes(), log.notes());
+    assert_eq!(again.stop(), log.stop());
     for f in 0..log.frames() {
         assert_eq!(again.inputs(f), log.inputs(f));
         assert_eq!(again.check(f), log.check(f));
@@ -62,6 +74,7 @@ fn check_log(data: &[u8]) {
 fn sealed(data: &[u8]) -> Option<Vec<u8>> {
     let (&[players, interval], mut rest) = data.split_first_chunk::<2>()?;
     let header = Header {
+        format_version: if players & 0x80 == 0 { 2 } else { 1 },
         game: "fuzz".into(),
         game_version: 1,
         schema_hash: Buttons::schema_hash(),

@@ -7,7 +7,9 @@
 //!
 //! Exit status: 0 only if the two agree on everything compared *and* the
 //! comparison covered both inputs whole; logs of different lengths, or a
-//! damaged log, agree at most on a prefix, which is not an agreement.
+//! damaged log, agree at most on a prefix, which is not an agreement —
+//! unless the shorter log stopped early and says why (a note): then every
+//! frame it holds was compared, and the diff says where and why it stopped.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,7 +22,7 @@ use lockstep_sim::{FieldDiff, Game, STATE_MAGIC, StateFile, diff_snapshots};
 use crate::CliError;
 use crate::games::with_game;
 use crate::output::{refuse_input, write_file};
-use crate::replay::{game_of, incompleteness, read_file, read_log};
+use crate::replay::{game_of, incompleteness, read_file, read_log, stop_of};
 
 /// Arguments of `lockstep diff`.
 #[derive(Debug, Args)]
@@ -195,6 +197,11 @@ fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> {
     outln!("desync report: {}", report.game);
     outln!("left:  {}", report.sources[0]);
     outln!("right: {}", report.sources[1]);
+    for (side, log) in [("left", &left), ("right", &right)] {
+        if let Some(stop) = stop_of(log) {
+            outln!("{side} {stop}");
+        }
+    }
     outln!("first divergent frame: {}", report.frame);
     outln!(
         "checksum after frame {}, left:  {}",
@@ -240,7 +247,8 @@ fn refuse_outputs(report: &Path, args: &DiffArgs) -> Result<(), CliError> {
 }
 
 /// Two logs with no divergent frame: they agree only if both are whole and
-/// of the same length; otherwise says how far the comparison got.
+/// of the same length, or the shorter one stopped early and says why;
+/// otherwise says how far the comparison got.
 fn agreement<I: lockstep_sim::Input>(
     args: &DiffArgs,
     left: &ReplayLog<I>,
@@ -254,18 +262,37 @@ fn agreement<I: lockstep_sim::Input>(
             .filter(|(f, _)| r.binary_search(f).is_ok())
             .count()
     };
-    let whole = left.is_complete() && right.is_complete() && left.frames() == right.frames();
-    if whole {
+    let shorter = if left.frames() < right.frames() {
+        Some(left)
+    } else {
+        (right.frames() < left.frames()).then_some(right)
+    };
+    let explained = shorter.is_none_or(|log| log.stop().is_some());
+    if left.is_complete() && right.is_complete() && explained {
         outln!(
-            "no divergence: the logs agree on all {common} frames ({full} full checksums compared)"
+            "no divergence: the logs agree on all {common} frames {}({full} full checksums compared)",
+            if shorter.is_some() { "both hold " } else { "" }
         );
+        for (path, log) in [(&args.left, left), (&args.right, right)] {
+            if let Some(stop) = stop_of(log) {
+                outln!("  {} {stop}", path.display());
+            }
+        }
         return ExitCode::SUCCESS;
     }
     outln!(
         "INCOMPLETE: no divergence in frames 0..{common}, the frames both logs hold ({full} full checksums compared), but that is not all of them:"
     );
     for (path, log) in [(&args.left, left), (&args.right, right)] {
-        let what = incompleteness(log).unwrap_or_else(|| "complete".to_string());
+        let what: Vec<String> = [incompleteness(log), stop_of(log)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let what = if what.is_empty() {
+            "complete".to_string()
+        } else {
+            what.join("; ")
+        };
         outln!("  {}: {} frames; {what}", path.display(), log.frames());
     }
     ExitCode::FAILURE

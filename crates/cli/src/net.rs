@@ -443,7 +443,15 @@ pub(crate) fn host_game<G: Demo + Bodies>(
         let mut rt =
             lockstep_net::host(socket, config, setup, settings, plan).map_err(entropy_error)?;
         rt = with_status_every(rt, &args.output);
-        let report = drive(&mut rt, &mut printer, seat.controls, None, Some(&args.log)).await;
+        let report = drive(
+            &mut rt,
+            &mut printer,
+            seat.controls,
+            None,
+            Some(&args.log),
+            false,
+        )
+        .await;
         finish(rt, report, &mut printer, Some(&args.log))
     })
 }
@@ -474,8 +482,13 @@ async fn drive<G: Game>(
     mut controls: Option<Box<dyn Controls<G>>>,
     key_file: Option<&Path>,
     log: Option<&Path>,
+    rejoin: bool,
 ) -> Report {
-    let mut report = Report::new(rt.now());
+    // The socket's clock started with the process.
+    let mut report = Report::new(lockstep_protocol::Instant::ZERO);
+    if rejoin {
+        report.rejoining();
+    }
     while let Some(event) = rt.next_event().await {
         let now = rt.now();
         if let (
@@ -727,6 +740,7 @@ pub(crate) async fn play_joined<G: Demo + Bodies>(
         seat.controls,
         Some(&key_file),
         Some(&path),
+        roster.rejoin,
     )
     .await;
     let written_log = (!roster.rejoin).then_some(path.as_path());
@@ -778,8 +792,7 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
     let rt = runtime()?;
     rt.block_on(async {
         let socket = open_joiner(host, &args.bind, &args.link)?;
-        let identity = entropy::identity().map_err(entropy_error)?;
-        let joining = lockstep_net::join(socket, host, Want::Spectate, identity);
+        let joining = lockstep_net::join(socket, host, Want::Spectate).map_err(entropy_error)?;
         let (socket, endpoint) = joining.into_parts();
         let joining = Runtime::new(
             socket,
@@ -826,6 +839,7 @@ async fn watch_game<G: Demo + Bodies>(
             stats.undecodable,
             stats.parts_refused
         ));
+        report.final_status(rt.endpoint().status());
         report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
     } else {
         let mut rt = match joining.spectate::<G>(token) {
@@ -839,6 +853,7 @@ async fn watch_game<G: Demo + Bodies>(
             report.take(rt.now(), &event);
             printer.event(&event);
         }
+        report.final_status(rt.endpoint().status());
         report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
     }
     printer.summary(&report, None);

@@ -3,18 +3,23 @@
 //!
 //! Everything that can be checked before the match is (the flip's frame,
 //! that the log is not the match or settings file); the log is written to a
-//! temporary file and put in place only when the whole match is recorded,
-//! so a refused argument found late (a player count, a flipped field that
-//! does not exist) leaves an existing log untouched.
+//! temporary file and put in place once the match is recorded, so a refused
+//! argument found late (a player count, a flipped field that does not
+//! exist) leaves an existing log untouched. An interrupted recording
+//! (SIGINT, SIGTERM) ends its log after the last whole frame and puts it in
+//! place under the name asked for, says so, and exits non-zero: the valid
+//! frames are kept, and no temporary file is left behind.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Args;
 use lockstep_games::{Bots, Demo};
-use lockstep_sim::replay::{RecordSettings, Recorder};
+use lockstep_sim::replay::{Note, RecordSettings, Recorder, StopCause};
 use lockstep_sim::settings_file::{self, MatchFile};
 use lockstep_sim::{Game, Match, StateMap};
 
@@ -162,8 +167,11 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, CliError> {
         .flatten()
         .collect();
     refuse_input("-o", &args.out, &inputs)?;
-    with_game!(plan.game.as_str(), G => record::<G>(&plan, args, flip.as_ref()))?;
-    Ok(ExitCode::SUCCESS)
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let flag = interrupted.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+        .map_err(|e| CliError::new(format!("cannot watch for interruptions: {e}")))?;
+    with_game!(plan.game.as_str(), G => record::<G>(&plan, args, flip.as_ref(), &interrupted))
 }
 
 fn load_config<G: Demo>(settings: Option<&Path>) -> Result<G::Config, CliError> {
@@ -173,7 +181,12 @@ fn load_config<G: Demo>(settings: Option<&Path>) -> Result<G::Config, CliError> 
     }
 }
 
-fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Result<(), CliError> {
+fn record<G: Demo>(
+    plan: &Plan,
+    args: &RecordArgs,
+    flip: Option<&Flip>,
+    interrupted: &AtomicBool,
+) -> Result<ExitCode, CliError> {
     let config = load_config::<G>(plan.settings.as_deref())?;
     let players = plan.players.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
     let setup = Match {
@@ -193,7 +206,12 @@ fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Resul
     let mut bots = Bots::<G>::new(&setup);
     let bar = crate::replay::progress_bar(u64::from(plan.frames), "recording");
     let start = Instant::now();
+    let mut recorded = plan.frames;
     for frame in 0..plan.frames {
+        if interrupted.load(Ordering::SeqCst) {
+            recorded = frame;
+            break;
+        }
         if let Some(f) = flip.filter(|f| f.frame == frame) {
             corrupt::<G, _>(&mut recorder, f)?;
         }
@@ -202,12 +220,28 @@ fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Resul
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if recorded < plan.frames {
+        recorder
+            .note(&Note::Stopped {
+                reason: StopCause::Interrupted,
+            })
+            .map_err(io_err)?;
+    }
     let seconds = start.elapsed().as_secs_f64();
     let (_, out) = recorder.finish().map_err(io_err)?;
     let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
     let bytes = file.metadata().map_err(io_err)?.len();
     drop(file);
     pending.commit()?;
+    if recorded < plan.frames {
+        outln!(
+            "interrupted: the log holds the {recorded} frames recorded (0 to {}) of {} asked for → {} ({bytes} bytes)",
+            recorded.saturating_sub(1),
+            plan.frames,
+            args.out.display()
+        );
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
     let per = bytes as f64 / f64::from(plan.frames.max(1)) / f64::from(players.max(1));
     let game_seconds = f64::from(plan.frames) / f64::from(plan.tick_rate.max(1));
     outln!(
@@ -218,8 +252,12 @@ fn record<G: Demo>(plan: &Plan, args: &RecordArgs, flip: Option<&Flip>) -> Resul
         game_seconds / seconds.max(1e-9),
         args.out.display()
     );
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
+
+/// The exit status of an interrupted recording: 128 + `SIGINT`, as a shell
+/// reports a program that an interrupt ended.
+const INTERRUPTED: u8 = 130;
 
 fn corrupt<G: Game, W: Write>(recorder: &mut Recorder<G, W>, flip: &Flip) -> Result<(), CliError> {
     let map = StateMap::of(recorder.engine().game());

@@ -1,8 +1,11 @@
 //! `lockstep replay`: re-simulate a log, verify every checksum and every
 //! keyframe reached, show progress and a summary; seek with `--to`, save
 //! the state reached with `--save`, and measure a sync test over the log
-//! with `--sync-test`. A damaged or incomplete log replays as far as its
-//! valid frames go, and the command then exits non-zero.
+//! with `--sync-test`. The log's notes (healed and unchecked spans, seats
+//! dropped and back, where and why it stopped early) are printed after the
+//! summary, one line each. A damaged or incomplete log replays as far as
+//! its valid frames go, and the command then exits non-zero; a log that
+//! stopped early and says why is not damaged.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -74,6 +77,13 @@ pub fn read_log<G: Game>(path: &Path) -> Result<ReplayLog<G::Input>, CliError> {
         );
     }
     Ok(log)
+}
+
+/// Why a log holds fewer frames than its match, in a few words, if it
+/// stopped early and says so.
+pub fn stop_of<I: lockstep_sim::Input>(log: &ReplayLog<I>) -> Option<String> {
+    log.stop()
+        .map(|reason| format!("stopped early at frame {}: {reason}", log.frames()))
 }
 
 /// What is wrong with a log that is not complete, in a few words.
@@ -216,6 +226,9 @@ fn print_summary<G: Game>(path: &Path, header: &Header, outcome: &Outcome, secon
             outcome.bad_keyframes,
             outcome.keyframes_checked
         ),
+    }
+    for note in &outcome.notes {
+        outln!("note: {note}");
     }
 }
 

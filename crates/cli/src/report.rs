@@ -57,6 +57,11 @@ impl Report {
         }
     }
 
+    /// The process takes a dropped seat back.
+    pub fn rejoining(&mut self) {
+        self.rejoining = true;
+    }
+
     /// The process watches (no seat).
     pub fn spectator(&mut self) {
         self.spectator = true;

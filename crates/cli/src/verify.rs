@@ -1,7 +1,10 @@
 //! `lockstep verify`: replay logs and check every frame and every keyframe;
 //! with several logs of one match, also check that they agree with each
 //! other. Every log named is checked and gets its own `ok` or `FAIL` line,
-//! whatever happened to the ones before it (a missing file, another game).
+//! whatever happened to the ones before it (a missing file, another game),
+//! followed by the log's notes, one line each (healed and unchecked spans,
+//! seats dropped and back, where and why it stopped). A log that stopped
+//! early says so on its line; it verifies if every frame it holds does.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,6 +32,7 @@ struct Verified {
     path: PathBuf,
     game: String,
     good: bool,
+    stopped: bool,
     checks: Vec<(u32, u16)>,
     key: [u8; 32],
 }
@@ -70,9 +74,15 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     }
     if args.logs.len() > 1 {
         let good = streams.iter().filter(|v| v.good).count();
+        let stopped = streams.iter().filter(|v| v.stopped).count();
         outln!(
-            "{good} of {} logs verified{}",
+            "{good} of {} logs verified{}{}",
             args.logs.len(),
+            if stopped > 0 {
+                format!(" ({stopped} stopped early)")
+            } else {
+                String::new()
+            },
             if ok { "" } else { "; verify FAILED" }
         );
     }
@@ -83,7 +93,8 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-/// Verifies one log: whether it is complete and replays to its checksums.
+/// Verifies one log: whether it is complete and replays to its checksums (a
+/// log that stopped early is complete if its end record is intact).
 fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
     let log = read_log::<G>(path)?;
     let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {})
@@ -107,16 +118,23 @@ fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
             "the log is damaged or incomplete ({what}; see the warning above)"
         ));
     }
+    let stopped = match log.stop() {
+        Some(_) => format!("; the log stopped early, at frame {}", log.frames()),
+        None => String::new(),
+    };
     if problems.is_empty() {
         outln!(
-            "ok {}: {} frames verified ({} against full checksums), {} keyframes checked",
+            "ok {}: {} frames verified ({} against full checksums), {} keyframes checked{stopped}",
             path.display(),
             outcome.replayed,
             outcome.full_checks,
             outcome.keyframes_checked
         );
     } else {
-        outln!("FAIL {}: {}", path.display(), problems.join("; "));
+        outln!("FAIL {}: {}{stopped}", path.display(), problems.join("; "));
+    }
+    for note in log.notes() {
+        outln!("  note: {note}");
     }
     let checks = (0..log.frames())
         .filter_map(|f| log.check(f).map(|c| (f, c.0)))
@@ -131,6 +149,7 @@ fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
         path: path.to_path_buf(),
         game: G::ID.to_string(),
         good,
+        stopped: log.stop().is_some(),
         checks,
         key: *key.checksum().as_bytes(),
     })

@@ -1,9 +1,14 @@
-//! The `lockstep` binary end to end: record, replay, seek, verify, diff,
-//! bench, and one clear line with a non-zero exit for bad files and
+//! The `lockstep` binary end to end: record, replay, seek, verify, diff
+//! (with logs that carry notes), bench, and one clear line with a non-zero exit for bad files and
 //! arguments.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use lockstep_games::cubes::Cubes;
+use lockstep_games::{Bots, Demo};
+use lockstep_sim::Match;
+use lockstep_sim::replay::{Note, RecordSettings, Recorder, StopCause, UncheckedCause};
 
 fn lockstep(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lockstep"))
@@ -611,4 +616,130 @@ fn issue_11_damage_is_found_named_and_fails() {
         "{line}"
     );
     assert!(!line.contains("more byte"), "{line}");
+}
+
+/// Records `frames` frames of a two-seat cubes match with its bots, writing
+/// each note when its frame position is reached (as a `Peer` would).
+fn record_with_notes(frames: u32, notes: &[(u32, Note)]) -> Vec<u8> {
+    let setup = Match::default();
+    let mut rec = Recorder::<Cubes, _>::new(
+        &Cubes::default_config(),
+        setup,
+        RecordSettings::default(),
+        Vec::new(),
+    )
+    .unwrap();
+    let mut bots = Bots::<Cubes>::new(&setup);
+    for frame in 0..=frames {
+        for (_, note) in notes.iter().filter(|(at, _)| *at == frame) {
+            rec.note(note).unwrap();
+        }
+        if frame < frames {
+            let inputs = bots.inputs(rec.engine().game(), frame);
+            rec.advance(&inputs).unwrap();
+        }
+    }
+    rec.finish().unwrap().1
+}
+
+#[test]
+fn logs_with_notes_verify_and_say_what_happened() {
+    let d = dir("notes");
+    let full = d.join("full.log");
+    std::fs::write(&full, record_with_notes(120, &[])).unwrap();
+    let stopped = d.join("stopped.log");
+    let notes = [
+        (
+            0,
+            Note::SeatDropped {
+                seat: 1,
+                last_frame: None,
+            },
+        ),
+        (10, Note::SeatReturned { seat: 1, frame: 12 }),
+        (
+            30,
+            Note::Healed {
+                first: 30,
+                loaded: 42,
+            },
+        ),
+        (
+            60,
+            Note::Unchecked {
+                from: 60,
+                cause: UncheckedCause::Alone,
+            },
+        ),
+        (
+            90,
+            Note::Stopped {
+                reason: StopCause::LostQuorum,
+            },
+        ),
+    ];
+    std::fs::write(&stopped, record_with_notes(90, &notes)).unwrap();
+
+    // verify: every frame the log holds verifies (exit 0), it says it
+    // stopped early, and prints each note on its own line.
+    let o = lockstep(&["verify", stopped.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(
+        out.contains("ok ")
+            && out.contains("90 frames verified")
+            && out.contains("the log stopped early, at frame 90"),
+        "{out}"
+    );
+    for line in [
+        "  note: seat 1 dropped before frame 0 (absent input from frame 0)",
+        "  note: seat 1 returned, playing from frame 12",
+        "  note: frames 30..=42 healed (loaded the state after frame 42)",
+        "  note: unchecked from frame 60 (this seat played alone)",
+        "  note: frame 90: stopped: lost quorum (this seat was in a minority)",
+    ] {
+        assert!(out.lines().any(|l| l == line), "{line}\n{out}");
+    }
+    // With the whole log of the match: both verify, and they agree.
+    let o = lockstep(&["verify", full.to_str().unwrap(), stopped.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("2 of 2 logs verified (1 stopped early)"),
+        "{}",
+        text(&o)
+    );
+
+    // diff: the frames both hold agree, and the shorter says why it is.
+    let o = lockstep(&["diff", full.to_str().unwrap(), stopped.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(
+        out.contains("no divergence: the logs agree on all 90 frames both hold"),
+        "{out}"
+    );
+    assert!(
+        out.contains("stopped.log stopped early at frame 90: lost quorum"),
+        "{out}"
+    );
+
+    // replay prints the notes too.
+    let o = lockstep(&["replay", stopped.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("note: frame 90: stopped: lost quorum"),
+        "{}",
+        text(&o)
+    );
+
+    // A shorter log that does not say why is still not an agreement.
+    let cut = d.join("cut.log");
+    let bytes = std::fs::read(&full).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 17]).unwrap();
+    let o = lockstep(&["diff", cut.to_str().unwrap(), stopped.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("90 frames; stopped early at frame 90: lost quorum"),
+        "{}",
+        text(&o)
+    );
 }

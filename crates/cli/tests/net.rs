@@ -129,8 +129,18 @@ impl Proc {
         }
     }
 
+    /// Waits for the process to end (at most `secs`): every line.
+    fn finish_all(mut self, secs: u64) -> Vec<String> {
+        self.finish_ref(secs);
+        self.seen
+    }
+
     /// Waits for the process to end (at most `secs`): its `done` line.
     fn finish(mut self, secs: u64) -> String {
+        self.finish_ref(secs)
+    }
+
+    fn finish_ref(&mut self, secs: u64) -> String {
         let until = Instant::now() + Duration::from_secs(secs);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -182,6 +192,18 @@ fn host(dir: &Path, game: &str, players: u8, frames: u32) -> (Proc, String) {
 
 /// [`host`] with more arguments (`--rollback`, ...).
 fn host_with(dir: &Path, game: &str, players: u8, frames: u32, extra: &[&str]) -> (Proc, String) {
+    host_logging(dir, game, players, frames, extra, &dir.join("seat-0.log"))
+}
+
+/// [`host_with`], its log written to `log`.
+fn host_logging(
+    dir: &Path,
+    game: &str,
+    players: u8,
+    frames: u32,
+    extra: &[&str],
+    log: &Path,
+) -> (Proc, String) {
     let mut args: Vec<String> = [
         "host",
         game,
@@ -201,7 +223,7 @@ fn host_with(dir: &Path, game: &str, players: u8, frames: u32, extra: &[&str]) -
         "--settings",
         &dir.join(format!("{game}.toml")).display().to_string(),
         "--log",
-        &dir.join("seat-0.log").display().to_string(),
+        &log.display().to_string(),
     ]
     .iter()
     .map(|s| s.to_string())
@@ -258,6 +280,20 @@ fn play(game: &str, players: u8, mode: &[&str]) -> String {
     let done = h.finish(60);
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     verify(&logs);
+    // Every seat's log holds exactly the match: `diff` finds them equal.
+    for other in &logs[1..] {
+        let out = Command::new(EXE)
+            .arg("diff")
+            .arg(&logs[0])
+            .arg(other)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "diff: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
     done
 }
@@ -283,8 +319,9 @@ fn three_processes_play_rts_in_rollback_over_udp_and_their_logs_agree() {
     assert_ne!(field(&done, "rolled_back"), "0", "{done}");
 }
 
-/// A seat's process is killed (`kill -9`) near frame 300 and restarted
-/// with `join --rejoin`: it takes its seat back, and nobody desyncs.
+/// A seat's process is killed (`kill -9`) near frame 300 and restarted at
+/// once with `join --rejoin` and the seat's key file: it waits for the
+/// others to drop the seat, takes it back, and nobody desyncs.
 #[test]
 fn a_killed_seat_restarted_with_rejoin_takes_its_seat_back() {
     let dir = scratch("rejoin");
@@ -294,10 +331,10 @@ fn a_killed_seat_restarted_with_rejoin_takes_its_seat_back() {
     j2.reach(300, 60);
     j2.child.kill().unwrap();
     let _ = j2.child.wait();
-    let mut h = h;
-    h.wait_for(30, |l| l.starts_with("note seat") && l.contains("dropped"));
-    let back = joiner(&dir, &addr, 3, &["--rejoin"]);
+    let key = dir.join("join-2.key").display().to_string();
+    let back = joiner(&dir, &addr, 3, &["--rejoin", "--key", &key]);
     let done = back.finish(120);
+    eprintln!("rejoined: {done}");
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     assert_ne!(field(&done, "rejoin_bytes"), "-", "{done}");
     assert!(
@@ -366,11 +403,16 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-    let done = spectator.finish(120);
+    let spectator = spectator.finish_all(120);
+    let done = spectator
+        .iter()
+        .find(|l| l.starts_with("done "))
+        .cloned()
+        .unwrap();
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     assert!(
         field(&done, "checked").parse::<u32>().unwrap() >= 100,
-        "{done}"
+        "{done} {spectator:?}"
     );
     let done = by_snapshots.finish(120);
     // It saw snapshots to the match's end.
@@ -392,6 +434,118 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
     let done = h.finish(60);
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     verify(&[dir.join("seat-0.log"), dir.join("join-1.log")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A host that cannot write its replay log calls the match off: its
+/// joiner exits non-zero within 10 s, saying the host's reason.
+#[test]
+fn a_host_that_cannot_write_its_log_tells_its_joiner_why() {
+    let dir = scratch("nolog");
+    std::fs::write(dir.join("blocker"), b"a file, not a directory").unwrap();
+    let log = dir.join("blocker").join("seat-0.log");
+    let (h, addr) = host_logging(&dir, "cubes", 2, 300, &[], &log);
+    let t = Instant::now();
+    let mut args: Vec<String> = vec![
+        "join".into(),
+        addr,
+        "--log".into(),
+        dir.join("join-1.log").display().to_string(),
+    ];
+    args.extend(link(11));
+    let out = Command::new(EXE).args(&args).output().unwrap();
+    let took = t.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("cannot open the replay log"), "{err}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let mut h = h;
+    let status = h.child.wait().unwrap();
+    assert!(!status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A seat whose log stops early (a write fails mid-match, as on a full
+/// disk: here a pipe whose reader leaves) plays its match to the end for
+/// the others, then exits non-zero saying where its log stopped.
+#[test]
+fn a_seat_whose_log_stops_mid_match_exits_non_zero() {
+    let dir = scratch("full");
+    let fifo = dir.join("log.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("no mkfifo here: skipped");
+        return;
+    }
+    // The "disk": takes the header and a few chunks, then fills up.
+    let reader_fifo = fifo.clone();
+    let reader = std::thread::spawn(move || {
+        let mut f = std::fs::File::open(&reader_fifo).unwrap();
+        let mut buf = vec![0u8; 600];
+        let _ = std::io::Read::read_exact(&mut f, &mut buf);
+    });
+    let (h, addr) = host(&dir, "cubes", 2, 600);
+    let mut args: Vec<String> = vec![
+        "join".into(),
+        addr,
+        "--log".into(),
+        fifo.display().to_string(),
+        "--key".into(),
+        dir.join("join-1.key").display().to_string(),
+    ];
+    args.extend(link(11));
+    let out = Command::new(EXE).args(&args).output().unwrap();
+    reader.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("the replay log stopped at frame"), "{err}");
+    assert!(
+        said.contains("end=finished"),
+        "it played to the end: {said}"
+    );
+    let done = h.finish(60);
+    assert_eq!(field(&done, "end"), "finished", "{done}");
+    verify(&[dir.join("seat-0.log")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `lockstep record` interrupted (SIGINT) keeps the frames it recorded, in
+/// a log that verifies, under the name asked for, leaves no temporary file
+/// behind, and exits non-zero.
+#[test]
+fn an_interrupted_record_keeps_its_valid_frames() {
+    let dir = scratch("interrupt");
+    let out_log = dir.join("cut.log");
+    let child = Command::new(EXE)
+        .args(["record", "cubes", "--frames", "1000000", "-o"])
+        .arg(&out_log)
+        .args(["--settings"])
+        .arg(dir.join("cubes.toml"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let it record a while (no sleep would tell how far it got; a few
+    // hundred milliseconds record thousands of frames of this small field).
+    std::thread::sleep(Duration::from_millis(800));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("interrupted"), "{said}");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    verify(&[out_log]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -10,7 +10,9 @@
 //!   than the `Join`, and no state is kept for it.
 //! - A seat is offered only to a proven address, and only while its joiner
 //!   keeps asking: an offer not renewed for
-//!   [`SetupTiming::offer_timeout_micros`] is withdrawn.
+//!   [`SetupTiming::offer_timeout_micros`] is withdrawn, and the match
+//!   starts only once every offer was renewed at least once (an address
+//!   that answered one challenge and fell silent never starts it).
 //! - One key per seat: a key that holds a seat cannot take another.
 //! - A dropped seat is given back only to a process that proves it holds
 //!   the key the match bound to it ([`SeatClaim`](crate::message::SeatClaim)),
@@ -175,6 +177,8 @@ enum Seat {
         addr: SocketAddr,
         key: PublicKey,
         heard: Instant,
+        /// Proven requests heard for this offer.
+        asks: u32,
     },
     Bound {
         addr: SocketAddr,
@@ -452,17 +456,20 @@ impl HostSetup {
             self.refuse(from, Refusal::KeyInUse);
             return;
         }
-        let seat = match own {
+        let (seat, asks) = match own {
             // A joiner asking again keeps its seat (a new process at the
             // same address takes it over with its own key).
-            Some(seat) => seat,
+            Some(seat) => match self.seats[seat] {
+                Seat::Offered { key: k, asks, .. } if k == key => (seat, asks + 1),
+                _ => (seat, 1),
+            },
             None => match self.seats.iter().position(|s| *s == Seat::Empty) {
                 Some(seat) => {
                     self.events.push_back(HostEvent::SeatOffered {
                         seat: seat as u8,
                         from,
                     });
-                    seat
+                    (seat, 1)
                 }
                 None => {
                     self.refuse(from, Refusal::Full);
@@ -474,8 +481,14 @@ impl HostSetup {
             addr: from,
             key,
             heard: now,
+            asks,
         };
-        if self.seats.iter().all(|s| *s != Seat::Empty) {
+        let ready = |s: &Seat| match s {
+            Seat::Empty => false,
+            Seat::Offered { asks, .. } => *asks >= 2,
+            _ => true,
+        };
+        if self.seats.iter().all(ready) {
             self.start();
         } else {
             let joined = self.joined();
@@ -694,5 +707,197 @@ impl HostSetup {
     /// The next thing that happened.
     pub fn poll_event(&mut self) -> Option<HostEvent> {
         self.events.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::SeatClaim;
+
+    fn addr(port: u16) -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, 1], port))
+    }
+
+    fn setup(players: u8) -> HostSetup {
+        let m = Match {
+            players,
+            seed: 1,
+            tick_rate: 60,
+        };
+        let offer = Offer {
+            game: "g".into(),
+            game_version: 1,
+            config: vec![1, 2, 3],
+            setup: m,
+            settings: MatchSettings::new(&m),
+        };
+        HostSetup::new(
+            offer,
+            Identity::from_secret([1; 32]),
+            [9; 32],
+            SetupTiming::default(),
+        )
+    }
+
+    fn join(want: Want, key: PublicKey) -> Join {
+        Join {
+            want,
+            protocol: lockstep_protocol::packet::VERSION,
+            key,
+            cookie: None,
+            claim: None,
+        }
+    }
+
+    /// Sends `j` from `from`, answering the challenge first if asked; gives
+    /// the answers.
+    fn ask(h: &mut HostSetup, now: Instant, from: SocketAddr, mut j: Join) -> Vec<Message> {
+        h.handle_datagram(now, from, &Message::Join(j.clone()).encode());
+        let mut out: Vec<Message> = std::iter::from_fn(|| h.poll_transmit())
+            .map(|d| Message::decode(&d.bytes).unwrap())
+            .collect();
+        if let Some(Message::Challenge { cookie, .. }) = out.first() {
+            j.cookie = Some(*cookie);
+            h.handle_datagram(now, from, &Message::Join(j).encode());
+            out = std::iter::from_fn(|| h.poll_transmit())
+                .map(|d| Message::decode(&d.bytes).unwrap())
+                .collect();
+        }
+        out
+    }
+
+    fn key(b: u8) -> PublicKey {
+        Identity::from_secret([b; 32]).public()
+    }
+
+    #[test]
+    fn an_unproven_address_gets_a_challenge_and_nothing_is_kept() {
+        let mut h = setup(2);
+        let j = join(Want::Seat, key(2));
+        h.handle_datagram(Instant::ZERO, addr(1), &Message::Join(j).encode());
+        let d = h.poll_transmit().unwrap();
+        assert!(matches!(
+            Message::decode(&d.bytes),
+            Ok(Message::Challenge { .. })
+        ));
+        assert!(d.bytes.len() < crate::message::JOIN_BYTES / 16);
+        assert_eq!(h.joined(), 1);
+        assert_eq!(h.poll_event(), None);
+    }
+
+    #[test]
+    fn the_match_starts_once_every_offer_was_renewed() {
+        let mut h = setup(2);
+        let t = Instant::from_micros(1_000_000);
+        let answers = ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
+        assert_eq!(
+            answers,
+            vec![Message::Waiting {
+                seat: 1,
+                joined: 2,
+                players: 2
+            }]
+        );
+        assert!(!h.is_seated());
+        let answers = ask(&mut h, t.plus(250_000), addr(1), join(Want::Seat, key(2)));
+        assert!(matches!(answers[..], [Message::Roster(ref r)] if r.seat == Some(1)));
+        assert!(h.is_seated());
+    }
+
+    #[test]
+    fn a_silent_offer_lapses_and_a_key_holds_one_seat() {
+        let mut h = setup(3);
+        let t = Instant::from_micros(1_000_000);
+        ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
+        // The same key from another address: refused.
+        let again = ask(&mut h, t, addr(2), join(Want::Seat, key(2)));
+        assert_eq!(again, vec![Message::Refused(Refusal::KeyInUse)]);
+        let later = t.plus(SetupTiming::default().offer_timeout_micros);
+        assert!(h.poll_timeout().is_some_and(|d| d <= later));
+        h.handle_timeout(later);
+        let events: Vec<HostEvent> = std::iter::from_fn(|| h.poll_event()).collect();
+        assert!(events.contains(&HostEvent::SeatFreed { seat: 1 }));
+        assert_eq!(h.joined(), 1);
+    }
+
+    #[test]
+    fn a_rejoin_is_granted_only_with_the_seat_key_and_after_the_drop() {
+        let mut h = setup(2);
+        let t = Instant::from_micros(1_000_000);
+        let seat_id = Identity::from_secret([2; 32]);
+        ask(&mut h, t, addr(1), join(Want::Seat, seat_id.public()));
+        ask(&mut h, t, addr(1), join(Want::Seat, seat_id.public()));
+        assert!(h.is_seated());
+        let fresh = Identity::from_secret([3; 32]);
+        let host_key = h.identity().public();
+        let claim_join = |cookie| {
+            let claim = SeatClaim::make(&seat_id, &host_key, &fresh.public(), &cookie).unwrap();
+            Join {
+                cookie: Some(cookie),
+                claim: Some(claim),
+                ..join(Want::Rejoin, fresh.public())
+            }
+        };
+        let cookie = h.jar.issue(t, addr(5), &fresh.public());
+        // Before the drop: ask again later.
+        let a = ask(&mut h, t, addr(5), claim_join(cookie));
+        assert_eq!(a, vec![Message::Refused(Refusal::NotDropped { seat: 1 })]);
+        h.seat_dropped(1);
+        // A proof made for another key does not verify.
+        let mut forged = claim_join(cookie);
+        forged.key = key(7);
+        forged.cookie = Some(h.jar.issue(t, addr(6), &key(7)));
+        let a = ask(&mut h, t, addr(6), forged);
+        assert_eq!(a, vec![Message::Refused(Refusal::BadProof)]);
+        let a = ask(&mut h, t, addr(5), claim_join(cookie));
+        assert!(matches!(a[..], [Message::Roster(ref r)] if r.rejoin && r.seat == Some(1)));
+        assert_eq!(h.keys()[1], fresh.public());
+        assert_eq!(h.addresses()[1], Some(addr(5)));
+    }
+
+    #[test]
+    fn spectators_are_pending_within_a_bound_and_learn_no_addresses() {
+        let mut h = setup(2);
+        let t = Instant::from_micros(1_000_000);
+        ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
+        ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
+        let max = SetupTiming::default().max_pending_spectators;
+        for i in 0..max {
+            let a = ask(
+                &mut h,
+                t,
+                addr(100 + i as u16),
+                join(Want::Spectate, key(50 + i as u8)),
+            );
+            assert!(
+                matches!(a[..], [Message::Roster(ref r)] if r.addresses.is_empty() && r.keys.len() == 1)
+            );
+        }
+        let full = ask(&mut h, t, addr(99), join(Want::Spectate, key(40)));
+        assert_eq!(full, vec![Message::Refused(Refusal::SpectatorsFull)]);
+        let events: Vec<HostEvent> = std::iter::from_fn(|| h.poll_event()).collect();
+        let admitted: Vec<WatcherId> = events
+            .iter()
+            .filter_map(|e| match e {
+                HostEvent::SpectatorAdmitted { watcher, .. } => Some(*watcher),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(admitted.len() as u32, max);
+        // One arrives on the relay; the rest lapse.
+        h.spectator_joined(admitted[0]);
+        h.handle_timeout(t.plus(SetupTiming::default().spectator_admit_micros));
+        let expired = std::iter::from_fn(|| h.poll_event())
+            .filter(|e| matches!(e, HostEvent::SpectatorExpired { .. }))
+            .count() as u32;
+        assert_eq!(expired, max - 1);
+        let a = ask(
+            &mut h,
+            t.plus(4_000_000),
+            addr(99),
+            join(Want::Spectate, key(40)),
+        );
+        assert!(matches!(a[..], [Message::Roster(_)]));
     }
 }

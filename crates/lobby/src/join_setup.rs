@@ -338,7 +338,7 @@ impl JoinSetup {
             State::Asking => {
                 if now.since(self.last_heard) >= self.timing.answer_timeout_micros {
                     self.fail(JoinFailure::NoAnswer {
-                        micros: now.since(self.last_heard),
+                        micros: self.timing.answer_timeout_micros,
                     });
                 } else if now >= self.next_send {
                     self.send_request(now);
@@ -384,5 +384,138 @@ impl JoinSetup {
     /// The next thing that happened.
     pub fn poll_event(&mut self) -> Option<JoinEvent> {
         self.events.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{COOKIE_BYTES, Refusal};
+
+    fn host() -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, 1], 7000))
+    }
+
+    fn events(j: &mut JoinSetup) -> Vec<JoinEvent> {
+        std::iter::from_fn(|| j.poll_event()).collect()
+    }
+
+    #[test]
+    fn a_silent_host_is_given_up_on_in_bounded_time() {
+        let t = JoinTiming::default();
+        let mut j = JoinSetup::new(
+            Instant::ZERO,
+            host(),
+            Want::Seat,
+            Identity::from_secret([1; 32]),
+            t,
+        );
+        let mut now = Instant::ZERO;
+        let mut sent = 0;
+        while !j.is_done() {
+            now = j.poll_timeout().unwrap();
+            j.handle_timeout(now);
+            sent += std::iter::from_fn(|| j.poll_transmit()).count();
+        }
+        assert_eq!(now.as_micros(), t.answer_timeout_micros);
+        assert_eq!(sent as u64, t.answer_timeout_micros / t.resend_micros);
+        assert_eq!(
+            events(&mut j),
+            vec![JoinEvent::Failed(JoinFailure::NoAnswer {
+                micros: t.answer_timeout_micros
+            })]
+        );
+    }
+
+    #[test]
+    fn answers_from_anyone_but_the_host_change_nothing() {
+        let mut j = JoinSetup::new(
+            Instant::ZERO,
+            host(),
+            Want::Seat,
+            Identity::from_secret([1; 32]),
+            JoinTiming::default(),
+        );
+        let abort = Message::Abort(crate::message::Abort::NotEveryoneArrived).encode();
+        j.handle_datagram(
+            Instant::ZERO,
+            SocketAddr::from(([10, 0, 0, 9], 7000)),
+            &abort,
+        );
+        assert!(events(&mut j).is_empty());
+        j.handle_datagram(Instant::ZERO, host(), &abort);
+        assert!(j.is_done());
+    }
+
+    #[test]
+    fn a_retryable_refusal_is_followed_for_a_bounded_time() {
+        let t = JoinTiming::default();
+        let mut j = JoinSetup::new(
+            Instant::ZERO,
+            host(),
+            Want::Spectate,
+            Identity::from_secret([1; 32]),
+            t,
+        );
+        let refused = Message::Refused(Refusal::SpectatorsFull).encode();
+        let mut now = Instant::ZERO;
+        while !j.is_done() {
+            j.handle_datagram(now, host(), &refused);
+            now = now.plus(t.resend_micros);
+            j.handle_timeout(now);
+        }
+        let e = events(&mut j);
+        assert_eq!(e[0], JoinEvent::AskingAgain(Refusal::SpectatorsFull));
+        assert_eq!(
+            e.last(),
+            Some(&JoinEvent::Failed(JoinFailure::Refused(
+                Refusal::SpectatorsFull
+            )))
+        );
+        assert!(
+            now.as_micros() >= t.retry_for_micros
+                && now.as_micros() <= t.retry_for_micros + t.resend_micros
+        );
+    }
+
+    #[test]
+    fn a_rejoin_sends_its_claim_only_with_the_cookie() {
+        let seat = Identity::from_secret([2; 32]);
+        let mut j = JoinSetup::new(
+            Instant::ZERO,
+            host(),
+            Want::Rejoin,
+            Identity::from_secret([1; 32]),
+            JoinTiming::default(),
+        )
+        .claiming(seat.clone());
+        j.handle_timeout(Instant::ZERO);
+        let first = Message::decode(&j.poll_transmit().unwrap().bytes).unwrap();
+        assert!(matches!(
+            first,
+            Message::Join(Join {
+                claim: None,
+                cookie: None,
+                ..
+            })
+        ));
+        let host_key = Identity::from_secret([3; 32]).public();
+        let challenge = Message::Challenge {
+            cookie: Cookie([4; COOKIE_BYTES]),
+            host_key,
+        };
+        j.handle_datagram(Instant::ZERO, host(), &challenge.encode());
+        let second = Message::decode(&j.poll_transmit().unwrap().bytes).unwrap();
+        let Message::Join(Join {
+            claim: Some(c),
+            cookie: Some(cookie),
+            key,
+            ..
+        }) = second
+        else {
+            panic!("{second:?}");
+        };
+        assert_eq!(c.seat_key, seat.public());
+        assert!(c.verify(&Identity::from_secret([3; 32]), &key, &cookie));
     }
 }

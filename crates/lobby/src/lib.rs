@@ -12,8 +12,9 @@
 //!
 //! The parts, one file each:
 //! - `message.rs`: the setup messages ([`Message`]) and their encoding:
-//!   `Join`, the host's `Challenge`, `Waiting`, the [`Roster`], typed
-//!   [`Refusal`]s and [`Abort`]s;
+//!   `Join`, the host's `Challenge`, `Waiting`, typed [`Refusal`]s and
+//!   [`Abort`]s;
+//! - `roster.rs`: the [`Roster`] and a joiner's check of it;
 //! - `cookie.rs`: [`CookieJar`], the stateless proof that an address can
 //!   receive (nothing larger than a request goes to an unproven address);
 //! - `claim.rs`: a restarted process's proof that it holds its seat's key
@@ -25,6 +26,8 @@
 //! - `router.rs`: [`Router`], addresses to seats and spectators;
 //! - `endpoint.rs`: [`Endpoint`], what a runtime drives, and [`Joining`];
 //! - `seat.rs`: [`SeatEndpoint`], a seat's process (setup, router, `Peer`);
+//! - `seat_plan.rs`: what the app gives it ([`SeatPlan`]) and its waits
+//!   ([`SeatTiming`]);
 //! - `spectate.rs`: [`SpectateEndpoint`], a spectator's process;
 //! - `event.rs`: [`MatchEvent`], [`LinkStatus`], [`MatchEnd`].
 //!
@@ -109,8 +112,10 @@ mod event;
 mod host_setup;
 mod join_setup;
 pub mod message;
+mod roster;
 mod router;
 mod seat;
+mod seat_plan;
 mod settings;
 mod spectate;
 
@@ -121,11 +126,11 @@ pub use endpoint::{Endpoint, Joining};
 pub use event::{LinkStatus, MatchEnd, MatchEvent};
 pub use host_setup::{HostEvent, HostSetup, Offer, SetupStats, SetupTiming};
 pub use join_setup::{JoinEvent, JoinFailure, JoinSetup, JoinTiming};
-pub use message::{Abort, Message, Refusal, Roster, RosterProblem, SeatClaim, Want};
+pub use message::{Abort, Message, Refusal, RosterProblem, SeatClaim, Want};
+pub use roster::Roster;
 pub use router::{Route, Router};
-pub use seat::{
-    BotMaker, LogOpener, Preparation, SeatEndpoint, SeatLog, SeatPlan, SeatTiming, accept,
-};
+pub use seat::SeatEndpoint;
+pub use seat_plan::{BotMaker, LogOpener, Preparation, SeatLog, SeatPlan, SeatTiming};
 pub use settings::MatchSettings;
 pub use spectate::{SpectateEndpoint, Watching};
 

@@ -2,7 +2,7 @@
 //! (and beside) the session: [`Message`], its wire encoding, and the typed
 //! refusals and aborts.
 //!
-//! The exchange (drawn in `protocol/SPEC.md` §6):
+//! The exchange (drawn in `protocol/SPEC.md` §7):
 //!
 //! ```text
 //! joiner                                        host
@@ -25,13 +25,9 @@
 //! decoding untrusted bytes never panics, and every length read is bounded
 //! by the bytes that remain; `decode(encode(m)) == m`.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
-
-use lockstep_fx::{Checksum, DecodeError, Sink, StateReader, StateWriter};
+pub use crate::roster::Roster;
+use lockstep_fx::{DecodeError, Sink, StateReader, StateWriter};
 use lockstep_protocol::seal::PublicKey;
-use lockstep_sim::Match;
-
-use crate::settings::MatchSettings;
 
 /// The first bytes of every setup message ("LKSJ").
 pub const MAGIC: [u8; 4] = *b"LKSJ";
@@ -103,7 +99,8 @@ pub enum Refusal {
         /// The version it was asked to speak.
         theirs: u8,
     },
-    /// Every seat is taken.
+    /// Every seat is offered (ask again: an offer whose joiner goes silent
+    /// lapses).
     Full,
     /// The match has started: no new seats (rejoin a dropped seat, or watch).
     Started,
@@ -138,7 +135,10 @@ impl Refusal {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Refusal::NotStarted | Refusal::NotDropped { .. } | Refusal::SpectatorsFull
+            Refusal::Full
+                | Refusal::NotStarted
+                | Refusal::NotDropped { .. }
+                | Refusal::SpectatorsFull
         )
     }
 }
@@ -149,7 +149,7 @@ impl core::fmt::Display for Refusal {
             Refusal::Version { ours, theirs } => {
                 write!(f, "version {theirs} asked, version {ours} spoken")
             }
-            Refusal::Full => write!(f, "every seat is taken"),
+            Refusal::Full => write!(f, "every seat is offered"),
             Refusal::Started => write!(f, "the match has started (rejoin a dropped seat or watch)"),
             Refusal::NotStarted => write!(f, "the match has not started yet"),
             Refusal::Ended => write!(f, "the match is over"),
@@ -176,6 +176,9 @@ pub enum RosterProblem {
     WrongKey,
     /// The roster is inconsistent (a seat out of range, keys missing).
     Malformed,
+    /// This process cannot start its seat (its replay log cannot be
+    /// written, its game refuses the match).
+    Local,
 }
 
 impl core::fmt::Display for RosterProblem {
@@ -186,6 +189,7 @@ impl core::fmt::Display for RosterProblem {
             RosterProblem::Settings => "settings that do not decode or hash differently",
             RosterProblem::WrongKey => "the roster binds another key to our seat",
             RosterProblem::Malformed => "an inconsistent roster",
+            RosterProblem::Local => "this process cannot start its seat",
         })
     }
 }
@@ -220,35 +224,6 @@ impl core::fmt::Display for Abort {
             Abort::NotEveryoneArrived => write!(f, "not every seat arrived in time"),
         }
     }
-}
-
-/// Everything a joiner needs to play or watch the match.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Roster {
-    /// The game's id.
-    pub game: String,
-    /// The game's version.
-    pub game_version: u32,
-    /// The game's settings, canonically encoded.
-    pub config: Vec<u8>,
-    /// BLAKE3 of `config`.
-    pub config_hash: Checksum,
-    /// Players, seed, tick rate.
-    pub setup: Match,
-    /// The joiner's seat (`None`: it watches).
-    pub seat: Option<u8>,
-    /// The joiner takes back a dropped seat of the running match.
-    pub rejoin: bool,
-    /// Every seat's address as the host knows it, the host's own `None`
-    /// (reached at the address joined). Empty in a spectator's roster:
-    /// spectators learn no seat's address.
-    pub addresses: Vec<Option<SocketAddr>>,
-    /// Every seat's public key (a spectator's roster holds only the host's,
-    /// which its relay seals with).
-    pub keys: Vec<PublicKey>,
-    /// How the match is played: its length, sealing, and every seat's
-    /// session, log and relay settings (the host's choices).
-    pub settings: MatchSettings,
 }
 
 /// A setup message.
@@ -303,7 +278,7 @@ impl From<DecodeError> for MessageError {
     }
 }
 
-fn bad(what: &str) -> MessageError {
+pub(crate) fn bad(what: &str) -> MessageError {
     MessageError::Malformed(what.to_string())
 }
 
@@ -363,7 +338,7 @@ impl Message {
             }
             Message::Roster(r) => {
                 w.write_u8(TAG_ROSTER);
-                write_roster(&mut w, r);
+                r.write(&mut w);
             }
             Message::Refused(r) => {
                 w.write_u8(TAG_REFUSED);
@@ -444,7 +419,7 @@ impl Message {
                 joined: r.read_u8()?,
                 players: r.read_u8()?,
             },
-            TAG_ROSTER => Message::Roster(Box::new(read_roster(&mut r)?)),
+            TAG_ROSTER => Message::Roster(Box::new(Roster::read(&mut r)?)),
             TAG_REFUSED => Message::Refused(read_refusal(&mut r)?),
             TAG_ABORT => Message::Abort(match r.read_u8()? {
                 0 => Abort::HostFailed {
@@ -464,11 +439,11 @@ impl Message {
     }
 }
 
-fn read_array<const N: usize>(r: &mut StateReader<'_>) -> Result<[u8; N], MessageError> {
+pub(crate) fn read_array<const N: usize>(r: &mut StateReader<'_>) -> Result<[u8; N], MessageError> {
     r.read_raw(N)?.try_into().map_err(|_| bad("array"))
 }
 
-fn read_key(r: &mut StateReader<'_>) -> Result<PublicKey, MessageError> {
+pub(crate) fn read_key(r: &mut StateReader<'_>) -> Result<PublicKey, MessageError> {
     Ok(PublicKey(read_array(r)?))
 }
 
@@ -481,11 +456,11 @@ fn cut(text: &str) -> &str {
     &text[..end]
 }
 
-fn write_text<S: Sink>(w: &mut StateWriter<S>, text: &str) {
+pub(crate) fn write_text<S: Sink>(w: &mut StateWriter<S>, text: &str) {
     w.write_bytes(cut(text).as_bytes());
 }
 
-fn read_text(r: &mut StateReader<'_>) -> Result<String, MessageError> {
+pub(crate) fn read_text(r: &mut StateReader<'_>) -> Result<String, MessageError> {
     let bytes = r.read_bytes()?;
     if bytes.len() > MAX_DETAIL_BYTES {
         return Err(bad("text too long"));
@@ -520,6 +495,7 @@ fn write_refusal<S: Sink>(w: &mut StateWriter<S>, r: &Refusal) {
                 RosterProblem::Settings => 2,
                 RosterProblem::WrongKey => 3,
                 RosterProblem::Malformed => 4,
+                RosterProblem::Local => 5,
             });
             write_text(w, detail);
         }
@@ -548,6 +524,7 @@ fn read_refusal(r: &mut StateReader<'_>) -> Result<Refusal, MessageError> {
                 2 => RosterProblem::Settings,
                 3 => RosterProblem::WrongKey,
                 4 => RosterProblem::Malformed,
+                5 => RosterProblem::Local,
                 _ => return Err(bad("unknown roster problem")),
             },
             detail: read_text(r)?,
@@ -556,122 +533,12 @@ fn read_refusal(r: &mut StateReader<'_>) -> Result<Refusal, MessageError> {
     })
 }
 
-/// Writes an address: 4 and the IPv4 octets, or 6, the IPv6 octets and the
-/// scope id; then the port.
-fn write_addr<S: Sink>(w: &mut StateWriter<S>, addr: &SocketAddr) {
-    match addr {
-        SocketAddr::V4(a) => {
-            w.write_u8(4);
-            w.write_raw(&a.ip().octets());
-        }
-        SocketAddr::V6(a) => {
-            w.write_u8(6);
-            w.write_raw(&a.ip().octets());
-            w.write_u32(a.scope_id());
-        }
-    }
-    w.write_u16(addr.port());
-}
-
-fn read_addr(r: &mut StateReader<'_>) -> Result<SocketAddr, MessageError> {
-    Ok(match r.read_u8()? {
-        4 => {
-            let ip: [u8; 4] = read_array(r)?;
-            SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip)), r.read_u16()?)
-        }
-        6 => {
-            let ip: [u8; 16] = read_array(r)?;
-            let scope = r.read_u32()?;
-            let port = r.read_u16()?;
-            SocketAddr::V6(SocketAddrV6::new(Ipv6Addr::from(ip), port, 0, scope))
-        }
-        _ => return Err(bad("address family")),
-    })
-}
-
-fn write_roster<S: Sink>(w: &mut StateWriter<S>, r: &Roster) {
-    write_text(w, &r.game);
-    w.write_u32(r.game_version);
-    w.write_bytes(&r.config);
-    w.write_raw(r.config_hash.as_bytes());
-    w.write_u8(r.setup.players);
-    w.write_u64(r.setup.seed);
-    w.write_u16(r.setup.tick_rate);
-    w.write_u8(r.seat.unwrap_or(u8::MAX));
-    w.write_bool(r.rejoin);
-    w.write_u8(r.addresses.len() as u8);
-    for a in &r.addresses {
-        w.write_bool(a.is_some());
-        if let Some(a) = a {
-            write_addr(w, a);
-        }
-    }
-    w.write_u8(r.keys.len() as u8);
-    for k in &r.keys {
-        w.write_raw(&k.0);
-    }
-    r.settings.write(w);
-}
-
-fn read_roster(r: &mut StateReader<'_>) -> Result<Roster, MessageError> {
-    let game = read_text(r)?;
-    let game_version = r.read_u32()?;
-    let config = r.read_bytes()?.to_vec();
-    let config_hash = Checksum::from_bytes(read_array(r)?);
-    let players = r.read_u8()?;
-    if !(2..=lockstep_protocol::player::MAX_PLAYERS).contains(&players) {
-        return Err(bad("player count"));
-    }
-    let setup = Match {
-        players,
-        seed: r.read_u64()?,
-        tick_rate: r.read_u16()?,
-    };
-    let seat = match r.read_u8()? {
-        u8::MAX => None,
-        s if s < players => Some(s),
-        _ => return Err(bad("seat beyond the player count")),
-    };
-    let rejoin = r.read_bool()?;
-    let n = r.read_u8()?;
-    // A seat's roster names every seat's address; a spectator's none.
-    if (seat.is_some() && n != players) || (seat.is_none() && n != 0) {
-        return Err(bad("address count"));
-    }
-    let mut addresses = Vec::with_capacity(usize::from(n));
-    for _ in 0..n {
-        addresses.push(match r.read_bool()? {
-            true => Some(read_addr(r)?),
-            false => None,
-        });
-    }
-    let k = r.read_u8()?;
-    // A seat's roster holds every seat's key; a spectator's the host's.
-    if (seat.is_some() && k != players) || (seat.is_none() && k != 1) {
-        return Err(bad("key count"));
-    }
-    let mut keys = Vec::with_capacity(usize::from(k));
-    for _ in 0..k {
-        keys.push(read_key(r)?);
-    }
-    let settings = MatchSettings::read(r, &setup)?;
-    Ok(Roster {
-        game,
-        game_version,
-        config,
-        config_hash,
-        setup,
-        seat,
-        rejoin,
-        addresses,
-        keys,
-        settings,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::MatchSettings;
+    use lockstep_fx::Checksum;
+    use lockstep_sim::Match;
 
     fn roster(seat: Option<u8>) -> Roster {
         let setup = Match {
@@ -836,51 +703,6 @@ mod tests {
         use lockstep_protocol::input::Buttons;
         for m in all_messages() {
             assert!(Packet::<Buttons>::decode(&m.encode()).is_err());
-        }
-    }
-}
-
-#[cfg(test)]
-mod size_tests {
-    use super::*;
-    use lockstep_fx::Canonical;
-    use lockstep_games::Demo;
-
-    /// The largest rosters the shipped games give (8 seats, every address
-    /// an IPv6 one with a scope, every setting at its widest) fit one
-    /// datagram.
-    #[test]
-    fn the_largest_rosters_fit_one_datagram() {
-        let long: SocketAddr = "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff%4294967295]:65535"
-            .parse()
-            .unwrap_or_else(|_| {
-                "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"
-                    .parse()
-                    .unwrap()
-            });
-        for config in [
-            lockstep_games::cubes::Cubes::default_config().to_snapshot(),
-            lockstep_games::rts::Rts::default_config().to_snapshot(),
-        ] {
-            let setup = Match {
-                players: 8,
-                seed: u64::MAX,
-                tick_rate: 240,
-            };
-            let r = Roster {
-                game: "x".repeat(32),
-                game_version: u32::MAX,
-                config_hash: Checksum::of(&config),
-                config,
-                setup,
-                seat: Some(7),
-                rejoin: true,
-                addresses: vec![Some(long); 8],
-                keys: vec![PublicKey([0xff; 32]); 8],
-                settings: MatchSettings::new(&setup).mode(lockstep_protocol::Mode::ROLLBACK),
-            };
-            let n = Message::Roster(Box::new(r)).encode().len();
-            assert!(n <= JOIN_BYTES, "a roster of {n} bytes");
         }
     }
 }

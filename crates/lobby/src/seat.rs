@@ -20,120 +20,24 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::net::SocketAddr;
 
-use lockstep_fx::{Canonical, Checksum};
 use lockstep_peer::{Node, Party, Peer, PeerEvent, PeerStats, StopReason};
 use lockstep_protocol::seal::Identity;
 use lockstep_protocol::{Instant, PlayerId, Security};
-use lockstep_sim::{Bot, Game, Match};
+use lockstep_sim::{Game, Match};
 
 use crate::Datagram;
 use crate::endpoint::{Endpoint, Joining};
 use crate::event::{LinkStatus, MatchEnd, MatchEvent};
 use crate::host_setup::{HostEvent, HostSetup};
-use crate::join_setup::{JoinEvent, JoinSetup, JoinTiming};
+use crate::join_setup::{JoinEvent, JoinSetup};
 use crate::message::{Abort, Refusal, Roster, RosterProblem, Want};
 use crate::router::{Route, Router};
+use crate::seat_plan::{SeatLog, SeatPlan, SeatTiming};
 use crate::settings::MatchSettings;
-
-/// Where a seat's replay log goes: the app's writer, or nowhere (a
-/// process that took a dropped seat back records nothing: a log starts at
-/// frame 0, which it never saw).
-#[derive(Debug)]
-pub enum SeatLog<W> {
-    /// The app's writer.
-    Log(W),
-    /// Nothing is recorded.
-    Discard,
-}
-
-impl<W: Write> Write for SeatLog<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            SeatLog::Log(w) => w.write(buf),
-            SeatLog::Discard => Ok(buf.len()),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            SeatLog::Log(w) => w.flush(),
-            SeatLog::Discard => Ok(()),
-        }
-    }
-}
-
-/// Opens the seat's replay log when the match starts.
-pub type LogOpener<W> = Box<dyn FnOnce() -> std::io::Result<W>>;
-/// Makes the bot of a seat (its seat and the match).
-pub type BotMaker<G> = Box<dyn FnMut(u8, &Match) -> Box<dyn Bot<G>>>;
-/// Called on every peer the endpoint creates, before its first frame
-/// (e.g. to enable the snapshot fall-back); an error stops the seat.
-pub type Preparation<G, W> = Box<dyn FnMut(&mut Peer<G, SeatLog<W>>) -> Result<(), String>>;
-
-/// What a seat plays with: the app's side of the match.
-pub struct SeatPlan<G: Game, W: Write> {
-    /// This process's session token (random, never 0).
-    pub token: u32,
-    /// The replay log, opened when the match starts (`None`: record
-    /// nothing).
-    pub log: Option<LogOpener<W>>,
-    /// The seat's bot (until the app sets an input).
-    pub bot: Option<BotMaker<G>>,
-    /// Called on each peer created.
-    pub prepare: Option<Preparation<G, W>>,
-    /// A second key pair, for taking the seat back after it lost the
-    /// quorum (a joiner only; `None`: the seat ends instead).
-    pub spare_identity: Option<Identity>,
-}
-
-impl<G: Game, W: Write> SeatPlan<G, W> {
-    /// A plan with `token`, no log, no bot.
-    pub fn new(token: u32) -> SeatPlan<G, W> {
-        SeatPlan {
-            token,
-            log: None,
-            bot: None,
-            prepare: None,
-            spare_identity: None,
-        }
-    }
-}
-
-/// How long a seat waits for things to happen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SeatTiming {
-    /// The host calls the match off when not every seat completed its
-    /// handshake this long after the rosters went out (6 s).
-    pub host_start_micros: u64,
-    /// A joiner gives up when its match has not started this long after
-    /// its roster arrived (8 s: longer than the host's, so that the host's
-    /// abort, which says why, comes first).
-    pub join_start_micros: u64,
-    /// A seat keeps playing this long after its last frame, so the others
-    /// hear its last inputs and checksums (1 s).
-    pub linger_micros: u64,
-    /// The match ends as stuck when no frame was stepped for this long
-    /// (60 s).
-    pub stall_micros: u64,
-    /// The joiner's setup timing (a rejoin after a lost quorum uses it).
-    pub join: JoinTiming,
-}
-
-impl Default for SeatTiming {
-    fn default() -> SeatTiming {
-        SeatTiming {
-            host_start_micros: 6_000_000,
-            join_start_micros: 8_000_000,
-            linger_micros: 1_000_000,
-            stall_micros: 60_000_000,
-            join: JoinTiming::default(),
-        }
-    }
-}
 
 enum Role {
     Host(Box<HostSetup>),
-    Joined(JoinSetup),
+    Joined(Box<JoinSetup>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,7 +160,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             };
             return Err((Box::new(joining), r));
         };
-        let accepted = accept::<G>(&roster).and_then(|c| match roster.seat {
+        let accepted = roster.accept::<G>().and_then(|c| match roster.seat {
             Some(seat) => Ok((c, seat)),
             None => Err(Refusal::Roster {
                 problem: RosterProblem::Malformed,
@@ -273,7 +177,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         let identity = joining.setup.identity().clone();
         let host = joining.setup.host();
         let mut me = SeatEndpoint {
-            role: Role::Joined(joining.setup),
+            role: Role::Joined(Box::new(joining.setup)),
             config,
             setup: roster.setup,
             settings: roster.settings.clone(),
@@ -302,13 +206,13 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         let addresses = Self::roster_addresses(&roster, host);
         if let Err(detail) = me.start_peer(now, seat, roster.rejoin, &roster.keys, addresses) {
             let r = Refusal::Roster {
-                problem: RosterProblem::Settings,
+                problem: RosterProblem::Local,
                 detail,
             };
             let Role::Joined(setup) = me.role else {
                 unreachable!("a joiner's role");
             };
-            let mut joining = Joining::new(setup);
+            let mut joining = Joining::new(*setup);
             joining.setup.refuse(now, r.clone());
             return Err((Box::new(joining), r));
         }
@@ -627,7 +531,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     self.timing.join,
                 )
                 .claiming(old);
-                self.role = Role::Joined(setup);
+                self.role = Role::Joined(Box::new(setup));
                 self.phase = Phase::Setup;
                 self.router = Router::default();
             }
@@ -882,46 +786,4 @@ impl<G: Game, W: Write> Endpoint for SeatEndpoint<G, W> {
     fn is_closed(&self) -> bool {
         self.phase == Phase::Ended && self.out.is_empty()
     }
-}
-
-/// Checks that this build can play `roster` as `G`, and decodes its
-/// settings.
-pub fn accept<G: Game>(roster: &Roster) -> Result<G::Config, Refusal> {
-    let refuse = |problem, detail: String| Refusal::Roster { problem, detail };
-    if roster.game != G::ID {
-        return Err(refuse(
-            RosterProblem::UnknownGame,
-            format!("the host plays {}, this endpoint {}", roster.game, G::ID),
-        ));
-    }
-    if roster.game_version != G::VERSION {
-        return Err(refuse(
-            RosterProblem::GameVersion,
-            format!(
-                "{} version {} here, the host plays version {}",
-                G::ID,
-                G::VERSION,
-                roster.game_version
-            ),
-        ));
-    }
-    if Checksum::of(&roster.config) != roster.config_hash {
-        return Err(refuse(
-            RosterProblem::Settings,
-            "the settings do not match their hash".into(),
-        ));
-    }
-    let config = <G::Config as Canonical>::from_snapshot(&roster.config).map_err(|e| {
-        refuse(
-            RosterProblem::Settings,
-            format!("the host's {} settings do not decode here: {e}", G::ID),
-        )
-    })?;
-    if Checksum::of(&config.to_snapshot()) != roster.config_hash {
-        return Err(refuse(
-            RosterProblem::Settings,
-            "the settings re-encode to another hash here".into(),
-        ));
-    }
-    Ok(config)
 }

@@ -24,7 +24,6 @@ use crate::event::{LinkStatus, MatchEnd, MatchEvent};
 use crate::join_setup::JoinSetup;
 use crate::message::{Refusal, Roster, RosterProblem};
 use crate::router::{Route, Router};
-use crate::seat::accept;
 
 /// A spectator's node, as a [`SpectateEndpoint`] drives it.
 pub trait Watching: Node<Event: Into<MatchEvent>> {
@@ -169,7 +168,7 @@ fn checked<G: Game>(roster: &Roster) -> Result<G::Config, Refusal> {
             detail: "a seat's roster".into(),
         });
     }
-    accept::<G>(roster)
+    roster.accept::<G>()
 }
 
 type Refused = (Box<Joining>, Refusal);

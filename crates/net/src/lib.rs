@@ -43,9 +43,9 @@
 //! });
 //! ```
 //!
-//! A joiner asks with [`join`], reads its events until the roster
-//! arrives, then plays it with [`Runtime::play`] (or watches with
-//! [`Runtime::spectate`]). `crates/net/examples/skirmish.rs` is a whole
+//! A joiner asks with [`join`], waits for the roster
+//! ([`Runtime::roster`]), then plays it with [`Runtime::play`] (or watches
+//! with [`Runtime::spectate`]). `crates/net/examples/skirmish/` is a whole
 //! game of its own played this way.
 
 pub mod conditioner;
@@ -62,12 +62,13 @@ pub use lockstep_lobby::{
     MatchEnd, MatchEvent, MatchSettings, Refusal, Roster, RosterProblem, SeatEndpoint, SeatLog,
     SeatPlan, SeatTiming, SpectateEndpoint, Want,
 };
+pub use lockstep_peer::{PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
 pub use lockstep_protocol::{InputDelay, Mode, Rollback};
+pub use lockstep_sim::desync::{DesyncReport, Diagnosis};
 pub use runtime::{LoopCost, Runtime};
 pub use socket::{Socket, Traffic, bind, canonical};
 
 use lockstep_peer::{Bodies, SnapshotSettings, SnapshotSpectator, Spectator};
-use lockstep_protocol::seal::Identity;
 use lockstep_sim::{Game, Match};
 
 use entropy::NoEntropy;
@@ -99,15 +100,15 @@ pub fn host<G: Game, W: Write>(
     Ok(Runtime::new(socket, endpoint, STATUS_EVERY))
 }
 
-/// Asks the host at `host` for `want`, playing (or watching) with
-/// `identity`. Read the events until [`JoinEvent::Roster`], then
+/// Asks the host at `host` for `want`, under a key pair drawn from the
+/// operating system. Wait for the roster ([`Runtime::roster`]), then
 /// [`Runtime::play`] or [`Runtime::spectate`] it. A rejoin needs the
 /// seat's earlier key pair: pass a [`JoinSetup`] made with
 /// [`JoinSetup::claiming`] to [`Runtime::new`] instead.
-pub fn join(socket: Socket, host: SocketAddr, want: Want, identity: Identity) -> Runtime<Joining> {
+pub fn join(socket: Socket, host: SocketAddr, want: Want) -> Result<Runtime<Joining>, NoEntropy> {
     let now = socket.now();
-    let setup = JoinSetup::new(now, host, want, identity, JoinTiming::default());
-    Runtime::new(socket, Joining::new(setup), STATUS_EVERY)
+    let setup = JoinSetup::new(now, host, want, entropy::identity()?, JoinTiming::default());
+    Ok(Runtime::new(socket, Joining::new(setup), STATUS_EVERY))
 }
 
 /// A joiner's runtime whose roster cannot be played: the runtime (drive it
@@ -115,6 +116,22 @@ pub fn join(socket: Socket, host: SocketAddr, want: Want, identity: Identity) ->
 pub type Unplayable = (Box<Runtime<Joining>>, Refusal);
 
 impl Runtime<Joining> {
+    /// Runs the setup until the roster arrives, handing every other event
+    /// to `on_event`; `Err` with how it ended when it failed instead.
+    pub async fn roster(
+        &mut self,
+        mut on_event: impl FnMut(&MatchEvent),
+    ) -> Result<Box<Roster>, MatchEnd> {
+        while let Some(event) = self.next_event().await {
+            match event {
+                MatchEvent::Join(JoinEvent::Roster(r)) => return Ok(r),
+                MatchEvent::Ended(end) => return Err(end),
+                other => on_event(&other),
+            }
+        }
+        Err(MatchEnd::SetupFailed(JoinFailure::NoAnswer { micros: 0 }))
+    }
+
     fn into_next<E2, F>(self, make: F) -> Result<Runtime<E2>, Unplayable>
     where
         E2: Endpoint,

@@ -1,6 +1,6 @@
 //! Virtual time: the [`Instant`] every time-dependent call takes as `now`.
 //!
-//! The protocol never reads a clock. Its caller (the `net` driver, a test,
+//! The protocol never reads a clock. Its caller (the `net` runtime, a test,
 //! the simulated network of `lockstep-testkit`) passes a monotonic instant, counted in whole
 //! microseconds from an origin the caller chooses. Invariant: arithmetic on
 //! instants saturates, so a hostile or buggy `now` can never panic or wrap.

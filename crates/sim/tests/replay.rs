@@ -286,8 +286,11 @@ fn bad_headers_are_clear_errors() {
             found: FORMAT_VERSION + 1
         }
     );
-    assert!(err.to_string().contains("format version 2"), "{err}");
+    assert!(err.to_string().contains("format version 3"), "{err}");
+    assert!(err.to_string().contains("reads versions 1 to 2"), "{err}");
     assert_eq!(Header::read(&bytes), Err(err));
+    bytes[8..10].copy_from_slice(&0u16.to_le_bytes());
+    assert_eq!(read(&bytes).unwrap_err(), LogError::Version { found: 0 });
 
     let mut bytes = rec.bytes.clone();
     bytes[0] = b'X';

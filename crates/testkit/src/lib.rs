@@ -11,6 +11,9 @@
 //! - [`faulty`]: a shipped game with a recurring nondeterminism injected
 //!   into its step on one seat (self-consistent or not), for matches of a
 //!   game that cannot be healed for good;
+//! - [`processes`]: whole processes of a match — the lobby included — on
+//!   that network, addressed by socket addresses, with scripted strangers
+//!   (squatters, forgers, silent spectators);
 //! - [`soak`]: seeded varied matches (either game and mode, 2–8 seats,
 //!   networks up to 2 s / 25% loss, corrupted datagrams, clocks apart,
 //!   flipped bits), each played and judged;
@@ -21,6 +24,7 @@
 pub mod faulty;
 pub mod mesh;
 pub mod netsim;
+pub mod processes;
 pub mod soak;
 pub mod tcp_model;
 pub mod verdict;

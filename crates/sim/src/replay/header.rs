@@ -5,11 +5,13 @@
 //!
 //! Layout (little-endian, `fixtures/replays/SPEC.md` §2): magic `LSREPLAY`, format version
 //! `u16`, body length `u32`, the body, then a `u64` check: the first 8 bytes
-//! of BLAKE3 of every header byte before it.
+//! of BLAKE3 of every header byte before it. The header of every format
+//! version this build reads (1 and 2) has this layout; the version says
+//! which records may follow (version 1 has no notes).
 //!
 //! Invariants: a header that reads is exactly what [`Header::to_bytes`]
 //! writes back (every field has one encoding, the body has no trailing
-//! bytes); the config hash is BLAKE3 of the config bytes; the game id is 1 to
+//! bytes, and the format version read is the one written); the config hash is BLAKE3 of the config bytes; the game id is 1 to
 //! 32 ASCII bytes, players and tick rate are non-zero. Reading checks the
 //! magic, then the version (so a log of a future layout says so rather than
 //! failing its check), then that the body length agrees with the game id and
@@ -20,7 +22,7 @@
 use lockstep_codec::Input;
 use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, StateReader, StateWriter};
 
-use super::{FORMAT_VERSION, MAGIC};
+use super::{FORMAT_VERSION, MAGIC, OLDEST_FORMAT_VERSION};
 use crate::game::{Game, Match};
 
 /// Bytes before the header body: magic, format version, body length.
@@ -41,7 +43,7 @@ pub enum LogError {
     Magic,
     /// A layout this build does not read.
     #[error(
-        "replay log format version {found} (byte 8); this build reads version {FORMAT_VERSION}"
+        "replay log format version {found} (byte 8); this build reads versions {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}"
     )]
     Version {
         /// The version found.
@@ -94,6 +96,10 @@ pub enum LogError {
 /// What a replay log says about its match, before the first frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
+    /// The log's format version: [`FORMAT_VERSION`] for a log this build
+    /// writes, or an older version it still reads and writes back as it was
+    /// (version 1 holds no notes).
+    pub format_version: u16,
     /// The game's [`Game::ID`].
     pub game: String,
     /// The game's [`Game::VERSION`].
@@ -124,6 +130,7 @@ impl Header {
     ) -> Header {
         let config = config.to_snapshot();
         Header {
+            format_version: FORMAT_VERSION,
             game: G::ID.to_string(),
             game_version: G::VERSION,
             schema_hash: <G::Input as Input>::schema_hash(),
@@ -160,7 +167,7 @@ impl Header {
 
         let mut w = StateWriter::buffer();
         w.write_raw(&MAGIC);
-        w.write_u16(FORMAT_VERSION);
+        w.write_u16(self.format_version);
         w.write_len(body.len());
         w.write_raw(&body);
         let check = check_of(w.bytes());
@@ -180,6 +187,9 @@ impl Header {
 
     /// Why this header cannot be written or replayed as it is, if it cannot.
     pub fn invalid(&self) -> Option<&'static str> {
+        if !readable(self.format_version) {
+            return Some("format version (not one this build writes)");
+        }
         if self.game.is_empty() || self.game.len() > MAX_GAME_ID || !self.game.is_ascii() {
             return Some("game id (1 to 32 ASCII bytes)");
         }
@@ -214,15 +224,17 @@ impl Header {
             // Report a wrong version even if the length field is cut off.
             if bytes.len() >= 10 {
                 let found = u16::from_le_bytes([bytes[8], bytes[9]]);
-                if found != FORMAT_VERSION {
+                if !readable(found) {
                     return Err(LogError::Version { found });
                 }
             }
             return Err(truncated(PREFIX));
         }
-        let found = u16::from_le_bytes([bytes[8], bytes[9]]);
-        if found != FORMAT_VERSION {
-            return Err(LogError::Version { found });
+        let format_version = u16::from_le_bytes([bytes[8], bytes[9]]);
+        if !readable(format_version) {
+            return Err(LogError::Version {
+                found: format_version,
+            });
         }
         let body_len = u32::from_le_bytes([bytes[10], bytes[11], bytes[12], bytes[13]]);
         // A corrupted length would otherwise read as a truncated log (or a
@@ -286,6 +298,7 @@ impl Header {
             return Err(LogError::ConfigHash);
         }
         let header = Header {
+            format_version,
             game,
             game_version,
             schema_hash,
@@ -347,6 +360,11 @@ impl Header {
         out
     }
 
+    /// Whether the log's records may include notes (format version 2 on).
+    pub fn allows_notes(&self) -> bool {
+        self.format_version >= 2
+    }
+
     /// Whether frame `frame` carries a full checksum.
     pub fn has_full_checksum(&self, frame: u32) -> bool {
         let interval = self.full_checksum_interval;
@@ -369,6 +387,11 @@ fn body_len_of_fields(body: &[u8]) -> Option<u64> {
     let config_len =
         u32::from_le_bytes([config_len[0], config_len[1], config_len[2], config_len[3]]);
     Some(1 + game_len + FIXED_FIELDS + 4 + u64::from(config_len))
+}
+
+/// Whether this build reads (and writes) logs of format `version`.
+fn readable(version: u16) -> bool {
+    (OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version)
 }
 
 fn invalid(offset: u64, what: &'static str) -> LogError {

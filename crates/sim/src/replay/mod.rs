@@ -11,13 +11,15 @@
 //! (every player's input with the 1-bit "same as previous" encoding, a 16-bit
 //! [`FrameCheck`] every frame, the full 32-byte [`Checksum`] every
 //! `full_checksum_interval` frames), keyframes (exact [`Snapshot`]s, deflated
-//! when that is smaller) for seeking, and an end record written by
-//! [`LogWriter::finish`].
+//! when that is smaller) for seeking, [`Note`]s saying what happened to the
+//! log (healed and unchecked spans, seats dropped and back, where and why it
+//! stopped early), and an end record written by [`LogWriter::finish`].
 //!
 //! The parts, one file each:
 //! - [`header`](Header): the header, its encoding and check;
 //! - `record`: record framing, the frame bit packing and the keyframe codec
 //!   shared by the writer and the reader;
+//! - [`note`](Note): the notes and their codec;
 //! - [`LogWriter`]: the streaming writer (a chunk written and flushed every
 //!   N frames), and [`Recorder`], an [`Engine`](crate::Engine) that logs what
 //!   it steps;
@@ -25,7 +27,8 @@
 //!   damaged record that held no frames ([`Damage`]) and says where and why
 //!   the valid data ends ([`LogEnd`]);
 //! - [`run`](run()): re-runs a log through an engine and verifies every
-//!   checksum, from the start or from a keyframe.
+//!   checksum, from the start or from a keyframe, and hands on the notes it
+//!   passed.
 //!
 //! Invariants: nothing here reads a clock, starts a thread or uses a float;
 //! no `usize` reaches the encoded bytes; the reader and the runner never
@@ -36,6 +39,7 @@
 //! [`Snapshot`]: crate::Snapshot
 
 mod header;
+mod note;
 mod reader;
 mod record;
 mod recorder;
@@ -47,6 +51,7 @@ use core::fmt;
 use lockstep_fx::Checksum;
 
 pub use header::{Header, LogError, MAX_GAME_ID};
+pub use note::{Detail, MAX_DETAIL, Note, Noted, StopCause, UncheckedCause};
 pub use reader::{Damage, LogEnd, Logged, ReplayLog, TruncReason, read};
 pub use recorder::{RecordError, RecordSettings, Recorder};
 pub use run::{Mismatch, Outcome, RunError, RunOptions, check_game, run, run_with_state};
@@ -55,8 +60,13 @@ pub use writer::LogWriter;
 /// The first 8 bytes of every replay log.
 pub const MAGIC: [u8; 8] = *b"LSREPLAY";
 
-/// The version of the log layout this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The version of the log layout this build writes (and the newest it
+/// reads): 2, which added notes.
+pub const FORMAT_VERSION: u16 = 2;
+
+/// The oldest version of the log layout this build reads (and writes back
+/// as it was): 1, without notes.
+pub const OLDEST_FORMAT_VERSION: u16 = 1;
 
 /// Frames per chunk a [`LogWriter`] writes by default: one second at 60 Hz,
 /// so a crash loses at most a second of a match.

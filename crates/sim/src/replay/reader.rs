@@ -1,5 +1,5 @@
 //! The reader: [`read`] turns untrusted bytes into a [`ReplayLog`] holding
-//! every frame and keyframe of the log's valid prefix, and a [`LogEnd`]
+//! every frame, keyframe and note of the log's valid prefix, and a [`LogEnd`]
 //! saying whether the log was complete or exactly where (byte offset and
 //! frame) and why its valid data ends.
 //!
@@ -15,15 +15,19 @@
 //! still says it is damaged ([`ReplayLog::is_complete`] is false). Frames
 //! are consecutive from 0;
 //! keyframes are in strictly increasing frame order, each at the frame count
-//! reached when it was written. Nothing panics, and nothing is allocated
-//! beyond what the bytes of a checked record can hold.
+//! reached when it was written; notes (format version 2 on) are each at the
+//! frame count reached when written, in the order written, and a
+//! [`Note::Stopped`] is the last record before the end record. Nothing
+//! panics, and nothing is allocated beyond what the bytes of a checked
+//! record can hold.
 
 use lockstep_codec::{BitError, Input};
 use lockstep_fx::Checksum;
 
 use super::header::{Header, LogError};
+use super::note::{Note, Noted, StopCause, decode_note};
 use super::record::{
-    self, KIND_END, KIND_FRAMES, KIND_KEYFRAME, RECORD_CHECK, RECORD_PREFIX, decode_end,
+    self, KIND_END, KIND_FRAMES, KIND_KEYFRAME, KIND_NOTE, RECORD_CHECK, RECORD_PREFIX, decode_end,
     decode_frames, decode_keyframe,
 };
 use super::{FrameCheck, LogWriter};
@@ -47,7 +51,8 @@ pub enum TruncReason {
     /// A record's bytes do not match its check.
     #[error("record check mismatch: the record is corrupted")]
     Check,
-    /// A record of a kind this format version does not have.
+    /// A record of a kind this format version does not have (a note in a
+    /// version 1 log is one).
     #[error("unknown record kind {0}")]
     UnknownKind(u8),
     /// A frames record that does not continue the frames before it.
@@ -66,6 +71,29 @@ pub enum TruncReason {
         expected: Frame,
         /// The keyframe's frame.
         found: Frame,
+    },
+    /// A note that is not at the log's current frame.
+    #[error("note at frame {found} where the log is at frame {expected}")]
+    NoteOrder {
+        /// The next frame of the log.
+        expected: Frame,
+        /// The note's position.
+        found: Frame,
+    },
+    /// A note that does not decode, or cannot be in this log.
+    #[error("note at frame {at}: malformed {what}")]
+    Note {
+        /// The note's position.
+        at: Frame,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// A record other than the end record after the note saying the log
+    /// stopped.
+    #[error("a record after the log stopped at frame {frame} (only the end record may follow)")]
+    AfterStop {
+        /// Where the log stopped.
+        frame: Frame,
     },
     /// An end record whose frame count is not the log's.
     #[error("end record says {found} frames, the log holds {expected}")]
@@ -196,6 +224,10 @@ pub struct ReplayLog<I> {
     checks: Vec<FrameCheck>,
     full: Vec<(Frame, Checksum)>,
     keyframes: Vec<Snapshot>,
+    notes: Vec<Noted>,
+    /// For each note, the keyframes read before it: where it goes among
+    /// the keyframes of its frame when the log is written again.
+    note_keyframes: Vec<usize>,
     damage: Vec<Damage>,
     end: LogEnd,
 }
@@ -217,6 +249,8 @@ pub fn read<I: Input>(bytes: &[u8]) -> Result<ReplayLog<I>, LogError> {
         checks: Vec::new(),
         full: Vec::new(),
         keyframes: Vec::new(),
+        notes: Vec::new(),
+        note_keyframes: Vec::new(),
         damage: Vec::new(),
         end: LogEnd::Complete,
     };
@@ -240,7 +274,7 @@ pub fn read<I: Input>(bytes: &[u8]) -> Result<ReplayLog<I>, LogError> {
                     reason: TruncReason::TrailingBytes { extra },
                 };
             }
-            Err(reason) => match resume_after(header_check, bytes, pos, frame) {
+            Err(reason) => match resume_after(&log.header, header_check, bytes, pos, frame) {
                 Some(next) => {
                     log.damage.push(Damage {
                         offset: pos as u64,
@@ -282,6 +316,9 @@ fn take_record<I: Input>(
 ) -> Result<Taken, TruncReason> {
     let frame = log.frames();
     let (kind, body, len) = record::open(header_check, rest)?;
+    if kind != KIND_END && log.stop().is_some() {
+        return Err(TruncReason::AfterStop { frame });
+    }
     match kind {
         KIND_FRAMES => {
             let frames = decode_frames::<I>(body, &log.header, frame)?;
@@ -302,6 +339,17 @@ fn take_record<I: Input>(
                 });
             }
             log.keyframes.push(snapshot);
+        }
+        KIND_NOTE if log.header.allows_notes() => {
+            let noted = decode_note(body, log.header.setup.players)?;
+            if noted.at != frame {
+                return Err(TruncReason::NoteOrder {
+                    expected: frame,
+                    found: noted.at,
+                });
+            }
+            log.notes.push(noted);
+            log.note_keyframes.push(log.keyframes.len());
         }
         KIND_END => {
             let found = decode_end(body)?;
@@ -329,10 +377,16 @@ fn take_record<I: Input>(
 /// Where reading can go on after the invalid record at `pos`, if it can: the
 /// record's own length must lead to a record that passes its check and
 /// starts at frame `frame` (every record body starts with a `u32` frame: a
-/// frames record's first frame, a keyframe's frame, the end record's count).
-/// Such a record proves the invalid one held no frames, so skipping it loses
-/// none.
-fn resume_after(header_check: u64, bytes: &[u8], pos: usize, frame: Frame) -> Option<usize> {
+/// frames record's first frame, a keyframe's frame, a note's position, the
+/// end record's count). Such a record proves the invalid one held no
+/// frames, so skipping it loses none.
+fn resume_after(
+    header: &Header,
+    header_check: u64,
+    bytes: &[u8],
+    pos: usize,
+    frame: Frame,
+) -> Option<usize> {
     let prefix = bytes.get(pos..pos.checked_add(RECORD_PREFIX)?)?;
     let len = u32::from_le_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]);
     let next = pos
@@ -341,7 +395,8 @@ fn resume_after(header_check: u64, bytes: &[u8], pos: usize, frame: Frame) -> Op
     let (kind, body, _) = record::open(header_check, bytes.get(next..)?).ok()?;
     let starts = body.get(..4)?;
     let starts = u32::from_le_bytes([starts[0], starts[1], starts[2], starts[3]]);
-    let known = matches!(kind, KIND_FRAMES | KIND_KEYFRAME | KIND_END);
+    let known = matches!(kind, KIND_FRAMES | KIND_KEYFRAME | KIND_END)
+        || (kind == KIND_NOTE && header.allows_notes());
     (known && starts == frame).then_some(next)
 }
 
@@ -357,7 +412,9 @@ impl<I: Input> ReplayLog<I> {
     }
 
     /// Whether the log was read to its end record with nothing wrong: no
-    /// record skipped, nothing cut short.
+    /// record skipped, nothing cut short. A log that stopped early
+    /// ([`ReplayLog::stop`]) is complete when its end record is intact: it
+    /// holds fewer frames than the match, and says why.
     pub fn is_complete(&self) -> bool {
         self.end == LogEnd::Complete && self.damage.is_empty()
     }
@@ -425,22 +482,55 @@ impl<I: Input> ReplayLog<I> {
         self.keyframes.iter().rev().find(|k| k.frame <= frame)
     }
 
-    /// Writes the log again, complete, with `chunk_frames` frames per chunk
-    /// (keyframes may be deflated differently, so the bytes can differ from
-    /// the ones read; what they read back to does not).
+    /// The notes, in the order written (so in frame position order).
+    pub fn notes(&self) -> &[Noted] {
+        &self.notes
+    }
+
+    /// Why the log stopped early, if it says so: the reason of its
+    /// [`Note::Stopped`], which is at [`ReplayLog::frames`] (the log holds
+    /// every frame before the stop and none after).
+    pub fn stop(&self) -> Option<&StopCause> {
+        match self.notes.last() {
+            Some(Noted {
+                note: Note::Stopped { reason },
+                ..
+            }) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Writes the log again, complete, in its format version, with
+    /// `chunk_frames` frames per chunk (keyframes may be deflated
+    /// differently, so the bytes can differ from the ones read; what they
+    /// read back to does not).
     pub fn write<W: std::io::Write>(&self, out: W, chunk_frames: u32) -> std::io::Result<W> {
         let mut w = LogWriter::new(out, self.header.clone(), chunk_frames)?;
-        let mut keyframes = self.keyframes.iter().peekable();
-        for frame in 0..self.frames() {
-            while let Some(k) = keyframes.next_if(|k| k.frame == frame) {
-                w.keyframe(k)?;
+        let mut keyframes = self.keyframes.iter().enumerate().peekable();
+        let mut notes = self.notes.iter().zip(&self.note_keyframes).peekable();
+        for frame in 0..=self.frames() {
+            // The keyframes and notes of this frame, in the order read.
+            loop {
+                let note = notes.next_if(|&(n, &before)| {
+                    let after_keyframes = keyframes
+                        .peek()
+                        .is_none_or(|&(i, k)| k.frame != frame || i >= before);
+                    n.at == frame && after_keyframes
+                });
+                if let Some((n, _)) = note {
+                    w.note(&n.note)?;
+                } else if let Some((_, k)) = keyframes.next_if(|(_, k)| k.frame == frame) {
+                    w.keyframe(k)?;
+                } else {
+                    break;
+                }
+            }
+            if frame == self.frames() {
+                break;
             }
             let inputs = self.inputs(frame).unwrap_or_default();
             let check = self.check(frame).unwrap_or_default();
             w.logged_frame(inputs, check, self.full_checksum(frame).as_ref())?;
-        }
-        for k in keyframes {
-            w.keyframe(k)?;
         }
         w.finish()
     }

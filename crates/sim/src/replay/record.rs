@@ -9,7 +9,9 @@
 //!   `0` bit for "same as before" or `1` and the input), its 16-bit
 //!   [`FrameCheck`] and, on full-checksum frames, the 32-byte checksum;
 //! - keyframe (kind 2): `frame u32 | encoding u8 | length u32 | data`;
-//! - end (kind 3): `frames u32`.
+//! - end (kind 3): `frames u32`;
+//! - note (kind 4, format version 2 on): `at u32 | note u8 | fields`, whose
+//!   codec lives with the [`Note`](super::Note) type (`note.rs`).
 //!
 //! Invariants: decoding is canonical (an input flagged as changed must
 //! differ, padding must be zero, no byte may trail, a frame's short check
@@ -34,6 +36,8 @@ pub(crate) const KIND_FRAMES: u8 = 1;
 pub(crate) const KIND_KEYFRAME: u8 = 2;
 /// The writer finished the log.
 pub(crate) const KIND_END: u8 = 3;
+/// A [`Note`](super::Note) (format version 2 on).
+pub(crate) const KIND_NOTE: u8 = 4;
 
 /// Bytes before a record's body: kind and body length.
 pub(crate) const RECORD_PREFIX: usize = 1 + 4;

@@ -7,13 +7,14 @@
 //! inputs it could not log before stepping); the keyframe of frame `k` is the
 //! state before frame `k`, written before frame `k` is logged, for every
 //! non-zero multiple `k` of the interval (frame 0 needs none: the header
-//! rebuilds it).
+//! rebuilds it); after a [`Note::Stopped`] it steps nothing more.
 
 use std::io::{self, Write};
 
 use lockstep_fx::Checksum;
 
 use super::header::Header;
+use super::note::Note;
 use super::writer::LogWriter;
 use crate::engine::{Engine, EngineSettings};
 use crate::game::{Frame, Game, Match, SetupError};
@@ -103,6 +104,12 @@ impl<G: Game, W: Write> Recorder<G, W> {
                 format!("{} inputs for {players} players", inputs.len()),
             ));
         }
+        if self.writer.is_stopped() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("the log stopped at frame {}", self.writer.frames()),
+            ));
+        }
         let frame = self.engine.frame();
         let k = self.keyframe_interval;
         if k != 0 && frame != 0 && frame % k == 0 {
@@ -125,6 +132,13 @@ impl<G: Game, W: Write> Recorder<G, W> {
         self.writer.keyframe(&self.engine.save())?;
         self.last_keyframe = Some(frame);
         Ok(())
+    }
+
+    /// Logs a note at the current frame (after every frame stepped so far):
+    /// see [`LogWriter::note`]. After a [`Note::Stopped`] the recorder
+    /// steps nothing more; [`Recorder::finish`] ends the log.
+    pub fn note(&mut self, note: &Note) -> io::Result<()> {
+        self.writer.note(note)
     }
 
     /// The engine.

@@ -11,11 +11,15 @@
 //! check), and every keyframe the replay reaches with the state it computed
 //! (BLAKE3 of the keyframe's bytes against the engine's checksum), so a
 //! keyframe that would mislead a later seek is caught by a full replay;
-//! nothing panics on any log.
+//! the notes the log holds up to where the replay stops are handed on as
+//! they are (they say what happened to the log, and change nothing that is
+//! checked: a healed or unchecked frame is compared with the log like any
+//! other); nothing panics on any log.
 
 use lockstep_fx::{Canonical, Checksum, DecodeError};
 
 use super::header::Header;
+use super::note::{Note, Noted, StopCause};
 use super::reader::{Logged, ReplayLog};
 use crate::engine::{Engine, EngineSettings};
 use crate::game::{Frame, Game, SetupError, StateError};
@@ -44,7 +48,7 @@ pub struct Mismatch {
 }
 
 /// What a replay found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     /// The frame the replay started before: 0, or a keyframe's.
     pub start: Frame,
@@ -67,6 +71,9 @@ pub struct Outcome {
     pub bad_keyframes: u32,
     /// The checksum of the final state (the state before `end`).
     pub final_checksum: Checksum,
+    /// The log's notes at or before `end` (the notes it holds about the
+    /// frames up to where the replay stopped), in the log's order.
+    pub notes: Vec<Noted>,
 }
 
 impl Outcome {
@@ -74,6 +81,18 @@ impl Outcome {
     /// reached is the state the replay computed.
     pub fn verified(&self) -> bool {
         self.first_mismatch.is_none() && self.first_bad_keyframe.is_none()
+    }
+
+    /// Why the log stopped early, if the replay reached the note that says
+    /// so (at `end`: the log holds no frame after it).
+    pub fn stop(&self) -> Option<&StopCause> {
+        match self.notes.last() {
+            Some(Noted {
+                at,
+                note: Note::Stopped { reason },
+            }) if *at == self.end => Some(reason),
+            _ => None,
+        }
     }
 }
 
@@ -258,6 +277,7 @@ pub fn run_with_state<G: Game>(
         first_bad_keyframe: None,
         bad_keyframes: 0,
         final_checksum: engine.game().checksum(),
+        notes: Vec::new(),
     };
     for frame in start..end {
         let (Some(inputs), Some(expected)) = (log.inputs(frame), log.logged(frame)) else {
@@ -293,5 +313,12 @@ pub fn run_with_state<G: Game>(
             }
         }
     }
+    let end = outcome.end;
+    outcome.notes = log
+        .notes()
+        .iter()
+        .take_while(|n| n.at <= end)
+        .cloned()
+        .collect();
     Ok((outcome, engine))
 }

@@ -1,15 +1,17 @@
 //! The streaming writer: [`LogWriter`] writes the header at once, then packs
 //! frames into a chunk and writes and flushes the chunk as one record every
-//! `chunk_frames` frames, before each keyframe, and on [`LogWriter::finish`],
-//! which adds the end record.
+//! `chunk_frames` frames, before each keyframe and note, and on
+//! [`LogWriter::finish`], which adds the end record.
 //!
 //! Invariants: every byte handed to the output is a whole record (or the
 //! header), so a crash loses at most the frames of the unwritten chunk and
 //! the reader keeps everything before; frames are logged consecutively from
 //! 0 with exactly `players` inputs each; a keyframe is written at the frame
-//! count it is the state before, after every earlier frame. After an I/O
-//! error the writer refuses further calls (what it wrote before stays
-//! readable).
+//! count it is the state before, after every earlier frame; a note is
+//! written at the frame count reached, after every earlier frame, and only
+//! in a log of format version 2 on. After a [`Note::Stopped`] the writer
+//! takes nothing but [`LogWriter::finish`]. After an I/O error the writer
+//! refuses further calls (what it wrote before stays readable).
 
 use std::io::{self, Write};
 
@@ -18,8 +20,10 @@ use lockstep_fx::Checksum;
 
 use super::FrameCheck;
 use super::header::Header;
+use super::note::{Note, encode_note};
 use super::record::{
-    FramesEncoder, KIND_END, KIND_FRAMES, KIND_KEYFRAME, encode_end, encode_keyframe, seal,
+    FramesEncoder, KIND_END, KIND_FRAMES, KIND_KEYFRAME, KIND_NOTE, encode_end, encode_keyframe,
+    seal,
 };
 use crate::engine::Snapshot;
 use crate::game::Frame;
@@ -34,6 +38,7 @@ pub struct LogWriter<W: Write, I: Input> {
     chunk: FramesEncoder<I>,
     frames: Frame,
     last_keyframe: Option<Frame>,
+    stopped: bool,
     written: u64,
     broken: bool,
 }
@@ -72,6 +77,7 @@ impl<W: Write, I: Input> LogWriter<W, I> {
             chunk: FramesEncoder::new(0),
             frames: 0,
             last_keyframe: None,
+            stopped: false,
             written: bytes.len() as u64,
             broken: false,
         })
@@ -85,6 +91,12 @@ impl<W: Write, I: Input> LogWriter<W, I> {
     /// Frames logged so far (the next frame to log).
     pub fn frames(&self) -> Frame {
         self.frames
+    }
+
+    /// Whether a [`Note::Stopped`] was written: the log takes nothing more
+    /// but its end ([`LogWriter::finish`]).
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
     }
 
     /// Frames logged but not yet written: the pending chunk.
@@ -119,6 +131,7 @@ impl<W: Write, I: Input> LogWriter<W, I> {
         full: Option<&Checksum>,
     ) -> io::Result<()> {
         self.usable()?;
+        self.going()?;
         let players = usize::from(self.header.setup.players);
         if inputs.len() != players {
             return Err(invalid(format!(
@@ -160,6 +173,7 @@ impl<W: Write, I: Input> LogWriter<W, I> {
     /// keyframe). Writes the pending chunk first.
     pub fn keyframe(&mut self, snapshot: &Snapshot) -> io::Result<()> {
         self.usable()?;
+        self.going()?;
         if snapshot.frame != self.frames || self.last_keyframe.is_some_and(|k| k >= snapshot.frame)
         {
             return Err(invalid(format!(
@@ -173,6 +187,32 @@ impl<W: Write, I: Input> LogWriter<W, I> {
         self.flush()?;
         self.put(KIND_KEYFRAME, &body)?;
         self.last_keyframe = Some(snapshot.frame);
+        self.out_flush()
+    }
+
+    /// Logs a note at the current frame count ([`LogWriter::frames`]: after
+    /// every frame logged so far). Writes the pending chunk first, then the
+    /// note, and flushes, so the note is on the output when this returns.
+    /// After a [`Note::Stopped`] the log takes nothing but
+    /// [`LogWriter::finish`]. Fails for a log of format version 1, a seat
+    /// that is not one of the log's, or a healed span that ends before it
+    /// starts.
+    pub fn note(&mut self, note: &Note) -> io::Result<()> {
+        self.usable()?;
+        self.going()?;
+        if !self.header.allows_notes() {
+            return Err(invalid(format!(
+                "a replay log of format version {} holds no notes",
+                self.header.format_version
+            )));
+        }
+        if let Some(what) = note.invalid(self.header.setup.players) {
+            return Err(invalid(format!("note: invalid {what}")));
+        }
+        let body = encode_note(self.frames, note);
+        self.flush()?;
+        self.put(KIND_NOTE, &body)?;
+        self.stopped = matches!(note, Note::Stopped { .. });
         self.out_flush()
     }
 
@@ -193,6 +233,16 @@ impl<W: Write, I: Input> LogWriter<W, I> {
         self.put(KIND_END, &encode_end(self.frames))?;
         self.out_flush()?;
         Ok(self.out)
+    }
+
+    fn going(&self) -> io::Result<()> {
+        if self.stopped {
+            return Err(invalid(format!(
+                "the replay log stopped at frame {}: it takes nothing but its end",
+                self.frames
+            )));
+        }
+        Ok(())
     }
 
     fn usable(&self) -> io::Result<()> {

@@ -1,0 +1,255 @@
+//! `skirmish`: a small game of its own, played between processes over UDP
+//! with nothing but the engine's public API (`lockstep-fx`, `-sim`,
+//! `-protocol`, `-peer`, `-lobby`, `-net`; no shipped game). It shows that
+//! the runtime is a library: a new game implements [`Game`], hands the
+//! runtime a [`SeatPlan`], and reads every typed event the runtime yields.
+//!
+//! The game: each seat commands a few units on a square field. A seeded bot
+//! orders one unit at a time to a cell of a 32 × 32 grid (often the capture
+//! point in the centre); units steer toward their targets with a bounded
+//! acceleration and push each other apart; the seat with the most units on
+//! the capture point scores a point per frame. Positions and velocities are
+//! fixed point, and the state is encoded with labelled entities (`seat N`,
+//! `unit N`) and fields (`position`, `velocity`, …), so a desync report
+//! names what differs.
+//!
+//! The program prints every event the runtime hands it, one line each, and
+//! a desync's whole report. `--bug` makes the joining seat nondeterministic:
+//! every 200 frames it nudges one unit by one LSB in a direction taken from
+//! std's per-process hash seed, as a real bug reading a `HashMap`'s order
+//! would. Run:
+//!
+//! ```text
+//! cargo run -p lockstep-net --example skirmish -- duel --bug   # the desync, reported
+//! cargo run -p lockstep-net --example skirmish -- duel         # plays to the end, exits 0
+//! cargo run -p lockstep-net --example skirmish -- host [--port P] [--players N] [--frames F]
+//! cargo run -p lockstep-net --example skirmish -- join ADDR [--bug]
+//! ```
+//!
+//! `duel` starts a host and a joiner as child processes of itself on
+//! loopback, relays their lines with a prefix, and exits non-zero if either
+//! fails.
+//!
+//! The parts: `game.rs`, the game (what any game brings: a `Game`, its
+//! `Input`, its settings, a `Bot`); `lines.rs`, every event as text; this
+//! file, the command line and the processes.
+
+mod game;
+mod lines;
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use lockstep_net::conditioner::LinkShape;
+use lockstep_net::{
+    JoinEvent, MatchEvent, MatchSettings, Runtime, SeatEndpoint, SeatPlan, SeatTiming, Socket,
+    Want, entropy,
+};
+use lockstep_sim::{Game, Match};
+
+use game::{Commander, FLAW, FLAW_EVERY, Flaw, Rules, Skirmish};
+use lines::print_event;
+
+/// The replay log's writer: none is kept.
+type Seat = SeatEndpoint<Skirmish, std::io::Sink>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(code) => code,
+        Err(why) => {
+            eprintln!("skirmish: {why}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+const USAGE: &str = "usage: skirmish host [--port P] [--players N] [--frames F] | \
+                     skirmish join ADDR [--bug] | skirmish duel [--bug] [--frames F]";
+
+/// The command line, read by hand: a command, flags with values, `--bug`.
+fn run(args: &[String]) -> Result<ExitCode, String> {
+    let (command, rest) = args.split_first().ok_or(USAGE)?;
+    let mut positional = Vec::new();
+    let (mut port, mut players, mut frames, mut bug) = (7777u16, 2u8, 600u32, false);
+    let mut it = rest.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--port" => port = value(&mut it, arg)?,
+            "--players" => players = value(&mut it, arg)?,
+            "--frames" => frames = value(&mut it, arg)?,
+            "--bug" => bug = true,
+            flag if flag.starts_with("--") => return Err(format!("unknown flag {flag}\n{USAGE}")),
+            other => positional.push(other.to_string()),
+        }
+    }
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    };
+    match (command.as_str(), positional.as_slice()) {
+        ("host", []) => runtime()?.block_on(host(port, players, frames)),
+        ("join", [addr]) => {
+            let addr: SocketAddr = addr
+                .parse()
+                .map_err(|_| format!("{addr}: not an address"))?;
+            runtime()?.block_on(join(addr, bug))
+        }
+        ("duel", []) => duel(frames, bug),
+        _ => Err(USAGE.into()),
+    }
+}
+
+/// The value after flag `name`.
+fn value<T: std::str::FromStr>(it: &mut std::slice::Iter<String>, name: &str) -> Result<T, String> {
+    let v = it.next().ok_or(format!("{name} needs a value"))?;
+    v.parse()
+        .map_err(|_| format!("{name} {v}: not a number in range"))
+}
+
+/// Hosts a match at seat 0 and plays it with a bot.
+async fn host(port: u16, players: u8, frames: u32) -> Result<ExitCode, String> {
+    let setup = Match {
+        players,
+        seed: 7,
+        tick_rate: 60,
+    };
+    let rules = Rules::default();
+    Skirmish::new(&rules, &setup).map_err(|e| e.to_string())?;
+    let socket = Socket::open(([0, 0, 0, 0], port).into(), LinkShape::PERFECT, 1)
+        .map_err(|e| format!("cannot open UDP port {port}: {e}"))?;
+    let at = socket.local_addr().map_err(|e| e.to_string())?;
+    println!("listening 127.0.0.1:{} for {players} players", at.port());
+    let settings = MatchSettings::new(&setup).frames(frames);
+    let plan = plan()?;
+    let mut rt =
+        lockstep_net::host(socket, rules, setup, settings, plan).map_err(|e| e.to_string())?;
+    Ok(play(&mut rt).await)
+}
+
+/// Joins the match at `addr` and plays the seat it gives with a bot
+/// (flawed with `bug`).
+async fn join(addr: SocketAddr, bug: bool) -> Result<ExitCode, String> {
+    if bug {
+        let flaw = FLAW.get_or_init(Flaw::from_hash_seed);
+        let (x, y) = (flaw.nudge.x.to_bits(), flaw.nudge.y.to_bits());
+        println!("bug: every {FLAW_EVERY} frames this seat moves a unit by ({x}, {y}) LSB");
+    }
+    let socket = Socket::open(([0, 0, 0, 0], 0).into(), LinkShape::PERFECT, 2)
+        .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
+    let mut joining = lockstep_net::join(socket, addr, Want::Seat).map_err(|e| e.to_string())?;
+    // The setup's events, until the roster says which seat this is.
+    match joining.roster(print_event).await {
+        Ok(roster) => print_event(&MatchEvent::Join(JoinEvent::Roster(roster))),
+        Err(end) => {
+            print_event(&MatchEvent::Ended(end));
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    match joining.play::<Skirmish, std::io::Sink>(plan()?, SeatTiming::default()) {
+        Ok(mut rt) => Ok(play(&mut rt).await),
+        Err((mut refused, why)) => {
+            println!("cannot play the host's match: {why}");
+            while let Some(e) = refused.next_event().await {
+                print_event(&e);
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// A seat played by a [`Commander`], recording nothing.
+fn plan() -> Result<SeatPlan<Skirmish, std::io::Sink>, String> {
+    let mut plan = SeatPlan::new(entropy::token().map_err(|e| e.to_string())?);
+    plan.bot = Some(Box::new(|seat, m: &Match| {
+        Box::new(Commander::new(m.seed, seat))
+    }));
+    Ok(plan)
+}
+
+/// Prints every event to the end, then the score; success when the match
+/// ran to its end for this seat.
+async fn play(rt: &mut Runtime<Seat>) -> ExitCode {
+    let (mut end, mut scores) = (None, (0, Vec::new()));
+    while let Some(event) = rt.next_event().await {
+        print_event(&event);
+        if let MatchEvent::Ended(e) = event {
+            end = Some(e);
+        }
+        if let Some(peer) = rt.endpoint().peer() {
+            scores = (peer.frame(), peer.game().scores.clone());
+        }
+    }
+    let list: Vec<String> = scores
+        .1
+        .iter()
+        .enumerate()
+        .map(|(s, n)| format!("seat {s} {n}"))
+        .collect();
+    println!("score before frame {}: {}", scores.0, list.join(", "));
+    match end {
+        Some(e) if e.is_success() => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    }
+}
+
+/// Starts `host` and `join` children of this program on loopback, relays
+/// their lines, and succeeds only if both do.
+fn duel(frames: u32, bug: bool) -> Result<ExitCode, String> {
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let spawn = |args: &[&str]| {
+        Command::new(&me)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", me.display()))
+    };
+    let frames = frames.to_string();
+    let mut host = spawn(&["host", "--port", "0", "--frames", &frames])?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let host_lines = relay("host", host.stdout.take(), Some(tx));
+    let Ok(addr) = rx.recv_timeout(Duration::from_secs(10)) else {
+        let _ = host.kill();
+        return Err("the host never said where it listens".into());
+    };
+    let mut args = vec!["join", addr.as_str()];
+    args.extend(bug.then_some("--bug"));
+    let mut joiner = spawn(&args)?;
+    let join_lines = relay("join", joiner.stdout.take(), None);
+    let join_ok = joiner.wait().is_ok_and(|s| s.success());
+    if !join_ok {
+        // The host would wait for its seat to be taken again.
+        let _ = host.kill();
+    }
+    let host_ok = host.wait().is_ok_and(|s| s.success());
+    let _ = (host_lines.join(), join_lines.join());
+    let word = |ok: bool| if ok { "succeeded" } else { "FAILED" };
+    println!("duel: host {}, joiner {}", word(host_ok), word(join_ok));
+    Ok(if host_ok && join_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Copies a child's lines to ours with `[name] ` before each, sending the
+/// address of a `listening` line to `addr`.
+fn relay(
+    name: &'static str,
+    out: Option<impl Read + Send + 'static>,
+    addr: Option<std::sync::mpsc::Sender<String>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Some(out) = out else { return };
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if let (Some(tx), Some(rest)) = (&addr, line.strip_prefix("listening ")) {
+                let _ = tx.send(rest.split(' ').next().unwrap_or_default().to_string());
+            }
+            println!("[{name}] {line}");
+        }
+    })
+}

@@ -1,0 +1,273 @@
+//! The match setup played by whole processes on the simulated network
+//! (`lockstep_testkit::processes`): a lossy lobby, a squatter, silent
+//! spectators, a late spectator, rejoins from the wrong key and before the
+//! drop, and addresses that never complete. The endpoints are the ones the
+//! UDP runtime drives; only the network is simulated.
+
+use lockstep_games::cubes::Cubes;
+use lockstep_lobby::{
+    HostEvent, JoinEvent, MatchEnd, MatchEvent, MatchSettings, Message, Refusal, Want,
+};
+use lockstep_protocol::Instant;
+use lockstep_sim::Match;
+use lockstep_sim::replay;
+use lockstep_testkit::netsim::{LinkConfig, Loss};
+use lockstep_testkit::processes::{Lan, Stranger};
+use lockstep_testkit::soak::cubes_config;
+
+const FRAMES: u32 = 240;
+
+fn link() -> LinkConfig {
+    LinkConfig {
+        jitter_micros: 10_000,
+        ..LinkConfig::ideal(40_000)
+    }
+}
+
+fn lan(players: u8, seed: u64, link: LinkConfig) -> Lan<Cubes> {
+    let setup = Match {
+        players,
+        seed,
+        tick_rate: 60,
+    };
+    let settings = MatchSettings::new(&setup).frames(FRAMES);
+    Lan::host(seed, link, cubes_config(), setup, settings)
+}
+
+fn secs(s: u64) -> Instant {
+    Instant::from_micros(s * 1_000_000)
+}
+
+fn ended(lan: &Lan<Cubes>, nodes: &[usize]) -> bool {
+    nodes.iter().all(|&n| lan.run_of(n).end.is_some())
+}
+
+fn assert_finished(lan: &Lan<Cubes>, nodes: &[usize]) {
+    for &n in nodes {
+        assert_eq!(
+            lan.run_of(n).end,
+            Some(MatchEnd::Finished { frames: FRAMES }),
+            "node {n}: {:?}",
+            lan.run_of(n).events.last()
+        );
+    }
+}
+
+/// Every log of `nodes` reads whole, verifies, holds all the match's
+/// frames, and agrees with the others frame for frame.
+fn assert_logs_agree(lan: &Lan<Cubes>, nodes: &[usize]) {
+    let mut checks: Vec<Vec<_>> = Vec::new();
+    for &n in nodes {
+        let bytes = lan.run_of(n).log.as_ref().expect("a seat's log");
+        let log = replay::read::<<Cubes as lockstep_sim::Game>::Input>(bytes).unwrap();
+        assert!(log.is_complete(), "node {n}: {:?}", log.end());
+        assert_eq!(log.frames(), FRAMES, "node {n}");
+        let outcome = replay::run::<Cubes>(&log, &replay::RunOptions::default(), |_| {}).unwrap();
+        assert!(outcome.verified(), "node {n}: {:?}", outcome.first_mismatch);
+        checks.push((0..log.frames()).map(|f| log.check(f)).collect());
+    }
+    assert!(checks.windows(2).all(|w| w[0] == w[1]));
+}
+
+fn host_events(lan: &Lan<Cubes>) -> Vec<HostEvent> {
+    lan.run_of(0)
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            MatchEvent::Host(h) => Some(h.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn refusals(lan: &Lan<Cubes>, node: usize) -> Vec<Refusal> {
+    lan.run_of(node)
+        .heard
+        .iter()
+        .filter_map(|m| match m {
+            Message::Refused(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn setup_survives_a_lobby_that_loses_duplicates_and_reorders() {
+    let lossy = LinkConfig {
+        loss: Loss::Random(300_000),
+        duplicate_ppm: 100_000,
+        reorder_ppm: 100_000,
+        reorder_micros: 60_000,
+        ..link()
+    };
+    let mut lan = lan(3, 5, lossy);
+    let a = lan.join();
+    let b = lan.join();
+    let seats = [0, a, b];
+    assert!(lan.run_until(secs(120), |l| ended(l, &seats)));
+    assert_finished(&lan, &seats);
+    assert_logs_agree(&lan, &seats);
+}
+
+#[test]
+fn a_squatter_cannot_keep_the_real_joiner_out() {
+    let mut lan = lan(2, 6, link());
+    // One Join from an address that never answers, and one that answers the
+    // challenge once and falls silent, both before the real joiner.
+    let forged = lan.stranger(Stranger::Spray {
+        want: Want::Seat,
+        every_micros: 1_000_000,
+        count: 1,
+    });
+    let squatter = lan.stranger(Stranger::OnceThenSilent { want: Want::Seat });
+    lan.run_until(secs(1), |_| false);
+    let real = lan.join();
+    assert!(lan.run_until(secs(60), |l| ended(l, &[0, real])));
+    assert_finished(&lan, &[0, real]);
+    assert_logs_agree(&lan, &[0, real]);
+    let events = host_events(&lan);
+    // The squatter was offered the seat, then lost it to silence.
+    let offered = events
+        .iter()
+        .position(|e| matches!(e, HostEvent::SeatOffered { seat: 1, from } if *from == lockstep_testkit::processes::address(squatter)));
+    let freed = events
+        .iter()
+        .position(|e| matches!(e, HostEvent::SeatFreed { seat: 1 }));
+    assert!(offered.is_some() && freed > offered, "{events:?}");
+    // The forged address got a challenge and nothing else.
+    assert!(
+        lan.run_of(forged)
+            .heard
+            .iter()
+            .all(|m| matches!(m, Message::Challenge { .. }))
+    );
+    assert!(lan.bytes(0, forged) <= lan.bytes(forged, 0));
+}
+
+#[test]
+fn a_real_spectator_is_admitted_after_twenty_silent_ones() {
+    let mut lan = lan(2, 7, link());
+    let joiner = lan.join();
+    assert!(lan.run_until(secs(30), |l| l.frame_of(0).is_some_and(|f| f > 30)));
+    let silent: Vec<usize> = (0..20)
+        .map(|_| {
+            lan.stranger(Stranger::OnceThenSilent {
+                want: Want::Spectate,
+            })
+        })
+        .collect();
+    lan.run_until(lan.now().plus(500_000), |_| false);
+    let real = lan.spectate();
+    assert!(lan.run_until(secs(60), |l| ended(l, &[0, joiner, real])));
+    assert_finished(&lan, &[0, joiner, real]);
+    assert_eq!(lan.run_of(real).frames, FRAMES);
+    // The silent ones were admitted up to the bound, then forgotten.
+    let events = host_events(&lan);
+    let expired = events
+        .iter()
+        .filter(|e| matches!(e, HostEvent::SpectatorExpired { .. }))
+        .count();
+    assert!(expired >= 16, "{expired} expired");
+    assert!(silent.iter().all(|&s| lan.bytes(s, 0) > 0));
+}
+
+#[test]
+fn a_late_spectator_watches_the_last_frames() {
+    let mut lan = lan(2, 8, link());
+    let joiner = lan.join();
+    assert!(lan.run_until(secs(30), |l| l.frame_of(0).is_some_and(|f| f > FRAMES - 90)));
+    let late = lan.spectate();
+    assert!(lan.run_until(secs(60), |l| ended(l, &[0, joiner, late])));
+    assert_finished(&lan, &[0, joiner, late]);
+    assert_eq!(lan.run_of(late).frames, FRAMES);
+}
+
+#[test]
+fn a_rejoin_needs_the_seat_key_and_waits_for_the_drop() {
+    let mut lan = lan(3, 9, link());
+    let a = lan.join();
+    let b = lan.join();
+    assert!(lan.run_until(secs(30), |l| l.frame_of(b).is_some_and(|f| f > 40)));
+    let seat_key = lan.identity_of(b).unwrap().public();
+    lan.kill(b);
+    // At once, before the others drop the seat: a forger with the seat's
+    // public key but not its secret, one with a key of its own, and the
+    // seat's real restarted process.
+    let forger = lan.stranger(Stranger::ForgedClaim { seat_key });
+    let stranger_key = lan.stranger(Stranger::ForgedClaim {
+        seat_key: lockstep_protocol::seal::Identity::from_secret([42; 32]).public(),
+    });
+    let back = lan.rejoin(b);
+    assert!(lan.run_until(secs(60), |l| ended(l, &[0, a, back])));
+    assert_finished(&lan, &[0, a, back]);
+    assert!(refusals(&lan, forger).contains(&Refusal::BadProof));
+    assert!(refusals(&lan, stranger_key).contains(&Refusal::NoSuchSeat));
+    let asked_again = lan.run_of(back).events.iter().any(|(_, e)| {
+        matches!(
+            e,
+            MatchEvent::Join(JoinEvent::AskingAgain(Refusal::NotDropped { .. }))
+        )
+    });
+    assert!(asked_again, "the rejoin came before the drop");
+    assert!(
+        host_events(&lan)
+            .iter()
+            .any(|e| matches!(e, HostEvent::Rejoining { .. }))
+    );
+    assert_logs_agree(&lan, &[0, a]);
+}
+
+#[test]
+fn an_address_that_never_completes_gets_no_more_bytes_than_it_sent() {
+    let mut lan = lan(2, 10, link());
+    let sprays: Vec<usize> = [Want::Seat, Want::Rejoin, Want::Spectate]
+        .into_iter()
+        .map(|want| {
+            lan.stranger(Stranger::Spray {
+                want,
+                every_micros: 250_000,
+                count: u32::MAX,
+            })
+        })
+        .collect();
+    let joiner = lan.join();
+    assert!(lan.run_until(secs(60), |l| ended(l, &[0, joiner])));
+    assert_finished(&lan, &[0, joiner]);
+    for s in sprays {
+        let (out, inn) = (lan.bytes(0, s), lan.bytes(s, 0));
+        eprintln!(
+            "node {s}: host sent {out} bytes, received {inn}: {}.{:03}",
+            out / inn.max(1),
+            out * 1000 / inn.max(1) % 1000
+        );
+        assert!(inn > 10_000, "it sprayed for the whole match");
+        assert!(out <= inn, "{out} out for {inn} in");
+    }
+}
+
+#[test]
+fn a_joiner_whose_host_vanishes_before_the_first_frame_gives_up_in_seconds() {
+    let mut lan = lan(2, 12, link());
+    let joiner = lan.join();
+    let seated = |l: &Lan<Cubes>| {
+        l.run_of(0)
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, MatchEvent::Host(HostEvent::Seated)))
+    };
+    assert!(lan.run_until(secs(30), seated));
+    let gone_at = lan.now();
+    lan.kill(0);
+    assert!(lan.run_until(secs(60), |l| ended(l, &[joiner])));
+    let (at, _) = lan.run_of(joiner).events.last().unwrap().clone();
+    assert!(
+        matches!(lan.run_of(joiner).end, Some(MatchEnd::HostVanished)),
+        "{:?}",
+        lan.run_of(joiner).end
+    );
+    assert!(
+        at.since(gone_at) <= 10_000_000,
+        "gave up after {} µs",
+        at.since(gone_at)
+    );
+}
