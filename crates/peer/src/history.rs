@@ -591,3 +591,103 @@ impl<G: Game> History<G> {
             .map_err(|e| fail(format!("writing frame {frame}: {e}")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_games::Demo;
+    use lockstep_games::cubes::Cubes;
+    use lockstep_sim::{Bot, Match};
+
+    const SETTINGS: HistorySettings = HistorySettings {
+        state_every: 60,
+        recent: 3,
+    };
+
+    /// A history of `frames` frames of a two-seat cube match, and the
+    /// exact state after each frame.
+    fn stepped(frames: u32) -> (History<Cubes>, Vec<Vec<u8>>) {
+        let setup = Match {
+            players: 2,
+            seed: 9,
+            tick_rate: 60,
+        };
+        let mut config = Cubes::default_config();
+        config.field.grid = 3;
+        let game = Cubes::new(&config, &setup).unwrap();
+        let mut history = History::new(0, game.snapshot(), SETTINGS);
+        let mut engine = Engine::new(game, NO_HISTORY);
+        let mut bots: Vec<_> = (0..2).map(|s| Cubes::bot(s, 9)).collect();
+        let mut states = Vec::new();
+        for f in 0..frames {
+            let inputs: Vec<_> = bots.iter_mut().map(|b| b.input(engine.game(), f)).collect();
+            let (c, after) = engine.advance_saving(&inputs);
+            states.push(after.bytes.clone());
+            history.push(Stepped::new(f, inputs, c, after.bytes), None);
+        }
+        (history, states)
+    }
+
+    #[test]
+    fn a_state_is_kept_every_60_frames_and_for_the_newest_ones_and_any_is_rebuilt() {
+        let (h, states) = stepped(200);
+        let kept: Vec<u32> = h
+            .open()
+            .filter(|s| s.after.is_some())
+            .map(|s| s.frame)
+            .collect();
+        assert_eq!(kept, [59, 119, 179, 197, 198, 199]);
+        // The initial state and six more, never one per frame.
+        let size = states[0].len() as u64;
+        assert!(h.peak_state_bytes() <= 8 * size, "{}", h.peak_state_bytes());
+        for f in [0, 1, 58, 59, 60, 100, 150, 196, 199] {
+            let r = h.state_after(f).unwrap();
+            assert!(r.faithful);
+            assert_eq!(r.state, states[f as usize], "frame {f}");
+        }
+    }
+
+    #[test]
+    fn settling_moves_the_anchor_to_a_kept_state_and_forgets_the_frames_before() {
+        let (mut h, states) = stepped(200);
+        h.settle::<Vec<u8>>(Some(150), 1000, 200, None).unwrap();
+        assert_eq!(h.base_frame(), 151);
+        // The anchor is the state after frame 119; frames 120..=150 stay
+        // to rebuild the base from it.
+        assert!(h.get(119).is_none() && h.get(120).is_some());
+        assert_eq!(h.base_state().unwrap().state, states[150]);
+        assert_eq!(h.recently_settled().back(), Some(&(150, h.get(150).unwrap().checksum)));
+    }
+
+    #[test]
+    fn a_rewind_restores_the_state_before_a_frame() {
+        let (mut h, states) = stepped(200);
+        // Within the recent frames, and further back (rebuilt).
+        let (s, touched) = h.rewind(198).unwrap();
+        assert_eq!((s, touched), (states[197].clone(), false));
+        let (s, _) = h.rewind(130).unwrap();
+        assert_eq!(s, states[129]);
+        assert_eq!(h.next_frame(), 130);
+        // Back to the start: the initial state, every frame forgotten.
+        let (s, _) = h.rewind(0).unwrap();
+        assert_eq!(h.next_frame(), 0);
+        assert_eq!(s, h.base_state().unwrap().state);
+        assert_ne!(s, states[0]);
+    }
+
+    #[test]
+    fn the_authoritys_checksums_replace_a_healed_span_and_its_states() {
+        let (mut h, _) = stepped(100);
+        let mut checks: Vec<Checksum> = (50..=99).map(|f| h.get(f).unwrap().checksum).collect();
+        // This peer got frames 70.. wrong: the authority's differ there.
+        for c in &mut checks[20..] {
+            *c = Checksum::from_bytes([7; 32]);
+        }
+        assert_eq!(h.take_checks(99, &checks), Some(70));
+        assert_eq!(h.get(69).map(|s| s.after.is_some()), Some(false));
+        assert!((70..=99).all(|f| h.get(f).unwrap().checksum == checks[(f - 50) as usize]));
+        assert!((70..=99).all(|f| h.get(f).unwrap().after.is_none()));
+        // A state in the span cannot be rebuilt as it was.
+        assert!(!h.state_after(80).unwrap().faithful);
+    }
+}
