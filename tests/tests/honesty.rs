@@ -246,7 +246,7 @@ fn a_healed_seats_log_records_the_healed_trajectory() {
         assert!(run.peers.iter().all(|p| p.stopped.is_none()));
         assert_eq!(run.peers[0].stats.states_loaded, 1);
         assert_eq!(run.peers[1].stats.states_loaded, 0);
-        verdict::check::<Cubes>(&run, 900, 0..2).unwrap();
+        verdict::check::<Cubes>(&run, 900).unwrap();
         logs_verify(&run);
     }
 }
@@ -277,5 +277,5 @@ fn the_host_flipped_in_a_two_seat_match_is_the_one_healed() {
         report.contains("changed outside the simulation by the app"),
         "{report}"
     );
-    verdict::check::<Cubes>(&run, 900, 0..2).unwrap();
+    verdict::check::<Cubes>(&run, 900).unwrap();
 }

@@ -271,3 +271,93 @@ fn a_joiner_whose_host_vanishes_before_the_first_frame_gives_up_in_seconds() {
         at.since(gone_at)
     );
 }
+
+/// A lan whose match lasts `frames`.
+fn long_lan(players: u8, seed: u64, frames: u32) -> Lan<Cubes> {
+    let setup = Match {
+        players,
+        seed,
+        tick_rate: 60,
+    };
+    let settings = MatchSettings::new(&setup).frames(frames);
+    Lan::host(seed, link(), cubes_config(), setup, settings)
+}
+
+/// A joiner paused for 10 s (as SIGSTOP) then resumed: the others drop it
+/// and play on; it stops (it lost the quorum), takes its seat back through
+/// the lobby under a fresh key pair, and plays to the end. Its log stops
+/// where it stopped and says why; every frame it holds agrees with the
+/// host's log.
+fn a_paused_joiner_takes_its_seat_back(players: u8) {
+    let frames = 1200;
+    let mut lan = long_lan(players, 20 + u64::from(players), frames);
+    let joiners: Vec<usize> = (1..players).map(|_| lan.join()).collect();
+    let paused = *joiners.last().unwrap();
+    assert!(lan.run_until(secs(30), |l| l.frame_of(paused).is_some_and(|f| f > 120)));
+    lan.pause(paused, 10_000_000);
+    let mut all = vec![0];
+    all.extend(&joiners);
+    assert!(lan.run_until(secs(120), |l| ended(l, &all)));
+    for &n in &all {
+        assert_eq!(
+            lan.run_of(n).end,
+            Some(MatchEnd::Finished { frames }),
+            "node {n}"
+        );
+    }
+    let run = lan.run_of(paused);
+    let stopped = run.events.iter().any(|(_, e)| {
+        matches!(
+            e,
+            MatchEvent::Peer(lockstep_peer::PeerEvent::Stopped(
+                lockstep_peer::StopReason::LostQuorum { .. }
+            ))
+        )
+    });
+    let rejoined = run
+        .events
+        .iter()
+        .any(|(_, e)| matches!(e, MatchEvent::Join(JoinEvent::Roster(r)) if r.rejoin));
+    assert!(stopped && rejoined, "{:?}", run.events);
+    // The paused seat's log: the frames before its stop, agreeing with the
+    // host's, and a note saying why it stops there.
+    let read = |n: usize| {
+        replay::read::<<Cubes as lockstep_sim::Game>::Input>(lan.run_of(n).log.as_ref().unwrap())
+            .unwrap()
+    };
+    let host = read(0);
+    let cut = read(paused);
+    assert!(cut.frames() < frames);
+    assert!(
+        matches!(cut.stop(), Some(replay::StopCause::LostQuorum)),
+        "{:?}",
+        cut.notes()
+    );
+    assert!((0..cut.frames()).all(|f| cut.check(f) == host.check(f)));
+    let others: Vec<usize> = all.iter().copied().filter(|&n| n != paused).collect();
+    assert_logs_agree_over(&lan, &others, frames);
+}
+
+/// [`assert_logs_agree`] for a match of `frames` frames.
+fn assert_logs_agree_over(lan: &Lan<Cubes>, nodes: &[usize], frames: u32) {
+    let mut checks: Vec<Vec<_>> = Vec::new();
+    for &n in nodes {
+        let bytes = lan.run_of(n).log.as_ref().expect("a seat's log");
+        let log = replay::read::<<Cubes as lockstep_sim::Game>::Input>(bytes).unwrap();
+        assert_eq!(log.frames(), frames, "node {n}");
+        let outcome = replay::run::<Cubes>(&log, &replay::RunOptions::default(), |_| {}).unwrap();
+        assert!(outcome.verified(), "node {n}: {:?}", outcome.first_mismatch);
+        checks.push((0..log.frames()).map(|f| log.check(f)).collect());
+    }
+    assert!(checks.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn a_paused_joiner_of_two_takes_its_seat_back() {
+    a_paused_joiner_takes_its_seat_back(2);
+}
+
+#[test]
+fn a_paused_joiner_of_four_takes_its_seat_back() {
+    a_paused_joiner_takes_its_seat_back(4);
+}

@@ -36,7 +36,7 @@ fn small_rts() -> RtsConfig {
 /// Every peer's final checksums agree, and every peer's log replays and
 /// verifies and holds the same checksums as the others'.
 fn assert_agree<G: Game>(run: &Run, frames: u32) {
-    if let Err(e) = verdict::check::<G>(run, frames, 0..run.peers.len()) {
+    if let Err(e) = verdict::check::<G>(run, frames) {
         panic!("{e}");
     }
 }

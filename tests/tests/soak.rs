@@ -1,13 +1,17 @@
 //! A sample of the soak (`lockstep_testkit::soak`): a few of its seeded
 //! matches — either game, lockstep and rollback, up to 8 seats, networks up
 //! to 2 s round trips and 25% loss, corrupted datagrams, clocks apart,
-//! flipped bits — each must pass its verdict. The full run of thousands is
+//! flipped bits, a paused seat and a partition — each must pass its
+//! verdict. The full run of thousands is
 //! `cargo run --release -p lockstep-testkit --example soak`.
 
 use lockstep_testkit::soak;
 
 #[test]
 fn a_sample_of_soak_matches_passes() {
+    let plans: Vec<soak::Plan> = (0..SAMPLE).map(soak::plan).collect();
+    assert!(plans.iter().any(|p| p.scenario.pause.is_some()));
+    assert!(plans.iter().any(|p| p.scenario.partition.is_some()));
     for seed in 0..SAMPLE {
         let o = soak::play(&soak::plan(seed));
         assert!(
@@ -26,5 +30,6 @@ fn a_sample_of_soak_matches_passes() {
 }
 
 /// Matches in the sample: the first seeds cover both games and modes,
-/// flips, corruption and long round trips.
+/// flips, corruption, long round trips, a paused seat (seed 8) and a
+/// partition (seed 3).
 const SAMPLE: u64 = 12;

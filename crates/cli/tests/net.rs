@@ -135,6 +135,33 @@ impl Proc {
         self.seen
     }
 
+    /// Waits for the process to end (at most `secs`), whatever its exit
+    /// status: every line it printed, and its stderr last.
+    fn finish_status(mut self, secs: u64) -> Vec<String> {
+        let until = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if self.child.try_wait().unwrap().is_some() {
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(10)) {
+                    self.seen.push(l);
+                }
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                self.seen.push(err);
+                return self.seen;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!(
+                    "{} did not finish within {secs} s: {:?}",
+                    self.name, self.seen
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits for the process to end (at most `secs`): its `done` line.
     fn finish(mut self, secs: u64) -> String {
         self.finish_ref(secs)
@@ -434,6 +461,105 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
     let done = h.finish(60);
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     verify(&[dir.join("seat-0.log"), dir.join("join-1.log")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Sends `signal` (`STOP`, `CONT`, ...) to `child`.
+fn signal(child: &Child, signal: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// The seats of one match paused and resumed: seat `paused` (a joiner) is
+/// stopped (SIGSTOP) for 10 s near frame 300, then continued. The others
+/// drop it and play on; it finds it lost the quorum and takes its seat back
+/// (or ends non-zero). No two logs part without saying so: every log
+/// verifies, and the paused seat's log ends where it stopped, saying why.
+fn pause_a_seat(game: &str, players: u8) {
+    let dir = scratch(&format!("pause{game}{players}"));
+    let frames = 2400;
+    let (h, addr) = host(&dir, game, players, frames);
+    let mut joiners: Vec<Proc> = (1..u32::from(players))
+        .map(|i| joiner(&dir, &addr, i, &[]))
+        .collect();
+    let paused = joiners.len() - 1;
+    joiners[paused].reach(300, 60);
+    signal(&joiners[paused].child, "STOP");
+    std::thread::sleep(Duration::from_secs(10));
+    signal(&joiners[paused].child, "CONT");
+    let mut logs = vec![dir.join("seat-0.log")];
+    for (i, j) in joiners.into_iter().enumerate() {
+        let log = dir.join(format!("join-{}.log", i + 1));
+        if i == paused {
+            let lines = j.finish_status(120);
+            let said = lines.join("\n");
+            assert!(
+                said.contains("lost the quorum") || said.contains("lost_quorum"),
+                "{said}"
+            );
+            // Its log stopped where the seat did, and says so.
+            let out = Command::new(EXE).arg("verify").arg(&log).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{text}");
+            assert!(text.contains("stopped early"), "{text}");
+            let diff = Command::new(EXE)
+                .arg("diff")
+                .arg(&logs[0])
+                .arg(&log)
+                .output()
+                .unwrap();
+            assert!(
+                diff.status.success(),
+                "the paused seat's log parts from the host's: {}",
+                String::from_utf8_lossy(&diff.stdout)
+            );
+        } else {
+            let done = j.finish(120);
+            assert_eq!(field(&done, "end"), "finished", "{done}");
+            logs.push(log);
+        }
+    }
+    let done = h.finish(60);
+    assert_eq!(field(&done, "end"), "finished", "{done}");
+    verify(&logs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_paused_seat_of_two_never_plays_on_alone() {
+    pause_a_seat("cubes", 2);
+}
+
+#[test]
+fn a_paused_seat_of_four_never_plays_on_alone() {
+    pause_a_seat("rts", 4);
+}
+
+/// The host of a two-seat match is killed: the joiner, in a minority of
+/// one, stops, cannot take its seat back from nobody, and ends non-zero;
+/// its log verifies up to where it stopped.
+#[test]
+fn a_joiner_whose_host_dies_does_not_play_on_alone() {
+    let dir = scratch("hostdies");
+    let (mut h, addr) = host(&dir, "cubes", 2, 2400);
+    let j = joiner(&dir, &addr, 1, &[]);
+    h.reach(300, 60);
+    h.child.kill().unwrap();
+    let _ = h.child.wait();
+    let lines = j.finish_status(60);
+    let said = lines.join("\n");
+    assert!(said.contains("lost_quorum"), "{said}");
+    let out = Command::new(EXE)
+        .arg("verify")
+        .arg(dir.join("join-1.log"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("stopped early"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -209,6 +209,7 @@ fn write_session<S: Sink>(w: &mut StateWriter<S>, c: &Config) {
         w.write_u32(v);
     }
     w.write_bool(c.redundant_inputs);
+    w.write_bool(c.play_on_alone);
     write_mode(w, &c.mode);
     w.write_u64(c.timing_interval_micros);
     w.write_u32(c.recurring_desyncs);
@@ -251,6 +252,7 @@ fn read_session(r: &mut StateReader<'_>, c: &mut Config) -> Result<(), MessageEr
         *v = r.read_u32()?;
     }
     c.redundant_inputs = r.read_bool()?;
+    c.play_on_alone = r.read_bool()?;
     c.mode = read_mode(r)?;
     c.timing_interval_micros = r.read_u64()?;
     c.recurring_desyncs = r.read_u32()?;

@@ -656,7 +656,10 @@ mod tests {
         // to rebuild the base from it.
         assert!(h.get(119).is_none() && h.get(120).is_some());
         assert_eq!(h.base_state().unwrap().state, states[150]);
-        assert_eq!(h.recently_settled().back(), Some(&(150, h.get(150).unwrap().checksum)));
+        assert_eq!(
+            h.recently_settled().back(),
+            Some(&(150, h.get(150).unwrap().checksum))
+        );
     }
 
     #[test]

@@ -31,6 +31,7 @@ use lockstep_protocol::{
 };
 use lockstep_sim::Game;
 use lockstep_sim::desync::{DesyncReport, Diagnosis};
+use lockstep_sim::replay::{Note, StopCause, UncheckedCause};
 
 use crate::diagnose::{compare, self_check, touched_through};
 use crate::event::PeerEvent;
@@ -82,13 +83,6 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// found, and whether it plays on unchecked.
     pub fn invalidation(&self) -> Option<&Invalidation> {
         self.session.invalidation()
-    }
-
-    /// The first frame no longer checked against the other seats: the match
-    /// plays on unchecked ([`DesyncPolicy::Continue`]) or stopped from
-    /// there. Every frame from it on is what this seat computed, unconfirmed.
-    pub fn unchecked_from(&self) -> Option<u32> {
-        self.session.unchecked_from()
     }
 
     pub(crate) fn on_disputed(&mut self, now: Instant, frame: u32, seats: PlayerSet) {
@@ -147,7 +141,16 @@ impl<G: Game, W: Write> Peer<G, W> {
         let follow = cause != Cause::Unattributed && self.snapshots.is_some();
         match self.policy {
             DesyncPolicy::Snapshots if follow => {
+                let was_on = self.is_on_snapshots();
                 self.snapshots_on_resync_failed(now, reason);
+                if !was_on && self.is_on_snapshots() {
+                    // Its frames are no longer compared: what it logs is
+                    // its own, unchecked, until it is back.
+                    self.note(&Note::Unchecked {
+                        from: first_frame,
+                        cause: UncheckedCause::Snapshots,
+                    });
+                }
                 return;
             }
             DesyncPolicy::Continue => {
@@ -197,6 +200,11 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// The match was found invalid, here or by a peer.
     pub(crate) fn on_invalidated(&mut self, invalidation: Invalidation) {
         if invalidation.play_on {
+            // The log says from which frame nothing was compared.
+            self.note(&Note::Unchecked {
+                from: invalidation.first_frame,
+                cause: UncheckedCause::PlayedOn,
+            });
             return;
         }
         if self.awaiting_compare.is_some() {
@@ -254,10 +262,30 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
     }
 
-    /// Stops, once.
+    /// Stops, once: logs the frames the seats agreed on (those compared
+    /// clean), notes where and why the log stops, and says so.
     pub(crate) fn stop(&mut self, reason: StopReason) {
         if self.stopped.is_some() {
             return;
+        }
+        let through = self.session.newest_clean();
+        let confirmed = self.session.confirmed_before();
+        let before = self.history.base_frame();
+        let settled = self
+            .history
+            .settle(through, usize::MAX, confirmed, self.recording.as_mut());
+        if let Err(e) = settled {
+            self.stop_recording(e);
+        }
+        if self.recording.is_some() {
+            self.stats.frames_logged += u64::from(self.history.base_frame() - before);
+        }
+        if let StopReason::MatchInvalid { first_frame, .. } = &reason {
+            self.note(&Note::Stopped {
+                reason: StopCause::MatchInvalid {
+                    first_frame: *first_frame,
+                },
+            });
         }
         self.stopped = Some(reason.clone());
         self.events.push_back(PeerEvent::Stopped(reason));

@@ -16,10 +16,14 @@
 //! and a healed peer logs the authority's checksums of the frames it got
 //! wrong, so every peer's log of a match verifies and holds the same
 //! checksums. When a seat vanishes, the others
-//! agree on its last frame and play on ([`PeerEvent::SeatDropped`]); a
-//! restarted process for that seat (`rejoin` in the session settings) takes
-//! it back ([`PeerEvent::SeatReturned`]), loads the host's state and steps
-//! on.
+//! agree on its last frame and play on ([`PeerEvent::SeatDropped`]) if they
+//! are a quorum of the match; a seat left in a minority stops instead
+//! ([`PeerEvent::Stopped`] with [`StopReason::LostQuorum`]), its log ending
+//! at the last frame a quorum settled, and a seat left alone plays on
+//! unchecked only if the match allows it ([`Peer::unchecked_from`]). A
+//! restarted process for a dropped seat (`rejoin` in the session settings)
+//! takes it back ([`PeerEvent::SeatReturned`]), loads the host's state and
+//! steps on.
 //!
 //! When a desync cannot be healed (a resync that fails again and again, a
 //! game that keeps drifting, seats that disagree with no evidence either
@@ -103,10 +107,12 @@
 //! # Modules
 //!
 //! `peer.rs` ([`Peer`], its settings and counters), `event.rs`
-//! ([`PeerEvent`]), `history.rs` (unsettled frames, the states kept of
-//! them, and the replay log), `diagnose.rs` (re-simulation: self-checks and
-//! the live desync report), `integrity.rs` (disputes, the desync policy and
-//! the stop), `stop.rs` ([`StopReason`], [`DesyncPolicy`]), `spectator.rs`
+//! ([`PeerEvent`]), `stop.rs` ([`StopReason`], [`DesyncPolicy`]),
+//! `membership.rs` (stopping on a lost quorum, playing alone),
+//! `history.rs` (unsettled frames, the states kept of them, and the replay
+//! log), `diagnose.rs` (re-simulation: self-checks and the live desync
+//! report), `integrity.rs` (disputes, the desync policy and the stop on a
+//! match found invalid), `spectator.rs`
 //! ([`Spectator`]); the snapshot side: `peer_snapshots.rs` (what
 //! [`Peer::enable_snapshots`] wires), `snapshot_server.rs` (the streams a
 //! peer serves, [`SnapshotSettings`]), `fallback.rs` (lockstep ↔
@@ -119,6 +125,7 @@ mod event;
 mod fallback;
 mod history;
 mod integrity;
+mod membership;
 mod node;
 mod peer;
 mod peer_snapshots;

@@ -34,7 +34,7 @@ use lockstep_protocol::{
     Stats, Transmit,
 };
 use lockstep_sim::desync::Diagnosis;
-use lockstep_sim::replay::{Header, LogWriter, RecordSettings};
+use lockstep_sim::replay::{Header, LogWriter, Note, RecordSettings};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
 
 use crate::diagnose::{Sides, diagnose};
@@ -177,7 +177,7 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) relay: Relay<G::Input>,
     pub(crate) engine: Engine<G>,
     pub(crate) history: History<G>,
-    recording: Option<Recording<W, G::Input>>,
+    pub(crate) recording: Option<Recording<W, G::Input>>,
     bot: Option<Box<dyn Bot<G>>>,
     input: G::Input,
     touched: bool,
@@ -477,22 +477,17 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// Ends the match: logs every frame stepped (settled or not), ends the
     /// replay log and gives back its output (`None` if recording stopped).
-    /// A peer that stopped because the match is invalid logs only the
-    /// frames the seats agreed on: its log ends where the match stopped
-    /// being provable.
+    /// A peer that [stopped](Peer::stopped) early logs nothing more: its log
+    /// ends where it stopped (with the frames the seats agreed on, and a
+    /// note saying why).
     pub fn finish(mut self) -> std::io::Result<Option<W>> {
         let Some(mut rec) = self.recording.take() else {
             return Ok(None);
         };
         let confirmed = self.session.confirmed_before();
-        let settled = if self.stopped.is_some() {
-            let clean = self.session.newest_clean();
-            self.history
-                .settle(clean, usize::MAX, confirmed, Some(&mut rec))
-        } else {
-            self.history.settle_all(confirmed, Some(&mut rec))
-        };
-        if let Err(e) = settled {
+        if self.stopped.is_some() {
+            // Nothing after the stop is vouched for.
+        } else if let Err(e) = self.history.settle_all(confirmed, Some(&mut rec)) {
             return Err(std::io::Error::other(e.reason));
         }
         rec.writer.finish().map(Some)
@@ -567,6 +562,11 @@ impl<G: Game, W: Write> Peer<G, W> {
                 Event::SeatReturned { seat, frame } => self
                     .events
                     .push_back(PeerEvent::SeatReturned { seat, frame }),
+                Event::LostQuorum { live, heard, .. } => self.lose_quorum(live, heard),
+                // Shown by `Peer::unchecked_from` while it lasts. Once replay
+                // logs carry notes, the note of the unchecked span is written
+                // here (it ends at the next `SeatReturned`).
+                Event::PlayingAlone { .. } => {}
                 Event::SnapshotPart { from, part } => self.snapshots_on_part(now, from, part),
                 Event::SnapshotAck { from, ack } => {
                     self.snapshots_on_ack(now, Receiver::Seat(from), ack)
@@ -783,9 +783,16 @@ impl<G: Game, W: Write> Peer<G, W> {
                 return;
             }
         };
+        let mut first_wrong = None;
         if let Some(corrected) = found.corrected {
             // The diagnosis re-simulated these frames from the last settled
             // state and reproduced the authority's: they are the history.
+            first_wrong = self
+                .history
+                .open()
+                .zip(&corrected)
+                .find(|(s, (c, _))| s.checksum != *c)
+                .map(|(s, _)| s.frame);
             for (s, (checksum, _)) in self.history.open().zip(&corrected) {
                 self.events.push_back(PeerEvent::Stepped {
                     frame: s.frame,
@@ -799,11 +806,23 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         // The authority's checksums of the frames this peer may have got
         // wrong are the match's: its log records those, not its own.
-        let first_wrong = self.history.take_checks(frame, checks);
-        self.healed = first_wrong.map(|first| {
+        let first_taken = self.history.take_checks(frame, checks);
+        self.healed = first_taken.map(|first| {
             let skip = checks.len() - (frame + 1 - first) as usize;
             (first, checks[skip..].to_vec())
         });
+        // The log says which frames were healed: what it holds of them is
+        // the match's trajectory, not what this seat first computed.
+        let first = match (first_wrong, first_taken) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if self.recording.is_some() && frame < self.session.confirmed_before() {
+            self.note(&Note::Healed {
+                first: first.unwrap_or(frame).min(frame),
+                loaded: frame,
+            });
+        }
         if frame + 1 < self.history.base_frame() || frame >= self.history.next_frame() {
             // A state this peer's history does not reach: the log cannot
             // follow (frames were skipped or already settled).
@@ -842,6 +861,9 @@ impl<G: Game, W: Write> Peer<G, W> {
     }
 
     fn settle(&mut self) {
+        if self.stopped.is_some() {
+            return;
+        }
         let through = self.session.newest_clean();
         let before = self.history.base_frame();
         let confirmed = self.session.confirmed_before();
@@ -859,7 +881,23 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
     }
 
-    fn stop_recording(&mut self, e: RecordingError) {
+    /// Writes `note` into the replay log at the frame it has reached (the
+    /// one place a peer writes notes); a log that cannot take it stops
+    /// recording.
+    pub(crate) fn note(&mut self, note: &Note) {
+        let Some(rec) = self.recording.as_mut() else {
+            return;
+        };
+        if let Err(e) = rec.writer.note(note) {
+            let frame = rec.writer.frames();
+            self.stop_recording(RecordingError {
+                frame,
+                reason: format!("writing a note: {e}"),
+            });
+        }
+    }
+
+    pub(crate) fn stop_recording(&mut self, e: RecordingError) {
         if self.recording.take().is_some() {
             self.events.push_back(PeerEvent::RecordingStopped {
                 frame: e.frame,

@@ -44,7 +44,10 @@ pub enum StopReason {
     /// as if the match were its own. The app may try to take the seat back
     /// (rejoin) or end the match for this process.
     LostQuorum {
-        /// The first frame this seat did not step.
+        /// The first frame this seat does not vouch for: its log ends just
+        /// before it (the frames it stepped from there on were never
+        /// compared clean by a quorum, and may differ from what the
+        /// majority played).
         frame: u32,
         /// The seats still in the match as this seat last knew them.
         live: PlayerSet,

@@ -143,6 +143,8 @@ struct PeerReports {
     epoch: Option<u8>,
     suspended: bool,
     gone: bool,
+    /// The newest frame whose checksum from this peer equalled ours.
+    newest_match: Option<u32>,
 }
 
 /// Checksums by frame and player, and the desync detector.
@@ -179,6 +181,7 @@ impl ChecksumBook {
                     epoch: None,
                     suspended: false,
                     gone: false,
+                    newest_match: None,
                 })
                 .collect(),
             compare_from: 0,
@@ -240,6 +243,12 @@ impl ChecksumBook {
         self.newest_clean
     }
 
+    /// The newest frame whose checksum from `seat` equalled ours (while
+    /// `seat` is in the match: forgotten when it is dropped).
+    pub fn newest_match(&self, seat: PlayerId) -> Option<u32> {
+        self.peers.get(seat.index())?.newest_match
+    }
+
     /// `seat` left the match: its reports are no longer expected or taken,
     /// and the verdicts are decided among the seats that remain.
     pub fn drop_seat(&mut self, seat: PlayerId) {
@@ -247,6 +256,7 @@ impl ChecksumBook {
             p.gone = true;
             p.suspended = true;
             p.shorts.clear();
+            p.newest_match = None;
         }
         if let Some((_, sums)) = &mut self.disputed {
             sums.retain(|(p, _)| *p != seat);
@@ -264,6 +274,7 @@ impl ChecksumBook {
             p.suspended = false;
             p.epoch = None;
             p.shorts.clear();
+            p.newest_match = None;
         }
     }
 
@@ -397,13 +408,16 @@ impl ChecksumBook {
         let own = self.peers[self.local.index()].shorts.get(frame)?;
         let mut differs = false;
         let mut compared = false;
-        for (i, p) in self.peers.iter().enumerate() {
+        for (i, p) in self.peers.iter_mut().enumerate() {
             if i == self.local.index() || p.suspended {
                 continue;
             }
             if let Some(s) = p.shorts.get(frame) {
                 compared = true;
                 differs |= s != own;
+                if s == own {
+                    p.newest_match = Some(p.newest_match.map_or(frame, |m| m.max(frame)));
+                }
             }
         }
         if !differs {

@@ -40,6 +40,8 @@ pub struct FrameClock {
     nudge_permille: i64,
     stretch_permille: i64,
     started: bool,
+    /// The first frame sampled (0, or a rejoining process's first).
+    first_frame: u32,
     next_tick_at: Instant,
     next_frame: u32,
     times: Vec<Instant>,
@@ -53,6 +55,7 @@ impl FrameClock {
             nudge_permille: i64::from(nudge_permille).min(MAX_STRETCH_PERMILLE),
             stretch_permille: 0,
             started: false,
+            first_frame: 0,
             next_tick_at: Instant::ZERO,
             next_frame: 0,
             times: vec![Instant::ZERO; TICK_HISTORY as usize],
@@ -72,6 +75,7 @@ impl FrameClock {
     pub fn start_at(&mut self, now: Instant, frame: u32) {
         if !self.started {
             self.next_frame = frame;
+            self.first_frame = frame;
             self.start(now);
         }
     }
@@ -110,6 +114,12 @@ impl FrameClock {
         self.next_tick_at = self.next_tick_at.plus(self.interval());
         self.next_frame += 1;
         f
+    }
+
+    /// Whether this clock has ticked `frame` (a rejoining process never
+    /// ticks the frames before its first).
+    pub fn ticked(&self, frame: u32) -> bool {
+        self.started && (self.first_frame..self.next_frame).contains(&frame)
     }
 
     /// The local tick time of `frame`: recorded if recent, else extrapolated

@@ -46,8 +46,13 @@
 //!    - [`Event::ResyncFailed`] → apply the match's policy: stop it or
 //!      play on unchecked ([`Session::invalidate`]), or fall back to
 //!      snapshots;
+//!    - [`Event::LostQuorum`] → this seat's side of a split match is not
+//!      a quorum: the session has closed (it steps and sends nothing more);
+//!      keep only what [`Session::newest_clean`] settled, and take the
+//!      seat back with a new session (`rejoin`) or end;
 //!    - the rest ([`Event::Desync`], [`Event::PeerTimedOut`],
-//!      [`Event::Invalidated`], ...) are for the app to show or act on;
+//!      [`Event::Invalidated`], [`Event::PlayingAlone`], ...) are for the
+//!      app to show or act on;
 //! 4. drain [`Session::poll_transmit`]`(now)` and send each datagram;
 //! 5. wait until [`Session::poll_timeout`] or the next datagram.
 //!
@@ -102,6 +107,7 @@
 //! mode), [`input_delay`] (rollback's agreed input delay), [`checksums`]
 //! (desync detection and the authority verdict), [`resync`] (state
 //! transfers), [`seat_drop`] (agreeing on a departed seat's last frame),
+//! [`quorum`] (which side of a split match plays on, which frames are settled),
 //! [`session`] (the state machine), [`watch`] (spectators: the relay a
 //! seat runs for them and the spectator's side) and [`snapshot_parts`]
 //! (snapshot payloads cut into datagrams and put back together, for the
@@ -121,6 +127,7 @@ pub mod packet;
 pub mod player;
 pub mod playout;
 pub mod prediction;
+pub mod quorum;
 pub mod resync;
 pub mod seal;
 pub mod seat_drop;

@@ -24,7 +24,7 @@ use lockstep_fx::Checksum;
 /// The protocol id every handshake starts with ("LKSP" read as big-endian).
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 /// The wire-format version in the handshake.
-pub const VERSION: u8 = 6;
+pub const VERSION: u8 = 7;
 /// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
 /// minimum MTU with room for IP and UDP headers).
 pub const MAX_DATAGRAM: usize = 1200;
@@ -576,6 +576,10 @@ pub struct Disconnect {
 /// one to every other until each has heard it; the seat's last frame is the
 /// newest frame any of them holds, and the inputs carried let the others
 /// reach it.
+///
+/// Sent to the dropped seat itself (`seat` is the receiver's, `heard`
+/// empty, no inputs) it is a *notice*: the sender dropped the receiver and
+/// takes nothing more from it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SeatDrop<I> {
     /// The seat dropped.
@@ -600,6 +604,11 @@ pub struct SeatReturn {
     pub frame: u16,
     /// The returning process's session token.
     pub token: u32,
+    /// The other seats the host plays with the absent input at `frame`
+    /// (dropped, not back by then): the returning process must not wait
+    /// for their inputs. Only the host's own announcement to the returning
+    /// process needs it; the others know.
+    pub absent: PlayerSet,
     /// The returning process's public key, in a sealed session (the host
     /// heard it at match setup and vouches for it).
     pub key: Option<PublicKey>,
@@ -717,6 +726,7 @@ impl SeatReturn {
         self.seat = PlayerId(v as u8);
         s.u16(&mut self.frame)?;
         s.u32(&mut self.token)?;
+        s.u8(&mut self.absent.0)?;
         let mut has_key = self.key.is_some();
         s.bool(&mut has_key)?;
         if has_key {

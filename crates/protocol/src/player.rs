@@ -65,6 +65,44 @@ impl PlayerSet {
         self.0 == 0
     }
 
+    /// Seats `0..n` (at most [`MAX_PLAYERS`]).
+    pub const fn first(n: u8) -> PlayerSet {
+        if n >= MAX_PLAYERS {
+            PlayerSet(u8::MAX)
+        } else {
+            PlayerSet((1u8 << n) - 1)
+        }
+    }
+
+    /// The set holding `p` alone.
+    pub fn only(p: PlayerId) -> PlayerSet {
+        let mut s = PlayerSet::EMPTY;
+        s.insert(p);
+        s
+    }
+
+    /// Takes `p` out.
+    pub fn remove(&mut self, p: PlayerId) {
+        if p.0 < MAX_PLAYERS {
+            self.0 &= !(1 << p.0);
+        }
+    }
+
+    /// The seats in both sets.
+    pub const fn intersection(self, other: PlayerSet) -> PlayerSet {
+        PlayerSet(self.0 & other.0)
+    }
+
+    /// The seats of this set that are not in `other`.
+    pub const fn without(self, other: PlayerSet) -> PlayerSet {
+        PlayerSet(self.0 & !other.0)
+    }
+
+    /// The lowest seat in the set.
+    pub fn lowest(self) -> Option<PlayerId> {
+        self.iter().next()
+    }
+
     /// The seats in increasing order.
     pub fn iter(self) -> impl Iterator<Item = PlayerId> {
         (0..MAX_PLAYERS)

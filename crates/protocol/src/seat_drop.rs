@@ -164,6 +164,41 @@ impl SeatDrops {
         }
     }
 
+    /// Whether some drop still waits for its last frame to be agreed.
+    pub fn any_pending(&self) -> bool {
+        self.drops.iter().any(|d| d.agreed.is_none())
+    }
+
+    /// `seat`'s process is new (it returned to the match): it has no part in
+    /// any drop under way or agreed before — none is reported to it, and
+    /// none waits for its report (it holds none of their inputs).
+    pub fn newcomer(&mut self, seat: PlayerId) {
+        for d in self.drops.iter_mut().filter(|d| d.seat != seat) {
+            d.heard_ours.insert(seat);
+            d.told_heard.insert(seat);
+            if let Some(r) = d.reports.get_mut(seat.index()) {
+                r.get_or_insert(None);
+            }
+        }
+    }
+
+    /// Records that `seat` ended after `last` by an agreement this peer was
+    /// no part of (a process returning to the match learns it from the
+    /// host): nothing is reported on it, since the others settled it long
+    /// ago and a late report would have them drop it anew.
+    pub fn settled_elsewhere(&mut self, seat: PlayerId, last: Option<u32>) {
+        self.forget(seat);
+        let mut reports = [None; MAX_PLAYERS as usize];
+        reports[self.local.index()] = Some(last);
+        self.drops.push(Drop {
+            seat,
+            reports,
+            heard_ours: PlayerSet(u8::MAX),
+            told_heard: PlayerSet(u8::MAX),
+            agreed: Some(last),
+        });
+    }
+
     /// The agreed last frame of `seat`, once decided.
     pub fn agreed(&self, seat: PlayerId) -> Option<Option<u32>> {
         self.drops.iter().find(|d| d.seat == seat)?.agreed
@@ -207,6 +242,30 @@ mod tests {
         d.settle(gone, Some(601));
         assert_eq!(d.agreed(gone), Some(Some(601)));
         assert!(d.decide(remaining).is_empty(), "decided once");
+    }
+
+    #[test]
+    fn a_drop_settled_elsewhere_is_never_reported() {
+        let mut d = SeatDrops::new(PlayerId(2));
+        d.settled_elsewhere(PlayerId(3), Some(451));
+        assert_eq!(d.agreed(PlayerId(3)), Some(Some(451)));
+        assert!(!d.any_pending());
+        d.on_report(PlayerId(0), PlayerId(3), Some(449), set(&[0]));
+        assert!(d.due(set(&[0, 1, 2])).is_empty());
+        assert!(d.decide(set(&[0, 1, 2])).is_empty());
+    }
+
+    #[test]
+    fn a_returned_seat_is_not_told_of_older_drops_nor_waited_for() {
+        let mut d = SeatDrops::new(PlayerId(0));
+        d.begin(PlayerId(3), Some(450));
+        d.settle(PlayerId(3), Some(450));
+        d.begin(PlayerId(1), Some(700));
+        let remaining = set(&[0, 2]);
+        assert!(d.decide(remaining).is_empty(), "waits for seat 2");
+        d.newcomer(PlayerId(2));
+        assert!(d.due(remaining).is_empty());
+        assert_eq!(d.decide(remaining), vec![(PlayerId(1), Some(700))]);
     }
 
     #[test]

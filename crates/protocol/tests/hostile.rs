@@ -300,8 +300,11 @@ proptest! {
     }
 }
 
-/// Seat-drop reports that name the receiver, the sender itself or a seat
-/// outside the match are refused and counted; the match goes on.
+/// Seat-drop reports that name the sender itself or a seat outside the
+/// match are refused and counted, and so is a notice naming the receiver
+/// that carries inputs (a notice says "I dropped you" and nothing else); a
+/// forged notice without inputs is taken like a goodbye and cancelled by
+/// the sender's next genuine packet. The match goes on.
 #[test]
 fn impossible_seat_drop_reports_are_refused() {
     use lockstep_protocol::PlayerSet;
@@ -311,28 +314,37 @@ fn impossible_seat_drop_reports_are_refused() {
     let Ok(Packet::Routed(genuine)) = Packet::<Buttons>::decode(p.to_zero.last().unwrap()) else {
         panic!("a routed packet");
     };
-    let before = p.s[0].stats().dropped.unexpected;
-    for (i, seat) in [0u8, 1, 5].into_iter().enumerate() {
+    let before = p.s[0].stats().dropped;
+    let forged = [
+        (1u8, vec![Buttons(1)]),
+        (5, vec![Buttons(1)]),
+        (0, vec![Buttons(1)]),
+        (0, vec![]),
+    ];
+    for (i, (seat, inputs)) in forged.into_iter().enumerate() {
         let forged = Packet::Routed(Routed {
             seq: genuine.seq.wrapping_add(1 + i as u16),
             message: Message::SeatDrop(SeatDrop {
                 seat: PlayerId(seat),
                 heard: PlayerSet(0b11),
                 first_frame: 0,
-                inputs: vec![Buttons(1)],
+                inputs,
             }),
             ..genuine.clone()
         });
         p.inject(1, &forged.encode());
     }
-    assert_eq!(p.s[0].stats().dropped.unexpected, before + 3);
+    let after = p.s[0].stats().dropped;
+    assert_eq!(after.unexpected, before.unexpected + 2);
+    assert_eq!(after.invalid, before.invalid + 1);
     let frame = p.frames[0];
-    p.run_ms(500);
-    assert!(p.frames[0] > frame + 20, "the match goes on");
+    p.run_ms(3000);
+    assert!(p.frames[0] > frame + 150, "the match goes on");
     assert!(
-        !p.events
-            .iter()
-            .any(|(_, e)| matches!(e, Event::SeatDropped { .. } | Event::PeerTimedOut { .. })),
+        !p.events.iter().any(|(_, e)| matches!(
+            e,
+            Event::SeatDropped { .. } | Event::PeerTimedOut { .. } | Event::LostQuorum { .. }
+        )),
         "{:?}",
         p.events
     );

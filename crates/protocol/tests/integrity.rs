@@ -82,7 +82,9 @@ impl Pair {
                             self.s[i].provide_state(self.now, f, &state).unwrap();
                         }
                         Event::Disputed { frame, .. } => {
-                            self.s[i].report_self_check(self.now, *frame, check[i]).unwrap();
+                            self.s[i]
+                                .report_self_check(self.now, *frame, check[i])
+                                .unwrap();
                         }
                         Event::ResyncFailed {
                             reason: ResyncFailure::Unattributed { frame },

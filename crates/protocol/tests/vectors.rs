@@ -199,12 +199,23 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             })),
         ),
         (
+            "seat_drop_notice",
+            "a notice: the sender (seat 1) dropped the receiver, seat 0",
+            routed(Message::SeatDrop(SeatDrop {
+                seat: PlayerId(0),
+                heard: PlayerSet::EMPTY,
+                first_frame: 0,
+                inputs: Vec::new(),
+            })),
+        ),
+        (
             "seat_return",
-            "seat 3 returns at frame 900 with its new process's token 0xbeef",
+            "seat 3 returns at frame 900 with its new process's token 0xbeef; seat 2 is absent then",
             routed(Message::SeatReturn(SeatReturn {
                 seat: PlayerId(3),
                 frame: 900,
                 token: 0xbeef,
+                absent: PlayerSet(0b0100),
                 key: None,
             })),
         ),
@@ -215,6 +226,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 seat: PlayerId(3),
                 frame: 900,
                 token: 0xbeef,
+                absent: PlayerSet::EMPTY,
                 key: Some(Identity::from_secret([0x33; 32]).public()),
             })),
         ),
@@ -473,20 +485,27 @@ fn flag_overhead_of_120_inputs_is_15_bytes() {
     assert!(119u64.div_ceil(8) <= 15);
 }
 
-/// Every truncation of every vector is refused with a typed error, and
-/// every one-bit corruption is refused or decodes to a packet that
-/// re-encodes to exactly the corrupted bytes (the decoder never panics
-/// and never accepts a non-canonical encoding).
+/// Every strict prefix of every vector is refused with an error (no
+/// packet is a prefix of another), and so is every vector with one more
+/// byte; every one-bit corruption is refused or decodes to a packet that
+/// re-encodes to exactly the corrupted bytes (the decoder never panics and
+/// never accepts a non-canonical encoding).
 #[test]
-fn every_truncation_and_bit_flip_of_a_vector_is_handled() {
+fn every_truncation_extension_or_bit_flip_of_a_vector_is_handled() {
     for (name, _, packet) in vectors() {
         let bytes = packet.encode();
         for cut in 0..bytes.len() {
             assert!(
                 Packet::<Buttons>::decode(&bytes[..cut]).is_err(),
-                "{name}: {cut} bytes decode"
+                "{name} cut to {cut} bytes decodes"
             );
         }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(
+            Packet::<Buttons>::decode(&longer).is_err(),
+            "{name} with a byte more decodes"
+        );
         for bit in 0..bytes.len() * 8 {
             let mut b = bytes.clone();
             b[bit / 8] ^= 1 << (bit % 8);

@@ -1,14 +1,20 @@
 //! The soak: plays `--matches N` seeded matches (`lockstep_testkit::soak`:
 //! either game, lockstep or rollback, 2–8 seats, networks up to 2 s round
 //! trips and 25% loss with jitter, duplication, reordering and corrupted
-//! datagrams, clocks set apart, a flipped bit in about a third, a
-//! recurring nondeterminism in one seat's game in about one in seven) on
-//! `--threads T` threads, and prints a table: matches, failures by kind,
-//! desyncs reported and healed, matches found invalid and how long after
-//! their first desync, honest seats overwritten (always 0), the peak live
-//! state bytes (the most any seat's unsettled history held), frames
-//! predicted and rolled back. `--each` also prints every match's peak live
-//! state bytes, one line a match.
+//! datagrams, clocks set apart, a flipped bit in about a third, a seat
+//! paused or the network split in two in half of the others, a recurring
+//! nondeterminism in one seat's game in a quarter of the rest) on
+//! `--threads T` threads,
+//! and prints a table: matches, failures by kind, desyncs reported and
+//! healed, frames predicted and rolled back, the membership faults —
+//! matches with a pause or a partition, processes that lost the quorum
+//! and stopped, restarted processes that took their seat back, seats that
+//! played alone, seats stranded — and the honesty figures: matches with a
+//! nondeterministic seat, matches found invalid (every seat stopped) and
+//! the longest time from a first desync to the last seat's stop, honest
+//! seats overwritten (always 0), and the peak live state bytes (the most
+//! any seat's unsettled history held). `--each` also prints every match's
+//! peak live state bytes, one line a match.
 //!
 //! ```sh
 //! cargo run --release -p lockstep-testkit --example soak -- --matches 10000
@@ -50,6 +56,14 @@ fn args() -> Result<Args, String> {
             "--first" => a.first = value("--first")?,
             "--threads" => a.threads = value("--threads")?.max(1) as usize,
             "--each" => a.each = true,
+            "--help" | "-h" => {
+                println!(
+                    "soak [--matches N (1000)] [--first SEED (0)] [--threads T (cores)] [--each]: \
+                     plays seeds SEED..SEED+N and prints a table (--each: a line a match with \
+                     its peak live state bytes); exits 1 if any failed"
+                );
+                std::process::exit(0);
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -64,11 +78,6 @@ struct Row {
     bad_logs: u64,
     false_reports: u64,
     nondeterministic: u64,
-    faulty: u64,
-    invalid: u64,
-    longest_invalid_micros: u64,
-    overwritten: u64,
-    peak_state_bytes: u64,
     flipped: u64,
     desyncs: u64,
     healed: u64,
@@ -77,6 +86,17 @@ struct Row {
     predicted: u64,
     rolled_back: u64,
     seats: u64,
+    paused: u64,
+    partitioned: u64,
+    lost_quorum: u64,
+    rejoined: u64,
+    alone: u64,
+    stranded: u64,
+    faulty: u64,
+    invalid: u64,
+    longest_invalid_micros: u64,
+    overwritten: u64,
+    peak_state_bytes: u64,
 }
 
 impl Row {
@@ -90,15 +110,15 @@ impl Row {
         ));
         self.bad_logs += u64::from(matches!(
             o.failure,
-            Some(Failure::NoLog { .. } | Failure::BadLog { .. } | Failure::LogsDiffer { .. })
+            Some(
+                Failure::NoLog { .. }
+                    | Failure::BadLog { .. }
+                    | Failure::LogsDiffer { .. }
+                    | Failure::Unannounced { .. }
+            )
         ));
         self.false_reports += u64::from(o.false_reports);
         self.nondeterministic += o.nondeterministic;
-        self.faulty += u64::from(o.plan.scenario.fault.is_some());
-        self.invalid += u64::from(o.invalid);
-        self.longest_invalid_micros = self.longest_invalid_micros.max(o.invalid_after_micros);
-        self.overwritten += u64::from(o.overwritten);
-        self.peak_state_bytes = self.peak_state_bytes.max(o.peak_state_bytes);
         self.flipped += u64::from(o.flipped);
         self.desyncs += u64::from(o.desyncs);
         self.healed += u64::from(o.healed);
@@ -107,6 +127,17 @@ impl Row {
         self.predicted += o.frames_predicted;
         self.rolled_back += o.frames_rolled_back;
         self.seats += u64::from(o.plan.scenario.setup.players);
+        self.paused += u64::from(o.plan.scenario.pause.is_some());
+        self.partitioned += u64::from(o.plan.scenario.partition.is_some());
+        self.lost_quorum += u64::from(o.lost_quorum);
+        self.rejoined += u64::from(o.rejoined);
+        self.alone += u64::from(o.alone);
+        self.stranded += u64::from(o.stranded);
+        self.faulty += u64::from(o.plan.scenario.fault.is_some());
+        self.invalid += u64::from(o.invalid);
+        self.longest_invalid_micros = self.longest_invalid_micros.max(o.invalid_after_micros);
+        self.overwritten += u64::from(o.overwritten);
+        self.peak_state_bytes = self.peak_state_bytes.max(o.peak_state_bytes);
     }
 }
 
@@ -149,7 +180,8 @@ fn main() {
                     if !o.passed() {
                         let line = format!(
                             "seed {seed}: {} {} seats, {}: {:?}, false reports {}, \
-                             nondeterministic {}, refused {}, overwritten {}, invalid {}",
+                             nondeterministic {}, refused {}, stranded {}, overwritten {}, \
+                             not stopped {}",
                             soak::game_name(o.plan.game),
                             o.plan.scenario.setup.players,
                             if o.plan.rollback() {
@@ -161,8 +193,9 @@ fn main() {
                             o.false_reports,
                             o.nondeterministic,
                             o.refused_calls,
+                            o.stranded,
                             o.overwritten,
-                            o.invalid,
+                            o.not_stopped,
                         );
                         eprintln!("{line}");
                         if let Ok(mut f) = failures.lock() {
@@ -184,12 +217,12 @@ fn main() {
     let rows = rows.into_inner().unwrap_or_default();
     println!(
         "| game | mode | matches | seats | failed | unhealed | bad logs | false desync reports | \
-         nondeterministic | flipped | faulty | desyncs reported | healed | longest heal s | \
-         invalid | longest to invalid s | overwritten | peak state KiB | frames | predicted | \
-         rolled back |"
+         nondeterministic | flipped | desyncs reported | healed | longest heal s | frames | predicted | \
+         rolled back | paused | partitioned | lost quorum | rejoined | alone | stranded | \
+         faulty | invalid | longest to invalid s | overwritten | peak state KiB |"
     );
     println!(
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut total = Row::default();
     for (g, game) in ["cubes", "rts"].iter().enumerate() {
@@ -208,15 +241,21 @@ fn main() {
                 (&mut total.false_reports, r.false_reports),
                 (&mut total.nondeterministic, r.nondeterministic),
                 (&mut total.flipped, r.flipped),
-                (&mut total.faulty, r.faulty),
-                (&mut total.invalid, r.invalid),
-                (&mut total.overwritten, r.overwritten),
                 (&mut total.desyncs, r.desyncs),
                 (&mut total.healed, r.healed),
                 (&mut total.frames, r.frames),
                 (&mut total.predicted, r.predicted),
                 (&mut total.rolled_back, r.rolled_back),
                 (&mut total.seats, r.seats),
+                (&mut total.paused, r.paused),
+                (&mut total.partitioned, r.partitioned),
+                (&mut total.lost_quorum, r.lost_quorum),
+                (&mut total.rejoined, r.rejoined),
+                (&mut total.alone, r.alone),
+                (&mut total.stranded, r.stranded),
+                (&mut total.faulty, r.faulty),
+                (&mut total.invalid, r.invalid),
+                (&mut total.overwritten, r.overwritten),
             ] {
                 *t += v;
             }
@@ -240,7 +279,7 @@ fn main() {
 #[allow(clippy::float_arithmetic)]
 fn print_row(game: &str, mode: &str, r: &Row) {
     println!(
-        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {:.1} | {} | {} | {} | {} | {} |",
+        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
         r.matches,
         r.seats as f64 / r.matches.max(1) as f64,
         r.failed,
@@ -249,16 +288,22 @@ fn print_row(game: &str, mode: &str, r: &Row) {
         r.false_reports,
         r.nondeterministic,
         r.flipped,
-        r.faulty,
         r.desyncs,
         r.healed,
         r.longest_heal_micros as f64 / 1e6,
+        r.frames,
+        r.predicted,
+        r.rolled_back,
+        r.paused,
+        r.partitioned,
+        r.lost_quorum,
+        r.rejoined,
+        r.alone,
+        r.stranded,
+        r.faulty,
         r.invalid,
         r.longest_invalid_micros as f64 / 1e6,
         r.overwritten,
-        r.peak_state_bytes / 1024,
-        r.frames,
-        r.predicted,
-        r.rolled_back
+        r.peak_state_bytes / 1024
     );
 }

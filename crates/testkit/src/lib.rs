@@ -6,8 +6,10 @@
 //!   ([`tcp_model`]) to compare against;
 //! - [`mesh`]: plays a whole match of real [`Peer`](lockstep_peer::Peer)s
 //!   of a shipped game over that network, with faults injected on cue (a
-//!   flipped bit, a peer that keeps drifting, a vanished peer), and reports
-//!   every peer's checksum stream, events, counters and replay log;
+//!   flipped bit, a peer that keeps drifting, a vanished peer, a paused
+//!   peer, a partition, a restarted minority seat), and reports every
+//!   process's checksum stream, events, counters, stop reason and replay
+//!   log;
 //! - [`faulty`]: a shipped game with a recurring nondeterminism injected
 //!   into its step on one seat (self-consistent or not), for matches of a
 //!   game that cannot be healed for good;
@@ -16,9 +18,11 @@
 //!   (squatters, forgers, silent spectators);
 //! - [`soak`]: seeded varied matches (either game and mode, 2–8 seats,
 //!   networks up to 2 s / 25% loss, corrupted datagrams, clocks apart,
-//!   flipped bits), each played and judged;
-//! - [`verdict`]: what a finished match must show (agreement, and every
-//!   replay log whole, verifying and identical).
+//!   flipped bits, paused seats and partitions), each played and judged;
+//! - [`verdict`]: what a finished match must show (no two processes part
+//!   without saying so: agreement on every frame both vouch for, and every
+//!   replay log whole, verifying, agreeing with the others, and short only
+//!   where its process stopped).
 #![deny(clippy::float_arithmetic)]
 
 pub mod faulty;

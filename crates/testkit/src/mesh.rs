@@ -1,6 +1,13 @@
 //! [`run`]: a match of 2–8 real [`Peer`]s of a shipped game, played by bots
 //! over a seeded [`Network`] on virtual time.
 //!
+//! Faults come on cue: a bit flipped in a state ([`Flip`]), a process that
+//! dies (`vanish`) and whose seat a restarted process takes back
+//! (`rejoin_at`), a process paused and resumed as by SIGSTOP and SIGCONT
+//! ([`Pause`]), a network split in two for a while ([`Partition`]), and the
+//! process of a seat that stopped because it lost the match's quorum
+//! restarted to take its seat back (`restart_stopped`).
+//!
 //! Invariants: a run is a pure function of its [`Scenario`] and the game's
 //! settings (the network, the tokens and the bots are seeded from it); time
 //! jumps to the next timeout or delivery, so a minute of a 2-second-latency
@@ -10,10 +17,10 @@
 //! in a match of a [`Faulty`](crate::faulty::Faulty) game, on its seat,
 //! while the harness is inside a call to that seat's peer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::faulty::{self, Fault};
-use crate::netsim::{LinkConfig, Loss, NetStats, Network, Transport};
+use crate::netsim::{Datagram, LinkConfig, Loss, NetStats, Network, Transport};
 use lockstep_fx::{Checksum, Rng};
 use lockstep_games::Demo;
 use lockstep_peer::{
@@ -23,7 +30,7 @@ use lockstep_peer::{
 use lockstep_protocol::clock_sync::ClockEstimate;
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::{WatchConfig, WatcherId, WatcherStats};
-use lockstep_protocol::{Config, Instant, Invalidation, PlayerId, Security, Stats};
+use lockstep_protocol::{Config, Instant, Invalidation, PlayerId, PlayerSet, Security, Stats};
 use lockstep_sim::{Match, StateMap};
 
 /// A network condition: round-trip time, loss, jitter, duplication and
@@ -127,6 +134,39 @@ pub struct Flip {
     pub repeat: bool,
 }
 
+/// A seat's process paused, as by SIGSTOP, then resumed (SIGCONT): while
+/// paused it takes no timeouts and sends nothing; the datagrams sent to it
+/// queue as in its socket's receive buffer (up to
+/// [`Scenario::socket_buffer_bytes`], the rest dropped) and are all handled,
+/// in arrival order, when it wakes, before its timers run. Its clock runs
+/// on meanwhile, so it wakes far behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pause {
+    /// The seat.
+    pub seat: PlayerId,
+    /// Paused once it has stepped this frame.
+    pub frame: u32,
+    /// For this long, in microseconds.
+    pub micros: u64,
+}
+
+/// A network split in two: the seats of `side` and the others cannot reach
+/// each other for a while (what is in flight when it starts still arrives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    /// One side; the other is every other seat (and the spectator).
+    pub side: PlayerSet,
+    /// Starts once every seat still playing has stepped this frame.
+    pub frame: u32,
+    /// Lasts this long, in microseconds.
+    pub micros: u64,
+}
+
+/// The bytes a datagram takes in a socket's receive buffer on top of its
+/// payload (the kernel charges a buffer for its bookkeeping too; Linux
+/// charges roughly this much per small datagram).
+pub const DATAGRAM_OVERHEAD: u64 = 768;
+
 /// A match to play.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -151,6 +191,21 @@ pub struct Scenario {
     /// process restarts and rejoins the match (a new `Peer` with
     /// `rejoin` set and a new token).
     pub rejoin_at: Option<u32>,
+    /// A seat paused and resumed.
+    pub pause: Option<Pause>,
+    /// A network partition.
+    pub partition: Option<Partition>,
+    /// Whether the process of a seat that stopped because it lost the
+    /// match's quorum restarts and takes its seat back (as `rejoin_at` does
+    /// for a vanished one), once the seat that hosts returns (the lowest
+    /// seat playing) has dropped it. Seats come back one at a time: a
+    /// process restarts once every process restarted before it is back,
+    /// so the keys it is handed are current.
+    pub restart_stopped: bool,
+    /// A paused seat's socket receive buffer, in bytes (212 992, Linux's
+    /// default), each datagram charged its length plus
+    /// [`DATAGRAM_OVERHEAD`].
+    pub socket_buffer_bytes: u64,
     /// A spectator that joins through the relay of seat `.0` once that
     /// seat has stepped frame `.1`.
     pub spectate: Option<(PlayerId, u32)>,
@@ -196,6 +251,10 @@ impl Scenario {
             flip: None,
             vanish: None,
             rejoin_at: None,
+            pause: None,
+            partition: None,
+            restart_stopped: false,
+            socket_buffer_bytes: 212_992,
             spectate: None,
             session: PeerSettings::new(&setup, PlayerId(0), 1).session,
             sealed: true,
@@ -256,6 +315,14 @@ pub struct PeerRun {
     pub stopped: Option<StopReason>,
     /// The match's invalidation as the peer knew it at the end.
     pub invalidation: Option<Invalidation>,
+    /// The first frame of every span it played alone, unchecked
+    /// ([`Peer::unchecked_from`]).
+    pub unchecked_from: Vec<u32>,
+    /// This process took its seat back in a running match (it records no
+    /// log).
+    pub rejoined: bool,
+    /// This process vanished (died): it left no finished log.
+    pub vanished: bool,
 }
 
 impl PeerRun {
@@ -304,24 +371,73 @@ pub struct Run {
     pub flipped_at: Option<Instant>,
     /// The peer that vanished, if one did (and did not rejoin).
     pub vanished: Option<PlayerId>,
-    /// The run of the vanished process, when its seat rejoined (the seat's
-    /// entry in `peers` is then the rejoined process).
-    pub before_rejoin: Option<PeerRun>,
-    /// When the seat's restarted process started.
+    /// The processes replaced by a restarted one (a vanished process, or
+    /// one that stopped), oldest first, with their seats; the seat's entry
+    /// in `peers` is its newest process.
+    pub replaced: Vec<(PlayerId, PeerRun)>,
+    /// When a seat's restarted process last started.
     pub rejoined_at: Option<Instant>,
+    /// Datagrams a paused seat's full socket buffer dropped.
+    pub buffer_overflow: u64,
     /// The spectator, if the scenario had one.
     pub spectator: Option<SpectatorRun>,
 }
 
 impl Run {
-    /// The peers still playing at the end (all but a vanished one).
+    /// The peers still playing at the end (all but a vanished one and
+    /// those that stopped).
     pub fn remaining(&self) -> impl Iterator<Item = &PeerRun> {
         let vanished = self.vanished;
         self.peers
             .iter()
             .enumerate()
-            .filter(move |(i, _)| vanished.is_none_or(|v| v.index() != *i))
+            .filter(move |(i, p)| vanished.is_none_or(|v| v.index() != *i) && p.stopped.is_none())
             .map(|(_, p)| p)
+    }
+
+    /// Every process that played, with its seat: those replaced first,
+    /// then the newest of each seat.
+    pub fn processes(&self) -> impl Iterator<Item = (PlayerId, &PeerRun)> {
+        self.replaced.iter().map(|(s, p)| (*s, p)).chain(
+            self.peers
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (PlayerId(i as u8), p)),
+        )
+    }
+
+    /// The first frame two processes that did not vanish hold different
+    /// final checksums for, among the frames both confirmed (for one that
+    /// stopped, the frames before its stop: what it stepped after the last
+    /// frame a quorum settled is no part of the match), with the two seats.
+    pub fn first_parting(&self) -> Option<(u32, PlayerId, PlayerId)> {
+        let held: Vec<(PlayerId, &PeerRun, u32)> = self
+            .processes()
+            .filter(|(_, p)| !p.vanished)
+            .map(|(s, p)| {
+                let end = p
+                    .stopped
+                    .as_ref()
+                    .map_or(p.confirmed_before, |r| r.frame().min(p.confirmed_before));
+                (s, p, end)
+            })
+            .collect();
+        let mut first: Option<(u32, PlayerId, PlayerId)> = None;
+        for (i, (sa, a, ea)) in held.iter().enumerate() {
+            for (sb, b, eb) in &held[i + 1..] {
+                let end = (*ea).min(*eb);
+                let parted = a
+                    .checksums
+                    .range(..end)
+                    .find(|(f, c)| b.checksums.get(f).is_some_and(|d| d != *c));
+                if let Some((&f, _)) = parted {
+                    if first.is_none_or(|(g, _, _)| f < g) {
+                        first = Some((f, *sa, *sb));
+                    }
+                }
+            }
+        }
+        first
     }
 
     /// The frames every remaining peer stepped.
@@ -357,13 +473,14 @@ impl Run {
             .find(|f| self.remaining().any(|p| p.checksums.get(f) != first.get(f)))
     }
 
-    /// Every event `pick` selects, at any peer, with the seat and time.
+    /// Every event `pick` selects, at any process (replaced ones too),
+    /// with the seat and time.
     pub fn events<T>(&self, pick: impl Fn(&PeerEvent) -> Option<T>) -> Vec<(PlayerId, Instant, T)> {
         let mut out = Vec::new();
-        for (i, p) in self.peers.iter().enumerate() {
+        for (seat, p) in self.processes() {
             for (at, e) in &p.events {
                 if let Some(t) = pick(e) {
-                    out.push((PlayerId(i as u8), *at, t));
+                    out.push((seat, *at, t));
                 }
             }
         }
@@ -374,6 +491,31 @@ impl Run {
     pub fn stalls_after_warmup(&self) -> u64 {
         self.remaining().map(|p| p.stalls_after_warmup).sum()
     }
+}
+
+/// A paused seat: when it wakes, and what waits in its socket.
+struct Paused {
+    seat: usize,
+    until: Instant,
+    queue: VecDeque<Datagram>,
+    bytes: u64,
+}
+
+/// The seat that takes back `seat` for a restarted process: the lowest
+/// seat playing (not gone, stopped or paused) that is its own host (no
+/// lower seat live in its view) and has dropped `seat` for good.
+fn return_host<G: Demo>(
+    peers: &[Peer<G, Vec<u8>>],
+    seat: usize,
+    playing: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    (0..peers.len()).find(|&j| {
+        let live = peers[j].session().live();
+        j != seat
+            && playing(j)
+            && live.lowest() == Some(PlayerId(j as u8))
+            && !live.contains(PlayerId(seat as u8))
+    })
 }
 
 /// Plays `scenario` of game `G` with settings `config`.
@@ -413,7 +555,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         })
         .collect();
     let mut runs: Vec<PeerRun> = (0..n).map(|_| PeerRun::default()).collect();
-    let mut before_rejoin = None;
+    let mut replaced = Vec::new();
     let mut rejoined_at = None;
     let mut flip = scenario.flip.clone();
     let mut flipped_at = None;
@@ -423,6 +565,15 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let mut settle_through = scenario.frames.saturating_sub(1);
     let mut vanished: Option<PlayerId> = None;
     let mut vanish_done = false;
+    let mut paused: Option<Paused> = None;
+    let mut pause_done = false;
+    let mut buffer_overflow = 0;
+    let mut cut_until: Option<Instant> = None;
+    // Sealed: restarted processes not yet back, with their public keys,
+    // which the match setup keeps telling the seats that dropped them
+    // (whichever of them hosts the return must know it).
+    let mut returning_keys: Vec<(usize, PublicKey)> = Vec::new();
+    let mut partition_done = false;
     let mut warm: Option<Vec<u64>> = None;
     let offset = |seat: usize| scenario.clock_offsets.get(seat).copied().unwrap_or(0);
     // A seat's clock, and a time on it back on the network's clock.
@@ -431,6 +582,25 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let mut now = Instant::ZERO;
     faulty::install(scenario.fault);
     loop {
+        if let Some(p) = paused.take_if(|p| p.until <= now) {
+            // SIGCONT: the socket's backlog first, then the timers.
+            let i = p.seat;
+            for d in p.queue {
+                deliver(
+                    now,
+                    offset(i),
+                    &mut peers[i],
+                    &mut runs[i],
+                    &mut net,
+                    d,
+                    watcher_node,
+                );
+            }
+        }
+        if cut_until.is_some_and(|t| t <= now) {
+            cut_until = None;
+            cut_partition(&mut net, scenario, false);
+        }
         while let Some(d) = net.pop_due(now) {
             if vanished.is_some_and(|v| v == d.to || v == d.from) {
                 continue;
@@ -445,18 +615,37 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 continue;
             }
             let i = d.to.index();
-            faulty::enter(d.to.0);
-            if d.from == watcher_node {
-                peers[i].handle_watcher_datagram(local(now, i), WatcherId(0), &d.bytes);
-                faulty::leave();
-                drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
+            if let Some(p) = paused.as_mut().filter(|p| p.seat == i) {
+                let cost = d.bytes.len() as u64 + DATAGRAM_OVERHEAD;
+                if p.bytes + cost <= scenario.socket_buffer_bytes {
+                    p.bytes += cost;
+                    p.queue.push_back(d);
+                } else {
+                    buffer_overflow += 1;
+                }
                 continue;
             }
-            let t = std::time::Instant::now();
-            peers[i].handle_datagram(local(now, i), d.from, &d.bytes);
-            faulty::leave();
-            drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
-            runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
+            deliver(
+                now,
+                offset(i),
+                &mut peers[i],
+                &mut runs[i],
+                &mut net,
+                d,
+                watcher_node,
+            );
+        }
+        if let Some(part) = scenario.partition {
+            let all_there = (0..usize::from(n))
+                .filter(|&i| {
+                    vanished.is_none_or(|v| v.index() != i) && peers[i].stopped().is_none()
+                })
+                .all(|i| peers[i].frame() > part.frame);
+            if !partition_done && all_there {
+                partition_done = true;
+                cut_until = Some(now.plus(part.micros));
+                cut_partition(&mut net, scenario, true);
+            }
         }
         for i in 0..usize::from(n) {
             if let Some((seat, frame)) = scenario.vanish {
@@ -465,45 +654,87 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     vanish_done = true;
                 }
             }
-            if let (Some(v), Some(at)) = (vanished, scenario.rejoin_at) {
-                let others_there = peers
-                    .iter()
-                    .filter(|p| p.seat() != v)
-                    .all(|p| p.frame() > at);
-                if v.index() == i && others_there {
-                    // The restarted process draws a new key pair; the match
-                    // setup tells the host, which vouches for it to the rest.
-                    let fresh = identity(&mut rng);
-                    seat_keys[i] = fresh.public();
-                    if scenario.sealed {
-                        let host = peers
-                            .iter_mut()
-                            .find(|p| p.seat() != v)
-                            .expect("someone is left to host the return");
-                        host.expect_return(v, fresh.public())
-                            .expect("the vanished seat was dropped");
-                    }
-                    let mut settings = PeerSettings::new(&scenario.setup, v, rng.next_u32() | 1);
-                    settings.session = Config {
-                        local: v,
-                        rejoin: true,
-                        security: security(&fresh, &seat_keys),
-                        ..scenario.session.clone()
-                    };
-                    settings.desync_policy = scenario.policy;
-                    let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
-                        .expect("the scenario's match is valid");
-                    peer.set_bot(Box::new(G::bot(v.0, scenario.setup.seed)));
-                    let old = std::mem::replace(&mut peers[i], peer);
-                    let mut old_run = std::mem::take(&mut runs[i]);
-                    old_run.stats = old.stats().clone();
-                    old_run.session = old.session_stats().clone();
-                    before_rejoin = Some(old_run);
-                    rejoined_at = Some(now);
+            if let Some(p) = scenario.pause {
+                let ready = p.seat.index() == i && peers[i].frame() > p.frame;
+                if !pause_done && ready && vanished != Some(p.seat) && peers[i].stopped().is_none()
+                {
+                    pause_done = true;
+                    paused = Some(Paused {
+                        seat: i,
+                        until: now.plus(p.micros),
+                        queue: VecDeque::new(),
+                        bytes: 0,
+                    });
+                }
+            }
+            let is_paused = |j: usize| paused.as_ref().is_some_and(|p| p.seat == j);
+            let playing = |j: usize| {
+                vanished.is_none_or(|v| v.index() != j)
+                    && !is_paused(j)
+                    && peers[j].stopped().is_none()
+            };
+            let restart = if vanished.is_some_and(|v| v.index() == i) {
+                // A vanished process restarts once the others stepped
+                // `rejoin_at`.
+                scenario.rejoin_at.is_some_and(|at| {
+                    (0..usize::from(n))
+                        .filter(|&j| j != i)
+                        .all(|j| peers[j].frame() > at)
+                })
+            } else {
+                scenario.restart_stopped
+                    && matches!(peers[i].stopped(), Some(StopReason::LostQuorum { .. }))
+            };
+            // One seat comes back at a time: a restarted process is handed
+            // the keys of the seats whose processes are back, so the next
+            // one starts only once it is back itself (or stopped again).
+            let one_at_a_time = (0..usize::from(n)).all(|j| {
+                !runs[j].rejoined || peers[j].session().is_running() || peers[j].stopped().is_some()
+            });
+            let host = if restart && one_at_a_time {
+                return_host(&peers, i, playing)
+            } else {
+                None
+            };
+            if let Some(host) = host {
+                // The restarted process draws a new key pair; the match
+                // setup tells the host, which vouches for it to the rest.
+                let v = PlayerId(i as u8);
+                let fresh = identity(&mut rng);
+                seat_keys[i] = fresh.public();
+                if scenario.sealed {
+                    peers[host]
+                        .expect_return(v, fresh.public())
+                        .expect("the host dropped the seat");
+                    returning_keys.retain(|(s, _)| *s != i);
+                    returning_keys.push((i, fresh.public()));
+                }
+                let mut settings = PeerSettings::new(&scenario.setup, v, rng.next_u32() | 1);
+                settings.session = Config {
+                    local: v,
+                    rejoin: true,
+                    security: security(&fresh, &seat_keys),
+                    ..scenario.session.clone()
+                };
+                settings.desync_policy = scenario.policy;
+                let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
+                    .expect("the scenario's match is valid");
+                peer.set_bot(Box::new(G::bot(v.0, scenario.setup.seed)));
+                let old = std::mem::replace(&mut peers[i], peer);
+                let mut old_run = std::mem::take(&mut runs[i]);
+                old_run.vanished = vanished == Some(v);
+                close_run(old, &mut old_run, 0, n);
+                replaced.push((v, old_run));
+                runs[i].rejoined = true;
+                net.forget(v);
+                rejoined_at = Some(now);
+                if vanished == Some(v) {
                     vanished = None;
                 }
             }
-            if vanished.is_some_and(|v| v.index() == i) {
+            if vanished.is_some_and(|v| v.index() == i)
+                || paused.as_ref().is_some_and(|p| p.seat == i)
+            {
                 continue;
             }
             let t = std::time::Instant::now();
@@ -516,7 +747,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
             if let Some(f) = flip.as_mut().filter(|f| f.seat.index() == i) {
                 let settled = peers[i].session().confirmed_before() == peers[i].frame();
-                if peers[i].frame() >= f.frame && settled {
+                if peers[i].frame() >= f.frame && settled && peers[i].stopped().is_none() {
                     flip_bit(&mut peers[i], f);
                     settle_through = settle_through.max(peers[i].frame());
                     flipped_at = flipped_at.or(Some(now));
@@ -528,6 +759,22 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 }
             }
         }
+        returning_keys.retain(|&(seat, key)| {
+            if peers[seat].session().is_running() || peers[seat].stopped().is_some() {
+                return false;
+            }
+            let v = PlayerId(seat as u8);
+            for peer in peers
+                .iter_mut()
+                .filter(|p| p.seat() != v && p.stopped().is_none())
+            {
+                if !peer.session().live().contains(v) && peer.session().seat_key(v) != Some(key) {
+                    // Refused only by a seat that has not dropped it.
+                    let _ = peer.expect_return(v, key);
+                }
+            }
+            true
+        });
         if let Some((relay, at)) = scenario.spectate {
             if spectator.is_none() && peers[relay.index()].frame() > at {
                 let watch = WatchConfig::new(n, scenario.session.tick_micros);
@@ -575,27 +822,40 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     .collect(),
             );
         }
-        // Once a peer stopped (the match found invalid), the run waits
-        // until every live peer has learned it and stopped too.
-        let mut live = peers.iter().filter(|p| vanished != Some(p.seat()));
-        let done = if live.clone().any(|p| p.stopped().is_some()) {
-            live.all(|p| p.stopped().is_some())
-        } else {
-            live.all(|p| {
+        // A seat that stopped is done; a paused one is not (it wakes).
+        let in_play = |p: &Peer<G, Vec<u8>>| vanished != Some(p.seat()) && p.stopped().is_none();
+        let restart_pending = (scenario.restart_stopped
+            && peers.iter().any(|p| p.stopped().is_some())
+            && peers.iter().any(in_play))
+            || (scenario.rejoin_at.is_some() && vanished.is_some());
+        // A match found invalid is over once every seat still in play
+        // has learned it and stopped too.
+        let invalid = peers
+            .iter()
+            .any(|p| matches!(p.stopped(), Some(StopReason::MatchInvalid { .. })));
+        let done = !restart_pending
+            && !(invalid && peers.iter().any(in_play))
+            && peers.iter().filter(|p| in_play(p)).all(|p| {
                 let s = p.session();
+                // Alone, nobody compares: there is nothing to settle on.
+                let alone = s.live().len() < 2;
                 s.confirmed_before() >= scenario.frames
-                    && (!scenario.settle || s.newest_clean().is_some_and(|c| c >= settle_through))
-            })
-        };
+                    && (!scenario.settle
+                        || alone
+                        || s.newest_clean().is_some_and(|c| c >= settle_through))
+            });
         if done || now.as_micros() >= scenario.max_micros {
             break;
         }
         let next = peers
             .iter()
             .filter(|p| vanished != Some(p.seat()))
+            .filter(|p| paused.as_ref().is_none_or(|q| q.seat != p.seat().index()))
             .filter_map(|p| Some(global(p.poll_timeout()?, p.seat().index())))
             .chain(spectator.as_ref().and_then(|(s, _)| s.poll_timeout()))
             .chain(net.next_delivery())
+            .chain(paused.as_ref().map(|p| p.until))
+            .chain(cut_until)
             .min()
             .unwrap_or(Instant(scenario.max_micros));
         now = if next > now { next } else { now.plus(1) };
@@ -608,19 +868,8 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     });
     for (i, peer) in peers.into_iter().enumerate() {
         let r = &mut runs[i];
-        r.stats = peer.stats().clone();
-        r.session = peer.session_stats().clone();
-        r.stalls_after_warmup = r.session.stall_ticks.saturating_sub(warm[i]);
-        r.confirmed_before = peer.session().confirmed_before();
-        r.clock_offsets = (0..n)
-            .map(|s| peer.session().clock_offset(PlayerId(s)))
-            .collect();
-        r.frame_advantage = (0..n)
-            .map(|s| peer.session().frame_advantage(PlayerId(s)))
-            .collect();
-        r.stopped = peer.stopped().cloned();
-        r.invalidation = peer.invalidation().copied();
-        r.log = peer.finish().ok().flatten();
+        r.vanished = vanished.is_some_and(|v| v.index() == i);
+        close_run(peer, r, warm[i], n);
     }
     faulty::install(None);
     Run {
@@ -629,14 +878,78 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         end: now,
         flipped_at,
         vanished,
-        before_rejoin,
+        replaced,
         rejoined_at,
+        buffer_overflow,
         spectator: spectator.map(|(s, mut r)| {
             r.stats = *s.stats();
             r.watcher = *s.watcher_stats();
             r
         }),
     }
+}
+
+/// Cuts (or mends) every link between the partition's two sides.
+fn cut_partition(net: &mut Network, scenario: &Scenario, cut: bool) {
+    let Some(part) = scenario.partition else {
+        return;
+    };
+    // The spectator (the last node) sits with the seats outside `side`.
+    let nodes = scenario.setup.players + 1;
+    for a in 0..nodes {
+        for b in 0..nodes {
+            let (a, b) = (PlayerId(a), PlayerId(b));
+            if part.side.contains(a) != part.side.contains(b) {
+                net.set_cut(a, b, cut);
+            }
+        }
+    }
+}
+
+/// Fills in what a process's run says at its end, and its log: a
+/// vanished process leaves none (it died), any other finishes its own.
+fn close_run<G: Demo>(peer: Peer<G, Vec<u8>>, r: &mut PeerRun, warm_stalls: u64, n: u8) {
+    r.stats = peer.stats().clone();
+    r.session = peer.session_stats().clone();
+    r.stalls_after_warmup = r.session.stall_ticks.saturating_sub(warm_stalls);
+    r.confirmed_before = peer.session().confirmed_before();
+    r.clock_offsets = (0..n)
+        .map(|s| peer.session().clock_offset(PlayerId(s)))
+        .collect();
+    r.frame_advantage = (0..n)
+        .map(|s| peer.session().frame_advantage(PlayerId(s)))
+        .collect();
+    r.stopped = peer.stopped().cloned();
+    r.invalidation = peer.invalidation().copied();
+    r.log = if r.vanished {
+        None
+    } else {
+        peer.finish().ok().flatten()
+    };
+}
+
+/// Hands datagram `d` to `peer` (from a seat or the spectator) at network
+/// time `now`, and takes what it caused.
+fn deliver<G: Demo>(
+    now: Instant,
+    offset: u64,
+    peer: &mut Peer<G, Vec<u8>>,
+    run: &mut PeerRun,
+    net: &mut Network,
+    d: Datagram,
+    watcher_node: PlayerId,
+) {
+    let local = now.plus(offset);
+    let t = std::time::Instant::now();
+    faulty::enter(peer.seat().0);
+    if d.from == watcher_node {
+        peer.handle_watcher_datagram(local, WatcherId(0), &d.bytes);
+    } else {
+        peer.handle_datagram(local, d.from, &d.bytes);
+    }
+    faulty::leave();
+    drain(now, offset, peer, run, net);
+    run.busy_nanos += t.elapsed().as_nanos() as u64;
 }
 
 fn drain_spectator<G: Demo>(
@@ -706,6 +1019,11 @@ fn drain<G: Demo>(
                 run.events.push((now, event));
             }
             other => run.events.push((now, other)),
+        }
+    }
+    if let Some(from) = peer.unchecked_from() {
+        if run.unchecked_from.last() != Some(&from) {
+            run.unchecked_from.push(from);
         }
     }
     let delay = peer.session_stats().delay_frames;

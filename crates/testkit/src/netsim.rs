@@ -1,6 +1,8 @@
 //! A seeded, virtual-time network for tests and experiments: per-link
 //! latency, jitter, random or Gilbert–Elliott burst loss, duplication,
-//! reordering and an MTU, or a TCP-like transport (see [`crate::tcp_model`]).
+//! reordering and an MTU, or a TCP-like transport (see [`crate::tcp_model`]);
+//! links can be cut (a partition), and a node's traffic in flight forgotten
+//! (its process was replaced by one with a new socket).
 //!
 //! Invariants: every decision draws from one `lockstep_fx::Rng` seeded by the
 //! caller, in send order, so a run is a pure function of its seed and its
@@ -141,6 +143,10 @@ pub struct NetStats {
     pub corrupted: u64,
     /// Datagrams dropped for exceeding the MTU.
     pub over_mtu: u64,
+    /// Datagrams sent on a cut link (a partition), never delivered.
+    pub partitioned: u64,
+    /// Datagrams in flight to or from a node whose process was replaced.
+    pub forgotten: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -148,6 +154,8 @@ struct Link {
     cfg: LinkConfig,
     bad: bool,
     tcp: TcpLink,
+    /// Cut: everything sent on it is lost, and nothing is drawn for it.
+    cut: bool,
 }
 
 impl Link {
@@ -182,7 +190,8 @@ impl Network {
                 Link {
                     cfg: link,
                     bad: false,
-                    tcp: TcpLink::default()
+                    tcp: TcpLink::default(),
+                    cut: false,
                 };
                 n * n
             ],
@@ -199,6 +208,26 @@ impl Network {
         }
     }
 
+    /// Cuts the link `from → to` (`true`) or mends it: while cut, what is
+    /// sent on it is lost (counted as `partitioned`); what is in flight
+    /// still arrives.
+    pub fn set_cut(&mut self, from: PlayerId, to: PlayerId, cut: bool) {
+        if let Some(l) = self.links.get_mut(from.index() * self.nodes + to.index()) {
+            l.cut = cut;
+        }
+    }
+
+    /// Forgets every datagram in flight to or from `node`: its process was
+    /// replaced by a new one with a new socket, which the old one's traffic
+    /// never reaches (and whose peers the old one's late datagrams are
+    /// taken not to reach either: a dead process's packets are not replayed
+    /// to its successor).
+    pub fn forget(&mut self, node: PlayerId) {
+        let before = self.queue.len();
+        self.queue.retain(|_, d| d.from != node && d.to != node);
+        self.stats.forgotten += (before - self.queue.len()) as u64;
+    }
+
     /// What happened so far.
     pub fn stats(&self) -> NetStats {
         self.stats
@@ -211,6 +240,10 @@ impl Network {
         let Some(link) = self.links.get_mut(from.index() * self.nodes + to.index()) else {
             return;
         };
+        if link.cut {
+            self.stats.partitioned += 1;
+            return;
+        }
         let rng = &mut self.rng;
         let mut deliveries: Vec<(Instant, Option<u32>)> = Vec::with_capacity(2);
         match link.cfg.transport {
@@ -355,6 +388,33 @@ mod tests {
         };
         assert_eq!(run(), run());
         assert!(run().windows(2).any(|w| w[0] > w[1]), "jitter reorders");
+    }
+
+    #[test]
+    fn a_cut_link_loses_everything_until_mended() {
+        let mut net = Network::new(1, 3, LinkConfig::ideal(10));
+        net.send(Instant(0), PlayerId(0), PlayerId(1), vec![1]);
+        net.set_cut(PlayerId(0), PlayerId(1), true);
+        net.send(Instant(1), PlayerId(0), PlayerId(1), vec![2]);
+        net.send(Instant(1), PlayerId(1), PlayerId(0), vec![3]);
+        net.set_cut(PlayerId(0), PlayerId(1), false);
+        net.send(Instant(2), PlayerId(0), PlayerId(1), vec![4]);
+        let mut got = Vec::new();
+        while let Some(d) = net.pop_due(Instant(100)) {
+            got.push(d.bytes[0]);
+        }
+        assert_eq!(
+            got,
+            vec![1, 3, 4],
+            "in flight before the cut, the other way, after"
+        );
+        assert_eq!(net.stats().partitioned, 1);
+        net.send(Instant(3), PlayerId(0), PlayerId(2), vec![5]);
+        net.send(Instant(3), PlayerId(2), PlayerId(1), vec![6]);
+        net.send(Instant(3), PlayerId(0), PlayerId(1), vec![7]);
+        net.forget(PlayerId(2));
+        assert_eq!(net.pop_due(Instant(100)).map(|d| d.bytes[0]), Some(7));
+        assert_eq!(net.stats().forgotten, 2);
     }
 
     #[test]

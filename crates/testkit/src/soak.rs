@@ -3,20 +3,26 @@
 //! game, lockstep or rollback (fixed or adaptive input delay), 2 to 4
 //! seats of cubes or 2 to 8 of the RTS, a network anywhere from calm to 2 s round trips with 25% loss,
 //! jitter, duplication, reordering and (sealed) corrupted datagrams, every seat's
-//! clock set apart, and in about a third of the matches a bit flipped in
-//! one seat's state, in about one in seven a recurring nondeterminism in
-//! one seat's game ([`Faulty`], self-consistent or not) — and [`play`]
-//! plays it and says what went wrong.
+//! clock set apart, in about a third of the matches a bit flipped in
+//! one seat's state (any seat: none is the authority by number), in half
+//! of the others a membership fault: a seat paused for half a second to
+//! twelve (as by SIGSTOP), or the network split in two for as long, the
+//! process of a seat that lost the quorum restarting to take its seat back
+//! — and in a quarter of the rest a recurring nondeterminism in one seat's
+//! game ([`Faulty`], self-consistent or not) — and [`play`] plays it and
+//! says what went wrong.
 //!
-//! A match passes when [`verdict::check`] passes (every confirmed frame
-//! agreed at the end, every log whole, verifying and identical) — or, for
-//! a match with a recurring nondeterminism, [`verdict::check_invalid`]
-//! when it was found invalid (every seat stopped at the same first frame,
-//! every log verifying up to it) — no frame stepped twice from one state
-//! gave two checksums (unless the game was made nondeterministic), no call
-//! was refused, no seat but the faulty or flipped one loaded another's
-//! state, and every desync reported was a real one: reported only after a
-//! flip or a fault, with that seat among the drifted.
+//! A match passes when [`verdict::check`] passes (no two processes part
+//! without saying so: every frame both vouch for agreed, every log whole,
+//! verifying and agreeing with every other, a short log only where its
+//! process stopped), no frame stepped twice from one state gave two
+//! checksums (unless the game was made nondeterministic), no call was
+//! refused, every desync reported was a real one (reported only after a
+//! flip or a fault, with that seat among the drifted), no seat but the
+//! flipped or faulty one loaded another's state, and no seat is stranded:
+//! every seat that stopped came back, and some seat played to the end —
+//! except in a match found invalid (a fault only), where every seat stopped
+//! with `MatchInvalid`.
 //!
 //! Invariant: a match is a pure function of its seed; the games are small
 //! (25 cubes, or 8 units a seat) so thousands of matches fit in minutes.
@@ -26,11 +32,11 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::{PeerEvent, StopReason};
-use lockstep_protocol::{InputDelay, Mode, PlayerId, Rollback};
+use lockstep_protocol::{InputDelay, Mode, PlayerId, PlayerSet, Rollback};
 use lockstep_sim::Game;
 
 use crate::faulty::{Fault, Faulty, Recurring};
-use crate::mesh::{self, Flip, Run, Scenario};
+use crate::mesh::{self, Flip, Partition, Pause, Run, Scenario};
 use crate::netsim::{LinkConfig, Loss, Transport};
 use crate::verdict::{self, Failure};
 
@@ -81,17 +87,6 @@ pub struct Outcome {
     pub longest_heal_micros: u64,
     /// Frames that gave two checksums from one state.
     pub nondeterministic: u64,
-    /// Whether the match was found invalid (every seat stopped).
-    pub invalid: bool,
-    /// Virtual time from the first desync to the last seat's stop, in
-    /// microseconds (0 unless found invalid).
-    pub invalid_after_micros: u64,
-    /// Seats that loaded another's state though neither flipped nor faulty
-    /// (an honest seat overwritten).
-    pub overwritten: u32,
-    /// The most bytes of game states any seat's unsettled history held at
-    /// once (the match's peak live state bytes).
-    pub peak_state_bytes: u64,
     /// Calls a peer's session refused.
     pub refused_calls: u64,
     /// Frames stepped on predictions, over all seats.
@@ -102,6 +97,31 @@ pub struct Outcome {
     pub frames: u32,
     /// Virtual time the match took, in microseconds.
     pub micros: u64,
+    /// Processes that stopped because their seat lost the quorum.
+    pub lost_quorum: u32,
+    /// Processes restarted that took their seat back.
+    pub rejoined: u32,
+    /// Seats that played alone, unchecked, for a while.
+    pub alone: u32,
+    /// Seats whose last process stopped and never came back, or every
+    /// seat when none played to the end (not counting a match found
+    /// invalid).
+    pub stranded: u32,
+    /// Whether the match was found invalid (a seat stopped with
+    /// `MatchInvalid`).
+    pub invalid: bool,
+    /// Seats still playing at the end of a match found invalid (every one
+    /// must have stopped).
+    pub not_stopped: u32,
+    /// Virtual time from the first desync to the last seat's stop, in
+    /// microseconds (0 unless found invalid).
+    pub invalid_after_micros: u64,
+    /// Seats that loaded another's state though neither flipped nor faulty
+    /// (an honest seat overwritten).
+    pub overwritten: u32,
+    /// The most bytes of game states any seat's unsettled history held at
+    /// once (the match's peak live state bytes).
+    pub peak_state_bytes: u64,
 }
 
 impl Outcome {
@@ -112,7 +132,9 @@ impl Outcome {
             && self.false_reports == 0
             && (self.nondeterministic == 0 || faulty)
             && self.refused_calls == 0
+            && self.stranded == 0
             && self.overwritten == 0
+            && self.not_stopped == 0
             && (!self.invalid || faulty)
     }
 }
@@ -202,7 +224,7 @@ pub fn plan(seed: u64) -> Plan {
         .collect();
     if rng.chance(1, 3) {
         // Any seat: no seat is the authority by number, so a corrupted
-        // seat 0 of two is healed like any other.
+        // seat 0 of two is found out by its own second run and healed.
         let seat = rng.below(u32::from(players)) as u8;
         s.flip = Some(Flip {
             seat: PlayerId(seat),
@@ -212,10 +234,36 @@ pub fn plan(seed: u64) -> Plan {
             bit: 16 + rng.below(16),
             repeat: false,
         });
-    } else if rng.chance(1, 5) {
-        // A game that is not deterministic on one seat, now and then: it
-        // is healed while it can be, and the match is found invalid when
-        // it keeps drifting (or nobody can be blamed).
+    }
+    // Membership faults: a seat paused, or the network split in two, from
+    // half a second (no seat dropped) to twelve (the minority stops,
+    // restarts and takes its seat back). Not with a flip, so that each
+    // fault is judged on its own.
+    let fault = rng.below(4);
+    if fault < 2 && s.flip.is_none() {
+        let frame = 60 + rng.below(FRAMES / 2);
+        let micros = 500_000 + u64::from(rng.below(11_500_001));
+        if fault == 0 {
+            s.pause = Some(Pause {
+                seat: PlayerId(rng.below(u32::from(players)) as u8),
+                frame,
+                micros,
+            });
+        } else {
+            // A side that is neither empty nor every seat.
+            let side = 1 + rng.below((1u32 << players) - 2);
+            s.partition = Some(Partition {
+                side: PlayerSet(side as u8),
+                frame,
+                micros,
+            });
+        }
+        s.restart_stopped = true;
+    }
+    // A game that is not deterministic on one seat, now and then: healed
+    // while it can be, and the match found invalid when it keeps drifting
+    // (or nobody can be blamed). Drawn last, alone with no other fault.
+    if s.flip.is_none() && s.pause.is_none() && s.partition.is_none() && rng.chance(1, 4) {
         s.fault = Some(Fault {
             seat: rng.below(u32::from(players)) as u8,
             kind: if rng.chance(1, 2) {
@@ -253,17 +301,7 @@ pub fn play(plan: &Plan) -> Outcome {
 fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
     let s = &plan.scenario;
     let run: Run = mesh::run::<G>(s, config);
-    let seats = 0..run.peers.len();
-    let invalid = run
-        .peers
-        .iter()
-        .any(|p| matches!(p.stopped, Some(StopReason::MatchInvalid { .. })));
-    let failure = if invalid {
-        verdict::check_invalid::<G>(&run, seats)
-    } else {
-        verdict::check::<G>(&run, FRAMES, seats)
-    }
-    .err();
+    let failure = verdict::check::<G>(&run, FRAMES).err();
     let flipped = run.flipped_at.is_some();
     // The seat whose state or game goes wrong: the only one that may
     // drift and load another's state.
@@ -282,11 +320,18 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
         .filter(|(_, _, drifted)| !culprit.is_some_and(|c| drifted.contains(c)))
         .count() as u32;
     let overwritten = run
+        .processes()
+        .filter(|(seat, p)| p.stats.states_loaded > 0 && culprit != Some(*seat) && !p.rejoined)
+        .count() as u32;
+    let invalid = run
         .peers
         .iter()
-        .enumerate()
-        .filter(|(i, p)| p.stats.states_loaded > 0 && culprit.is_none_or(|c| c.index() != *i))
-        .count() as u32;
+        .any(|p| matches!(p.stopped, Some(StopReason::MatchInvalid { .. })));
+    let not_stopped = if invalid {
+        run.remaining().count() as u32
+    } else {
+        0
+    };
     let invalid_after_micros = if invalid {
         let first = run
             .events(|e| {
@@ -328,7 +373,21 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
             }
         }
     }
-    let sum = |f: fn(&lockstep_peer::PeerStats) -> u64| run.peers.iter().map(|p| f(&p.stats)).sum();
+    let sum =
+        |f: fn(&lockstep_peer::PeerStats) -> u64| run.processes().map(|(_, p)| f(&p.stats)).sum();
+    let lost_quorum = run
+        .processes()
+        .filter(|(_, p)| matches!(p.stopped, Some(StopReason::LostQuorum { .. })))
+        .count() as u32;
+    let playing = run.remaining().count() as u32;
+    let stranded = if invalid {
+        // Every seat stops in a match found invalid: none is stranded.
+        0
+    } else if playing == 0 {
+        u32::from(s.setup.players)
+    } else {
+        run.peers.iter().filter(|p| p.stopped.is_some()).count() as u32
+    };
     Outcome {
         plan: plan.clone(),
         failure,
@@ -338,20 +397,27 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
         healed,
         longest_heal_micros,
         nondeterministic: sum(|p| p.nondeterministic_frames),
-        invalid,
-        invalid_after_micros,
-        overwritten,
-        peak_state_bytes: run
-            .peers
-            .iter()
-            .map(|p| p.stats.peak_state_bytes)
-            .max()
-            .unwrap_or(0),
         refused_calls: sum(|p| p.refused_calls),
         frames_predicted: sum(|p| p.frames_predicted),
         frames_rolled_back: sum(|p| p.frames_rolled_back),
         frames: run.common_frames(),
         micros: run.end.as_micros(),
+        lost_quorum,
+        rejoined: run.processes().filter(|(_, p)| p.rejoined).count() as u32,
+        alone: run
+            .processes()
+            .filter(|(_, p)| !p.unchecked_from.is_empty())
+            .count() as u32,
+        stranded,
+        invalid,
+        not_stopped,
+        invalid_after_micros,
+        overwritten,
+        peak_state_bytes: run
+            .processes()
+            .map(|(_, p)| p.stats.peak_state_bytes)
+            .max()
+            .unwrap_or(0),
     }
 }
 
@@ -390,5 +456,16 @@ mod tests {
                 .is_some_and(|f| f.seat == PlayerId(0))
         }));
         assert!(plans.iter().any(|p| p.game == SoakGame::Rts));
+        assert!(plans.iter().any(|p| p.scenario.pause.is_some()));
+        assert!(plans.iter().any(|p| p.scenario.partition.is_some()));
+        for p in &plans {
+            if let Some(part) = p.scenario.partition {
+                let all = PlayerSet::first(p.scenario.setup.players);
+                assert!(
+                    !part.side.is_empty() && part.side != all && !all.without(part.side).is_empty()
+                );
+                assert_eq!(part.side.without(all), PlayerSet::EMPTY);
+            }
+        }
     }
 }

@@ -1,18 +1,25 @@
-//! [`check`]: what a finished match must show. Every remaining peer's
-//! checksums agree on every frame they all confirmed, and every replay log
-//! recorded reads whole, replays, verifies against its own checksums and
-//! holds the same checksums as every other log, frame for frame.
-//! [`check_invalid`]: what a match found invalid must show instead: every
-//! remaining peer stopped with it, they agree on every frame before the
-//! first divergent one, and every log verifies, the same in every log.
+//! [`check`]: what a finished match must show. No two processes part
+//! without saying so: every pair of processes agrees on every frame both
+//! confirmed (a process that stopped vouches only for the frames before its
+//! stop), every replay log recorded reads whole, replays and verifies
+//! against its own checksums, every pair of logs holds the same checksums
+//! on every frame both hold, and a log shorter than the match belongs to a
+//! process that stopped and said why (until replay logs carry notes, the
+//! stop reason the run recorded for it). The seats still playing at the
+//! end have confirmed the frames wanted. A match found invalid
+//! (`MatchInvalid`) vouches for no frame from its first divergent one on,
+//! but a log may hold such frames where they were compared clean between
+//! seats before the divergence was seen (every log still verifies and
+//! agrees with every other).
 //!
 //! Invariant: the verdict looks only at the [`Run`]'s outputs (checksum
-//! streams and log bytes), never at a peer's internals, so it judges the
-//! peers by what they would hand a user.
+//! streams, stop reasons and log bytes), never at a peer's internals, so it
+//! judges the peers by what they would hand a user.
 
 use core::fmt;
 
 use lockstep_peer::StopReason;
+use lockstep_protocol::PlayerId;
 use lockstep_sim::Game;
 use lockstep_sim::replay::{self, RunOptions};
 
@@ -21,21 +28,23 @@ use crate::mesh::Run;
 /// Why a run failed its check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
-    /// Fewer frames than wanted were confirmed by every remaining peer.
+    /// Fewer frames than wanted were confirmed by a seat still playing.
     TooFewFrames {
-        /// Frames all confirmed.
+        /// The fewest frames a playing seat confirmed.
         common: u32,
         /// Frames wanted.
         wanted: u32,
     },
-    /// Two remaining peers' final checksums of a confirmed frame differ (a
-    /// desync that was never healed).
+    /// Two processes' final checksums of a frame both vouch for differ (a
+    /// desync never healed, or a split match).
     Disagree {
         /// The first such frame.
         frame: u32,
+        /// The two seats.
+        seats: (PlayerId, PlayerId),
     },
-    /// A peer that should have recorded the match has no log (recording
-    /// stopped).
+    /// A process that played from the start and did not die has no log
+    /// (recording stopped).
     NoLog {
         /// The seat.
         seat: usize,
@@ -47,18 +56,20 @@ pub enum Failure {
         /// What went wrong.
         reason: String,
     },
-    /// Two logs hold different checksums for a frame.
-    LogsDiffer {
-        /// The seat whose log differs from seat 0's.
-        seat: usize,
-        /// The first frame that differs.
-        frame: u32,
-    },
-    /// A match found invalid where a seat did not stop (or stopped for
-    /// another reason, or at another first frame).
-    NotStopped {
+    /// A log ends before the match without its process having stopped, or
+    /// runs past the frame it stopped at.
+    Unannounced {
         /// The seat.
         seat: usize,
+        /// Frames the log holds.
+        frames: u32,
+    },
+    /// Two logs hold different checksums for a frame.
+    LogsDiffer {
+        /// The two seats.
+        seats: (usize, usize),
+        /// The first frame that differs.
+        frame: u32,
     },
 }
 
@@ -68,100 +79,78 @@ impl fmt::Display for Failure {
             Failure::TooFewFrames { common, wanted } => {
                 write!(
                     f,
-                    "only {common} frames confirmed by every peer, {wanted} wanted"
+                    "only {common} frames confirmed by a seat playing to the end, {wanted} wanted"
                 )
             }
-            Failure::Disagree { frame } => {
-                write!(f, "the peers' checksums of frame {frame} differ")
+            Failure::Disagree { frame, seats } => {
+                write!(
+                    f,
+                    "seats {} and {} hold different checksums of frame {frame}",
+                    seats.0.0, seats.1.0
+                )
             }
             Failure::NoLog { seat } => write!(f, "seat {seat} stopped recording"),
             Failure::BadLog { seat, reason } => write!(f, "seat {seat}'s log: {reason}"),
-            Failure::LogsDiffer { seat, frame } => {
+            Failure::Unannounced { seat, frames } => write!(
+                f,
+                "seat {seat}'s log holds {frames} frames and does not say why it ends there"
+            ),
+            Failure::LogsDiffer { seats, frame } => {
                 write!(
                     f,
-                    "seat {seat}'s log differs from the first one's at frame {frame}"
+                    "the logs of seats {} and {} part at frame {frame}",
+                    seats.0, seats.1
                 )
             }
-            Failure::NotStopped { seat } => {
-                write!(f, "seat {seat} did not stop with the match found invalid")
-            }
         }
     }
 }
 
-/// Checks `run`: at least `frames` frames confirmed by every remaining
-/// peer and agreed on, and a whole, verifying, identical log from every
-/// seat in `recorders`.
-pub fn check<G: Game>(
-    run: &Run,
-    frames: u32,
-    recorders: impl IntoIterator<Item = usize>,
-) -> Result<(), Failure> {
-    let common = run.common_frames();
-    if common < frames {
-        return Err(Failure::TooFewFrames {
-            common,
-            wanted: frames,
+/// Checks `run`: at least `frames` frames confirmed by every seat playing
+/// to the end; no two processes parting on a frame both vouch for; and from
+/// every process that played from frame 0 and did not die, a whole,
+/// verifying log, agreeing with every other log, that holds the match or
+/// ends where its process stopped.
+pub fn check<G: Game>(run: &Run, frames: u32) -> Result<(), Failure> {
+    if let Some(common) = run.remaining().map(|p| p.confirmed_before).min() {
+        if common < frames {
+            return Err(Failure::TooFewFrames {
+                common,
+                wanted: frames,
+            });
+        }
+    }
+    if let Some((frame, a, b)) = run.first_parting() {
+        return Err(Failure::Disagree {
+            frame,
+            seats: (a, b),
         });
     }
-    if let Some(frame) = run.first_disagreement() {
-        return Err(Failure::Disagree { frame });
-    }
-    check_logs::<G>(run, frames.saturating_sub(1), recorders)
-}
-
-/// Checks a match found invalid: every remaining peer stopped with
-/// `MatchInvalid`, they agree on every frame they all confirmed before the
-/// earliest first divergent frame any of them names, and every log of
-/// `recorders` is whole, verifies and matches the others (a log may hold
-/// frames from the first divergent one on that a majority agreed on
-/// before the seat that drifted reported them).
-pub fn check_invalid<G: Game>(
-    run: &Run,
-    recorders: impl IntoIterator<Item = usize>,
-) -> Result<(), Failure> {
-    // Each seat names the first divergent frame it knows of; a seat whose
-    // report of that frame was lost may name a later one.
-    let mut first: Option<u32> = None;
-    for (seat, p) in run.peers.iter().enumerate() {
-        if run.vanished.is_some_and(|v| v.index() == seat) {
+    let mut logs: Vec<(usize, Vec<_>)> = Vec::new();
+    for (seat, p) in run.processes() {
+        let seat = seat.index();
+        if p.vanished || p.rejoined {
+            // A dead process leaves no finished log; a rejoined one records
+            // none (it never saw frame 0).
             continue;
         }
-        let Some(StopReason::MatchInvalid { first_frame, .. }) = p.stopped else {
-            return Err(Failure::NotStopped { seat });
-        };
-        first = Some(first.map_or(first_frame, |f| f.min(first_frame)));
-    }
-    let Some(first) = first else {
-        return Ok(());
-    };
-    if let Some(frame) = run.first_disagreement().filter(|f| *f < first) {
-        return Err(Failure::Disagree { frame });
-    }
-    check_logs::<G>(run, 0, recorders)
-}
-
-/// Every log of `recorders` whole (at least `frames` frames), replaying,
-/// verifying, and holding the same checksums as the others.
-fn check_logs<G: Game>(
-    run: &Run,
-    frames: u32,
-    recorders: impl IntoIterator<Item = usize>,
-) -> Result<(), Failure> {
-    let mut logs: Vec<(usize, Vec<_>)> = Vec::new();
-    for seat in recorders {
         let bad = |reason: String| Failure::BadLog { seat, reason };
-        let bytes = run
-            .peers
-            .get(seat)
-            .and_then(|p| p.log.as_ref())
-            .ok_or(Failure::NoLog { seat })?;
+        let bytes = p.log.as_ref().ok_or(Failure::NoLog { seat })?;
         let log = replay::read::<G::Input>(bytes).map_err(|e| bad(e.to_string()))?;
         if !log.is_complete() {
             return Err(bad(format!("ends early: {:?}", log.end())));
         }
-        if log.frames() < frames {
-            return Err(bad(format!("holds only {} frames", log.frames())));
+        let held = log.frames();
+        let said = match &p.stopped {
+            // Frames a majority compared clean before the divergence was
+            // seen: logged, and checked against the other logs below.
+            Some(StopReason::MatchInvalid { .. }) => true,
+            // The log ends where the stop says, and holds nothing after it.
+            Some(reason) => held <= reason.frame(),
+            None => held + 1 >= frames,
+        };
+        if !said {
+            return Err(Failure::Unannounced { seat, frames: held });
         }
         let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {})
             .map_err(|e| bad(e.to_string()))?;
@@ -171,18 +160,17 @@ fn check_logs<G: Game>(
                 outcome.first_mismatch
             )));
         }
-        logs.push((seat, (0..log.frames()).map(|f| log.check(f)).collect()));
+        logs.push((seat, (0..held).map(|f| log.check(f)).collect()));
     }
-    let Some(((_, first), rest)) = logs.split_first() else {
-        return Ok(());
-    };
-    for (seat, other) in rest {
-        let n = first.len().min(other.len());
-        if let Some(frame) = (0..n).find(|&i| first[i] != other[i]) {
-            return Err(Failure::LogsDiffer {
-                seat: *seat,
-                frame: frame as u32,
-            });
+    for (i, (a, first)) in logs.iter().enumerate() {
+        for (b, other) in &logs[i + 1..] {
+            let n = first.len().min(other.len());
+            if let Some(frame) = (0..n).find(|&f| first[f] != other[f]) {
+                return Err(Failure::LogsDiffer {
+                    seats: (*a, *b),
+                    frame: frame as u32,
+                });
+            }
         }
     }
     Ok(())

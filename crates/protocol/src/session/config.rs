@@ -199,6 +199,20 @@ pub struct Config {
     /// host to name the frame its seat plays again from, loads the host's
     /// exact state and plays on from there.
     pub rejoin: bool,
+    /// Whether a seat left alone in the match may play on (the default).
+    ///
+    /// A seat whose side of a split is not a quorum of the seats still in
+    /// the match stops ([`Event::LostQuorum`](super::Event::LostQuorum));
+    /// of two seats that lost each other the lower one holds the tie-break
+    /// and is the side that may play on. With `true` it does, against the
+    /// other seat's absent input, and says that its frames from then on are
+    /// unchecked ([`Event::PlayingAlone`](super::Event::PlayingAlone)): no
+    /// seat compares its checksums until one returns. That is what lets a
+    /// two-seat match survive a crash (the restarted process takes its seat
+    /// back from the seat that played on) and never splits the match (the
+    /// other seat stops). With `false` a quorum needs two seats, so a seat
+    /// left alone stops too: a match where every frame must be checked.
+    pub play_on_alone: bool,
     /// Whether every packet repeats all unacked inputs (the default). Set
     /// `false` only over a reliable, ordered transport (the TCP-like model,
     /// a TCP baseline): each input is then sent once and the unacked cap is
@@ -260,6 +274,7 @@ impl Config {
             chunks_per_tick: 16,
             redundant_inputs: true,
             rejoin: false,
+            play_on_alone: true,
             security: Security::Plain,
             mode: Mode::Lockstep,
             timing_interval_micros: 200 * MICROS_PER_MILLI,

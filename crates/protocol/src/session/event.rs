@@ -84,6 +84,9 @@ pub enum TimeoutReason {
     Silent,
     /// It left more than `max_unacked_inputs` of our inputs unacked.
     TooManyUnacked,
+    /// It said it dropped this seat (it takes nothing more from us), and
+    /// nothing newer from it cancelled that within the goodbye grace.
+    DroppedUs,
 }
 
 /// Why resync gave up: the match can no longer prove that every seat
@@ -287,6 +290,32 @@ pub enum Event<I> {
         seat: PlayerId,
         /// Its last frame.
         last_frame: Option<u32>,
+    },
+    /// This seat's side of the match is no longer a quorum of the seats
+    /// still in it (see [`crate::quorum`]): it stopped hearing too many of
+    /// them, or they dropped it. It must not play on alone: the session
+    /// steps, samples and sends nothing more (it said goodbye to the seats
+    /// it still heard) and drops every later datagram. Frames stepped but
+    /// not settled ([`Session::newest_clean`](super::Session::newest_clean))
+    /// may differ from what the others play and must not be recorded. The
+    /// app may take the seat back with a new process (`rejoin`) once the
+    /// others have dropped it, or end.
+    LostQuorum {
+        /// The first frame this seat did not step.
+        frame: u32,
+        /// The seats that counted: those live in the match as this seat knew
+        /// it, less those that said goodbye.
+        live: PlayerSet,
+        /// The seats of `live` it still heard, itself included.
+        heard: PlayerSet,
+    },
+    /// No other seat is left in the match and [`Config::play_on_alone`](super::Config::play_on_alone)
+    /// lets this one play on: from `from` on its frames are compared with
+    /// nobody's (unchecked) until a seat returns
+    /// ([`Event::SeatReturned`]: checking starts again at its frame).
+    PlayingAlone {
+        /// The first frame not compared with another seat's.
+        from: u32,
     },
     /// A dropped seat came back (its restarted process rejoined): it plays
     /// again from `frame` (the frames between its drop and `frame` keep the

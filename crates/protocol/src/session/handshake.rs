@@ -29,8 +29,14 @@ pub(super) struct Peer {
     /// The keys of a sealed session toward it.
     pub(super) link: Option<Link>,
     pub(super) seen: SeqWindow,
-    /// A goodbye not confirmed yet: when it arrived and its sequence.
-    pub(super) leaving: Option<(Instant, u16)>,
+    /// A farewell not confirmed yet: when it arrived, its sequence, and
+    /// whether it was a goodbye or a notice that it dropped us.
+    pub(super) leaving: Option<(Instant, u16, Farewell)>,
+    /// It said goodbye (confirmed): it plays no more whatever the others
+    /// decide, so it no longer counts toward a quorum.
+    pub(super) left: bool,
+    /// The frame its seat came back at, when its process returned.
+    pub(super) back_from: Option<u32>,
     pub(super) last_recv: Instant,
     pub(super) next_hello_at: Instant,
     pub(super) hello_reply: bool,
@@ -60,7 +66,7 @@ impl Peer {
     /// later (the peer must stay silent for the whole grace period).
     pub(super) fn leaves_at(&self, grace: u64) -> Option<Instant> {
         self.leaving
-            .map(|(said, _)| said.max(self.last_recv).plus(grace))
+            .map(|(said, _, _)| said.max(self.last_recv).plus(grace))
     }
 
     /// A peer we know nothing of yet; our packets to it start at `seq`.
@@ -75,6 +81,8 @@ impl Peer {
             link: None,
             seen: SeqWindow::default(),
             leaving: None,
+            left: false,
+            back_from: None,
             last_recv: Instant::ZERO,
             next_hello_at: Instant::ZERO,
             hello_reply: false,
@@ -91,6 +99,17 @@ impl Peer {
             next_timing_at: Instant::ZERO,
         }
     }
+}
+
+/// How a peer said it is no longer with us: both end the same way (the
+/// peer is dropped once the goodbye grace passes in silence), but only a
+/// goodbye takes it out of the quorum count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Farewell {
+    /// It leaves the match (Disconnect).
+    Goodbye,
+    /// It dropped our seat and plays on without us (a SeatDrop naming us).
+    DroppedUs,
 }
 
 /// Why a routed message was refused; the packet is then counted in
@@ -217,7 +236,21 @@ impl<I: Input> Session<I> {
             Message::ResyncChunk(m) => self.on_resync_chunk(now, who, m),
             Message::ResyncAck(m) => self.on_resync_ack(who, m),
             Message::Disconnect(_) => {
-                if self.on_goodbye(now, p, r.seq).is_err() {
+                if self.on_farewell(now, p, r.seq, Farewell::Goodbye).is_err() {
+                    self.stats.dropped.invalid += 1;
+                }
+                return;
+            }
+            Message::SeatDrop(m) if m.seat == self.cfg.local => {
+                // A notice that the sender dropped us: like a goodbye, it
+                // is its last word to us, and moves neither the window nor
+                // its liveness.
+                let taken = if m.inputs.is_empty() {
+                    self.on_farewell(now, p, r.seq, Farewell::DroppedUs)
+                } else {
+                    Err(Refused::Invalid)
+                };
+                if taken.is_err() {
                     self.stats.dropped.invalid += 1;
                 }
                 return;
@@ -255,24 +288,33 @@ impl<I: Input> Session<I> {
         peer.last_recv = now;
         if peer
             .leaving
-            .is_some_and(|(_, seq)| crate::seq::seq_newer(r.seq, seq))
+            .is_some_and(|(_, seq, _)| crate::seq::seq_newer(r.seq, seq))
         {
-            // It spoke after its goodbye: the goodbye was forged or stale.
+            // It spoke after its farewell: the farewell was forged or stale.
             peer.leaving = None;
         }
     }
 
-    /// A Disconnect from peer `p` with sequence `seq`. It only starts the
-    /// grace period (see [`Peer::leaves_at`]): any packet newer than it
-    /// cancels it, and one older (sent before it, or genuine traffic after
-    /// a forged goodbye whose sequence was pushed ahead) postpones it.
+    /// A farewell from peer `p` with sequence `seq`: a Disconnect, or a
+    /// SeatDrop naming our seat (it dropped us). It only starts the grace
+    /// period (see [`Peer::leaves_at`]): any packet newer than it cancels
+    /// it, and one older (sent before it, or genuine traffic after a forged
+    /// farewell whose sequence was pushed ahead) postpones it.
     ///
-    /// A goodbye is the last packet its sender sends, so one older than a
-    /// packet already accepted from that peer is stale or forged and
-    /// refused. The goodbye does not move the sequence window (a forged one
-    /// pushed ahead would otherwise make genuine packets `too_old`); a
-    /// repeated goodbye keeps the first one's time.
-    fn on_goodbye(&mut self, now: Instant, p: usize, seq: u16) -> Result<(), Refused> {
+    /// A farewell is the last kind of packet its sender sends us, so one
+    /// older than a packet already accepted from that peer is stale or
+    /// forged and refused. It does not move the sequence window (a forged
+    /// one pushed ahead would otherwise make genuine packets `too_old`); a
+    /// repeated farewell keeps the first one's time. Once a notice that it
+    /// dropped us has arrived, the peer counts as dropping us, even if a
+    /// goodbye follows: it still plays, so it still has a say.
+    fn on_farewell(
+        &mut self,
+        now: Instant,
+        p: usize,
+        seq: u16,
+        why: Farewell,
+    ) -> Result<(), Refused> {
         let peer = &mut self.peers[p];
         if peer
             .seen
@@ -281,11 +323,20 @@ impl<I: Input> Session<I> {
         {
             return Err(Refused::Invalid);
         }
-        match peer.leaving {
-            Some((_, first)) if !crate::seq::seq_newer(seq, first) => {}
-            Some((said, _)) => peer.leaving = Some((said, seq)),
-            None => peer.leaving = Some((now, seq)),
-        }
+        let merged = |was: Farewell| {
+            if was == Farewell::DroppedUs || why == Farewell::DroppedUs {
+                Farewell::DroppedUs
+            } else {
+                Farewell::Goodbye
+            }
+        };
+        peer.leaving = match peer.leaving {
+            Some((said, first, was)) if !crate::seq::seq_newer(seq, first) => {
+                Some((said, first, merged(was)))
+            }
+            Some((said, _, was)) => Some((said, seq, merged(was))),
+            None => Some((now, seq, why)),
+        };
         Ok(())
     }
 

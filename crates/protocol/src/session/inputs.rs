@@ -49,9 +49,12 @@ impl<I: Input> Session<I> {
             match self.playout.insert_run(p, first, &m.inputs[..take]) {
                 Ok((new_first, added)) => {
                     // Lateness is measured against our own ticks: before our
-                    // clock starts there are none to measure against.
+                    // clock starts (or, rejoining, before its first frame)
+                    // there are none to measure against.
                     for f in new_first..new_first + added {
-                        if self.clock.started() {
+                        if self.clock.ticked(f)
+                            || (self.clock.started() && f >= self.clock.next_frame())
+                        {
                             let late = now.signed_since(self.clock.tick_time(f));
                             self.delay.record(late);
                         }
@@ -64,7 +67,11 @@ impl<I: Input> Session<I> {
             let peer = &mut self.peers[p];
             if peer.acked.is_none_or(|x| f > x) {
                 peer.acked = Some(f);
-                peer.rtt.push(now.since(self.clock.tick_time(f)) as i64);
+                // A returning process never ticked the frames before its
+                // first: an ack of one measures nothing.
+                if self.clock.ticked(f) {
+                    peer.rtt.push(now.since(self.clock.tick_time(f)) as i64);
+                }
             }
         }
         if let Some(c) = m.checksums {

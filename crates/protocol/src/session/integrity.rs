@@ -140,9 +140,9 @@ impl<I: Input> Session<I> {
         self.integrity.invalid.as_ref()
     }
 
-    /// The first frame no longer checked against the other seats, when the
-    /// match plays on unchecked (or stopped).
-    pub fn unchecked_from(&self) -> Option<u32> {
+    /// The first frame of a match found invalid (playing on unchecked, or
+    /// stopped): no frame from it on is proven to be every seat's.
+    pub(super) fn invalid_from(&self) -> Option<u32> {
         self.integrity.invalid.map(|i| i.first_frame)
     }
 

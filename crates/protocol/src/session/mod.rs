@@ -18,7 +18,11 @@
 //!   the end of a match found invalid;
 //! - `resync.rs`: the resync sub-state (requesting, serving, loading,
 //!   comparing);
-//! - `seats.rs`: dropping a seat that left;
+//! - `seats.rs`: dropping a seat that left, and taking back one that
+//!   returns;
+//! - `membership.rs`: the quorum rule as the session applies it — who
+//!   still counts, stopping a seat left in a minority, telling a dropped
+//!   seat so, playing on alone;
 //! - `snapshots.rs`: carrying a snapshot stream between two seats, and
 //!   trying resync again after it failed;
 //! - `transmit.rs`: building the datagrams to send.
@@ -41,6 +45,7 @@ mod event;
 mod handshake;
 mod inputs;
 mod integrity;
+mod membership;
 mod release;
 mod resync;
 mod seats;
@@ -57,7 +62,7 @@ use crate::delay::{DelaySettings, PlayoutDelay};
 use crate::input::Input;
 use crate::input_delay::DelaySchedule;
 use crate::packet::{MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Packet};
-use crate::player::{MAX_PLAYERS, PlayerId};
+use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
 use crate::playout::PlayoutBuffer;
 use crate::prediction::Predictions;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
@@ -65,7 +70,7 @@ use crate::seat_drop::SeatDrops;
 use crate::stats::Stats;
 use crate::time::Instant;
 use crate::window::InputWindow;
-use handshake::Peer;
+use handshake::{Farewell, Peer};
 use integrity::Integrity;
 use resync::Resync;
 use std::collections::VecDeque;
@@ -135,6 +140,14 @@ pub struct Session<I: Input> {
     integrity: Integrity,
     drops: SeatDrops,
     drop_reports_due: bool,
+    /// The seats in the match as agreed: a seat leaves it once its last
+    /// frame is agreed, and comes back when its new process returns.
+    live: PlayerSet,
+    /// Dropped seats whose packets still arrive: each is told once per
+    /// packet (at most once per transmit round) that it was dropped.
+    notices: PlayerSet,
+    /// While no other seat is left: the first frame compared with nobody.
+    alone_since: Option<u32>,
     returns: Vec<seats::Return>,
     echoes: Vec<(PlayerId, crate::packet::SeatReturn)>,
     awaiting_state: bool,
@@ -289,6 +302,9 @@ impl<I: Input> Session<I> {
             integrity: Integrity::new(n),
             drops: SeatDrops::new(cfg.local),
             drop_reports_due: false,
+            live: PlayerSet::first(cfg.players),
+            notices: PlayerSet::EMPTY,
+            alone_since: None,
             returns: Vec::new(),
             echoes: Vec::new(),
             awaiting_state: false,
@@ -375,11 +391,24 @@ impl<I: Input> Session<I> {
             .max(self.cfg.input_history_frames)
     }
 
-    /// The newest frame whose checksum was compared clean against every
-    /// peer that reported it: frames up to it are settled history (what a
-    /// replay log records as the match).
+    /// The newest frame settled: compared clean against every peer that
+    /// reported it, and equal at seats making, with this one, a quorum of
+    /// the seats in the match (see [`crate::quorum`]). Frames up to it are
+    /// settled history (what a replay log records as the match): no later
+    /// decision of the majority can play them otherwise.
     pub fn newest_clean(&self) -> Option<u32> {
-        self.book.newest_clean()
+        let matched: Vec<(PlayerId, Option<u32>)> = self
+            .remaining()
+            .iter()
+            .filter(|&p| p != self.cfg.local)
+            .map(|p| (p, self.book.newest_match(p)))
+            .collect();
+        crate::quorum::vouched_through(
+            self.cfg.local,
+            self.voters(),
+            &matched,
+            self.book.newest_clean(),
+        )
     }
 
     /// The next frame the local clock will sample.
@@ -460,10 +489,22 @@ impl<I: Input> Session<I> {
         if self.peers[sender.index()].gone {
             // A Hello from a dropped seat may be its restarted process
             // asking to rejoin; everything else from a gone peer is dropped.
-            if let Packet::Hello(h) = packet {
-                self.on_rejoin_hello(now, h);
-            } else {
-                self.stats.dropped.from_gone += 1;
+            match packet {
+                Packet::Hello(h) => self.on_rejoin_hello(now, h),
+                Packet::Routed(r) => {
+                    self.stats.dropped.from_gone += 1;
+                    // A goodbye or a notice needs no answer (two seats that
+                    // dropped each other must not trade notices forever).
+                    let last_word = match &r.message {
+                        crate::packet::Message::Disconnect(_) => true,
+                        crate::packet::Message::SeatDrop(m) => m.seat == self.cfg.local,
+                        _ => false,
+                    };
+                    if !last_word {
+                        self.notice_due(sender);
+                    }
+                }
+                Packet::WatchHello(_) => self.stats.dropped.from_gone += 1,
             }
             return true;
         }
@@ -561,6 +602,9 @@ impl<I: Input> Session<I> {
             }
         }
         for peer in silent {
+            if self.phase != Phase::Running {
+                break;
+            }
             self.events.push_back(Event::PeerTimedOut {
                 peer,
                 reason: TimeoutReason::Silent,
@@ -571,15 +615,30 @@ impl<I: Input> Session<I> {
         let mut left = Vec::new();
         for (i, p) in self.peers.iter_mut().enumerate() {
             if !p.gone && p.leaves_at(grace).is_some_and(|at| now >= at) {
-                p.leaving = None;
-                left.push(PlayerId(i as u8));
+                if let Some((_, _, why)) = p.leaving.take() {
+                    p.left = why == Farewell::Goodbye;
+                    left.push((PlayerId(i as u8), why));
+                }
             }
         }
-        for peer in left {
-            self.events.push_back(Event::PeerDisconnected { peer });
+        for (peer, why) in left {
+            if self.phase != Phase::Running {
+                break;
+            }
+            self.events.push_back(match why {
+                Farewell::Goodbye => Event::PeerDisconnected { peer },
+                Farewell::DroppedUs => Event::PeerTimedOut {
+                    peer,
+                    reason: TimeoutReason::DroppedUs,
+                },
+            });
             self.drop_seat(peer);
         }
-        if self.awaiting_input.is_some() || now < self.clock.next_tick_at() {
+        if self.phase != Phase::Running
+            || self.awaiting_input.is_some()
+            || now < self.clock.next_tick_at()
+        {
+            // A lost quorum above closed the session.
             return;
         }
         self.plan_input_delay();

@@ -19,7 +19,7 @@
 //! rolled-back frame; a rollback never reaches a confirmed frame, except
 //! the sync test's, which re-steps confirmed frames with their own inputs.
 
-use super::{Event, Mode, Session};
+use super::{Event, Mode, Phase, Session};
 use crate::input::Input;
 
 impl<I: Input> Session<I> {
@@ -68,8 +68,9 @@ impl<I: Input> Session<I> {
     /// confirms what arrived, and hands out every frame that is due and can
     /// be stepped.
     pub(super) fn try_release(&mut self) {
-        if self.awaiting_state {
-            // A rejoining process steps nothing before the host's state.
+        if self.awaiting_state || self.phase == Phase::Closed {
+            // A rejoining process steps nothing before the host's state; a
+            // closed session (it left, or lost its quorum) nothing at all.
             return;
         }
         let playout = &self.playout;

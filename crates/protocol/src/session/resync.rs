@@ -183,6 +183,47 @@ impl<I: Input> Session<I> {
         Ok(())
     }
 
+    /// `seat` was dropped: if it was the authority our request waits on,
+    /// the request goes (as a new attempt) to the lowest seat still heard
+    /// whose state is not in doubt. With none, the attempt runs out as any
+    /// unanswered one does.
+    pub(super) fn authority_dropped(&mut self, seat: PlayerId) {
+        let Some(req) = &self.resync.requester else {
+            return;
+        };
+        if req.authority != seat {
+            return;
+        }
+        if req.purpose == Purpose::Compare {
+            // A state to compare comes from that seat or not at all.
+            self.resync.requester = None;
+            self.events.push_back(Event::CompareFailed { from: seat });
+            return;
+        }
+        let frame = req.desync_frame;
+        let local = self.cfg.local;
+        let next = self
+            .remaining()
+            .iter()
+            .find(|&p| p != local && !self.book.is_suspended(p));
+        if let Some(authority) = next {
+            let now = self.now;
+            self.begin_resync(now, authority, frame);
+        }
+    }
+
+    /// `seat`'s process was replaced (it returned): what we were serving
+    /// its earlier process, or had served, is forgotten, so its new
+    /// process's first request (whose id may repeat an old one) is served
+    /// afresh and no old chunk reaches it.
+    pub(super) fn forget_transfers(&mut self, seat: PlayerId) {
+        self.resync.serving.retain(|(to, _)| *to != seat);
+        self.resync.pending_requests.retain(|r| r.who != seat);
+        if let Some(s) = self.resync.served.get_mut(seat.index()) {
+            *s = None;
+        }
+    }
+
     pub(super) fn on_resync_request(
         &mut self,
         who: PlayerId,
@@ -288,6 +329,11 @@ impl<I: Input> Session<I> {
         let Some(frame) = unwrap_frame(chunk.frame, reference) else {
             return Err(Refused::Invalid);
         };
+        if frame < req.desync_frame {
+            // The authority serves a state at least as new as the frame
+            // asked for: an older one is a stale transfer's.
+            return Err(Refused::Invalid);
+        }
         if req.incoming.on_chunk(chunk, frame).is_err() {
             return Err(Refused::Invalid);
         }

@@ -2,10 +2,12 @@
 //! [`crate::seat_drop`] — freezing the seat, taking the other peers'
 //! reports and their relayed inputs, and ending the seat at the agreed
 //! frame. Returning: a dropped seat's restarted process says Hello; the host
-//! (the lowest remaining seat) names the frame it plays again from and
-//! announces it to every peer, holding back its own inputs for that frame
-//! until each has echoed the announcement; the returning process starts its
-//! clock there and takes the host's exact state.
+//! (the lowest remaining seat), once no drop is still being agreed, names
+//! the frame it plays again from and announces it to every peer, holding
+//! back its own inputs for that frame until each has echoed the
+//! announcement; the returning process starts its clock there, ends the
+//! seats the host names as absent then (so it waits for nobody who is not
+//! coming), and takes the host's exact state.
 
 use super::handshake::{Peer, Refused};
 use super::{Event, Phase, Session};
@@ -30,13 +32,19 @@ impl<I: Input> Session<I> {
     }
 
     /// Stops taking anything from `seat` and starts agreeing with the
-    /// remaining peers on its last frame (see [`crate::seat_drop`]).
+    /// remaining peers on its last frame (see [`crate::seat_drop`]) — if
+    /// the seats still heard are a quorum; otherwise this seat stops (see
+    /// `membership.rs`).
     pub(super) fn drop_seat(&mut self, seat: PlayerId) {
-        if seat == self.cfg.local || self.drops.is_dropping(seat) {
+        if seat == self.cfg.local || self.drops.is_dropping(seat) || self.phase != Phase::Running {
             return;
         }
         self.peers[seat.index()].gone = true;
+        if !self.check_quorum() {
+            return;
+        }
         self.book.drop_seat(seat);
+        self.authority_dropped(seat);
         let held = self.playout.through(seat.index());
         self.drops.begin(seat, held);
         self.drop_reports_due = true;
@@ -45,9 +53,7 @@ impl<I: Input> Session<I> {
 
     pub(super) fn on_seat_drop(&mut self, who: PlayerId, m: SeatDrop<I>) -> Result<(), Refused> {
         let seat = m.seat;
-        if seat == self.cfg.local || seat.0 >= self.cfg.players || seat == who {
-            // Our own seat dropped by others: they have stopped sending to
-            // us, and we will time them out in turn.
+        if seat.0 >= self.cfg.players || seat == who {
             return Err(Refused::Unexpected);
         }
         let p = seat.index();
@@ -60,13 +66,21 @@ impl<I: Input> Session<I> {
                 None => return Err(Refused::Invalid),
             }
         };
+        let held = first.map(|f| f + m.inputs.len() as u32 - 1);
+        if self.peers[p]
+            .back_from
+            .is_some_and(|r| held.is_none_or(|h| h + 1 < r))
+        {
+            // A report on the seat's earlier process, which left before the
+            // seat came back (a genuine report on the new one holds its
+            // inputs through the frame before its return at least).
+            return Err(Refused::Unexpected);
+        }
         self.drop_seat(seat);
-        let mut held = None;
         if let Some(first) = first {
             if self.playout.insert_run(p, first, &m.inputs).is_err() {
                 return Err(Refused::Invalid);
             }
-            held = Some(first + m.inputs.len() as u32 - 1);
         }
         self.drops.on_report(who, seat, held, m.heard);
         // Answer at once, so the sender learns we heard it.
@@ -84,6 +98,7 @@ impl<I: Input> Session<I> {
                     seat,
                     last_frame: last,
                 });
+                self.seat_settled(seat);
             }
         }
         self.try_release();
@@ -97,6 +112,8 @@ pub(super) struct Return {
     pub(super) seat: PlayerId,
     pub(super) frame: u32,
     pub(super) token: u32,
+    /// The other seats absent at `frame`.
+    pub(super) absent: PlayerSet,
     /// The returning process's public key, in a sealed session.
     pub(super) key: Option<PublicKey>,
     pub(super) acked: PlayerSet,
@@ -128,6 +145,11 @@ impl<I: Input> Session<I> {
             self.stats.dropped.from_gone += 1;
             return;
         }
+        if self.drops.any_pending() {
+            // Which seats will be absent is not known yet; the process
+            // greets again at every Hello interval.
+            return;
+        }
         if self.returns.iter().any(|r| r.seat == seat) {
             // Already announced; the announcement is resent every tick.
             return;
@@ -142,7 +164,20 @@ impl<I: Input> Session<I> {
             .unwrap_or(0)
             .max(0) as u64;
         let round_trip = (worst_rtt / tick) as u32 + 1;
-        let frame = self.clock.next_frame() + round_trip + RETURN_MARGIN_FRAMES;
+        // No earlier return starts after this one (announced here, or by
+        // an earlier host): the seats absent at its frame are then exactly
+        // the seats not live.
+        let frame = self
+            .returns
+            .iter()
+            .map(|r| r.frame)
+            .chain(self.peers.iter().filter_map(|p| p.back_from))
+            .fold(
+                self.clock.next_frame() + round_trip + RETURN_MARGIN_FRAMES,
+                u32::max,
+            );
+        let mut absent = PlayerSet::first(self.cfg.players).without(self.live);
+        absent.remove(seat);
         // In a sealed session the Hello opened under the key the app bound
         // with `expect_return`: that is the key the others must learn.
         let key = self.seat_key(seat);
@@ -151,6 +186,7 @@ impl<I: Input> Session<I> {
                 seat,
                 frame,
                 token: h.token,
+                absent,
                 key,
                 acked: PlayerSet::EMPTY,
             });
@@ -200,8 +236,18 @@ impl<I: Input> Session<I> {
         peer.hello_reply = true;
         // It needs our inputs from its first frame on, no earlier.
         peer.acked = Some(frame - 1);
+        peer.back_from = Some(frame);
         self.book.return_seat(seat);
+        self.forget_transfers(seat);
         self.drops.forget(seat);
+        // Its new process had no part in the drops agreed before, nor in
+        // the returns announced before (it came back after them): it is
+        // sent no report or announcement of them, and not waited for.
+        self.drops.newcomer(seat);
+        for r in &mut self.returns {
+            r.acked.insert(seat);
+        }
+        self.seat_back(seat);
         self.events.push_back(Event::SeatReturned { seat, frame });
         true
     }
@@ -220,10 +266,14 @@ impl<I: Input> Session<I> {
             if !self.cfg.rejoin || m.token != self.token {
                 return Err(Refused::Unexpected);
             }
+            if m.absent.contains(m.seat) {
+                return Err(Refused::Invalid);
+            }
+            let absent = m.absent;
             self.echoes.push((who, m));
             self.drop_reports_due = true;
             if self.phase == Phase::Connecting {
-                self.begin_rejoin(now, who, frame);
+                self.begin_rejoin(now, who, frame, absent);
             }
             return Ok(());
         }
@@ -237,6 +287,14 @@ impl<I: Input> Session<I> {
         {
             // An echo of our own announcement.
             r.acked.insert(who);
+            return Ok(());
+        }
+        let p = m.seat.index();
+        if !self.peers[p].gone && self.peers[p].token == Some(m.token) {
+            // A return already applied here (announced again, or by an
+            // earlier host to a process that came back after it): echoed.
+            self.echoes.push((who, m));
+            self.drop_reports_due = true;
             return Ok(());
         }
         if who != self.host() {
@@ -254,14 +312,26 @@ impl<I: Input> Session<I> {
     }
 
     /// The returning process learned its first frame from the host: its
-    /// clock, input window and playout buffer start there, and it asks the
-    /// host for the exact state after the frame before (any later state
-    /// will do: it holds every input from `frame` on).
-    fn begin_rejoin(&mut self, now: Instant, host: PlayerId, frame: u32) {
+    /// clock, input window and playout buffer start there, the seats absent
+    /// then are ended before it (dropped, as the host's side agreed), and
+    /// it asks the host for the exact state after the frame before (any
+    /// later state will do: it holds every input from `frame` on).
+    fn begin_rejoin(&mut self, now: Instant, host: PlayerId, frame: u32, absent: PlayerSet) {
         self.phase = Phase::Running;
         self.clock.start_at(now, frame);
         self.window = InputWindow::starting_at(frame);
         self.playout.skip_to(frame, I::default());
+        let before = frame.checked_sub(1);
+        for seat in absent.iter().filter(|s| s.0 < self.cfg.players) {
+            let p = seat.index();
+            if seat == self.cfg.local || !self.playout.end_seat(p, before, I::absent()) {
+                continue;
+            }
+            self.peers[p].gone = true;
+            self.book.drop_seat(seat);
+            self.drops.settled_elsewhere(seat, before);
+            self.live.remove(seat);
+        }
         self.awaiting_state = true;
         for p in &mut self.peers {
             p.last_recv = now;
@@ -286,6 +356,7 @@ impl<I: Input> Session<I> {
                 seat: r.seat,
                 frame: wire_frame(r.frame),
                 token: r.token,
+                absent: r.absent,
                 key: r.key,
             };
             for p in remaining.iter() {

@@ -1,7 +1,8 @@
 //! Building what goes on the wire: Hellos until connected, one inputs
 //! packet per peer per tick, Timing messages, full checksums, resync requests, chunks and
-//! acks, seat-drop reports, and the integrity messages (evidence in a
-//! dispute, the match found invalid); every packet counted by kind.
+//! acks, seat-drop reports and notices, and the integrity messages
+//! (evidence in a dispute, the match found invalid); every packet counted
+//! by kind.
 
 use super::{Phase, Session, Transmit};
 use crate::input::Input;
@@ -71,6 +72,7 @@ impl<I: Input> Session<I> {
                 self.send_routed(to, Message::Checksum(msg));
             }
         }
+        self.send_notices();
         let (due, returns) = if std::mem::take(&mut self.drop_reports_due) {
             (self.drops.due(self.remaining()), self.due_returns())
         } else {
