@@ -57,7 +57,7 @@ impl Pair {
                 let (to, from, bytes) = self.wire.remove(&k).unwrap();
                 self.s[to].handle_datagram(self.now, PlayerId(from), &bytes);
             }
-            for i in 0..2 {
+            for (i, ours) in check.into_iter().enumerate() {
                 if self.s[i].poll_timeout().is_some_and(|t| t <= self.now) {
                     self.s[i].handle_timeout(self.now);
                 }
@@ -82,9 +82,7 @@ impl Pair {
                             self.s[i].provide_state(self.now, f, &state).unwrap();
                         }
                         Event::Disputed { frame, .. } => {
-                            self.s[i]
-                                .report_self_check(self.now, *frame, check[i])
-                                .unwrap();
+                            self.s[i].report_self_check(self.now, *frame, ours).unwrap();
                         }
                         Event::ResyncFailed {
                             reason: ResyncFailure::Unattributed { frame },

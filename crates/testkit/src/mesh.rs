@@ -834,7 +834,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             .iter()
             .any(|p| matches!(p.stopped(), Some(StopReason::MatchInvalid { .. })));
         let done = !restart_pending
-            && !(invalid && peers.iter().any(in_play))
+            && (!invalid || !peers.iter().any(in_play))
             && peers.iter().filter(|p| in_play(p)).all(|p| {
                 let s = p.session();
                 // Alone, nobody compares: there is nothing to settle on.
