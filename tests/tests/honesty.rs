@@ -8,7 +8,7 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_peer::{DesyncPolicy, PeerEvent, StopReason};
 use lockstep_protocol::{Cause, PlayerId, ResyncFailure};
-use lockstep_sim::replay::{self, RunOptions};
+use lockstep_sim::replay::{self, Note, ReplayLog, RunOptions, StopCause};
 use lockstep_testkit::faulty::{Fault, Faulty, Recurring};
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
 use lockstep_testkit::netsim::LinkConfig;
@@ -38,6 +38,26 @@ fn recurring(seat: u8, kind: Recurring) -> Fault {
         from_frame: 200,
         every: 45,
         until_frame: u32::MAX,
+    }
+}
+
+fn log_of(run: &Run, seat: usize) -> ReplayLog<<Cubes as lockstep_sim::Game>::Input> {
+    replay::read(run.peers[seat].log.as_ref().expect("a log")).unwrap()
+}
+
+/// Every log of a match found invalid ends with a note saying so, at the
+/// first divergent frame its seat knows of or later (frames compared
+/// clean before the divergence was seen are logged).
+fn logs_say_invalid(run: &Run) {
+    for seat in 0..run.peers.len() {
+        let log = log_of(run, seat);
+        match log.stop() {
+            Some(StopCause::MatchInvalid { first_frame }) => {
+                let stopped = run.peers[seat].stopped.as_ref().map(StopReason::frame);
+                assert_eq!(Some(*first_frame), stopped, "seat {seat}");
+            }
+            other => panic!("seat {seat}'s log stops with {other:?}"),
+        }
     }
 }
 
@@ -149,6 +169,14 @@ fn a_recurring_self_inconsistent_bug_on_seat_0_stops_the_match_and_never_overwri
     let micros = time_to_invalid(&run);
     assert!(micros < 10_000_000, "{micros} µs to MatchInvalid");
     logs_verify(&run);
+    logs_say_invalid(&run);
+    // Seat 0's log says which frames were healed (twice).
+    let heals = log_of(&run, 0)
+        .notes()
+        .iter()
+        .filter(|n| matches!(n.note, Note::Healed { .. }))
+        .count();
+    assert_eq!(heals, 2);
 }
 
 /// An `f32`-like bug consistent on seat 0's machine: both seats step the
@@ -183,6 +211,7 @@ fn a_self_consistent_bug_between_two_seats_stops_with_both_states_and_overwrites
         Some(Cause::Unattributed)
     );
     logs_verify(&run);
+    logs_say_invalid(&run);
 }
 
 /// With three seats a majority decides; the seat that keeps drifting is
@@ -203,6 +232,7 @@ fn a_seat_that_keeps_drifting_among_three_is_flagged_and_every_seat_stops() {
         Some((Cause::Nondeterministic, Some(PlayerId(2))))
     );
     logs_verify(&run);
+    logs_say_invalid(&run);
 }
 
 /// `Continue`: the match plays on, and every seat knows its frames from
@@ -227,6 +257,24 @@ fn under_continue_the_match_plays_on_unchecked() {
         })
         .collect();
     assert_eq!(from[0], from[1]);
+    // Every log says from which frame nothing was compared.
+    for seat in 0..2 {
+        let notes: Vec<Note> = log_of(&run, seat)
+            .notes()
+            .iter()
+            .map(|n| n.note.clone())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| matches!(n, Note::Unchecked { from, .. } if *from == from_0(&run))),
+            "{notes:?}"
+        );
+    }
+}
+
+fn from_0(run: &Run) -> u32 {
+    run.peers[0].invalidation.map_or(0, |i| i.first_frame)
 }
 
 /// A one-off nondeterminism on seat 0 of two: evidence blames seat 0, which
@@ -248,6 +296,17 @@ fn a_healed_seats_log_records_the_healed_trajectory() {
         assert_eq!(run.peers[1].stats.states_loaded, 0);
         verdict::check::<Cubes>(&run, 900).unwrap();
         logs_verify(&run);
+        // Seat 0's log says which frames it got wrong and took from seat 1.
+        let notes: Vec<Note> = log_of(&run, 0)
+            .notes()
+            .iter()
+            .map(|n| n.note.clone())
+            .collect();
+        assert!(
+            matches!(notes[..], [Note::Healed { first: 300, loaded }] if loaded >= 300),
+            "{notes:?}"
+        );
+        assert!(log_of(&run, 1).notes().is_empty());
     }
 }
 
