@@ -1,6 +1,8 @@
-//! Feeds arbitrary bytes to `lockstep_protocol::Packet::decode`, to a running
-//! session in each mode (lockstep and rollback), to a spectator relay and to
-//! a spectator: nothing may panic,
+//! Feeds arbitrary bytes to `lockstep_protocol::Packet::decode` (every kind,
+//! the integrity messages of kind 14 included), to a running session in
+//! each mode (lockstep and rollback), to a session that stopped (the match
+//! found invalid), to a spectator relay and to a spectator: nothing may
+//! panic, a stopped session steps nothing,
 //! whatever decodes must re-encode to the bytes it came from, and a session
 //! must count every datagram it refuses.
 #![no_main]
@@ -8,7 +10,9 @@
 use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::watch::{Relay, WatchConfig, Watcher, WatcherId};
-use lockstep_protocol::{Config, Instant, Mode, Packet, PlayerId, Session};
+use lockstep_protocol::{
+    Cause, Config, Event, Instant, Invalidation, Mode, Packet, PlayerId, Session,
+};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(p) = Packet::<Buttons>::decode(data) {
@@ -31,6 +35,23 @@ fuzz_target!(|data: &[u8]| {
         while s.poll_event().is_some() {}
         while s.poll_transmit(Instant(10)).is_some() {}
     }
+    // And through a session that found the match invalid (it stopped):
+    // whatever arrives, it steps nothing and sends only what it owes.
+    let mut s = Session::<Buttons>::new(Config::new(3, PlayerId(0)), 0x1234_5678).unwrap();
+    let invalid = Invalidation {
+        first_frame: 7,
+        cause: Cause::Unattributed,
+        seat: None,
+        play_on: false,
+    };
+    s.invalidate(Instant(0), invalid).unwrap();
+    for from in 0..3u8 {
+        s.handle_datagram(Instant(u64::from(from)), PlayerId(from), data);
+    }
+    while let Some(e) = s.poll_event() {
+        assert!(!matches!(e, Event::Frame { .. } | Event::InputNeeded { .. }));
+    }
+    while s.poll_transmit(Instant(10)).is_some() {}
     // And through the spectator paths.
     let cfg = WatchConfig::new(3, 16_667);
     let mut relay = Relay::<Buttons>::new(cfg.clone(), PlayerId(0), 7);

@@ -10,7 +10,7 @@
 //! never travel: each process sets its own ([`MatchSettings::for_seat`]).
 
 use lockstep_fx::{Sink, StateReader, StateWriter};
-use lockstep_peer::PeerSettings;
+use lockstep_peer::{DesyncPolicy, PeerSettings};
 use lockstep_protocol::{Config, InputDelay, Mode, PlayerId, Rollback, Security};
 use lockstep_sim::Match;
 
@@ -117,9 +117,15 @@ impl MatchSettings {
             rec.engine.snapshot_interval,
             rec.engine.snapshots_kept,
             self.peer.max_unsettled_frames,
+            self.peer.state_every,
         ] {
             w.write_u32(v);
         }
+        w.write_u8(match self.peer.desync_policy {
+            DesyncPolicy::Stop => 0,
+            DesyncPolicy::Snapshots => 1,
+            DesyncPolicy::Continue => 2,
+        });
         let watch = &self.peer.watch;
         w.write_u64(watch.tick_micros);
         w.write_u64(watch.hello_interval_micros);
@@ -145,9 +151,16 @@ impl MatchSettings {
             &mut rec.engine.snapshot_interval,
             &mut rec.engine.snapshots_kept,
             &mut s.peer.max_unsettled_frames,
+            &mut s.peer.state_every,
         ] {
             *v = r.read_u32()?;
         }
+        s.peer.desync_policy = match r.read_u8()? {
+            0 => DesyncPolicy::Stop,
+            1 => DesyncPolicy::Snapshots,
+            2 => DesyncPolicy::Continue,
+            _ => return Err(MessageError::Malformed("desync policy".into())),
+        };
         let watch = &mut s.peer.watch;
         watch.tick_micros = r.read_u64()?;
         watch.hello_interval_micros = r.read_u64()?;
@@ -199,6 +212,8 @@ fn write_session<S: Sink>(w: &mut StateWriter<S>, c: &Config) {
     w.write_bool(c.play_on_alone);
     write_mode(w, &c.mode);
     w.write_u64(c.timing_interval_micros);
+    w.write_u32(c.recurring_desyncs);
+    w.write_u32(c.recurring_window_frames);
 }
 
 fn read_session(r: &mut StateReader<'_>, c: &mut Config) -> Result<(), MessageError> {
@@ -240,6 +255,8 @@ fn read_session(r: &mut StateReader<'_>, c: &mut Config) -> Result<(), MessageEr
     c.play_on_alone = r.read_bool()?;
     c.mode = read_mode(r)?;
     c.timing_interval_micros = r.read_u64()?;
+    c.recurring_desyncs = r.read_u32()?;
+    c.recurring_window_frames = r.read_u32()?;
     Ok(())
 }
 
@@ -368,6 +385,9 @@ mod tests {
             *leaf = match leaf {
                 toml::Value::Integer(i) => toml::Value::Integer(*i + 1),
                 toml::Value::Boolean(b) => toml::Value::Boolean(!*b),
+                // The desync policy: another one.
+                toml::Value::String(p) if p == "stop" => toml::Value::String("continue".into()),
+                toml::Value::String(_) => toml::Value::String("stop".into()),
                 other => panic!("{path}: a leaf of an unexpected kind {other:?}"),
             };
             let changed: MatchSettings = changed.try_into().unwrap();

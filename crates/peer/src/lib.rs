@@ -8,9 +8,14 @@
 //! player's input for it is there, reports the checksum, serves its exact
 //! state to a drifted peer, and when it drifted itself, diagnoses the
 //! desync, loads the authority's state and re-simulates the frames since.
-//! It records the match to a replay log as it plays; a frame is logged once
-//! the peers' checksums of it agree, so every peer's log of a match
-//! verifies and holds the same checksums. When a seat vanishes, the others
+//! No seat is the authority by its number: when no majority decides (two
+//! seats, a tie), each disputed peer steps the disputed frames again and
+//! the seat whose second run disagrees with its first is the one healed;
+//! with no such evidence nobody is. It records the match to a replay log
+//! as it plays; a frame is logged once the peers' checksums of it agree,
+//! and a healed peer logs the authority's checksums of the frames it got
+//! wrong, so every peer's log of a match verifies and holds the same
+//! checksums. When a seat vanishes, the others
 //! agree on its last frame and play on ([`PeerEvent::SeatDropped`]) if they
 //! are a quorum of the match; a seat left in a minority stops instead
 //! ([`PeerEvent::Stopped`] with [`StopReason::LostQuorum`]), its log ending
@@ -20,10 +25,14 @@
 //! takes it back ([`PeerEvent::SeatReturned`]), loads the host's state and
 //! steps on.
 //!
-//! When lockstep cannot hold a peer (its resync fails again and again, a
-//! platform that keeps drifting) it falls back to snapshots: with
+//! When a desync cannot be healed (a resync that fails again and again, a
+//! game that keeps drifting, seats that disagree with no evidence either
+//! way) the match's [`DesyncPolicy`] decides. By default every seat stops
+//! ([`PeerEvent::Stopped`] with [`StopReason::MatchInvalid`], the report
+//! saying what differed). A match may instead play on unchecked
+//! ([`Peer::unchecked_from`]), or fall back to snapshots: with
 //! [`Peer::enable_snapshots`] (a game that exposes its bodies,
-//! [`Bodies`]), it asks the authority for a compressed snapshot stream,
+//! [`Bodies`]), the drifted peer asks the authority for a compressed snapshot stream,
 //! reports the switch ([`PeerEvent::SwitchedToSnapshots`]), and the app
 //! draws [`Peer::snapshot_view`] instead of [`Peer::game`]; it keeps
 //! sending its inputs and stepping, retries resync now and then, and comes
@@ -98,10 +107,12 @@
 //! # Modules
 //!
 //! `peer.rs` ([`Peer`], its settings and counters), `event.rs`
-//! ([`PeerEvent`]), `stop.rs` ([`StopReason`]), `membership.rs` (stopping
-//! on a lost quorum, playing alone), `history.rs` (unsettled frames and the
-//! replay log),
-//! `diagnose.rs` (the live desync report), `spectator.rs`
+//! ([`PeerEvent`]), `stop.rs` ([`StopReason`], [`DesyncPolicy`]),
+//! `membership.rs` (stopping on a lost quorum, playing alone),
+//! `history.rs` (unsettled frames, the states kept of them, and the replay
+//! log), `diagnose.rs` (re-simulation: self-checks and the live desync
+//! report), `integrity.rs` (disputes, the desync policy and the stop on a
+//! match found invalid), `spectator.rs`
 //! ([`Spectator`]); the snapshot side: `peer_snapshots.rs` (what
 //! [`Peer::enable_snapshots`] wires), `snapshot_server.rs` (the streams a
 //! peer serves, [`SnapshotSettings`]), `fallback.rs` (lockstep ↔
@@ -113,6 +124,7 @@ mod diagnose;
 mod event;
 mod fallback;
 mod history;
+mod integrity;
 mod membership;
 mod node;
 mod peer;
@@ -134,4 +146,4 @@ pub use snapshot_server::{Receiver, ServerStats, SnapshotSettings};
 pub use snapshot_spectator::{SnapshotSpectator, SnapshotSpectatorEvent};
 pub use snapshot_view::{SnapshotView, ViewStats};
 pub use spectator::{Spectator, SpectatorEvent, SpectatorStats};
-pub use stop::StopReason;
+pub use stop::{DesyncPolicy, StopReason};

@@ -23,11 +23,13 @@ use crate::peer::Peer;
 use crate::stop::StopReason;
 
 impl<G: Game, W: Write> Peer<G, W> {
-    /// While no other seat is left in the match and this one plays on
-    /// alone (`play_on_alone` in the session settings): the first frame
-    /// whose checksum nobody compares. Those frames are unchecked until a
-    /// seat returns ([`PeerEvent::SeatReturned`]: checking starts again at
-    /// its frame).
+    /// The first frame whose checksum nobody compares: while no other
+    /// seat is left in the match and this one plays on alone
+    /// (`play_on_alone` in the session settings), until a seat returns
+    /// ([`PeerEvent::SeatReturned`]: checking starts again at its frame);
+    /// or from the first divergent frame on, for good, when the match
+    /// plays on after a desync it could not heal
+    /// ([`DesyncPolicy::Continue`](crate::DesyncPolicy::Continue)).
     pub fn unchecked_from(&self) -> Option<u32> {
         self.session.unchecked_from()
     }

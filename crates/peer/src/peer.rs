@@ -7,10 +7,13 @@
 //! prediction was wrong (rollback mode), serves its exact state when a
 //! drifted peer asks for it, and, when it drifted itself, diagnoses the
 //! desync against the authority's state, loads that state and re-simulates
-//! the frames it holds since. It records the match as it goes (see
-//! [`crate::history`]): confirmed frames only, so a replay log never holds
-//! a prediction. The app moves datagrams and time in and out, and reads
-//! [`PeerEvent`]s.
+//! the frames it holds since; in a dispute it gives its evidence about
+//! itself, and when a desync cannot be healed it applies the match's
+//! [`DesyncPolicy`] (see [`crate::integrity`]). It records the match as it
+//! goes (see [`crate::history`]): confirmed frames only, so a replay log
+//! never holds a prediction, and a healed seat's log holds the match's
+//! trajectory, not the frames it got wrong. The app moves datagrams and
+//! time in and out, and reads [`PeerEvent`]s.
 //!
 //! Invariants: like the session, a peer reads no clock and owns no socket:
 //! the same calls give the same results on every run. Session events are
@@ -27,17 +30,20 @@ use lockstep_fx::Checksum;
 use lockstep_protocol::seal::{PublicKey, SealError};
 use lockstep_protocol::watch::{Relay, RelayEvent, WatchConfig, WatchTransmit, WatcherId};
 use lockstep_protocol::{
-    CallError, Config, ConfigError, Event, Instant, PlayerId, Security, Session, Stats, Transmit,
+    CallError, Config, ConfigError, Event, Instant, Mode, PlayerId, PlayerSet, Security, Session,
+    Stats, Transmit,
 };
-use lockstep_sim::replay::{Header, LogWriter, RecordSettings};
+use lockstep_sim::desync::Diagnosis;
+use lockstep_sim::replay::{Header, LogWriter, Note, RecordSettings};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
 
 use crate::diagnose::{Sides, diagnose};
 use crate::event::{LeaveReason, PeerEvent};
-use crate::history::{History, Recording, RecordingError, Stepped};
+use crate::history::{History, HistorySettings, Recording, RecordingError, Stepped};
+use crate::integrity::{AwaitingCompare, HEALS_KEPT, HealSummary};
 use crate::peer_snapshots::Snapshots;
 use crate::snapshot_server::Receiver;
-use crate::stop::StopReason;
+use crate::stop::{DesyncPolicy, StopReason};
 
 /// How a [`Peer`] plays and records. With serde, a settings file may give
 /// any subset of the fields (the rest keep [`PeerSettings::default`]'s).
@@ -59,6 +65,17 @@ pub struct PeerSettings {
     pub max_unsettled_frames: u32,
     /// The spectator relay's settings (`max_watchers = 0`: serve none).
     pub watch: WatchConfig,
+    /// What the match does with a desync it cannot heal (`Stop`: every
+    /// seat stops with [`StopReason::MatchInvalid`]). Every seat of a
+    /// match must have the same.
+    pub desync_policy: DesyncPolicy,
+    /// The unsettled history keeps a full state after every this many
+    /// frames (60: a second at 60 Hz; a divisor of the replay log's
+    /// keyframe interval, so the log's keyframes are among them), besides
+    /// the newest frames a rollback may return to, and steps the frames
+    /// between them again when it needs another state. Larger: less
+    /// memory, more stepping when a desync is diagnosed.
+    pub state_every: u32,
 }
 
 impl Default for PeerSettings {
@@ -87,6 +104,8 @@ impl PeerSettings {
             record: RecordSettings::default(),
             max_unsettled_frames: 600,
             watch: WatchConfig::new(setup.players, tick_micros),
+            desync_policy: DesyncPolicy::Stop,
+            state_every: 60,
         }
     }
 }
@@ -146,6 +165,9 @@ pub struct PeerStats {
     pub frames_logged: u64,
     /// Calls the session refused (a bug in the peer if ever non-zero).
     pub refused_calls: u64,
+    /// The most bytes of game states the unsettled history held at once
+    /// (the peak live state bytes; see [`Peer::state_bytes`]).
+    pub peak_state_bytes: u64,
 }
 
 /// One seat of a match: plays `G` through the lockstep protocol and records
@@ -154,13 +176,29 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) session: Session<G::Input>,
     pub(crate) relay: Relay<G::Input>,
     pub(crate) engine: Engine<G>,
-    pub(crate) history: History<G::Input>,
+    pub(crate) history: History<G>,
     pub(crate) recording: Option<Recording<W, G::Input>>,
     bot: Option<Box<dyn Bot<G>>>,
     input: G::Input,
     touched: bool,
     state_requested: bool,
     pub(crate) desync: Option<(u32, Option<PlayerId>)>,
+    /// The frame of the newest desync this seat drifted in.
+    pub(crate) last_desync: Option<u32>,
+    /// The dispute this seat gave evidence in, last: its frame and seats.
+    pub(crate) dispute: Option<(u32, PlayerSet)>,
+    /// What the newest heals' reports said (at most `HEALS_KEPT`), and the
+    /// last report whole.
+    pub(crate) heals: VecDeque<HealSummary>,
+    pub(crate) last_heal: Option<Diagnosis>,
+    /// The report the coming stop carries.
+    pub(crate) final_report: Option<Diagnosis>,
+    /// A stop waiting for another seat's state to compare.
+    pub(crate) awaiting_compare: Option<AwaitingCompare>,
+    /// The first frame the last heal corrected, and the checksums from it
+    /// through the loaded frame.
+    healed: Option<(u32, Vec<Checksum>)>,
+    pub(crate) policy: DesyncPolicy,
     max_unsettled: usize,
     /// Frames before this one were passed to the spectator relay.
     confirmed_before: u32,
@@ -233,17 +271,35 @@ impl<G: Game, W: Write> Peer<G, W> {
             keyframe_interval: rec.keyframe_interval,
         });
         let initial_state = initial.clone();
+        // The states a rollback returns to (the prediction window, the sync
+        // test's reach) and the newest confirmed one a resync serves.
+        let reach = match session.config().mode {
+            Mode::Lockstep => 0,
+            Mode::Rollback(r) => r.max_prediction + r.sync_test_frames,
+        };
+        let history_settings = HistorySettings {
+            state_every: settings.state_every.max(1),
+            recent: reach + 2,
+        };
         Ok(Peer {
             session,
             relay,
             engine: Engine::new(game, engine_settings),
-            history: History::new(0, initial),
+            history: History::new(0, initial, history_settings),
             recording,
             bot: None,
             input: G::Input::default(),
             touched: false,
             state_requested: false,
             desync: None,
+            last_desync: None,
+            dispute: None,
+            heals: VecDeque::new(),
+            last_heal: None,
+            final_report: None,
+            awaiting_compare: None,
+            healed: None,
+            policy: settings.desync_policy,
             max_unsettled: settings.max_unsettled_frames as usize,
             confirmed_before: 0,
             events: VecDeque::new(),
@@ -379,14 +435,19 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// The checksum of the newest frame stepped, with that frame.
     pub fn newest_checksum(&self) -> Option<(u32, Checksum)> {
         let f = self.engine.frame().checked_sub(1)?;
-        match self.history.open().back() {
-            Some(s) if s.frame == f => Some((f, s.checksum)),
+        match self.history.newest() {
+            Some((g, c)) if g == f => Some((f, c)),
             _ => self
                 .history
-                .newest()
-                .filter(|(g, _)| *g == f)
-                .map(|(_, bytes)| (f, Checksum::of(bytes))),
+                .state_after(f)
+                .map(|r| (f, Checksum::of(&r.state))),
         }
+    }
+
+    /// Bytes of game states the unsettled history holds now (the live
+    /// state bytes; the peak is [`PeerStats::peak_state_bytes`]).
+    pub fn state_bytes(&self) -> u64 {
+        self.history.state_bytes()
     }
 
     /// The protocol session (delays, counters).
@@ -417,7 +478,8 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// Ends the match: logs every frame stepped (settled or not), ends the
     /// replay log and gives back its output (`None` if recording stopped).
     /// A peer that [stopped](Peer::stopped) early logs nothing more: its log
-    /// ends where it stopped.
+    /// ends where it stopped (with the frames the seats agreed on, and a
+    /// note saying why).
     pub fn finish(mut self) -> std::io::Result<Option<W>> {
         let Some(mut rec) = self.recording.take() else {
             return Ok(None);
@@ -443,7 +505,18 @@ impl<G: Game, W: Write> Peer<G, W> {
                 } => self.step(now, frame, inputs, resimulated, predicted),
                 Event::Rollback { frame } => self.rollback(frame),
                 Event::StateRequested => self.state_requested = true,
-                Event::LoadState { frame, state } => self.load(frame, state),
+                Event::LoadState {
+                    frame,
+                    state,
+                    checks,
+                } => self.load(frame, state, &checks),
+                Event::StateWanted { frame } => self.on_state_wanted(now, frame),
+                Event::CompareState { from, frame, state } => {
+                    self.on_compare_state(from, frame, &state)
+                }
+                Event::CompareFailed { .. } => self.on_compare_failed(),
+                Event::Invalidated { invalidation, .. } => self.on_invalidated(invalidation),
+                Event::Disputed { frame, seats } => self.on_disputed(now, frame, seats),
                 Event::Desync {
                     frame,
                     authority,
@@ -452,6 +525,7 @@ impl<G: Game, W: Write> Peer<G, W> {
                 } => {
                     if local_drifted {
                         self.desync = Some((frame, authority));
+                        self.last_desync = Some(frame);
                     }
                     self.events.push_back(PeerEvent::Desync {
                         frame,
@@ -462,7 +536,7 @@ impl<G: Game, W: Write> Peer<G, W> {
                 }
                 Event::ResyncFailed { reason } => {
                     self.events.push_back(PeerEvent::ResyncFailed { reason });
-                    self.snapshots_on_resync_failed(now, reason);
+                    self.on_resync_failed(now, reason);
                 }
                 Event::PeerConnected { peer } => {
                     self.events.push_back(PeerEvent::Connected { peer })
@@ -506,6 +580,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.settle();
         self.serve_watchers(now);
         self.snapshots_poll(now);
+        self.stats.peak_state_bytes = self.history.peak_state_bytes();
     }
 
     /// Gives the relay the settled frames, a state for new spectators, and
@@ -516,7 +591,9 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         if let Some(&(frame, _)) = self.history.recently_settled().back() {
             if self.relay.wants_state() {
-                self.relay.provide_state(now, frame, self.history.base());
+                if let Some(base) = self.history.base_state() {
+                    self.relay.provide_state(now, frame, &base.state);
+                }
             }
         }
         while let Some(e) = self.relay.poll_event() {
@@ -540,6 +617,9 @@ impl<G: Game, W: Write> Peer<G, W> {
     }
 
     fn sample(&mut self, frame: u32) {
+        if self.stopped.is_some() {
+            return;
+        }
         let input = match &mut self.bot {
             Some(bot) => bot.input(self.engine.game(), frame),
             None => self.input.clone(),
@@ -557,6 +637,11 @@ impl<G: Game, W: Write> Peer<G, W> {
         resimulated: bool,
         predicted: bool,
     ) {
+        if self.stopped.is_some() {
+            // Frames released before the stop and still queued: a stopped
+            // peer steps nothing.
+            return;
+        }
         if frame != self.engine.frame() {
             // The session releases frames in order from the engine's next
             // one; anything else would step the wrong state.
@@ -585,13 +670,8 @@ impl<G: Game, W: Write> Peer<G, W> {
                 self.stats.frames_predicted += 1;
             }
         }
-        self.history.push(Stepped {
-            frame,
-            inputs,
-            checksum,
-            after: after.bytes,
-            touched,
-        });
+        self.history
+            .push(Stepped::new(frame, inputs, checksum, after.bytes), touched);
         if self.session.report_checksum(frame, checksum).is_err() {
             self.stats.refused_calls += 1;
         }
@@ -653,13 +733,22 @@ impl<G: Game, W: Write> Peer<G, W> {
             return;
         };
         self.state_requested = false;
-        match self.session.provide_state(now, frame, state) {
+        match self.session.provide_state(now, frame, &state.state) {
             Ok(()) => self.stats.states_served += 1,
-            Err(_) => self.stats.refused_calls += 1,
+            // A state rebuilt unlike the one this peer had (its game is not
+            // deterministic) is refused: the requester asks again.
+            Err(_) => self.stats.refused_calls += u64::from(state.faithful),
         }
     }
 
-    fn load(&mut self, frame: u32, state: Vec<u8>) {
+    /// The frames this peer got wrong before its last heal, from the first
+    /// one through the loaded frame, with the match's checksums of them
+    /// (the authority's), which its replay log records instead of its own.
+    pub fn healed_checksums(&self) -> Option<(u32, &[Checksum])> {
+        self.healed.as_ref().map(|(f, c)| (*f, &c[..]))
+    }
+
+    fn load(&mut self, frame: u32, state: Vec<u8>, checks: &[Checksum]) {
         let checksum = Checksum::of(&state);
         let sides = Sides {
             local: self.seat(),
@@ -668,10 +757,18 @@ impl<G: Game, W: Write> Peer<G, W> {
         };
         // Frames stepped on predictions are no evidence either way.
         let found = if frame < self.session.confirmed_before() {
-            diagnose::<G>(&self.history, &sides, frame, &state)
+            diagnose::<G>(&self.history, &sides, frame, &state, checks)
         } else {
             crate::diagnose::Found::nothing()
         };
+        if let Some((f, first, again)) = found.not_deterministic {
+            self.stats.nondeterministic_frames += 1;
+            self.events.push_back(PeerEvent::NotDeterministic {
+                frame: f,
+                first,
+                again,
+            });
+        }
         let game = match G::decode(&state) {
             Ok(g) => g,
             Err(e) => {
@@ -686,10 +783,17 @@ impl<G: Game, W: Write> Peer<G, W> {
                 return;
             }
         };
+        let mut first_wrong = None;
         if let Some(corrected) = found.corrected {
             // The diagnosis re-simulated these frames from the last settled
             // state and reproduced the authority's: they are the history.
-            for (s, (checksum, _)) in self.history.open().iter().zip(&corrected) {
+            first_wrong = self
+                .history
+                .open()
+                .zip(&corrected)
+                .find(|(s, (c, _))| s.checksum != *c)
+                .map(|(s, _)| s.frame);
+            for (s, (checksum, _)) in self.history.open().zip(&corrected) {
                 self.events.push_back(PeerEvent::Stepped {
                     frame: s.frame,
                     checksum: *checksum,
@@ -699,6 +803,25 @@ impl<G: Game, W: Write> Peer<G, W> {
             }
             self.stats.frames_resimulated += corrected.len() as u64;
             self.history.correct(corrected);
+        }
+        // The authority's checksums of the frames this peer may have got
+        // wrong are the match's: its log records those, not its own.
+        let first_taken = self.history.take_checks(frame, checks);
+        self.healed = first_taken.map(|first| {
+            let skip = checks.len() - (frame + 1 - first) as usize;
+            (first, checks[skip..].to_vec())
+        });
+        // The log says which frames were healed: what it holds of them is
+        // the match's trajectory, not what this seat first computed.
+        let first = match (first_wrong, first_taken) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if self.recording.is_some() && frame < self.session.confirmed_before() {
+            self.note(&Note::Healed {
+                first: first.unwrap_or(frame).min(frame),
+                loaded: frame,
+            });
         }
         if frame + 1 < self.history.base_frame() || frame >= self.history.next_frame() {
             // A state this peer's history does not reach: the log cannot
@@ -720,6 +843,13 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.desync = None;
         self.stats.states_loaded += 1;
         self.stats.state_bytes_loaded += state.len() as u64;
+        if let Some(d) = &found.diagnosis {
+            if self.heals.len() >= HEALS_KEPT {
+                self.heals.pop_front();
+            }
+            self.heals.push_back(HealSummary::of(d));
+            self.last_heal = Some(d.clone());
+        }
         self.events.push_back(PeerEvent::Healed {
             frame,
             state_bytes: state.len() as u64,
@@ -748,6 +878,22 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         if self.recording.is_some() {
             self.stats.frames_logged += u64::from(self.history.base_frame() - before);
+        }
+    }
+
+    /// Writes `note` into the replay log at the frame it has reached (the
+    /// one place a peer writes notes); a log that cannot take it stops
+    /// recording.
+    pub(crate) fn note(&mut self, note: &Note) {
+        let Some(rec) = self.recording.as_mut() else {
+            return;
+        };
+        if let Err(e) = rec.writer.note(note) {
+            let frame = rec.writer.frames();
+            self.stop_recording(RecordingError {
+                frame,
+                reason: format!("writing a note: {e}"),
+            });
         }
     }
 

@@ -12,6 +12,7 @@ use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
 use lockstep_protocol::watch::WatcherId;
 use lockstep_protocol::{Instant, PlayerId, ResyncFailure};
 use lockstep_sim::Game;
+use lockstep_sim::replay::Note;
 use lockstep_snapshot::interpolate::Pose;
 use lockstep_snapshot::{Bodies, bodies};
 
@@ -169,7 +170,9 @@ impl<G: Game, W: Write> Peer<G, W> {
         let Some(s) = &mut self.snapshots else {
             return;
         };
+        let returns = s.fallback.returns;
         s.fallback.poll(now, &mut self.session, &mut self.events);
+        let back = s.fallback.returns > returns;
         for (to, part) in s.server.drain() {
             match to {
                 Receiver::Seat(seat) => {
@@ -179,6 +182,11 @@ impl<G: Game, W: Write> Peer<G, W> {
                     self.relay.send_snapshot_part(w, part);
                 }
             }
+        }
+        if back {
+            // Its checksums are compared again: the log says from where.
+            let from = self.session.newest_clean().unwrap_or(0);
+            self.note(&Note::Checked { from });
         }
     }
 }

@@ -1,8 +1,9 @@
 //! [`StopReason`]: why a [`Peer`](crate::Peer) stopped stepping before the
-//! match's last frame. A match never lies: a seat that can no longer prove
-//! it plays the same match as the others stops, says why once
+//! match's last frame, and [`DesyncPolicy`]: what a match does with a
+//! desync it cannot heal. A match never lies: a seat that can no longer
+//! prove it plays the same match as the others stops, says why once
 //! ([`PeerEvent::Stopped`](crate::PeerEvent::Stopped)), and its replay log
-//! ends with a note saying where and why.
+//! ends where the seats last agreed.
 //!
 //! Invariants: a peer stops at most once; after it stopped it steps no
 //! frame, logs no frame and sends no input (it may still answer a state
@@ -11,6 +12,28 @@
 
 use lockstep_protocol::PlayerSet;
 use lockstep_sim::desync::Diagnosis;
+
+/// What a match does when a desync cannot be healed: a seat's resync
+/// fails, a seat keeps drifting (its game is not deterministic), or the
+/// seats disagree and no evidence says which one drifted. Every seat of a
+/// match has the same policy (the match setup carries it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DesyncPolicy {
+    /// Every seat stops with [`StopReason::MatchInvalid`] (the default):
+    /// no seat plays on in a match it can no longer prove.
+    #[default]
+    Stop,
+    /// The drifted seat shows the authority's snapshots instead of its own
+    /// simulation and keeps playing ([`Peer::enable_snapshots`](crate::Peer::enable_snapshots),
+    /// a game exposing its bodies). Without the snapshots, or when no seat
+    /// could be blamed (there is no authority to follow), as `Stop`.
+    Snapshots,
+    /// Every seat plays on, unchecked: from the first divergent frame on
+    /// nothing is compared, and every frame is marked unchecked
+    /// ([`Peer::unchecked_from`](crate::Peer::unchecked_from)).
+    Continue,
+}
 
 /// Why a peer stopped before the end of the match.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,12 +56,18 @@ pub enum StopReason {
     },
     /// A desync that could not be healed ended the match (the `Stop`
     /// desync policy): every seat stops with the first frame whose
-    /// checksums differed and, where one could be made, the report.
+    /// checksums differed and, where one could be made, the report. Why,
+    /// and which seat was at fault, is [`Peer::invalidation`](crate::Peer::invalidation).
     MatchInvalid {
-        /// The first frame whose checksums differ.
+        /// The first frame whose checksums differ: the first frame not
+        /// proven agreed (every frame before it was compared clean); when
+        /// a report was lost on the way, the difference may have been seen
+        /// only at a later frame, which the report names.
         first_frame: u32,
-        /// The live desync report and both states, when this seat could
-        /// make one.
+        /// The desync report and both states, when this seat could make
+        /// one: a seat that kept drifting says which fields kept differing;
+        /// a dispute nobody could be blamed for compares both seats'
+        /// states; a seat that only heard the news has none.
         report: Option<Box<Diagnosis>>,
     },
 }

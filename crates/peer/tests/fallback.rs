@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, VecDeque};
 use lockstep_fx::{Fx, Vec3};
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
-use lockstep_peer::{FallbackReason, Peer, PeerEvent, PeerSettings, SnapshotSettings};
+use lockstep_peer::{
+    DesyncPolicy, FallbackReason, Peer, PeerEvent, PeerSettings, SnapshotSettings,
+};
 use lockstep_protocol::{Instant, Mode, PlayerId};
 use lockstep_sim::Match;
 use lockstep_snapshot::{Bodies, BodiesMut};
@@ -47,6 +49,7 @@ impl Match2 {
             .map(|seat| {
                 let mut s = PeerSettings::new(&setup, PlayerId(seat), 40 + u32::from(seat));
                 s.session.mode = mode;
+                s.desync_policy = DesyncPolicy::Snapshots;
                 let mut p = Peer::new(&config, setup, s, std::io::sink()).unwrap();
                 p.set_bot(Box::new(Cubes::bot(seat, setup.seed)));
                 p.enable_snapshots(settings).unwrap();

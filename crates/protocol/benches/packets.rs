@@ -67,6 +67,7 @@ fn packets() -> Vec<(&'static str, Packet<Buttons>)> {
                 payload_len: 3000,
                 index: 0,
                 checksum: Some(Checksum::of(b"x")),
+                checks: 0,
                 data: vec![0x5a; 1024],
             })),
         ),

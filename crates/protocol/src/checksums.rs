@@ -1,6 +1,7 @@
 //! The checksum book: this peer's per-frame state checksums and the ones its
 //! peers report, compared frame by frame to detect a desync, and the verdict
-//! that says who drifted and who is the resync authority.
+//! that says who drifted and who is the resync authority — or that the
+//! seats dispute it and evidence must decide ([`attribute`]).
 //!
 //! Invariants:
 //! - Only confirmed frames are compared: a lockstep peer reports a checksum
@@ -12,11 +13,13 @@
 //!   newer epoch discards that peer's older reports, so checksums computed
 //!   before a resync are never compared with ones computed after it.
 //! - The verdict for a frame is a pure function of every player's checksum
-//!   for that frame, so all peers reach the same one: with two players the
-//!   host (seat 0) is the authority; with three or more, the group of
-//!   matching checksums holding a strict majority is right, its lowest seat is
-//!   the authority, and every other seat has drifted. No majority: no verdict
-//!   but [`Verdict::NoMajority`].
+//!   for that frame, so all peers reach the same one: the group of matching
+//!   checksums holding a strict majority of the seats still in the match is
+//!   right, its lowest seat is the authority, and every other seat has
+//!   drifted. Without a strict majority (two seats, or a tie) no seat
+//!   number decides: the verdict is [`Verdict::Disputed`], comparisons
+//!   pause, and each disputed seat's evidence about itself decides
+//!   ([`attribute`], [`ChecksumBook::resolve`]).
 //! - After a verdict, the drifted peers' reports (and, on a drifted peer, all
 //!   comparisons) are suspended until the drifted peer's new epoch (or the
 //!   local state load) arrives.
@@ -26,6 +29,12 @@ use lockstep_fx::{Checksum, ShortChecksum};
 
 /// Frames of checksums remembered per player.
 pub const CHECKSUM_HISTORY: u32 = 256;
+
+/// Frames of this peer's own full checksums remembered: a heal sends the
+/// drifted seat the authority's checksums of every frame it may have got
+/// wrong (see [`crate::packet::Purpose::Heal`]), which reach back to the
+/// last frame compared clean, a few round trips.
+pub const OWN_CHECKSUM_HISTORY: u32 = 2048;
 
 /// What a comparison concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +48,68 @@ pub enum Verdict {
         /// The seats whose state differs from the authority's.
         drifted: PlayerSet,
     },
-    /// Checksums for `frame` differ and no group holds a strict majority.
-    NoMajority {
+    /// Checksums for `frame` differ and no group holds a strict majority
+    /// (two seats, or a tie): the disputed seats' evidence decides.
+    Disputed {
         /// The frame compared.
         frame: u32,
+        /// Every seat that reported `frame`.
+        seats: PlayerSet,
     },
+}
+
+/// What a seat found stepping the disputed frames again (the session's
+/// side of [`crate::packet::Finding`], with whole frames).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SelfCheck {
+    /// Every frame gave the same checksum again.
+    Consistent,
+    /// `frame` gave another checksum the second time: the seat is at fault.
+    Inconsistent {
+        /// The first frame that differed from the first run.
+        frame: u32,
+    },
+    /// The seat could not step the frames again.
+    Unknown,
+}
+
+/// Who drifted in a dispute, from the evidence: every seat whose own
+/// re-run disagreed with its first run is at fault; if the seats left (the
+/// self-consistent ones, and those that could not check) all hold one
+/// checksum, its lowest seat is the authority and every seat holding
+/// another checksum drifted. Otherwise nothing attributes the fault
+/// (`None`): nobody may be overwritten.
+///
+/// `sums` holds every disputed seat's short checksum of the disputed frame;
+/// `findings` every disputed seat's finding (a seat missing from it counts
+/// as not at fault). A pure function: every seat holding the same inputs
+/// reaches the same verdict.
+pub fn attribute(
+    frame: u32,
+    sums: &[(PlayerId, u64)],
+    findings: &[(PlayerId, SelfCheck)],
+) -> Option<Verdict> {
+    let faulty = |p: PlayerId| {
+        findings
+            .iter()
+            .any(|(q, f)| *q == p && matches!(f, SelfCheck::Inconsistent { .. }))
+    };
+    let mut honest = sums.iter().filter(|(p, _)| !faulty(*p));
+    let &(authority, right) = honest.next()?;
+    if honest.any(|(_, s)| *s != right) {
+        return None;
+    }
+    let mut drifted = PlayerSet::EMPTY;
+    for (p, s) in sums {
+        if *s != right {
+            drifted.insert(*p);
+        }
+    }
+    (!drifted.is_empty()).then_some(Verdict::Desync {
+        frame,
+        authority,
+        drifted,
+    })
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +158,9 @@ pub struct ChecksumBook {
     gave_up: bool,
     pending: Option<u32>,
     newest_clean: Option<u32>,
+    /// A dispute awaiting evidence: the frame and every disputed seat's
+    /// short checksum of it. Nothing is compared meanwhile.
+    disputed: Option<(u32, Vec<(PlayerId, u64)>)>,
 }
 
 /// 8-bit epoch order: `a` newer than `b`.
@@ -105,7 +174,7 @@ impl ChecksumBook {
     pub fn new(players: u8, local: PlayerId) -> ChecksumBook {
         ChecksumBook {
             local,
-            own_full: vec![None; CHECKSUM_HISTORY as usize],
+            own_full: vec![None; OWN_CHECKSUM_HISTORY as usize],
             peers: (0..players)
                 .map(|_| PeerReports {
                     shorts: Ring::new(),
@@ -120,14 +189,52 @@ impl ChecksumBook {
             gave_up: false,
             pending: None,
             newest_clean: None,
+            disputed: None,
         }
     }
 
     /// This peer's full checksum of `frame`, if recorded.
     pub fn own(&self, frame: u32) -> Option<Checksum> {
-        match self.own_full[(frame % CHECKSUM_HISTORY) as usize] {
+        match self.own_full[(frame % OWN_CHECKSUM_HISTORY) as usize] {
             Some((f, c)) if f == frame => Some(c),
             _ => None,
+        }
+    }
+
+    /// This peer's full checksums of the frames from `from` through `to`,
+    /// oldest first, as far back as they are all recorded (the run ends at
+    /// `to`; empty if `to` is not recorded).
+    pub fn own_run(&self, from: u32, to: u32) -> Vec<Checksum> {
+        let mut out = Vec::new();
+        let mut f = to;
+        while let Some(c) = self.own(f) {
+            out.push(c);
+            if f <= from || out.len() >= OWN_CHECKSUM_HISTORY as usize {
+                break;
+            }
+            f -= 1;
+        }
+        out.reverse();
+        out
+    }
+
+    /// The dispute awaiting evidence, if any: its frame and every disputed
+    /// seat's short checksum of it.
+    pub fn dispute(&self) -> Option<&(u32, Vec<(PlayerId, u64)>)> {
+        self.disputed.as_ref()
+    }
+
+    /// Ends the dispute: with `Some` verdict (the evidence attributed the
+    /// fault) it applies as a majority's would; with `None` nobody could be
+    /// blamed and every comparison stops, as after [`ChecksumBook::give_up`].
+    pub fn resolve(&mut self, verdict: Option<Verdict>) -> Option<Verdict> {
+        self.disputed = None;
+        match verdict {
+            Some(v @ Verdict::Desync { .. }) => self.apply(v),
+            _ => {
+                self.gave_up = true;
+                None
+            }
         }
     }
 
@@ -150,6 +257,9 @@ impl ChecksumBook {
             p.suspended = true;
             p.shorts.clear();
             p.newest_match = None;
+        }
+        if let Some((_, sums)) = &mut self.disputed {
+            sums.retain(|(p, _)| *p != seat);
         }
         if self.pending.is_some_and(|f| self.verdict(f).is_none()) {
             self.pending = None;
@@ -175,7 +285,7 @@ impl ChecksumBook {
 
     /// Records this peer's checksum of `frame` and compares it.
     pub fn record_own(&mut self, frame: u32, checksum: Checksum) -> Option<Verdict> {
-        self.own_full[(frame % CHECKSUM_HISTORY) as usize] = Some((frame, checksum));
+        self.own_full[(frame % OWN_CHECKSUM_HISTORY) as usize] = Some((frame, checksum));
         let local = self.local.index();
         self.peers[local].shorts.put(frame, checksum.short().0);
         self.compare(frame)
@@ -256,7 +366,7 @@ impl ChecksumBook {
         let local = self.local.index();
         self.peers[local].shorts.clear();
         self.own_full.iter_mut().for_each(|s| *s = None);
-        self.own_full[(frame % CHECKSUM_HISTORY) as usize] = Some((frame, checksum));
+        self.own_full[(frame % OWN_CHECKSUM_HISTORY) as usize] = Some((frame, checksum));
         self.peers[local].shorts.put(frame, checksum.short().0);
     }
 
@@ -280,7 +390,8 @@ impl ChecksumBook {
     }
 
     fn compare(&mut self, frame: u32) -> Option<Verdict> {
-        if self.gave_up || self.self_drifted || frame < self.compare_from {
+        if self.gave_up || self.self_drifted || self.disputed.is_some() || frame < self.compare_from
+        {
             return None;
         }
         if let Some(p) = self.pending {
@@ -337,23 +448,7 @@ impl ChecksumBook {
         if sums.iter().all(|(_, s)| *s == sums[0].1) {
             return None;
         }
-        if n == 2 {
-            // Two seats left: the lower one is the authority by rule.
-            let mut seats = self.peers.iter().enumerate().filter(|(_, p)| !p.gone);
-            let (Some((a, _)), Some((b, _))) = (seats.next(), seats.next()) else {
-                return None;
-            };
-            let authority = PlayerId(a as u8);
-            let mut drifted = PlayerSet::EMPTY;
-            drifted.insert(PlayerId(b as u8));
-            return Some(Verdict::Desync {
-                frame,
-                authority,
-                drifted,
-            });
-        }
-        // The largest group of equal checksums; ties go to the group with the
-        // lowest seat (seats are visited in order).
+        // The largest group of equal checksums (seats are visited in order).
         let mut best: Option<(usize, u64)> = None;
         for (_, s) in &sums {
             let count = sums.iter().filter(|(_, t)| t == s).count();
@@ -363,7 +458,12 @@ impl ChecksumBook {
         }
         let (count, right) = best?;
         if count * 2 <= n {
-            return Some(Verdict::NoMajority { frame });
+            // Two seats, or a tie: no seat number decides.
+            let mut seats = PlayerSet::EMPTY;
+            for (p, _) in &sums {
+                seats.insert(*p);
+            }
+            return Some(Verdict::Disputed { frame, seats });
         }
         let authority = sums.iter().find(|(_, s)| *s == right).map(|(p, _)| *p)?;
         let mut drifted = PlayerSet::EMPTY;
@@ -391,7 +491,16 @@ impl ChecksumBook {
                     }
                 }
             }
-            Verdict::NoMajority { .. } => self.gave_up = true,
+            Verdict::Disputed { frame, .. } => {
+                let sums = self
+                    .peers
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| !p.suspended)
+                    .filter_map(|(i, p)| Some((PlayerId(i as u8), p.shorts.get(frame)?)))
+                    .collect();
+                self.disputed = Some((frame, sums));
+            }
         }
         Some(v)
     }
@@ -405,30 +514,77 @@ mod tests {
         Checksum::from_bytes([b; 32])
     }
 
+    fn set(seats: &[u8]) -> PlayerSet {
+        let mut s = PlayerSet::EMPTY;
+        for &p in seats {
+            s.insert(PlayerId(p));
+        }
+        s
+    }
+
+    /// Two seats: no seat number decides. The verdict is a dispute,
+    /// comparisons pause, and the evidence picks the drifted seat.
     #[test]
-    fn two_players_host_is_authority() {
+    fn two_players_dispute_and_evidence_decides() {
         let mut book = ChecksumBook::new(2, PlayerId(1));
         assert_eq!(book.record_own(5, c(1)), None);
         assert_eq!(book.record_short(PlayerId(0), 0, 5, c(1).short()), None);
         assert_eq!(book.newest_clean(), Some(5));
         book.record_own(6, c(2));
         let v = book.record_short(PlayerId(0), 0, 6, c(3).short());
-        let mut drifted = PlayerSet::EMPTY;
-        drifted.insert(PlayerId(1));
         assert_eq!(
             v,
-            Some(Verdict::Desync {
+            Some(Verdict::Disputed {
                 frame: 6,
-                authority: PlayerId(0),
-                drifted
+                seats: set(&[0, 1])
             })
         );
-        // Drifted: nothing more is compared until the state is loaded.
-        assert_eq!(book.record_short(PlayerId(0), 0, 7, c(9).short()), None);
-        book.on_loaded(7, c(9));
+        // Nothing is compared while the dispute waits for evidence.
+        book.record_own(7, c(4));
+        assert_eq!(book.record_short(PlayerId(0), 0, 7, c(5).short()), None);
+        let (frame, sums) = book.dispute().cloned().unwrap();
+        assert_eq!(frame, 6);
+        // Seat 0 stepped the frames again and disagreed with itself.
+        let findings = [
+            (PlayerId(0), SelfCheck::Inconsistent { frame: 6 }),
+            (PlayerId(1), SelfCheck::Consistent),
+        ];
+        let verdict = attribute(frame, &sums, &findings);
+        assert_eq!(
+            verdict,
+            Some(Verdict::Desync {
+                frame: 6,
+                authority: PlayerId(1),
+                drifted: set(&[0])
+            })
+        );
+        book.resolve(verdict);
+        assert!(book.is_suspended(PlayerId(0)));
+        // Its new epoch resumes comparisons.
         book.record_own(8, c(4));
-        assert_eq!(book.record_short(PlayerId(0), 0, 8, c(4).short()), None);
+        assert_eq!(book.record_short(PlayerId(0), 1, 8, c(4).short()), None);
         assert_eq!(book.newest_clean(), Some(8));
+    }
+
+    /// With no evidence against either seat nobody is overwritten.
+    #[test]
+    fn no_evidence_blames_nobody() {
+        let sums = [(PlayerId(0), 1), (PlayerId(1), 2)];
+        let both = [
+            (PlayerId(0), SelfCheck::Consistent),
+            (PlayerId(1), SelfCheck::Unknown),
+        ];
+        assert_eq!(attribute(9, &sums, &both), None);
+        let neither = [
+            (PlayerId(0), SelfCheck::Inconsistent { frame: 9 }),
+            (PlayerId(1), SelfCheck::Inconsistent { frame: 8 }),
+        ];
+        assert_eq!(attribute(9, &sums, &neither), None);
+        let mut book = ChecksumBook::new(2, PlayerId(0));
+        book.record_own(9, c(1));
+        book.record_short(PlayerId(1), 0, 9, c(2).short());
+        assert_eq!(book.resolve(None), None);
+        assert!(book.gave_up());
     }
 
     #[test]
@@ -458,15 +614,36 @@ mod tests {
         assert_eq!(book.record_short(PlayerId(2), 0, 4, c(8).short()), None);
     }
 
+    /// A tie among four seats is a dispute too; evidence against one side
+    /// leaves the other's checksum standing.
     #[test]
-    fn no_majority() {
+    fn a_tie_is_disputed() {
         let mut book = ChecksumBook::new(4, PlayerId(0));
         book.record_own(3, c(1));
         book.record_short(PlayerId(1), 0, 3, c(1).short());
         book.record_short(PlayerId(2), 0, 3, c(2).short());
         assert_eq!(
             book.record_short(PlayerId(3), 0, 3, c(2).short()),
-            Some(Verdict::NoMajority { frame: 3 })
+            Some(Verdict::Disputed {
+                frame: 3,
+                seats: set(&[0, 1, 2, 3])
+            })
         );
+        let (_, sums) = book.dispute().cloned().unwrap();
+        let findings = [
+            (PlayerId(2), SelfCheck::Inconsistent { frame: 3 }),
+            (PlayerId(3), SelfCheck::Inconsistent { frame: 2 }),
+        ];
+        assert_eq!(
+            attribute(3, &sums, &findings),
+            Some(Verdict::Desync {
+                frame: 3,
+                authority: PlayerId(0),
+                drifted: set(&[2, 3])
+            })
+        );
+        // One side self-consistent, the other split: nobody is blamed.
+        let findings = [(PlayerId(2), SelfCheck::Inconsistent { frame: 3 })];
+        assert_eq!(attribute(3, &sums, &findings), None);
     }
 }

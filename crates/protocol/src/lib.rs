@@ -38,12 +38,20 @@
 //!      stepping more frames, works too (with the then-newest frame);
 //!    - [`Event::LoadState`] → replace the game state (the re-simulated
 //!      [`Event::Frame`]s, `resimulated: true`, follow);
+//!    - [`Event::Disputed`] → step the disputed frames again from the
+//!      newest state compared clean and [`Session::report_self_check`]
+//!      whether they gave the same checksums;
+//!    - [`Event::StateWanted`] → [`Session::provide_state_at`]`(now,
+//!      frame, snapshot)`, the state after exactly that frame, if held;
+//!    - [`Event::ResyncFailed`] → apply the match's policy: stop it or
+//!      play on unchecked ([`Session::invalidate`]), or fall back to
+//!      snapshots;
 //!    - [`Event::LostQuorum`] → this seat's side of a split match is not
 //!      a quorum: the session has closed (it steps and sends nothing more);
 //!      keep only what [`Session::newest_clean`] settled, and take the
 //!      seat back with a new session (`rejoin`) or end;
 //!    - the rest ([`Event::Desync`], [`Event::PeerTimedOut`],
-//!      [`Event::ResyncFailed`], [`Event::PlayingAlone`], ...) are for the
+//!      [`Event::Invalidated`], [`Event::PlayingAlone`], ...) are for the
 //!      app to show or act on;
 //! 4. drain [`Session::poll_transmit`]`(now)` and send each datagram;
 //! 5. wait until [`Session::poll_timeout`] or the next datagram.
@@ -132,12 +140,13 @@ pub mod watch;
 pub mod window;
 
 pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
+pub use checksums::SelfCheck;
 pub use input::{Input, schema_hash};
-pub use packet::{DecodeError, Packet};
+pub use packet::{Cause, DecodeError, Packet};
 pub use player::{PlayerId, PlayerSet};
 pub use session::{
-    CallError, Config, ConfigError, Event, InputDelay, Mode, ResyncFailure, Rollback, Security,
-    Session, TimeoutReason, Transmit,
+    CallError, Config, ConfigError, Event, InputDelay, Invalidation, Mode, ResyncFailure, Rollback,
+    Security, Session, TimeoutReason, Transmit,
 };
 pub use stats::Stats;
 pub use time::Instant;

@@ -24,7 +24,7 @@ use lockstep_fx::Checksum;
 /// The protocol id every handshake starts with ("LKSP" read as big-endian).
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 /// The wire-format version in the handshake.
-pub const VERSION: u8 = 6;
+pub const VERSION: u8 = 7;
 /// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
 /// minimum MTU with room for IP and UDP headers).
 pub const MAX_DATAGRAM: usize = 1200;
@@ -129,7 +129,7 @@ pub enum Packet<I> {
     Hello(Hello),
     /// Handshake between a spectator and the seat relaying to it (kind 8).
     WatchHello(WatchHello),
-    /// Everything after a handshake (kinds 1–7, 9–11 and 13).
+    /// Everything after a handshake (kinds 1–7, 9–11, 13 and 14).
     Routed(Routed<I>),
 }
 
@@ -208,6 +208,74 @@ pub enum Message<I> {
     /// Kind 13: clock synchronization (timestamps, echoes and the sender's
     /// newest tick) and the rollback input delay the peers agree on.
     Timing(Timing),
+    /// Kind 14, variant 0: in a dispute (a desync no strict majority
+    /// decides), what the sender found when it stepped the disputed frames
+    /// again from the last agreed state.
+    Evidence(Evidence),
+    /// Kind 14, variant 1: the match is invalid from a frame on (every
+    /// seat stops), or plays on unchecked.
+    Invalid(Invalid),
+}
+
+/// What a disputed seat found when it stepped the disputed frames again
+/// from the last state every seat agreed on, with the same inputs, and
+/// compared the results with its own first run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Finding {
+    /// Every frame gave the same checksum again: the seat is
+    /// self-consistent (its bug, if it has one, is not in evidence).
+    #[default]
+    Consistent,
+    /// Frame `frame` (low 16 bits) gave another checksum the second time:
+    /// the seat's run cannot be trusted, and it is at fault.
+    Inconsistent {
+        /// Low 16 bits of the first frame that differed from the first run.
+        frame: u16,
+    },
+    /// The seat could not step the frames again (it no longer holds them).
+    Unknown,
+}
+
+/// A disputed seat's finding, sent to every other live seat until that
+/// seat's own Evidence says it heard it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Evidence {
+    /// Low 16 bits of the disputed frame (the first whose checksums
+    /// differed, as the sender saw it).
+    pub frame: u16,
+    /// What the sender found.
+    pub finding: Finding,
+    /// The seats whose finding on this dispute the sender holds (its own
+    /// bit included).
+    pub heard: PlayerSet,
+}
+
+/// Why a match is invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cause {
+    /// A drifted seat could not be brought back (its resync failed).
+    #[default]
+    Unhealable,
+    /// A seat keeps drifting: its game is not deterministic.
+    Nondeterministic,
+    /// Seats disagree and no evidence says which one drifted.
+    Unattributed,
+}
+
+/// The match is invalid from `first_frame` on: the seats no longer prove
+/// that they play the same match. Sent to every other live seat, each of
+/// which passes it on, until that seat sent one back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Invalid {
+    /// Low 16 bits of the first frame whose checksums differed.
+    pub first_frame: u16,
+    /// Why.
+    pub cause: Cause,
+    /// The seat found at fault, if one was.
+    pub seat: Option<PlayerId>,
+    /// The match plays on unchecked (its policy says so) instead of
+    /// stopping: every frame from `first_frame` on is unchecked.
+    pub play_on: bool,
 }
 
 /// Clock synchronization between two seats, sent every
@@ -408,6 +476,28 @@ pub struct ResyncRequest {
     pub id: u8,
     /// Low 16 bits of the first frame found to differ.
     pub desync_frame: u16,
+    /// What the state is for.
+    pub purpose: Purpose,
+}
+
+/// What a requested state is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Purpose {
+    /// To load: the state after the authority's newest frame (a returning
+    /// seat's).
+    #[default]
+    Load,
+    /// To heal a drifted seat: the state after the authority's newest
+    /// frame, followed by the authority's full checksums of the frames from
+    /// `checks_from` (low 16 bits) up to it, so the drifted seat's replay
+    /// log records the match's trajectory instead of its own.
+    Heal {
+        /// Low 16 bits of the first frame whose checksum is wanted.
+        checks_from: u16,
+    },
+    /// To compare, not load: the state after exactly `desync_frame`, for
+    /// the report of a dispute nobody could be blamed for.
+    Compare,
 }
 
 /// One fragment of a state transfer. The payload is split into
@@ -421,8 +511,9 @@ pub struct ResyncChunk {
     pub frame: u16,
     /// Whether the payload is deflate-compressed.
     pub compressed: bool,
-    /// Length of the state once decompressed, `1..=MAX_STATE_BYTES`
-    /// (equal to `payload_len` when not compressed).
+    /// Length of the payload once decompressed, `1..=MAX_STATE_BYTES`
+    /// (equal to `payload_len` when not compressed): the state, then
+    /// `checks` full checksums.
     pub state_len: u32,
     /// Length of the payload on the wire, `1..=MAX_PAYLOAD_BYTES`.
     pub payload_len: u32,
@@ -430,6 +521,11 @@ pub struct ResyncChunk {
     pub index: u16,
     /// The full checksum of the state: present in chunk 0 only.
     pub checksum: Option<Checksum>,
+    /// How many of the authority's full checksums follow the state in the
+    /// unpacked payload (for the frames up to `frame`, oldest first; a
+    /// heal's, see [`Purpose::Heal`]): present in chunk 0 only, 0 in the
+    /// others.
+    pub checks: u16,
     /// This chunk's bytes.
     pub data: Vec<u8>,
 }
@@ -696,6 +792,24 @@ impl ResyncRequest {
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         s.u8(&mut self.id)?;
         s.u16(&mut self.desync_frame)?;
+        let mut purpose = match self.purpose {
+            Purpose::Load => 0,
+            Purpose::Heal { .. } => 1,
+            Purpose::Compare => 2,
+        };
+        s.ranged(&mut purpose, 0, 2, "resync purpose")?;
+        self.purpose = match purpose {
+            0 => Purpose::Load,
+            1 => {
+                let mut from = match self.purpose {
+                    Purpose::Heal { checks_from } => checks_from,
+                    _ => 0,
+                };
+                s.u16(&mut from)?;
+                Purpose::Heal { checks_from: from }
+            }
+            _ => Purpose::Compare,
+        };
         Ok(())
     }
 }
@@ -733,8 +847,19 @@ impl ResyncChunk {
             let mut c = self.checksum.unwrap_or_default();
             s.checksum(&mut c)?;
             self.checksum = Some(c);
+            let at = s.bit_position();
+            s.u16(&mut self.checks)?;
+            // The checksums follow a state of at least one byte.
+            if u32::from(self.checks) * 32 >= self.state_len {
+                return Err(BitError::OutOfRange {
+                    bit: at,
+                    what: "checksums after the state",
+                }
+                .into());
+            }
         } else if S::READING {
             self.checksum = None;
+            self.checks = 0;
         }
         let len = Self::len_of(self.payload_len, u32::from(self.index));
         s.align()?;
@@ -883,6 +1008,62 @@ impl Timing {
     }
 }
 
+impl Evidence {
+    /// Serializes the message (after the variant field).
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u16(&mut self.frame)?;
+        let mut finding = match self.finding {
+            Finding::Consistent => 0,
+            Finding::Inconsistent { .. } => 1,
+            Finding::Unknown => 2,
+        };
+        s.ranged(&mut finding, 0, 2, "finding")?;
+        self.finding = match finding {
+            0 => Finding::Consistent,
+            1 => {
+                let mut frame = match self.finding {
+                    Finding::Inconsistent { frame } => frame,
+                    _ => 0,
+                };
+                s.u16(&mut frame)?;
+                Finding::Inconsistent { frame }
+            }
+            _ => Finding::Unknown,
+        };
+        s.u8(&mut self.heard.0)?;
+        Ok(())
+    }
+}
+
+impl Invalid {
+    /// Serializes the message (after the variant field).
+    pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
+        s.u16(&mut self.first_frame)?;
+        let mut cause = match self.cause {
+            Cause::Unhealable => 0,
+            Cause::Nondeterministic => 1,
+            Cause::Unattributed => 2,
+        };
+        s.ranged(&mut cause, 0, 2, "invalid cause")?;
+        self.cause = match cause {
+            0 => Cause::Unhealable,
+            1 => Cause::Nondeterministic,
+            _ => Cause::Unattributed,
+        };
+        let mut has_seat = self.seat.is_some();
+        s.bool(&mut has_seat)?;
+        self.seat = if has_seat {
+            let mut seat = self.seat.unwrap_or_default();
+            ser_player(s, &mut seat)?;
+            Some(seat)
+        } else {
+            None
+        };
+        s.bool(&mut self.play_on)?;
+        Ok(())
+    }
+}
+
 impl Disconnect {
     /// Serializes the message.
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
@@ -924,6 +1105,9 @@ pub enum Kind {
     /// [`Timing`]. (12 is no kind: the match-setup messages of
     /// `lockstep-lobby` start with a byte whose low four bits read 12.)
     Timing = 13,
+    /// [`Evidence`] and [`Invalid`]: what the seats tell each other about
+    /// the match's integrity.
+    Integrity = 14,
 }
 
 /// Kind values the 4-bit field can hold: counters by kind have this many
@@ -951,7 +1135,7 @@ impl Kind {
     }
 
     /// Every kind, in wire order.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Hello,
         Kind::Inputs,
         Kind::Checksum,
@@ -965,6 +1149,7 @@ impl Kind {
         Kind::FeedAck,
         Kind::Snapshot,
         Kind::Timing,
+        Kind::Integrity,
     ];
 
     /// A short lowercase name (file names, reports).
@@ -983,6 +1168,7 @@ impl Kind {
             Kind::FeedAck => "feed_ack",
             Kind::Snapshot => "snapshot",
             Kind::Timing => "timing",
+            Kind::Integrity => "integrity",
         }
     }
 }
@@ -1002,6 +1188,7 @@ impl<I> Message<I> {
             Message::FeedAck(_) => Kind::FeedAck,
             Message::SnapshotPart(_) | Message::SnapshotAck(_) => Kind::Snapshot,
             Message::Timing(_) => Kind::Timing,
+            Message::Evidence(_) | Message::Invalid(_) => Kind::Integrity,
         }
     }
 }
@@ -1068,6 +1255,7 @@ impl<I: Input> Packet<I> {
                     Kind::FeedAck => Message::FeedAck(FeedAck::default()),
                     Kind::Snapshot => Message::SnapshotPart(SnapshotPart::default()),
                     Kind::Timing => Message::Timing(Timing::default()),
+                    Kind::Integrity => Message::Evidence(Evidence::default()),
                     _ => Message::Disconnect(Disconnect::default()),
                 },
             }),
@@ -1115,6 +1303,18 @@ impl<I: Input> Packet<I> {
                         match &mut r.message {
                             Message::SnapshotPart(m) => m.serialize(s),
                             Message::SnapshotAck(m) => m.serialize(s),
+                            _ => Ok(()),
+                        }
+                    }
+                    Message::Evidence(_) | Message::Invalid(_) => {
+                        let mut variant = u32::from(matches!(r.message, Message::Invalid(_)));
+                        s.ranged(&mut variant, 0, 1, "integrity variant")?;
+                        if S::READING && variant == 1 {
+                            r.message = Message::Invalid(Invalid::default());
+                        }
+                        match &mut r.message {
+                            Message::Evidence(m) => m.serialize(s),
+                            Message::Invalid(m) => m.serialize(s),
                             _ => Ok(()),
                         }
                     }

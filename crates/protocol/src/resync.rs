@@ -7,6 +7,9 @@
 //!   the receiver accepts them only if their BLAKE3 checksum equals the one
 //!   announced in chunk 0 (which is the authority's reported checksum for
 //!   that frame, since a state's checksum is BLAKE3 of its snapshot bytes).
+//!   A heal's payload carries, after the state, the authority's full
+//!   checksums of the frames up to `frame` (the last one is the state's own,
+//!   and must be).
 //! - Every chunk of one transfer must agree on the transfer's header fields;
 //!   a chunk that disagrees is refused with a typed [`ResyncError`].
 //! - Decompression is bounded by the announced state length
@@ -75,6 +78,7 @@ pub struct Outgoing {
     /// hears nothing for long is abandoned by its owner).
     pub heard: Instant,
     checksum: Checksum,
+    checks: u16,
     compressed: bool,
     state_len: u32,
     payload: Vec<u8>,
@@ -89,17 +93,27 @@ impl Outgoing {
     /// The most copies of one chunk sent at once.
     pub const MAX_COPIES: u8 = 4;
 
-    /// A transfer of `state` (the snapshot after `frame`), answering request `id`.
-    pub fn new(id: u8, frame: u32, state: &[u8], now: Instant) -> Outgoing {
-        let (compressed, payload) = pack_state(state);
+    /// A transfer of `state` (the snapshot after `frame`), answering request
+    /// `id`, followed by `checks`: full checksums of the frames up to
+    /// `frame`, oldest first (a heal's; empty otherwise, and at most
+    /// `u16::MAX` of them, the newest kept).
+    pub fn new(id: u8, frame: u32, state: &[u8], checks: &[Checksum], now: Instant) -> Outgoing {
+        let checks = &checks[checks.len().saturating_sub(usize::from(u16::MAX))..];
+        let mut unpacked = Vec::with_capacity(state.len() + 32 * checks.len());
+        unpacked.extend_from_slice(state);
+        for c in checks {
+            unpacked.extend_from_slice(c.as_bytes());
+        }
+        let (compressed, payload) = pack_state(&unpacked);
         let count = ResyncChunk::count_for(payload.len() as u32) as usize;
         Outgoing {
             id,
             frame,
             heard: now,
             checksum: Checksum::of(state),
+            checks: checks.len() as u16,
             compressed,
-            state_len: state.len() as u32,
+            state_len: unpacked.len() as u32,
             payload,
             acked: vec![false; count],
             sent_at: vec![None; count],
@@ -143,6 +157,7 @@ impl Outgoing {
                 payload_len: self.payload.len() as u32,
                 index: i as u16,
                 checksum: (i == 0).then_some(self.checksum),
+                checks: if i == 0 { self.checks } else { 0 },
                 data: self.payload[start..start + len].to_vec(),
             };
             out.extend(std::iter::repeat_n(chunk, copies));
@@ -181,8 +196,19 @@ impl Outgoing {
     }
 }
 
-/// A verified transferred state: its frame, checksum and bytes.
-pub type Received = (u32, Checksum, Vec<u8>);
+/// A verified transferred state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    /// The frame it is the state after.
+    pub frame: u32,
+    /// Its checksum (BLAKE3 of `state`).
+    pub checksum: Checksum,
+    /// The exact state.
+    pub state: Vec<u8>,
+    /// The sender's full checksums of the frames up to `frame`, oldest
+    /// first (a heal's; empty otherwise).
+    pub checks: Vec<Checksum>,
+}
 
 /// The drifted peer's side of one transfer.
 #[derive(Debug, Clone)]
@@ -193,6 +219,7 @@ pub struct Incoming {
     pub frame: Option<u32>,
     header: Option<(bool, u32, u32)>,
     checksum: Option<Checksum>,
+    checks: u16,
     chunks: Vec<Option<Vec<u8>>>,
 }
 
@@ -204,6 +231,7 @@ impl Incoming {
             frame: None,
             header: None,
             checksum: None,
+            checks: 0,
             chunks: Vec::new(),
         }
     }
@@ -222,6 +250,7 @@ impl Incoming {
         }
         if let Some(c) = chunk.checksum {
             self.checksum = Some(c);
+            self.checks = chunk.checks;
         }
         if let Some(slot) = self.chunks.get_mut(chunk.index as usize) {
             *slot = Some(chunk.data);
@@ -258,7 +287,8 @@ impl Incoming {
         self.chunks.iter().flatten().map(|c| c.len() as u64).sum()
     }
 
-    /// Once every chunk is in: the verified state and its frame and checksum.
+    /// Once every chunk is in: the verified state, its frame and checksum,
+    /// and the checksums that followed it.
     pub fn finish(&self) -> Option<Result<Received, ResyncError>> {
         let (compressed, state_len, _) = self.header?;
         if self.chunks.iter().any(|c| c.is_none()) {
@@ -268,9 +298,23 @@ impl Incoming {
         let checksum = self.checksum?;
         let payload: Vec<u8> = self.chunks.iter().flatten().flatten().copied().collect();
         Some(
-            unpack_state(compressed, payload, state_len).and_then(|state| {
-                if Checksum::of(&state) == checksum {
-                    Ok((frame, checksum, state))
+            unpack_state(compressed, payload, state_len).and_then(|mut state| {
+                // Chunk 0's decoder checked that the checksums leave a
+                // state of at least one byte.
+                let at = state.len().saturating_sub(32 * usize::from(self.checks));
+                let checks: Vec<Checksum> = state[at..]
+                    .chunks_exact(32)
+                    .map(|c| Checksum::from_bytes(c.try_into().unwrap_or([0; 32])))
+                    .collect();
+                state.truncate(at);
+                let whole = Checksum::of(&state) == checksum;
+                if whole && checks.last().is_none_or(|c| *c == checksum) {
+                    Ok(Received {
+                        frame,
+                        checksum,
+                        state,
+                        checks,
+                    })
                 } else {
                     Err(ResyncError::ChecksumMismatch)
                 }
@@ -286,7 +330,7 @@ mod tests {
     #[test]
     fn transfer_with_loss_and_selective_acks() {
         let state: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let mut out = Outgoing::new(3, 77, &state, Instant(0));
+        let mut out = Outgoing::new(3, 77, &state, &[], Instant(0));
         let mut inc = Incoming::new(3);
         let mut now = Instant(0);
         let mut round = 0;
@@ -302,9 +346,36 @@ mod tests {
             now = now.plus(1000);
             round += 1;
         }
-        let (frame, sum, got) = inc.finish().unwrap().unwrap();
-        assert_eq!((frame, sum), (77, Checksum::of(&state)));
-        assert_eq!(got, state);
+        let got = inc.finish().unwrap().unwrap();
+        assert_eq!((got.frame, got.checksum), (77, Checksum::of(&state)));
+        assert_eq!(got.state, state);
+        assert!(got.checks.is_empty());
+    }
+
+    #[test]
+    fn a_heal_carries_the_checksums_of_the_frames_before_the_state() {
+        let state: Vec<u8> = (0..3000u32).map(|i| (i * 13 % 251) as u8).collect();
+        let earlier: Vec<Checksum> = (0..40u8).map(|b| Checksum::from_bytes([b; 32])).collect();
+        let checks: Vec<Checksum> = earlier
+            .iter()
+            .copied()
+            .chain([Checksum::of(&state)])
+            .collect();
+        let mut out = Outgoing::new(9, 500, &state, &checks, Instant(0));
+        let mut inc = Incoming::new(9);
+        for chunk in out.due_chunks(Instant(0), 1000, 1000) {
+            inc.on_chunk(chunk, 500).unwrap();
+        }
+        let got = inc.finish().unwrap().unwrap();
+        assert_eq!(got.state, state);
+        assert_eq!(got.checks, checks);
+        // A last checksum that is not the state's is refused.
+        let mut out = Outgoing::new(9, 500, &state, &earlier, Instant(0));
+        let mut inc = Incoming::new(9);
+        for chunk in out.due_chunks(Instant(0), 1000, 1000) {
+            inc.on_chunk(chunk, 500).unwrap();
+        }
+        assert_eq!(inc.finish(), Some(Err(ResyncError::ChecksumMismatch)));
     }
 
     #[test]
@@ -316,7 +387,7 @@ mod tests {
                 (x >> 24) as u8
             })
             .collect();
-        let mut out = Outgoing::new(1, 5, &state, Instant(0));
+        let mut out = Outgoing::new(1, 5, &state, &[], Instant(0));
         let chunks = out.acked.len();
         assert!(chunks > 1);
         let mut copies = Vec::new();
@@ -328,7 +399,7 @@ mod tests {
         }
         assert_eq!(copies, [1, 2, 3, 4, 4, 4]);
         // The budget counts copies, and a chunk's copies are not split.
-        let mut out = Outgoing::new(1, 5, &state, Instant(0));
+        let mut out = Outgoing::new(1, 5, &state, &[], Instant(0));
         out.due_chunks(Instant(0), 1000, 1000);
         let sent = out.due_chunks(Instant(1000), 1000, 3);
         assert_eq!(sent.len(), 2);

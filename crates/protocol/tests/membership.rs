@@ -139,7 +139,7 @@ impl Mesh {
                         seat.s.provide_state(now, f, &state.to_le_bytes()).unwrap();
                     }
                 }
-                Event::LoadState { frame, state } => {
+                Event::LoadState { frame, state, .. } => {
                     let v = u64::from_le_bytes(state[..8].try_into().unwrap());
                     seat.app.state = v;
                     seat.app.after.insert(frame, v);

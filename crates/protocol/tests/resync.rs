@@ -3,13 +3,16 @@
 //! after the newest frame it has stepped — even when frames released in the
 //! same call are still queued behind the request — or later, after stepping
 //! more, with the then-newest. Swept over one-way delays from 0 to 40 ms, a
-//! real desync always heals.
+//! real desync always heals. With two seats the desync is a dispute: each
+//! app steps the disputed frames again and reports whether its second run
+//! agrees with its first; the seat whose state was changed outside the
+//! simulation disagrees with itself and is the one healed.
 
 use std::collections::BTreeMap;
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
-use lockstep_protocol::{Config, Event, Instant, PlayerId, Session};
+use lockstep_protocol::{Config, Event, Instant, PlayerId, SelfCheck, Session};
 
 /// A tiny deterministic game: the frame and one accumulator.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -40,6 +43,10 @@ impl Toy {
     }
 }
 
+/// One frame as an app stepped it: its inputs, the state after it, and
+/// its checksum.
+type Stepped = (Vec<Buttons>, Toy, Checksum);
+
 struct Outcome {
     loads: usize,
     failed: bool,
@@ -57,6 +64,9 @@ fn play(one_way_micros: u64, flip_at: u32, answer_after: Option<u64>) -> Outcome
         .map(|i| Session::new(Config::new(2, PlayerId(i)), 900 + u32::from(i)).unwrap())
         .collect();
     let mut games = [Toy { frame: 0, acc: 0 }; 2];
+    // Per seat, every frame stepped: its inputs, the state after it and
+    // its checksum (for the self-check a dispute asks for).
+    let mut runs: [BTreeMap<u32, Stepped>; 2] = Default::default();
     let mut stepped: [Option<u32>; 2] = [None; 2];
     let mut asked: [Option<Instant>; 2] = [None; 2];
     let mut net: BTreeMap<(u64, u64), (usize, u8, Vec<u8>)> = BTreeMap::new();
@@ -93,6 +103,7 @@ fn play(one_way_micros: u64, flip_at: u32, answer_after: Option<u64>) -> Outcome
                             games[i].acc ^= 1;
                         }
                         let c = Checksum::of(&games[i].bytes());
+                        runs[i].insert(frame, (inputs, games[i], c));
                         out.checksums[i].insert(frame, c);
                         stepped[i] = Some(frame);
                         s[i].report_checksum(frame, c).unwrap();
@@ -104,12 +115,28 @@ fn play(one_way_micros: u64, flip_at: u32, answer_after: Option<u64>) -> Outcome
                         s[i].provide_state(now, frame, &games[i].bytes())
                             .expect("the state after the newest frame stepped is accepted");
                     }
-                    Event::LoadState { frame, state } => {
+                    Event::LoadState { frame, state, .. } => {
                         games[i] = Toy::load(&state);
                         stepped[i] = Some(frame);
                         out.checksums[i].insert(frame, Checksum::of(&state));
                         out.loads += 1;
                         out.loaded_frame = frame;
+                    }
+                    Event::Disputed { frame, .. } => {
+                        // Step the disputed frames again from the newest
+                        // state compared clean.
+                        let clean = s[i].newest_clean().expect("a clean frame");
+                        let mut g = runs[i][&clean].1;
+                        let mut check = SelfCheck::Consistent;
+                        for f in clean + 1..=frame {
+                            let (inputs, _, first) = &runs[i][&f];
+                            g.step(f, inputs);
+                            if Checksum::of(&g.bytes()) != *first {
+                                check = SelfCheck::Inconsistent { frame: f };
+                                break;
+                            }
+                        }
+                        s[i].report_self_check(now, frame, check).unwrap();
                     }
                     Event::ResyncFailed { .. } => out.failed = true,
                     _ => {}

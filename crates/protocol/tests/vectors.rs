@@ -10,9 +10,9 @@ use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::MAX_DATAGRAM;
 use lockstep_protocol::packet::{
-    ChecksumMsg, DelayPlan, Disconnect, Echo, Feed, FeedAck, Hello, InputsMsg, Message, Packet,
-    ResyncAck, ResyncChunk, ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums,
-    SnapshotAck, SnapshotPart, TickStamp, Timing, WatchHello,
+    Cause, ChecksumMsg, DelayPlan, Disconnect, Echo, Evidence, Feed, FeedAck, Finding, Hello,
+    InputsMsg, Invalid, Message, Packet, Purpose, ResyncAck, ResyncChunk, ResyncRequest, Routed,
+    SeatDrop, SeatReturn, ShortChecksums, SnapshotAck, SnapshotPart, TickStamp, Timing, WatchHello,
 };
 use lockstep_protocol::seal::{Identity, Link, PairKeys};
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
@@ -41,6 +41,9 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
         .map(|i| Buttons(if i < 60 { 7 } else { 12 }))
         .collect();
     let state: Vec<u8> = (0..100u8).collect();
+    let mut healed = state.clone();
+    healed.extend_from_slice(sample_checksum().as_bytes());
+    healed.extend_from_slice(Checksum::of(&state).as_bytes());
     vec![
         (
             "hello",
@@ -101,10 +104,29 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
         ),
         (
             "resync_request",
-            "attempt 3 asks for the state; first differing frame 1234",
+            "attempt 3 asks to be healed; first differing frame 1234; the authority's checksums wanted from frame 1180",
             routed(Message::ResyncRequest(ResyncRequest {
                 id: 3,
                 desync_frame: 1234,
+                purpose: Purpose::Heal { checks_from: 1180 },
+            })),
+        ),
+        (
+            "resync_request_load",
+            "a returning seat's request 1 for the state after frame 899 or later",
+            routed(Message::ResyncRequest(ResyncRequest {
+                id: 1,
+                desync_frame: 899,
+                purpose: Purpose::Load,
+            })),
+        ),
+        (
+            "resync_request_compare",
+            "request 4 for the state after exactly frame 1234, to compare, not to load",
+            routed(Message::ResyncRequest(ResyncRequest {
+                id: 4,
+                desync_frame: 1234,
+                purpose: Purpose::Compare,
             })),
         ),
         (
@@ -118,7 +140,23 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 payload_len: 100,
                 index: 0,
                 checksum: Some(Checksum::of(&state)),
-                data: state,
+                checks: 0,
+                data: state.clone(),
+            })),
+        ),
+        (
+            "resync_chunk_checks",
+            "chunk 0 (the only one) of a heal: the 100-byte state of frame 1240 uncompressed, then the authority's checksums of frames 1239 and 1240",
+            routed(Message::ResyncChunk(ResyncChunk {
+                id: 3,
+                frame: 1240,
+                compressed: false,
+                state_len: 164,
+                payload_len: 164,
+                index: 0,
+                checksum: Some(Checksum::of(&state)),
+                checks: 2,
+                data: healed,
             })),
         ),
         (
@@ -132,6 +170,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 payload_len: 2500,
                 index: 2,
                 checksum: None,
+                checks: 0,
                 data: vec![0xa5; 452],
             })),
         ),
@@ -283,6 +322,44 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             })),
         ),
         (
+            "evidence",
+            "in the dispute of frame 1234, the sender's second run of frame 1230 disagreed with its first; it holds the findings of seats 0 and 1",
+            routed(Message::Evidence(Evidence {
+                frame: 1234,
+                finding: Finding::Inconsistent { frame: 1230 },
+                heard: PlayerSet(0b11),
+            })),
+        ),
+        (
+            "evidence_consistent",
+            "in the dispute of frame 1234, the sender's second run agreed with its first; it holds only its own finding",
+            routed(Message::Evidence(Evidence {
+                frame: 1234,
+                finding: Finding::Consistent,
+                heard: PlayerSet(0b10),
+            })),
+        ),
+        (
+            "invalid",
+            "the match is invalid from frame 1234: seat 2 is not deterministic; every seat stops",
+            routed(Message::Invalid(Invalid {
+                first_frame: 1234,
+                cause: Cause::Nondeterministic,
+                seat: Some(PlayerId(2)),
+                play_on: false,
+            })),
+        ),
+        (
+            "invalid_play_on",
+            "from frame 1234 nobody could be blamed for the desync; the match plays on unchecked",
+            routed(Message::Invalid(Invalid {
+                first_frame: 1234,
+                cause: Cause::Unattributed,
+                seat: None,
+                play_on: true,
+            })),
+        ),
+        (
             "snapshot_request",
             "stream 3 asked for: nothing decoded yet",
             routed(Message::SnapshotAck(SnapshotAck {
@@ -412,9 +489,11 @@ fn flag_overhead_of_120_inputs_is_15_bytes() {
 
 /// Every strict prefix of every vector is refused with an error (no
 /// packet is a prefix of another), and so is every vector with one more
-/// byte.
+/// byte; every one-bit corruption is refused or decodes to a packet that
+/// re-encodes to exactly the corrupted bytes (the decoder never panics and
+/// never accepts a non-canonical encoding).
 #[test]
-fn every_truncation_or_extension_of_a_vector_is_an_error() {
+fn every_truncation_extension_or_bit_flip_of_a_vector_is_handled() {
     for (name, _, packet) in vectors() {
         let bytes = packet.encode();
         for cut in 0..bytes.len() {
@@ -429,5 +508,12 @@ fn every_truncation_or_extension_of_a_vector_is_an_error() {
             Packet::<Buttons>::decode(&longer).is_err(),
             "{name} with a byte more decodes"
         );
+        for bit in 0..bytes.len() * 8 {
+            let mut b = bytes.clone();
+            b[bit / 8] ^= 1 << (bit % 8);
+            if let Ok(p) = Packet::<Buttons>::decode(&b) {
+                assert_eq!(p.encode(), b, "{name}: bit {bit}");
+            }
+        }
     }
 }

@@ -2,13 +2,19 @@
 //! either game, lockstep or rollback, 2–8 seats, networks up to 2 s round
 //! trips and 25% loss with jitter, duplication, reordering and corrupted
 //! datagrams, clocks set apart, a flipped bit in about a third, a seat
-//! paused or the network split in two in half of the others) on
+//! paused or the network split in two in half of the others, a recurring
+//! nondeterminism in one seat's game in a quarter of the rest) on
 //! `--threads T` threads,
 //! and prints a table: matches, failures by kind, desyncs reported and
-//! healed, frames predicted and rolled back, and the membership faults —
+//! healed, frames predicted and rolled back, the membership faults —
 //! matches with a pause or a partition, processes that lost the quorum
 //! and stopped, restarted processes that took their seat back, seats that
-//! played alone, seats stranded.
+//! played alone, seats stranded — and the honesty figures: matches with a
+//! nondeterministic seat, matches found invalid (every seat stopped) and
+//! the longest time from a first desync to the last seat's stop, honest
+//! seats overwritten (always 0), and the peak live state bytes (the most
+//! any seat's unsettled history held). `--each` also prints every match's
+//! peak live state bytes, one line a match.
 //!
 //! ```sh
 //! cargo run --release -p lockstep-testkit --example soak -- --matches 10000
@@ -28,6 +34,7 @@ struct Args {
     matches: u64,
     first: u64,
     threads: usize,
+    each: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -35,6 +42,7 @@ fn args() -> Result<Args, String> {
         matches: 1000,
         first: 0,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        each: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -47,10 +55,12 @@ fn args() -> Result<Args, String> {
             "--matches" => a.matches = value("--matches")?,
             "--first" => a.first = value("--first")?,
             "--threads" => a.threads = value("--threads")?.max(1) as usize,
+            "--each" => a.each = true,
             "--help" | "-h" => {
                 println!(
-                    "soak [--matches N (1000)] [--first SEED (0)] [--threads T (cores)]: \
-                     plays seeds SEED..SEED+N and prints a table; exits 1 if any failed"
+                    "soak [--matches N (1000)] [--first SEED (0)] [--threads T (cores)] [--each]: \
+                     plays seeds SEED..SEED+N and prints a table (--each: a line a match with \
+                     its peak live state bytes); exits 1 if any failed"
                 );
                 std::process::exit(0);
             }
@@ -82,6 +92,11 @@ struct Row {
     rejoined: u64,
     alone: u64,
     stranded: u64,
+    faulty: u64,
+    invalid: u64,
+    longest_invalid_micros: u64,
+    overwritten: u64,
+    peak_state_bytes: u64,
 }
 
 impl Row {
@@ -118,6 +133,11 @@ impl Row {
         self.rejoined += u64::from(o.rejoined);
         self.alone += u64::from(o.alone);
         self.stranded += u64::from(o.stranded);
+        self.faulty += u64::from(o.plan.scenario.fault.is_some());
+        self.invalid += u64::from(o.invalid);
+        self.longest_invalid_micros = self.longest_invalid_micros.max(o.invalid_after_micros);
+        self.overwritten += u64::from(o.overwritten);
+        self.peak_state_bytes = self.peak_state_bytes.max(o.peak_state_bytes);
     }
 }
 
@@ -144,6 +164,14 @@ fn main() {
                         break;
                     }
                     let o = soak::play(&soak::plan(seed));
+                    if a.each {
+                        println!(
+                            "seed {seed}: {} {} seats, peak live state {} bytes",
+                            soak::game_name(o.plan.game),
+                            o.plan.scenario.setup.players,
+                            o.peak_state_bytes
+                        );
+                    }
                     let g = usize::from(o.plan.game == SoakGame::Rts);
                     let m = usize::from(o.plan.rollback());
                     if let Ok(mut r) = rows.lock() {
@@ -152,7 +180,8 @@ fn main() {
                     if !o.passed() {
                         let line = format!(
                             "seed {seed}: {} {} seats, {}: {:?}, false reports {}, \
-                             nondeterministic {}, refused {}, stranded {}",
+                             nondeterministic {}, refused {}, stranded {}, overwritten {}, \
+                             not stopped {}",
                             soak::game_name(o.plan.game),
                             o.plan.scenario.setup.players,
                             if o.plan.rollback() {
@@ -165,6 +194,8 @@ fn main() {
                             o.nondeterministic,
                             o.refused_calls,
                             o.stranded,
+                            o.overwritten,
+                            o.not_stopped,
                         );
                         eprintln!("{line}");
                         if let Ok(mut f) = failures.lock() {
@@ -187,10 +218,11 @@ fn main() {
     println!(
         "| game | mode | matches | seats | failed | unhealed | bad logs | false desync reports | \
          nondeterministic | flipped | desyncs reported | healed | longest heal s | frames | predicted | \
-         rolled back | paused | partitioned | lost quorum | rejoined | alone | stranded |"
+         rolled back | paused | partitioned | lost quorum | rejoined | alone | stranded | \
+         faulty | invalid | longest to invalid s | overwritten | peak state KiB |"
     );
     println!(
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut total = Row::default();
     for (g, game) in ["cubes", "rts"].iter().enumerate() {
@@ -198,6 +230,9 @@ fn main() {
             let r = rows[g][m];
             print_row(game, mode, &r);
             total.longest_heal_micros = total.longest_heal_micros.max(r.longest_heal_micros);
+            total.longest_invalid_micros =
+                total.longest_invalid_micros.max(r.longest_invalid_micros);
+            total.peak_state_bytes = total.peak_state_bytes.max(r.peak_state_bytes);
             for (t, v) in [
                 (&mut total.matches, r.matches),
                 (&mut total.failed, r.failed),
@@ -218,6 +253,9 @@ fn main() {
                 (&mut total.rejoined, r.rejoined),
                 (&mut total.alone, r.alone),
                 (&mut total.stranded, r.stranded),
+                (&mut total.faulty, r.faulty),
+                (&mut total.invalid, r.invalid),
+                (&mut total.overwritten, r.overwritten),
             ] {
                 *t += v;
             }
@@ -241,7 +279,7 @@ fn main() {
 #[allow(clippy::float_arithmetic)]
 fn print_row(game: &str, mode: &str, r: &Row) {
     println!(
-        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
         r.matches,
         r.seats as f64 / r.matches.max(1) as f64,
         r.failed,
@@ -261,6 +299,11 @@ fn print_row(game: &str, mode: &str, r: &Row) {
         r.lost_quorum,
         r.rejoined,
         r.alone,
-        r.stranded
+        r.stranded,
+        r.faulty,
+        r.invalid,
+        r.longest_invalid_micros as f64 / 1e6,
+        r.overwritten,
+        r.peak_state_bytes / 1024
     );
 }

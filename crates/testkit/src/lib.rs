@@ -10,6 +10,9 @@
 //!   peer, a partition, a restarted minority seat), and reports every
 //!   process's checksum stream, events, counters, stop reason and replay
 //!   log;
+//! - [`faulty`]: a shipped game with a recurring nondeterminism injected
+//!   into its step on one seat (self-consistent or not), for matches of a
+//!   game that cannot be healed for good;
 //! - [`processes`]: whole processes of a match — the lobby included — on
 //!   that network, addressed by socket addresses, with scripted strangers
 //!   (squatters, forgers, silent spectators);
@@ -25,6 +28,7 @@
 //!   where its process stopped).
 #![deny(clippy::float_arithmetic)]
 
+pub mod faulty;
 pub mod lobby_soak;
 pub mod mesh;
 pub mod netsim;

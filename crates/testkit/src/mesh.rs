@@ -13,20 +13,24 @@
 //! jumps to the next timeout or delivery, so a minute of a 2-second-latency
 //! match costs only the simulation work; the harness only moves datagrams,
 //! time and injected faults: every protocol and game decision is the
-//! peers' own.
+//! peers' own. A recurring nondeterminism ([`Scenario::fault`]) acts only
+//! in a match of a [`Faulty`](crate::faulty::Faulty) game, on its seat,
+//! while the harness is inside a call to that seat's peer.
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::faulty::{self, Fault};
 use crate::netsim::{Datagram, LinkConfig, Loss, NetStats, Network, Transport};
 use lockstep_fx::{Checksum, Rng};
 use lockstep_games::Demo;
 use lockstep_peer::{
-    Peer, PeerEvent, PeerSettings, PeerStats, Spectator, SpectatorEvent, SpectatorStats, StopReason,
+    DesyncPolicy, Peer, PeerEvent, PeerSettings, PeerStats, Spectator, SpectatorEvent,
+    SpectatorStats, StopReason,
 };
 use lockstep_protocol::clock_sync::ClockEstimate;
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::{WatchConfig, WatcherId, WatcherStats};
-use lockstep_protocol::{Config, Instant, PlayerId, PlayerSet, Security, Stats};
+use lockstep_protocol::{Config, Instant, Invalidation, PlayerId, PlayerSet, Security, Stats};
 use lockstep_sim::{Match, StateMap};
 
 /// A network condition: round-trip time, loss, jitter, duplication and
@@ -222,6 +226,11 @@ pub struct Scenario {
     /// missing seats read 0): every time a peer is handed, and every
     /// timeout it asks for, is on its own clock, as between real machines.
     pub clock_offsets: Vec<u64>,
+    /// A recurring nondeterminism in one seat's game (a match of a
+    /// [`Faulty`](crate::faulty::Faulty) game only).
+    pub fault: Option<Fault>,
+    /// What the match does with a desync it cannot heal.
+    pub policy: DesyncPolicy,
 }
 
 impl Scenario {
@@ -251,6 +260,8 @@ impl Scenario {
             sealed: true,
             settle: false,
             clock_offsets: Vec::new(),
+            fault: None,
+            policy: DesyncPolicy::Stop,
         }
     }
 }
@@ -305,6 +316,8 @@ pub struct PeerRun {
     /// At the end, the newest frame a quorum compared clean
     /// ([`Session::newest_clean`](lockstep_protocol::Session::newest_clean)).
     pub settled_through: Option<u32>,
+    /// The match's invalidation as the peer knew it at the end.
+    pub invalidation: Option<Invalidation>,
     /// The first frame of every span it played alone, unchecked
     /// ([`Peer::unchecked_from`]).
     pub unchecked_from: Vec<u32>,
@@ -537,6 +550,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 security: security(&identities[usize::from(seat)], &seat_keys),
                 ..scenario.session.clone()
             };
+            settings.desync_policy = scenario.policy;
             let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
                 .expect("the scenario's match is valid");
             peer.set_bot(Box::new(G::bot(seat, scenario.setup.seed)));
@@ -569,6 +583,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let local = |now: Instant, seat: usize| now.plus(offset(seat));
     let global = |t: Instant, seat: usize| Instant(t.as_micros().saturating_sub(offset(seat)));
     let mut now = Instant::ZERO;
+    faulty::install(scenario.fault);
     loop {
         if let Some(p) = paused.take_if(|p| p.until <= now) {
             // SIGCONT: the socket's backlog first, then the timers.
@@ -595,7 +610,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             }
             if d.to == watcher_node {
                 if let Some((s, r)) = spectator.as_mut() {
+                    faulty::enter(watcher_node.0);
                     s.handle_datagram(now, &d.bytes);
+                    faulty::leave();
                     drain_spectator(now, s, r, &mut net, scenario);
                 }
                 continue;
@@ -702,6 +719,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     security: security(&fresh, &seat_keys),
                     ..scenario.session.clone()
                 };
+                settings.desync_policy = scenario.policy;
                 let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
                     .expect("the scenario's match is valid");
                 peer.set_bot(Box::new(G::bot(v.0, scenario.setup.seed)));
@@ -724,7 +742,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             }
             let t = std::time::Instant::now();
             if peers[i].poll_timeout().is_some_and(|t| t <= local(now, i)) {
+                faulty::enter(i as u8);
                 peers[i].handle_timeout(local(now, i));
+                faulty::leave();
             }
             drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
             runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
@@ -782,7 +802,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         }
         if let Some((s, r)) = spectator.as_mut() {
             if s.poll_timeout().is_some_and(|t| t <= now) {
+                faulty::enter(watcher_node.0);
                 s.handle_timeout(now);
+                faulty::leave();
             }
             drain_spectator(now, s, r, &mut net, scenario);
             if let Some(f) = flip.as_ref().filter(|f| f.seat == watcher_node) {
@@ -809,7 +831,13 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             && peers.iter().any(|p| p.stopped().is_some())
             && peers.iter().any(in_play))
             || (scenario.rejoin_at.is_some() && vanished.is_some());
+        // A match found invalid is over once every seat still in play
+        // has learned it and stopped too.
+        let invalid = peers
+            .iter()
+            .any(|p| matches!(p.stopped(), Some(StopReason::MatchInvalid { .. })));
         let done = !restart_pending
+            && (!invalid || !peers.iter().any(in_play))
             && peers.iter().filter(|p| in_play(p)).all(|p| {
                 let s = p.session();
                 // Alone, nobody compares: there is nothing to settle on.
@@ -846,6 +874,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         r.vanished = vanished.is_some_and(|v| v.index() == i);
         close_run(peer, r, warm[i], n);
     }
+    faulty::install(None);
     Run {
         peers: runs,
         net: net.stats(),
@@ -895,6 +924,7 @@ fn close_run<G: Demo>(peer: Peer<G, Vec<u8>>, r: &mut PeerRun, warm_stalls: u64,
         .collect();
     r.stopped = peer.stopped().cloned();
     r.settled_through = peer.session().newest_clean();
+    r.invalidation = peer.invalidation().copied();
     r.log = if r.vanished {
         None
     } else {
@@ -915,11 +945,13 @@ fn deliver<G: Demo>(
 ) {
     let local = now.plus(offset);
     let t = std::time::Instant::now();
+    faulty::enter(peer.seat().0);
     if d.from == watcher_node {
         peer.handle_watcher_datagram(local, WatcherId(0), &d.bytes);
     } else {
         peer.handle_datagram(local, d.from, &d.bytes);
     }
+    faulty::leave();
     drain(now, offset, peer, run, net);
     run.busy_nanos += t.elapsed().as_nanos() as u64;
 }
@@ -977,9 +1009,16 @@ fn drain<G: Demo>(
                 }
             }
             PeerEvent::Healed { frame, .. } => {
-                // The loaded state is the authority's result of `frame`.
+                // The loaded state is the authority's result of `frame`,
+                // and the frames before it that this peer got wrong now
+                // hold the authority's checksums.
                 if let Some((f, c)) = peer.newest_checksum().filter(|(f, _)| *f == frame) {
                     run.checksums.insert(f, c);
+                }
+                if let Some((first, checks)) = peer.healed_checksums() {
+                    for (f, c) in (first..).zip(checks) {
+                        run.checksums.insert(f, *c);
+                    }
                 }
                 run.events.push((now, event));
             }

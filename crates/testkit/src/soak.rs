@@ -1,23 +1,29 @@
 //! Soak matches: a seeded stream of varied matches, each played by
 //! [`mesh::run`] and judged. [`plan`] draws a match from its seed — either
 //! game, lockstep or rollback (fixed or adaptive input delay), 2 to 4
-//! seats of cubes or 2 to 8 of the RTS, a network anywhere from calm to 2 s round trips with 25% loss,
-//! jitter, duplication, reordering and (sealed) corrupted datagrams, every seat's
-//! clock set apart, in about a third of the matches a bit flipped in
-//! one seat's state, and in half of the others with a round trip under a
-//! second a membership fault: a seat paused for half a second to twelve
-//! (as by SIGSTOP), or the network split in two for as long, the process
-//! of a seat that lost the quorum restarting to take its seat back — and
-//! [`play`] plays it and says what went wrong.
+//! seats of cubes or 2 to 8 of the RTS, a network anywhere from calm to
+//! 2 s round trips with 25% loss, jitter, duplication, reordering and
+//! (sealed) corrupted datagrams, every seat's clock set apart, in about a
+//! third of the matches a bit flipped in one seat's state (any seat: none
+//! is the authority by number), in half of the others with a round trip
+//! under a second a membership fault: a seat paused for half a second to
+//! twelve (as by SIGSTOP), or the network split in two for as long, the
+//! process of a seat that lost the quorum restarting to take its seat back
+//! — and in a quarter of the rest a recurring nondeterminism in one seat's
+//! game ([`Faulty`], self-consistent or not) — and [`play`] plays it and
+//! says what went wrong.
 //!
 //! A match passes when [`verdict::check`] passes (no two processes part
 //! without saying so: every frame both vouch for agreed, every log whole,
 //! verifying and agreeing with every other, a short log only where its
 //! process stopped), no frame stepped twice from one state gave two
-//! checksums, no call was refused, every desync reported was a real one
-//! (reported only after a flip, with the flipped seat among the drifted),
-//! and no seat is stranded: every seat that stopped came back, and some
-//! seat played to the end.
+//! checksums (unless the game was made nondeterministic), no call was
+//! refused, every desync reported was a real one (reported only after a
+//! flip or a fault, with that seat among the drifted), no seat but the
+//! flipped or faulty one loaded another's state, and no seat is stranded:
+//! every seat that stopped came back, and some seat played to the end —
+//! except in a match found invalid (a fault only), where every seat stopped
+//! with `MatchInvalid`.
 //!
 //! Invariant: a match is a pure function of its seed; the games are small
 //! (25 cubes, or 8 units a seat) so thousands of matches fit in minutes.
@@ -30,6 +36,7 @@ use lockstep_peer::{PeerEvent, StopReason};
 use lockstep_protocol::{InputDelay, Mode, PlayerId, PlayerSet, Rollback};
 use lockstep_sim::Game;
 
+use crate::faulty::{Fault, Faulty, Recurring};
 use crate::mesh::{self, Flip, Partition, Pause, Run, Scenario};
 use crate::netsim::{LinkConfig, Loss, Transport};
 use crate::verdict::{self, Failure};
@@ -98,18 +105,38 @@ pub struct Outcome {
     /// Seats that played alone, unchecked, for a while.
     pub alone: u32,
     /// Seats whose last process stopped and never came back, or every
-    /// seat when none played to the end.
+    /// seat when none played to the end (not counting a match found
+    /// invalid).
     pub stranded: u32,
+    /// Whether the match was found invalid (a seat stopped with
+    /// `MatchInvalid`).
+    pub invalid: bool,
+    /// Seats still playing at the end of a match found invalid (every one
+    /// must have stopped).
+    pub not_stopped: u32,
+    /// Virtual time from the first desync to the last seat's stop, in
+    /// microseconds (0 unless found invalid).
+    pub invalid_after_micros: u64,
+    /// Seats that loaded another's state though neither flipped nor faulty
+    /// (an honest seat overwritten).
+    pub overwritten: u32,
+    /// The most bytes of game states any seat's unsettled history held at
+    /// once (the match's peak live state bytes).
+    pub peak_state_bytes: u64,
 }
 
 impl Outcome {
     /// Whether the match passed.
     pub fn passed(&self) -> bool {
+        let faulty = self.plan.scenario.fault.is_some();
         self.failure.is_none()
             && self.false_reports == 0
-            && self.nondeterministic == 0
+            && (self.nondeterministic == 0 || faulty)
             && self.refused_calls == 0
             && self.stranded == 0
+            && self.overwritten == 0
+            && self.not_stopped == 0
+            && (!self.invalid || faulty)
     }
 }
 
@@ -197,13 +224,9 @@ pub fn plan(seed: u64) -> Plan {
         .map(|_| u64::from(rng.below(60_000_000)))
         .collect();
     if rng.chance(1, 3) {
-        // With two seats seat 0 is the authority by rule, right or not:
-        // its own corruption would become the match's truth. So only seat
-        // 1 is flipped there.
-        let seat = match players {
-            2 => 1,
-            n => rng.below(u32::from(n)) as u8,
-        };
+        // Any seat: no seat is the authority by number, so a corrupted
+        // seat 0 of two is found out by its own second run and healed.
+        let seat = rng.below(u32::from(players)) as u8;
         s.flip = Some(Flip {
             seat: PlayerId(seat),
             frame: 30 + rng.below(FRAMES / 3),
@@ -213,15 +236,12 @@ pub fn plan(seed: u64) -> Plan {
             repeat: false,
         });
     }
-    // Membership faults, drawn last so the draws above stay those of
-    // earlier soaks: a seat paused, or the network split in two, from half
-    // a second (no seat dropped) to twelve (the minority stops, restarts
-    // and takes its seat back). Not with a flip: a seat dropped before the
-    // flip's desync is found can leave two seats, whose verdict names the
-    // lower one the authority by seat number, flipped or not (blame by
-    // evidence is other work). Nor over round trips of a second or more:
-    // a restarted process then needs about two round trips to hear from
-    // its peers, longer than the 2 s silence timeout and the 3 s of
+    // Membership faults: a seat paused, or the network split in two, from
+    // half a second (no seat dropped) to twelve (the minority stops,
+    // restarts and takes its seat back). Not with a flip, so that each
+    // fault is judged on its own. Nor over round trips of a second or
+    // more: a restarted process then needs about two round trips to hear
+    // from its peers, longer than the 2 s silence timeout and the 3 s of
     // unacked inputs they allow it, and the seats coming back are dropped
     // again and again (a known limit of taking a seat back).
     let fault = rng.below(4);
@@ -245,6 +265,24 @@ pub fn plan(seed: u64) -> Plan {
         }
         s.restart_stopped = true;
     }
+    // A game that is not deterministic on one seat, now and then: healed
+    // while it can be, and the match found invalid when it keeps drifting
+    // (or nobody can be blamed). Drawn last, alone with no other fault.
+    if s.flip.is_none() && s.pause.is_none() && s.partition.is_none() && rng.chance(1, 4) {
+        s.fault = Some(Fault {
+            seat: rng.below(u32::from(players)) as u8,
+            kind: if rng.chance(1, 2) {
+                Recurring::SelfConsistent
+            } else {
+                Recurring::SelfInconsistent
+            },
+            from_frame: 30 + rng.below(120),
+            every: 20 + rng.below(70),
+            // Not after the frames the match must settle: a fault the run
+            // ends before detecting would be judged unhealed.
+            until_frame: FRAMES,
+        });
+    }
     // Played on until every seat compared the last frame clean, so a
     // desync near the end is given the time to heal; a match that cannot
     // get there within ten minutes of virtual time has failed.
@@ -260,8 +298,8 @@ pub fn plan(seed: u64) -> Plan {
 /// Plays and judges `plan`.
 pub fn play(plan: &Plan) -> Outcome {
     match plan.game {
-        SoakGame::Cubes => judge::<Cubes>(plan, &cubes_config()),
-        SoakGame::Rts => judge::<Rts>(plan, &rts_config()),
+        SoakGame::Cubes => judge::<Faulty<Cubes>>(plan, &cubes_config()),
+        SoakGame::Rts => judge::<Faulty<Rts>>(plan, &rts_config()),
     }
 }
 
@@ -270,15 +308,55 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
     let run: Run = mesh::run::<G>(s, config);
     let failure = verdict::check::<G>(&run, FRAMES).err();
     let flipped = run.flipped_at.is_some();
-    let flipped_seat = s.flip.as_ref().map(|f| f.seat);
+    // The seat whose state or game goes wrong: the only one that may
+    // drift and load another's state.
+    let culprit = s
+        .flip
+        .as_ref()
+        .filter(|_| flipped)
+        .map(|f| f.seat)
+        .or(s.fault.map(|f| PlayerId(f.seat)));
     let reports = run.events(|e| match e {
         PeerEvent::Desync { drifted, .. } => Some(*drifted),
         _ => None,
     });
     let false_reports = reports
         .iter()
-        .filter(|(_, _, drifted)| !(flipped && flipped_seat.is_some_and(|f| drifted.contains(f))))
+        .filter(|(_, _, drifted)| !culprit.is_some_and(|c| drifted.contains(c)))
         .count() as u32;
+    let overwritten = run
+        .processes()
+        .filter(|(seat, p)| p.stats.states_loaded > 0 && culprit != Some(*seat) && !p.rejoined)
+        .count() as u32;
+    let invalid = run
+        .peers
+        .iter()
+        .any(|p| matches!(p.stopped, Some(StopReason::MatchInvalid { .. })));
+    let not_stopped = if invalid {
+        run.remaining().count() as u32
+    } else {
+        0
+    };
+    let invalid_after_micros = if invalid {
+        let first = run
+            .events(|e| {
+                matches!(e, PeerEvent::Desync { .. } | PeerEvent::ResyncFailed { .. }).then_some(())
+            })
+            .iter()
+            .map(|(_, t, _)| *t)
+            .min();
+        let last = run
+            .events(|e| matches!(e, PeerEvent::Stopped(_)).then_some(()))
+            .iter()
+            .map(|(_, t, _)| *t)
+            .max();
+        match (first, last) {
+            (Some(f), Some(l)) => l.since(f),
+            _ => 0,
+        }
+    } else {
+        0
+    };
     let healed = run
         .events(|e| matches!(e, PeerEvent::Healed { .. }).then_some(()))
         .len() as u32;
@@ -307,7 +385,10 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
         .filter(|(_, p)| matches!(p.stopped, Some(StopReason::LostQuorum { .. })))
         .count() as u32;
     let playing = run.remaining().count() as u32;
-    let stranded = if playing == 0 {
+    let stranded = if invalid {
+        // Every seat stops in a match found invalid: none is stranded.
+        0
+    } else if playing == 0 {
         u32::from(s.setup.players)
     } else {
         run.peers.iter().filter(|p| p.stopped.is_some()).count() as u32
@@ -333,6 +414,15 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
             .filter(|(_, p)| !p.unchecked_from.is_empty())
             .count() as u32,
         stranded,
+        invalid,
+        not_stopped,
+        invalid_after_micros,
+        overwritten,
+        peak_state_bytes: run
+            .processes()
+            .map(|(_, p)| p.stats.peak_state_bytes)
+            .max()
+            .unwrap_or(0),
     }
 }
 
@@ -363,6 +453,13 @@ mod tests {
                 .any(|p| p.scenario.link.latency_micros >= 900_000)
         );
         assert!(plans.iter().any(|p| p.scenario.flip.is_some()));
+        assert!(plans.iter().any(|p| p.scenario.fault.is_some()));
+        assert!(plans.iter().any(|p| {
+            p.scenario
+                .flip
+                .as_ref()
+                .is_some_and(|f| f.seat == PlayerId(0))
+        }));
         assert!(plans.iter().any(|p| p.game == SoakGame::Rts));
         assert!(plans.iter().any(|p| p.scenario.pause.is_some()));
         assert!(plans.iter().any(|p| p.scenario.partition.is_some()));

@@ -6,7 +6,11 @@
 //! on every frame both hold, and a log shorter than the match belongs to a
 //! process that stopped and said why (until replay logs carry notes, the
 //! stop reason the run recorded for it). The seats still playing at the
-//! end have confirmed the frames wanted.
+//! end have confirmed the frames wanted. A match found invalid
+//! (`MatchInvalid`) vouches for no frame from its first divergent one on,
+//! but a log may hold such frames where they were compared clean between
+//! seats before the divergence was seen (every log still verifies and
+//! agrees with every other).
 //!
 //! Invariant: the verdict looks only at the [`Run`]'s outputs (checksum
 //! streams, stop reasons and log bytes), never at a peer's internals, so it
@@ -14,6 +18,7 @@
 
 use core::fmt;
 
+use lockstep_peer::StopReason;
 use lockstep_protocol::PlayerId;
 use lockstep_sim::Game;
 use lockstep_sim::replay::{self, RunOptions};
@@ -137,6 +142,9 @@ pub fn check<G: Game>(run: &Run, frames: u32) -> Result<(), Failure> {
         }
         let held = log.frames();
         let said = match &p.stopped {
+            // Frames a majority compared clean before the divergence was
+            // seen: logged, and checked against the other logs below.
+            Some(StopReason::MatchInvalid { .. }) => true,
             // The log ends where the stop says, and holds nothing after it.
             Some(reason) => held <= reason.frame(),
             None => held + 1 >= frames,

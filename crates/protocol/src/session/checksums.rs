@@ -1,12 +1,11 @@
 //! The checksum exchange as the session runs it: recording this peer's
 //! checksum of each stepped frame, and acting on the verdicts of the
 //! [`ChecksumBook`](crate::checksums::ChecksumBook) (a desync, who drifted,
-//! who resyncs).
+//! who resyncs; a dispute goes to `integrity.rs`).
 
-use super::{CallError, Event, ResyncFailure, Session};
+use super::{CallError, Event, Session};
 use crate::checksums::Verdict;
 use crate::input::Input;
-use crate::player::PlayerSet;
 use crate::time::Instant;
 use lockstep_fx::Checksum;
 
@@ -20,27 +19,18 @@ impl<I: Input> Session<I> {
                 drifted,
             }) => {
                 let local_drifted = drifted.contains(self.cfg.local);
+                self.note_desync(frame, drifted);
                 self.events.push_back(Event::Desync {
                     frame,
                     authority: Some(authority),
                     drifted,
                     local_drifted,
                 });
-                if local_drifted {
+                if local_drifted && !self.recurring(frame) {
                     self.begin_resync(now, authority, frame);
                 }
             }
-            Some(Verdict::NoMajority { frame }) => {
-                self.events.push_back(Event::Desync {
-                    frame,
-                    authority: None,
-                    drifted: PlayerSet::EMPTY,
-                    local_drifted: false,
-                });
-                self.events.push_back(Event::ResyncFailed {
-                    reason: ResyncFailure::NoMajority { frame },
-                });
-            }
+            Some(Verdict::Disputed { frame, seats }) => self.begin_dispute(now, frame, seats),
         }
     }
 

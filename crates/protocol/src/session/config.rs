@@ -179,6 +179,16 @@ pub struct Config {
     pub resync_timeout_micros: u64,
     /// Clean frames after a load that reset the attempt count (120).
     pub resync_stable_frames: u32,
+    /// Desyncs this seat may drift in within
+    /// [`Config::recurring_window_frames`] before it is taken as not
+    /// deterministic (3): the one that reaches the count is not healed but
+    /// raises [`ResyncFailure::Recurring`](super::ResyncFailure::Recurring).
+    /// A one-off corruption heals; a game that keeps drifting ends the
+    /// match (under the default policy) within a few of its desyncs.
+    pub recurring_desyncs: u32,
+    /// The window of [`Config::recurring_desyncs`], in frames (3 600, a
+    /// minute at 60 Hz).
+    pub recurring_window_frames: u32,
     /// Released frames kept for re-simulation after a load (600; longer on
     /// slow paths, see `Session::history_frames`).
     pub input_history_frames: u32,
@@ -258,6 +268,8 @@ impl Config {
             resync_max_attempts: 3,
             resync_timeout_micros: 5_000 * MICROS_PER_MILLI,
             resync_stable_frames: 120,
+            recurring_desyncs: 3,
+            recurring_window_frames: 3600,
             input_history_frames: 600,
             chunks_per_tick: 16,
             redundant_inputs: true,

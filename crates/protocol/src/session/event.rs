@@ -1,7 +1,7 @@
 //! What the app sees of a session: the [`Event`]s it drains, the datagrams
 //! it sends ([`Transmit`]), and why a call was refused ([`CallError`]).
 
-use crate::packet::{SnapshotAck, SnapshotPart};
+use crate::packet::{Cause, SnapshotAck, SnapshotPart};
 use crate::player::{PlayerId, PlayerSet};
 use crate::window::InputError;
 
@@ -56,6 +56,16 @@ pub enum CallError {
     /// A resync retry while resync had not failed.
     #[error("resync has not failed")]
     ResyncNotFailed,
+    /// A self-check for a frame no dispute is about.
+    #[error("no dispute is about frame {frame}")]
+    NotDisputed {
+        /// The frame passed.
+        frame: u32,
+    },
+    /// The match is invalid already (a call that would step, send inputs
+    /// or declare it invalid again).
+    #[error("the match is invalid already")]
+    Invalidated,
 }
 
 /// A datagram to send.
@@ -79,12 +89,17 @@ pub enum TimeoutReason {
     DroppedUs,
 }
 
-/// Why resync gave up (an app can then fall back to snapshots).
+/// Why resync gave up: the match can no longer prove that every seat
+/// plays it the same way. The app then applies the match's policy: stop
+/// it ([`Session::invalidate`](super::Session::invalidate)), fall back to
+/// snapshots, or play on unchecked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResyncFailure {
-    /// Three or more players and no strict majority of equal checksums.
-    NoMajority {
-        /// The frame compared.
+    /// Seats disagree on `frame`, no strict majority decides, and the
+    /// disputed seats' evidence about themselves blames none of them (or
+    /// all): nobody may be overwritten.
+    Unattributed {
+        /// The disputed frame.
         frame: u32,
     },
     /// The state was loaded, or its transfer tried, too often.
@@ -97,6 +112,31 @@ pub enum ResyncFailure {
         /// The state's frame.
         frame: u32,
     },
+    /// This seat drifted `desyncs` times within
+    /// [`Config::recurring_window_frames`](super::Config::recurring_window_frames)
+    /// frames, the first at `first_frame`: its game is not deterministic,
+    /// and healing it again would only hide that.
+    Recurring {
+        /// Desyncs counted in the window.
+        desyncs: u32,
+        /// The frame of the first of them.
+        first_frame: u32,
+    },
+}
+
+/// A match found invalid: from `first_frame` on the seats no longer prove
+/// that they play the same match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Invalidation {
+    /// The first frame whose checksums differed.
+    pub first_frame: u32,
+    /// Why.
+    pub cause: Cause,
+    /// The seat found at fault, if one was.
+    pub seat: Option<PlayerId>,
+    /// The match plays on unchecked (its policy says so) instead of
+    /// stopping.
+    pub play_on: bool,
 }
 
 /// What the session tells the app; drain with [`Session::poll_event`](super::Session::poll_event).
@@ -138,6 +178,19 @@ pub enum Event<I> {
         /// The first frame to step again.
         frame: u32,
     },
+    /// Checksums for `frame` differ and no strict majority of the seats
+    /// holds one of them: step the frames from the newest frame compared
+    /// clean through `frame` again, from its state and with the same
+    /// inputs, and say whether they gave the same checksums as the first
+    /// time ([`Session::report_self_check`](super::Session::report_self_check)).
+    /// Every disputed seat does; a seat whose second run disagrees with its
+    /// first is at fault. Comparisons pause until the evidence is in.
+    Disputed {
+        /// The first frame found to differ.
+        frame: u32,
+        /// The seats disputing it.
+        seats: PlayerSet,
+    },
     /// Checksums for `frame` differ.
     Desync {
         /// The first frame found to differ.
@@ -170,6 +223,46 @@ pub enum Event<I> {
         frame: u32,
         /// The snapshot bytes.
         state: Vec<u8>,
+        /// The authority's checksums of the frames up to `frame`, oldest
+        /// first, the last one `state`'s (a heal's: the frames this peer
+        /// may have got wrong since the last frame compared clean, for its
+        /// record of the match; empty for a returning seat).
+        checks: Vec<lockstep_fx::Checksum>,
+    },
+    /// A disputed seat asks for this peer's state after exactly `frame`, to
+    /// compare, not to load. Answer with
+    /// [`Session::provide_state_at`](super::Session::provide_state_at) if
+    /// the app still holds it.
+    StateWanted {
+        /// The frame.
+        frame: u32,
+    },
+    /// The state asked for with
+    /// [`Session::compare_with`](super::Session::compare_with): `from`'s
+    /// exact state after `frame` (verified against its checksum), for a
+    /// report. Do not load it.
+    CompareState {
+        /// The seat it came from.
+        from: PlayerId,
+        /// Its frame.
+        frame: u32,
+        /// The snapshot bytes.
+        state: Vec<u8>,
+    },
+    /// The state asked for with `compare_with` did not arrive in time.
+    CompareFailed {
+        /// The seat asked.
+        from: PlayerId,
+    },
+    /// The match is invalid: a seat (`by`, this one or a peer) found it so.
+    /// Unless it plays on unchecked, this session has stopped: it releases
+    /// no frame and sends no input any more; it tells the other seats,
+    /// and still answers their state requests.
+    Invalidated {
+        /// The seat that told us (our own seat when we decided it).
+        by: PlayerId,
+        /// What was found.
+        invalidation: Invalidation,
     },
     /// Resync cannot bring this peer back.
     ResyncFailed {

@@ -204,7 +204,22 @@ impl<I: Input> Session<I> {
         // Each handler validates its message before acting on it and says
         // whether it took it; only then do the sequence window and the
         // peer's liveness move, so a refused packet changes nothing.
+        let stopped = self.phase == Phase::Stopped;
         let taken = match r.message {
+            // A stopped session steps and compares nothing more: the
+            // peer's packet is taken (it is alive) and its content left.
+            Message::Inputs(_)
+            | Message::Checksum(_)
+            | Message::Timing(_)
+            | Message::Evidence(_)
+            | Message::SeatDrop(_)
+            | Message::SeatReturn(_)
+            | Message::SnapshotPart(_)
+            | Message::SnapshotAck(_)
+                if stopped =>
+            {
+                Ok(())
+            }
             Message::Inputs(m) => self.on_inputs(now, who, m),
             Message::Checksum(m) => {
                 let reference = self.playout.next_release();
@@ -257,6 +272,8 @@ impl<I: Input> Session<I> {
                 Ok(())
             }
             Message::Timing(m) => self.on_timing(now, who, m),
+            Message::Evidence(m) => self.on_evidence(now, who, m),
+            Message::Invalid(m) => self.on_invalid(who, m),
         };
         match taken {
             Ok(()) => {}

@@ -42,11 +42,16 @@ impl<I: Input> Session<I> {
         self.live
     }
 
-    /// While no other seat is left in the match and this one plays on
-    /// alone ([`Config::play_on_alone`](super::Config::play_on_alone)): the
-    /// first frame whose checksum nobody compares.
+    /// The first frame whose checksum nobody compares: while no other
+    /// seat is left in the match and this one plays on alone
+    /// ([`Config::play_on_alone`](super::Config::play_on_alone)), or once
+    /// the match plays on unchecked after a desync it could not heal
+    /// ([`Session::invalidate`] with `play_on`).
     pub fn unchecked_from(&self) -> Option<u32> {
-        self.alone_since
+        match (self.alone_since, self.invalid_from()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The newest frame compared clean by seats making, with this one, a

@@ -14,7 +14,10 @@
 //! - `timing.rs`: clock synchronization and frame-clock balancing, and the
 //!   agreed input delay of rollback mode;
 //! - `checksums.rs`: reporting checksums and acting on verdicts;
-//! - `resync.rs`: the resync sub-state (requesting, serving, loading);
+//! - `integrity.rs`: disputes settled by evidence, recurring desyncs, and
+//!   the end of a match found invalid;
+//! - `resync.rs`: the resync sub-state (requesting, serving, loading,
+//!   comparing);
 //! - `seats.rs`: dropping a seat that left, and taking back one that
 //!   returns;
 //! - `membership.rs`: the quorum rule as the session applies it — who
@@ -41,6 +44,7 @@ mod config;
 mod event;
 mod handshake;
 mod inputs;
+mod integrity;
 mod membership;
 mod release;
 mod resync;
@@ -50,7 +54,7 @@ mod timing;
 mod transmit;
 
 pub use config::{Config, ConfigError, InputDelay, Mode, Rollback, Security};
-pub use event::{CallError, Event, ResyncFailure, TimeoutReason, Transmit};
+pub use event::{CallError, Event, Invalidation, ResyncFailure, TimeoutReason, Transmit};
 
 use crate::checksums::ChecksumBook;
 use crate::clock::FrameClock;
@@ -67,6 +71,7 @@ use crate::stats::Stats;
 use crate::time::Instant;
 use crate::window::InputWindow;
 use handshake::{Farewell, Peer};
+use integrity::Integrity;
 use resync::Resync;
 use std::collections::VecDeque;
 
@@ -74,6 +79,9 @@ use std::collections::VecDeque;
 enum Phase {
     Connecting,
     Running,
+    /// The match was found invalid: nothing is stepped or sent but what
+    /// the integrity and resync sub-states still owe.
+    Stopped,
     Closed,
 }
 
@@ -129,6 +137,7 @@ pub struct Session<I: Input> {
     own_newest: Option<u32>,
     epoch: u8,
     resync: Resync,
+    integrity: Integrity,
     drops: SeatDrops,
     drop_reports_due: bool,
     /// The seats in the match as agreed: a seat leaves it once its last
@@ -297,6 +306,7 @@ impl<I: Input> Session<I> {
             own_newest: None,
             epoch: 0,
             resync: Resync::new(n),
+            integrity: Integrity::new(n),
             drops: SeatDrops::new(cfg.local),
             drop_reports_due: false,
             live: PlayerSet::first(cfg.players),
@@ -573,6 +583,10 @@ impl<I: Input> Session<I> {
     /// At each tick it releases due frames and asks for the next local input.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.now = self.now.max(now);
+        if self.phase == Phase::Stopped {
+            self.stopped_timers(now);
+            return;
+        }
         if self.phase != Phase::Running {
             return;
         }
@@ -640,6 +654,11 @@ impl<I: Input> Session<I> {
         let history = self.history_wanted();
         self.playout.keep_at_least(history);
         self.resync_timers(now);
+        self.integrity_tick(now);
+        if self.phase != Phase::Running {
+            // A dispute decided at this tick may have ended the match.
+            return;
+        }
         self.force_sync_test_rollback();
         self.try_release();
         if self.stalled() {
@@ -670,6 +689,7 @@ impl<I: Input> Session<I> {
         let mut at = |x: Instant| t = Some(t.map_or(x, |y| y.min(x)));
         match self.phase {
             Phase::Closed => return None,
+            Phase::Stopped => return self.stopped_timeout(),
             Phase::Connecting => {}
             Phase::Running => {
                 if self.awaiting_input.is_none() {

@@ -105,12 +105,7 @@ impl<I: Input> Session<I> {
         };
         loop {
             let f = self.next_step;
-            if self
-                .resync
-                .held
-                .as_ref()
-                .is_some_and(|(held, _, _)| f > *held)
-            {
+            if self.resync.held.as_ref().is_some_and(|held| f > held.frame) {
                 // A held state waits for its frame's checksum: nothing after
                 // that frame is handed out before the load (a checksum of
                 // a later frame would reach the exchange after the load,

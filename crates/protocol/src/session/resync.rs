@@ -1,15 +1,18 @@
 //! The resync sub-state: a drifted peer requesting the authority's exact
-//! state, the authority serving it in acked chunks, and the load that
-//! re-simulates the held frames after it. The transfer itself (chunking,
-//! bounded inflate, checksum check) is `crate::resync`.
+//! state, the authority serving it in acked chunks (a heal's followed by
+//! the authority's checksums of the frames the drifted peer may have got
+//! wrong), and the load that re-simulates the held frames after it; and a
+//! disputed seat asking for another's state after a given frame only to
+//! compare it with its own. The transfer itself (chunking, bounded
+//! inflate, checksum check) is `crate::resync`.
 
 use super::handshake::Refused;
-use super::{CallError, Event, ResyncFailure, Session};
+use super::{CallError, Event, Phase, ResyncFailure, Session};
 use crate::input::Input;
-use crate::packet::{ResyncAck, ResyncChunk, ResyncRequest};
+use crate::packet::{Purpose, ResyncAck, ResyncChunk, ResyncRequest};
 use crate::player::PlayerId;
-use crate::resync::{Incoming, Outgoing, ResyncError};
-use crate::seq::unwrap_frame;
+use crate::resync::{Incoming, Outgoing, Received, ResyncError};
+use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::{Instant, MICROS_PER_MILLI};
 use lockstep_fx::Checksum;
 
@@ -17,6 +20,8 @@ use lockstep_fx::Checksum;
 pub(super) struct Requester {
     pub(super) authority: PlayerId,
     pub(super) desync_frame: u32,
+    /// What the state is for (a compare request's state is not loaded).
+    pub(super) purpose: Purpose,
     /// When the request began or a chunk last arrived: an attempt that
     /// hears nothing for long is abandoned.
     pub(super) heard: Instant,
@@ -45,17 +50,30 @@ pub(super) struct Resync {
     pub(super) serving: Vec<(PlayerId, Outgoing)>,
     /// Per peer, the request id last served to completion.
     pub(super) served: Vec<Option<u8>>,
-    /// Requests waiting for the app's state: who, the request id, and the
-    /// oldest frame whose state answers it (a returning seat needs the
-    /// state after the frame before its first).
-    pub(super) pending_requests: Vec<(PlayerId, u8, u32)>,
+    /// Requests waiting for the app's state, at most one per seat.
+    pub(super) pending_requests: Vec<Pending>,
     /// `Event::StateRequested` raised and not yet answered.
     pub(super) state_requested: bool,
     /// Chunks may go out at the next transmit.
     pub(super) resync_tick: bool,
     /// A verified state for a frame this peer has not yet stepped and
     /// confirmed, held until it has (see [`Session::load_when_reached`]).
-    pub(super) held: Option<crate::resync::Received>,
+    pub(super) held: Option<Received>,
+}
+
+/// A state request waiting for the app's state.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pending {
+    pub(super) who: PlayerId,
+    pub(super) id: u8,
+    /// The oldest frame whose state answers it (a returning seat needs the
+    /// state after the frame before its first), or the only one (a compare
+    /// request's).
+    pub(super) frame: u32,
+    /// Whether only the state after exactly `frame` answers it.
+    pub(super) exact: bool,
+    /// A heal's: the first frame whose checksum follows the state.
+    pub(super) checks_from: Option<u32>,
 }
 
 impl Resync {
@@ -79,6 +97,9 @@ impl Resync {
 
 impl<I: Input> Session<I> {
     pub(super) fn begin_resync(&mut self, now: Instant, authority: PlayerId, desync_frame: u32) {
+        if self.phase == Phase::Stopped {
+            return;
+        }
         self.resync.attempts += 1;
         if self.resync.attempts > self.cfg.resync_max_attempts {
             self.resync.requester = None;
@@ -91,15 +112,75 @@ impl<I: Input> Session<I> {
             return;
         }
         self.resync.next_request_id = self.resync.next_request_id.wrapping_add(1);
+        // A drifted seat wants the authority's checksums of every frame it
+        // may have got wrong: those after the newest compared clean. A
+        // returning seat records nothing.
+        let purpose = if self.awaiting_state {
+            Purpose::Load
+        } else {
+            Purpose::Heal {
+                checks_from: wire_frame(self.book.newest_clean().map_or(0, |c| c + 1)),
+            }
+        };
         self.resync.requester = Some(Requester {
             authority,
             desync_frame,
+            purpose,
             heard: now,
             next_repeat_at: now,
             request_due: true,
             incoming: Incoming::new(self.resync.next_request_id),
             ack_due: false,
         });
+    }
+
+    /// Asks `seat` for its exact state after `frame`, to compare it with
+    /// this seat's own for a report (it is not loaded): it arrives as
+    /// [`Event::CompareState`], or [`Event::CompareFailed`] once one
+    /// attempt heard nothing for as long as a resync attempt may (a seat
+    /// that no longer holds the state does not answer). Allowed once the
+    /// match is invalid (the other seats still answer).
+    ///
+    /// # Errors
+    ///
+    /// [`CallError::NotConnected`] unless `seat` is another seat still in
+    /// the match; [`CallError::ResyncNotFailed`] while this seat's own
+    /// resync is under way.
+    pub fn compare_with(
+        &mut self,
+        now: Instant,
+        seat: PlayerId,
+        frame: u32,
+    ) -> Result<(), CallError> {
+        self.now = self.now.max(now);
+        let ok = seat != self.cfg.local
+            && self
+                .peers
+                .get(seat.index())
+                .is_some_and(|p| !p.gone && p.token.is_some());
+        if !ok {
+            return Err(CallError::NotConnected { peer: seat });
+        }
+        if self
+            .resync
+            .requester
+            .as_ref()
+            .is_some_and(|r| r.purpose != Purpose::Compare)
+        {
+            return Err(CallError::ResyncNotFailed);
+        }
+        self.resync.next_request_id = self.resync.next_request_id.wrapping_add(1);
+        self.resync.requester = Some(Requester {
+            authority: seat,
+            desync_frame: frame,
+            purpose: Purpose::Compare,
+            heard: now,
+            next_repeat_at: now,
+            request_due: true,
+            incoming: Incoming::new(self.resync.next_request_id),
+            ack_due: false,
+        });
+        Ok(())
     }
 
     /// `seat` was dropped: if it was the authority our request waits on,
@@ -111,6 +192,12 @@ impl<I: Input> Session<I> {
             return;
         };
         if req.authority != seat {
+            return;
+        }
+        if req.purpose == Purpose::Compare {
+            // A state to compare comes from that seat or not at all.
+            self.resync.requester = None;
+            self.events.push_back(Event::CompareFailed { from: seat });
             return;
         }
         let frame = req.desync_frame;
@@ -131,7 +218,7 @@ impl<I: Input> Session<I> {
     /// afresh and no old chunk reaches it.
     pub(super) fn forget_transfers(&mut self, seat: PlayerId) {
         self.resync.serving.retain(|(to, _)| *to != seat);
-        self.resync.pending_requests.retain(|&(w, _, _)| w != seat);
+        self.resync.pending_requests.retain(|r| r.who != seat);
         if let Some(s) = self.resync.served.get_mut(seat.index()) {
             *s = None;
         }
@@ -153,8 +240,13 @@ impl<I: Input> Session<I> {
                 .resync
                 .pending_requests
                 .iter()
-                .any(|&(w, id, _)| w == who && id == m.id);
-        if self.resync.requester.is_some() {
+                .any(|r| r.who == who && r.id == m.id);
+        if self
+            .resync
+            .requester
+            .as_ref()
+            .is_some_and(|r| r.purpose != Purpose::Compare)
+        {
             // Our own state is in doubt: we serve nobody.
             return Err(Refused::Unexpected);
         }
@@ -163,11 +255,36 @@ impl<I: Input> Session<I> {
             return Ok(());
         }
         let reference = self.own_newest.unwrap_or(0);
-        let Some(min) = unwrap_frame(m.desync_frame, reference) else {
+        let Some(frame) = unwrap_frame(m.desync_frame, reference) else {
             return Err(Refused::Invalid);
         };
-        self.resync.pending_requests.push((who, m.id, min));
-        self.raise_state_request();
+        let (exact, checks_from) = match m.purpose {
+            Purpose::Load => (false, None),
+            Purpose::Heal { checks_from } => match unwrap_frame(checks_from, frame) {
+                Some(from) if from <= frame.saturating_add(1) => (false, Some(from)),
+                _ => return Err(Refused::Invalid),
+            },
+            Purpose::Compare => (true, None),
+        };
+        if !exact && self.phase == Phase::Stopped {
+            // Nothing is healed in a match found invalid.
+            return Err(Refused::Unexpected);
+        }
+        // A seat's newer request replaces its older one: at most one
+        // request a seat waits for the app's state.
+        self.resync.pending_requests.retain(|r| r.who != who);
+        self.resync.pending_requests.push(Pending {
+            who,
+            id: m.id,
+            frame,
+            exact,
+            checks_from,
+        });
+        if exact {
+            self.events.push_back(Event::StateWanted { frame });
+        } else {
+            self.raise_state_request();
+        }
         Ok(())
     }
 
@@ -182,7 +299,7 @@ impl<I: Input> Session<I> {
                 .resync
                 .pending_requests
                 .iter()
-                .any(|&(_, _, min)| min <= newest)
+                .any(|r| !r.exact && r.frame <= newest)
         {
             self.resync.state_requested = true;
             self.events.push_back(Event::StateRequested);
@@ -227,8 +344,18 @@ impl<I: Input> Session<I> {
         match req.incoming.finish() {
             None => {}
             Some(Ok(received)) => {
-                if let Some(req) = self.resync.requester.take() {
-                    self.resync.finished_incoming = Some((req.authority, req.incoming, true));
+                let Some(req) = self.resync.requester.take() else {
+                    return Ok(());
+                };
+                let compare = req.purpose == Purpose::Compare;
+                self.resync.finished_incoming = Some((req.authority, req.incoming, true));
+                if compare {
+                    self.events.push_back(Event::CompareState {
+                        from: req.authority,
+                        frame: received.frame,
+                        state: received.state,
+                    });
+                    return Ok(());
                 }
                 self.resync.held = Some(received);
                 if !self.load_when_reached() {
@@ -239,10 +366,27 @@ impl<I: Input> Session<I> {
             Some(Err(ResyncError::ChecksumMismatch | ResyncError::Decompress { .. }))
             | Some(Err(_)) => {
                 let (authority, frame) = (req.authority, req.desync_frame);
-                self.begin_resync(now, authority, frame);
+                self.retry_request(now, authority, frame);
             }
         }
         Ok(())
+    }
+
+    /// The current request failed or went unanswered: asks again (a load
+    /// counts an attempt); a compare request, only for a report, gives up.
+    fn retry_request(&mut self, now: Instant, authority: PlayerId, frame: u32) {
+        let compare = self
+            .resync
+            .requester
+            .as_ref()
+            .is_some_and(|r| r.purpose == Purpose::Compare);
+        if compare {
+            self.resync.requester = None;
+            self.events
+                .push_back(Event::CompareFailed { from: authority });
+        } else {
+            self.begin_resync(now, authority, frame);
+        }
     }
 
     /// Loads the held state once this peer has stepped, confirmed and
@@ -257,7 +401,7 @@ impl<I: Input> Session<I> {
     /// frame's result once its checksum is in — the app can then compare
     /// and correct what it stepped.
     pub(super) fn load_when_reached(&mut self) -> bool {
-        let Some((frame, _, _)) = &self.resync.held else {
+        let Some(Received { frame, .. }) = &self.resync.held else {
             return false;
         };
         let reached =
@@ -265,7 +409,13 @@ impl<I: Input> Session<I> {
         if !(reached || self.awaiting_state) {
             return false;
         }
-        let Some((frame, checksum, state)) = self.resync.held.take() else {
+        let Some(Received {
+            frame,
+            checksum,
+            state,
+            checks,
+        }) = self.resync.held.take()
+        else {
             return false;
         };
         let authority = self.resync.finished_incoming.as_ref().map(|(a, _, _)| *a);
@@ -276,7 +426,7 @@ impl<I: Input> Session<I> {
             self.begin_resync(self.now, authority, frame);
             return false;
         }
-        self.load(frame, checksum, state);
+        self.load(frame, checksum, state, checks);
         true
     }
 
@@ -288,10 +438,14 @@ impl<I: Input> Session<I> {
         first < self.playout.next_release() && self.playout.frame_inputs(first).is_none()
     }
 
-    fn load(&mut self, frame: u32, checksum: Checksum, state: Vec<u8>) {
+    fn load(&mut self, frame: u32, checksum: Checksum, state: Vec<u8>, checks: Vec<Checksum>) {
         self.awaiting_state = false;
         self.epoch = self.epoch.wrapping_add(1);
-        self.events.push_back(Event::LoadState { frame, state });
+        self.events.push_back(Event::LoadState {
+            frame,
+            state,
+            checks,
+        });
         self.book.on_loaded(frame, checksum);
         self.own_newest = Some(frame);
         self.resync.load_frame = Some(frame);
@@ -359,7 +513,7 @@ impl<I: Input> Session<I> {
         if let Some(req) = &mut self.resync.requester {
             if now.since(req.heard) > attempt_limit {
                 let (authority, frame) = (req.authority, req.desync_frame);
-                self.begin_resync(now, authority, frame);
+                self.retry_request(now, authority, frame);
             } else if now >= req.next_repeat_at {
                 // Until the first chunk arrives the request is repeated, and
                 // after it the ack: both are a few bytes, and waiting a
@@ -445,15 +599,63 @@ impl<I: Input> Session<I> {
         self.resync.state_requested = false;
         let (answered, waiting) = std::mem::take(&mut self.resync.pending_requests)
             .into_iter()
-            .partition(|&(_, _, min)| min <= frame);
+            .partition(|r| !r.exact && r.frame <= frame);
         self.resync.pending_requests = waiting;
-        for (who, id, _) in answered {
-            self.resync.serving.retain(|(to, _)| *to != who);
-            self.resync
-                .serving
-                .push((who, Outgoing::new(id, frame, state, now)));
+        for r in answered {
+            let checks = match r.checks_from {
+                Some(from) => self.book.own_run(from, frame),
+                None => Vec::new(),
+            };
+            self.serve(r.who, Outgoing::new(r.id, frame, state, &checks, now));
         }
-        self.resync.resync_tick = true;
         Ok(())
+    }
+
+    /// The snapshot after exactly `frame`, answering [`Event::StateWanted`]
+    /// (a disputed seat compares it with its own; nobody loads it). The
+    /// state must hash to the checksum this seat reported for `frame`, if
+    /// it still holds that checksum.
+    ///
+    /// # Errors
+    ///
+    /// [`CallError::StateNotRequested`] when no request wants `frame`;
+    /// [`CallError::StateChecksum`] when `state` does not hash to the
+    /// checksum reported for `frame`.
+    pub fn provide_state_at(
+        &mut self,
+        now: Instant,
+        frame: u32,
+        state: &[u8],
+    ) -> Result<(), CallError> {
+        self.now = self.now.max(now);
+        if !self
+            .resync
+            .pending_requests
+            .iter()
+            .any(|r| r.exact && r.frame == frame)
+        {
+            return Err(CallError::StateNotRequested { frame });
+        }
+        if self
+            .book
+            .own(frame)
+            .is_some_and(|c| c != Checksum::of(state))
+        {
+            return Err(CallError::StateChecksum { frame });
+        }
+        let (answered, waiting) = std::mem::take(&mut self.resync.pending_requests)
+            .into_iter()
+            .partition(|r| r.exact && r.frame == frame);
+        self.resync.pending_requests = waiting;
+        for r in answered {
+            self.serve(r.who, Outgoing::new(r.id, frame, state, &[], now));
+        }
+        Ok(())
+    }
+
+    fn serve(&mut self, who: PlayerId, out: Outgoing) {
+        self.resync.serving.retain(|(to, _)| *to != who);
+        self.resync.serving.push((who, out));
+        self.resync.resync_tick = true;
     }
 }

@@ -82,6 +82,7 @@ impl<I: Input> Session<I> {
         }
         self.book.resume();
         self.resync.attempts = 0;
+        self.integrity.forget_desyncs();
         self.resync.load_frame = None;
         let frame = self.last_released.unwrap_or(0);
         self.begin_resync(now, authority, frame);

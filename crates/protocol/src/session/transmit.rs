@@ -1,6 +1,8 @@
 //! Building what goes on the wire: Hellos until connected, one inputs
 //! packet per peer per tick, Timing messages, full checksums, resync requests, chunks and
-//! acks, seat-drop reports and notices; every packet counted by kind.
+//! acks, seat-drop reports and notices, and the integrity messages
+//! (evidence in a dispute, the match found invalid); every packet counted
+//! by kind.
 
 use super::{Phase, Session, Transmit};
 use crate::input::Input;
@@ -57,7 +59,11 @@ impl<I: Input> Session<I> {
                     self.send_routed(to, m);
                 }
             }
-            if let Some((frame, checksum)) = self.peers[i].full_due.take() {
+            if let Some((frame, checksum)) = self.peers[i]
+                .full_due
+                .take()
+                .filter(|_| self.phase == Phase::Running)
+            {
                 let msg = ChecksumMsg {
                     epoch: self.epoch,
                     frame: wire_frame(frame),
@@ -107,6 +113,7 @@ impl<I: Input> Session<I> {
                 }
             }
         }
+        self.integrity_transmits();
         if let Some(req) = &mut self.resync.requester {
             let to = req.authority;
             let mut msgs = Vec::new();
@@ -114,6 +121,7 @@ impl<I: Input> Session<I> {
                 msgs.push(Message::ResyncRequest(ResyncRequest {
                     id: req.incoming.id,
                     desync_frame: wire_frame(req.desync_frame),
+                    purpose: req.purpose,
                 }));
             }
             if std::mem::take(&mut req.ack_due) {

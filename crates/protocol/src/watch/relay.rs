@@ -259,7 +259,7 @@ impl<I: Input> Relay<I> {
             if slot.validated && slot.wants_state {
                 slot.wants_state = false;
                 slot.transfer_id = slot.transfer_id.wrapping_add(1);
-                slot.transfer = Some(Outgoing::new(slot.transfer_id, frame, state, now));
+                slot.transfer = Some(Outgoing::new(slot.transfer_id, frame, state, &[], now));
                 slot.from = frame + 1;
                 slot.next = Some(frame + 1);
             }

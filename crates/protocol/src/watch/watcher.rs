@@ -353,7 +353,7 @@ impl<I: Input> Watcher<I> {
         self.state_ack = Some(incoming.ack());
         match incoming.finish() {
             None => {}
-            Some(Ok((frame, _, state))) => {
+            Some(Ok(crate::resync::Received { frame, state, .. })) => {
                 self.incoming = None;
                 self.loaded_id = Some(id);
                 self.state_ack = Some(all);
@@ -387,7 +387,9 @@ impl<I: Input> Watcher<I> {
         let count = feed.frames();
         if count > 0 {
             let first = unwrap_frame(feed.first_frame, reference).ok_or(())?;
-            let limit = self.next.max(first) + self.cfg.max_lag_frames;
+            // Frames held ahead of the next one to step are bounded by the
+            // lag the relay allows.
+            let limit = self.next + self.cfg.max_lag_frames;
             for i in 0..count {
                 let frame = first + i;
                 if frame < self.next || frame > limit || self.pending.contains_key(&frame) {

@@ -1,0 +1,333 @@
+//! What a [`Peer`] does about desyncs a majority cannot simply heal: it
+//! gives its evidence in a dispute, applies the match's [`DesyncPolicy`]
+//! when resync fails, and stops — once, with a report — when the match is
+//! found invalid, on every seat.
+//!
+//! - A dispute ([`Event::Disputed`]): the peer steps the disputed frames
+//!   again from the last agreed state ([`self_check`]) and reports what it
+//!   found; a second run that disagrees with the first (with no change by
+//!   the app to explain it) is also a [`PeerEvent::NotDeterministic`].
+//! - Resync failed ([`Event::ResyncFailed`]): under `Stop` the peer
+//!   declares the match invalid ([`Session::invalidate`](lockstep_protocol::Session::invalidate)),
+//!   which every other seat learns; after a dispute nobody could be blamed
+//!   for it first asks the other disputed seat for its state after the
+//!   disputed frame, to put both states in its report; under `Snapshots`
+//!   a drifted seat with an authority to follow falls back to its
+//!   snapshots; under `Continue` the match plays on unchecked.
+//! - The match found invalid ([`Event::Invalidated`], decided here or
+//!   heard from a peer): unless it plays on, the peer stops with
+//!   [`StopReason::MatchInvalid`]; the seat that kept drifting says which
+//!   fields kept differing.
+//!
+//! Invariants: [`PeerEvent::Stopped`] is raised at most once; a peer
+//! waiting for a state to compare raises it when the state arrives or the
+//! request gives up, never later.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use lockstep_protocol::{
+    Cause, Instant, Invalidation, PlayerId, PlayerSet, ResyncFailure, SelfCheck,
+};
+use lockstep_sim::Game;
+use lockstep_sim::desync::{DesyncReport, Diagnosis};
+use lockstep_sim::replay::{Note, StopCause, UncheckedCause};
+
+use crate::diagnose::{compare, self_check, touched_through};
+use crate::event::PeerEvent;
+use crate::peer::Peer;
+use crate::stop::{DesyncPolicy, StopReason};
+
+/// Heals remembered for the report of a seat that keeps drifting.
+pub(crate) const HEALS_KEPT: usize = 8;
+
+/// Fields remembered of one heal's report.
+const FIELDS_KEPT: usize = 32;
+
+/// What one heal's report said: the first frame whose checksums differed
+/// and the fields that differed (entity · field), at most `FIELDS_KEPT`.
+#[derive(Debug, Clone)]
+pub(crate) struct HealSummary {
+    frame: u32,
+    fields: Vec<String>,
+}
+
+impl HealSummary {
+    pub(crate) fn of(d: &Diagnosis) -> HealSummary {
+        let mut fields: Vec<String> = d
+            .report
+            .before
+            .iter()
+            .chain(&d.report.after)
+            .map(|f| format!("{} · {}", f.entity, f.field))
+            .collect();
+        fields.sort();
+        fields.dedup();
+        fields.truncate(FIELDS_KEPT);
+        HealSummary {
+            frame: d.report.frame,
+            fields,
+        }
+    }
+}
+
+/// A stop waiting for the other seat's state to compare.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AwaitingCompare {
+    pub first_frame: u32,
+}
+
+impl<G: Game, W: Write> Peer<G, W> {
+    /// The match's invalidation, once this seat decided it or heard it:
+    /// why it is invalid, from which frame, the seat at fault if one was
+    /// found, and whether it plays on unchecked.
+    pub fn invalidation(&self) -> Option<&Invalidation> {
+        self.session.invalidation()
+    }
+
+    pub(crate) fn on_disputed(&mut self, now: Instant, frame: u32, seats: PlayerSet) {
+        let found = self_check(&self.history, frame);
+        if let (SelfCheck::Inconsistent { frame: f }, Some((first, again))) =
+            (found.check, found.again)
+        {
+            if touched_through(&self.history, frame).is_none() {
+                self.stats.nondeterministic_frames += 1;
+                self.events.push_back(PeerEvent::NotDeterministic {
+                    frame: f,
+                    first,
+                    again,
+                });
+            }
+        }
+        self.dispute = Some((frame, seats));
+        if self
+            .session
+            .report_self_check(now, frame, found.check)
+            .is_err()
+        {
+            self.stats.refused_calls += 1;
+        }
+    }
+
+    /// Resync gave up: the policy decides.
+    pub(crate) fn on_resync_failed(&mut self, now: Instant, reason: ResyncFailure) {
+        let local = self.seat();
+        let desync = self.desync.map(|(f, _)| f).or(self.last_desync);
+        // The disputed frame, which every disputed seat still holds.
+        let disputed = match reason {
+            ResyncFailure::Unattributed { frame } => Some(frame),
+            _ => None,
+        };
+        let (cause, seat, first_frame) = match reason {
+            ResyncFailure::Unattributed { frame } => (Cause::Unattributed, None, frame),
+            // The match is invalid from the desync that was not healed;
+            // the earlier ones were, and the frames they touched agree.
+            ResyncFailure::Recurring { first_frame, .. } => (
+                Cause::Nondeterministic,
+                Some(local),
+                desync.unwrap_or(first_frame),
+            ),
+            ResyncFailure::TooManyAttempts { .. } | ResyncFailure::HistoryTooShort { .. } => (
+                Cause::Unhealable,
+                Some(local),
+                desync.unwrap_or_else(|| self.engine.frame()),
+            ),
+        };
+        // Invalid from the first frame not proven agreed: a difference
+        // seen at a frame whose earlier frames' reports were lost may have
+        // begun before it.
+        let proven = self.session.newest_clean().map_or(0, |c| c + 1);
+        let first_frame = first_frame.min(proven);
+        let follow = cause != Cause::Unattributed && self.snapshots.is_some();
+        match self.policy {
+            DesyncPolicy::Snapshots if follow => {
+                let was_on = self.is_on_snapshots();
+                self.snapshots_on_resync_failed(now, reason);
+                if !was_on && self.is_on_snapshots() {
+                    // Its frames are no longer compared: what it logs is
+                    // its own, unchecked, until it is back.
+                    self.note(&Note::Unchecked {
+                        from: first_frame,
+                        cause: UncheckedCause::Snapshots,
+                    });
+                }
+                return;
+            }
+            DesyncPolicy::Continue => {
+                self.invalidate(now, first_frame, cause, seat, true);
+                return;
+            }
+            DesyncPolicy::Snapshots | DesyncPolicy::Stop => {}
+        }
+        self.final_report = match cause {
+            Cause::Nondeterministic => self.recurring_report(first_frame),
+            Cause::Unhealable => self.last_heal.clone(),
+            Cause::Unattributed => None,
+        };
+        if cause == Cause::Unattributed {
+            // Both states in the report: ask the lowest other disputed
+            // seat for its state after the disputed frame.
+            let other = self
+                .dispute
+                .and_then(|(_, seats)| seats.iter().find(|p| *p != local));
+            if let (Some(other), Some(frame)) = (other, disputed) {
+                if self.session.compare_with(now, other, frame).is_ok() {
+                    self.awaiting_compare = Some(AwaitingCompare { first_frame });
+                }
+            }
+        }
+        self.invalidate(now, first_frame, cause, seat, false);
+    }
+
+    fn invalidate(
+        &mut self,
+        now: Instant,
+        first_frame: u32,
+        cause: Cause,
+        seat: Option<PlayerId>,
+        play_on: bool,
+    ) {
+        let invalidation = Invalidation {
+            first_frame,
+            cause,
+            seat,
+            play_on,
+        };
+        // Refused only when the match was found invalid already.
+        let _ = self.session.invalidate(now, invalidation);
+    }
+
+    /// The match was found invalid, here or by a peer.
+    pub(crate) fn on_invalidated(&mut self, invalidation: Invalidation) {
+        if invalidation.play_on {
+            // The log says from which frame nothing was compared.
+            self.note(&Note::Unchecked {
+                from: invalidation.first_frame,
+                cause: UncheckedCause::PlayedOn,
+            });
+            return;
+        }
+        if self.awaiting_compare.is_some() {
+            // Stops once the state to compare arrives (or does not).
+            return;
+        }
+        let report = self.final_report.take().map(Box::new);
+        self.stop(StopReason::MatchInvalid {
+            first_frame: invalidation.first_frame,
+            report,
+        });
+    }
+
+    /// The state asked for to compare: the report of a dispute nobody
+    /// could be blamed for.
+    pub(crate) fn on_compare_state(&mut self, from: PlayerId, frame: u32, state: &[u8]) {
+        let Some(a) = self.awaiting_compare.take() else {
+            return;
+        };
+        self.final_report = compare(&self.history, self.seat(), from, frame, state);
+        self.stop_invalid(a.first_frame);
+    }
+
+    pub(crate) fn on_compare_failed(&mut self) {
+        if let Some(a) = self.awaiting_compare.take() {
+            self.stop_invalid(a.first_frame);
+        }
+    }
+
+    fn stop_invalid(&mut self, first_frame: u32) {
+        let first_frame = self
+            .session
+            .invalidation()
+            .map_or(first_frame, |i| i.first_frame);
+        let report = self.final_report.take().map(Box::new);
+        self.stop(StopReason::MatchInvalid {
+            first_frame,
+            report,
+        });
+    }
+
+    /// A seat asks for this peer's state after exactly `frame`, to compare.
+    pub(crate) fn on_state_wanted(&mut self, now: Instant, frame: u32) {
+        let Some(state) = self.history.state_after(frame) else {
+            return;
+        };
+        if self
+            .session
+            .provide_state_at(now, frame, &state.state)
+            .is_err()
+        {
+            // A state this seat cannot rebuild as it had it: nothing to
+            // compare; the other seat's request gives up.
+            self.stats.refused_calls += u64::from(state.faithful);
+        }
+    }
+
+    /// Stops, once: logs the frames the seats agreed on (those compared
+    /// clean), notes where and why the log stops, and says so.
+    pub(crate) fn stop(&mut self, reason: StopReason) {
+        if self.stopped.is_some() {
+            return;
+        }
+        let through = self.session.newest_clean();
+        let confirmed = self.session.confirmed_before();
+        let before = self.history.base_frame();
+        let settled = self
+            .history
+            .settle(through, usize::MAX, confirmed, self.recording.as_mut());
+        if let Err(e) = settled {
+            self.stop_recording(e);
+        }
+        if self.recording.is_some() {
+            self.stats.frames_logged += u64::from(self.history.base_frame() - before);
+        }
+        if let StopReason::MatchInvalid { first_frame, .. } = &reason {
+            self.note(&Note::Stopped {
+                reason: StopCause::MatchInvalid {
+                    first_frame: *first_frame,
+                },
+            });
+        }
+        self.stopped = Some(reason.clone());
+        self.events.push_back(PeerEvent::Stopped(reason));
+    }
+
+    /// The report of a seat that keeps drifting: the desyncs it was healed
+    /// of, and the fields that differed in them.
+    fn recurring_report(&self, first_frame: u32) -> Option<Diagnosis> {
+        let last = self.last_heal.as_ref()?;
+        let mut fields: BTreeMap<&str, u32> = BTreeMap::new();
+        for h in &self.heals {
+            for f in &h.fields {
+                *fields.entry(f).or_insert(0) += 1;
+            }
+        }
+        let mut by_count: Vec<(&str, u32)> = fields.into_iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let frames: Vec<String> = self.heals.iter().map(|h| h.frame.to_string()).collect();
+        // The report of the last heal (its frame, checksums and fields),
+        // headed by what the heals show together.
+        let mut report: DesyncReport = last.report.clone();
+        report.notes.insert(
+            0,
+            format!(
+                "this seat kept drifting: it was healed of desyncs first seen at frames {} and drifted again at frame {first_frame}; its game is not deterministic, so the match is invalid from frame {first_frame} (the report below is of the last heal)",
+                frames.join(", ")
+            ),
+        );
+        let keep: Vec<String> = by_count
+            .iter()
+            .take(12)
+            .map(|(f, n)| format!("{f} ({n}×)"))
+            .collect();
+        if !keep.is_empty() {
+            report.notes.insert(
+                1,
+                format!("fields that kept differing: {}", keep.join(", ")),
+            );
+        }
+        Some(Diagnosis {
+            report,
+            states: last.states.clone(),
+        })
+    }
+}
