@@ -10,7 +10,10 @@
 //! A joiner whose seat loses the quorum (it heard too few of the others:
 //! they dropped it) takes the seat back by itself when the app gave it a
 //! spare key pair: its log ends where it stopped, and a new peer rejoins
-//! the match through the host with a claim to the seat.
+//! the match through the host with a claim to the seat. Any other stop
+//! (the match found invalid) keeps the peer running until it owes nobody
+//! a message — every live seat heard why — so no seat ends alone and
+//! leaves the others to time it out and play on.
 //!
 //! Invariants: no clock, no socket, no randomness; every wait is bounded
 //! ([`SeatTiming`]); [`MatchEvent::Ended`] is the last event; the log is
@@ -65,6 +68,9 @@ enum Phase {
     Playing,
     /// The last frame was played and compared: lingering until then.
     Lingering(Instant),
+    /// The peer stopped: it runs on (telling the others why, serving the
+    /// states a report compares) until it owes nothing, or until then.
+    Stopping(Instant),
     /// The host is repeating an abort; the end follows it.
     Aborting,
     /// Over.
@@ -551,7 +557,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                 self.phase = Phase::Setup;
                 self.router = Router::default();
             }
-            _ => self.end(now, MatchEnd::Stopped(reason)),
+            _ => self.phase = Phase::Stopping(now.plus(self.timing.stop_micros)),
         }
     }
 
@@ -657,6 +663,16 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     }
                 } else if now.since(self.progress.1) >= self.timing.stall_micros {
                     self.end(now, MatchEnd::Stuck { frame });
+                }
+            }
+            Phase::Stopping(until) => {
+                let owes = self
+                    .peer
+                    .as_ref()
+                    .is_some_and(|p| p.session().poll_timeout().is_some());
+                // `stopped` is set before this phase begins.
+                if let Some(reason) = self.stopped.clone().filter(|_| now >= until || !owes) {
+                    self.end(now, MatchEnd::Stopped(reason));
                 }
             }
             Phase::Lingering(until) if now >= until => {
@@ -777,7 +793,7 @@ impl<G: Game, W: Write> Endpoint for SeatEndpoint<G, W> {
                 Some(_) => Some(self.progress.1.plus(self.timing.stall_micros)),
                 None => None,
             },
-            Phase::Lingering(until) => Some(until),
+            Phase::Lingering(until) | Phase::Stopping(until) => Some(until),
             _ => None,
         };
         [setup, peer, own].into_iter().flatten().min()

@@ -87,6 +87,11 @@ pub struct SeatTiming {
     /// A seat keeps playing this long after its last frame, so the others
     /// hear its last inputs and checksums (1 s).
     pub linger_micros: u64,
+    /// A seat whose peer stopped (the match found invalid, a lost quorum)
+    /// keeps its peer running until the peer owes nobody a message (every
+    /// live seat heard that the match is invalid), at most this long
+    /// (5 s).
+    pub stop_micros: u64,
     /// The match ends as stuck when no frame was stepped for this long
     /// (60 s).
     pub stall_micros: u64,
@@ -100,6 +105,7 @@ impl Default for SeatTiming {
             host_start_micros: 6_000_000,
             join_start_micros: 8_000_000,
             linger_micros: 1_000_000,
+            stop_micros: 5_000_000,
             stall_micros: 60_000_000,
             join: JoinTiming::default(),
         }
