@@ -38,7 +38,7 @@ use lockstep_sim::{Game, Match};
 
 use crate::CliError;
 use crate::games::{GAMES, with_game};
-use crate::report::{Printer, Report};
+use crate::report::{OutputArgs, Printer, Report};
 
 /// The link conditioner's settings, shared by every networked command.
 #[derive(Debug, Clone, Args)]
@@ -165,17 +165,6 @@ fn parse_input_delay(text: &str) -> Result<InputDelay, String> {
             "`{text}` is neither `auto` nor a number of frames from 0 to 255"
         )),
     }
-}
-
-/// What every networked command prints and how.
-#[derive(Debug, Clone, Args)]
-pub struct OutputArgs {
-    /// One `key=value` line per status and note, for programs.
-    #[arg(long)]
-    pub machine: bool,
-    /// Seconds between status lines.
-    #[arg(long, default_value_t = 1)]
-    pub status_every: u64,
 }
 
 /// Where a joining process listens.

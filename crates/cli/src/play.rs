@@ -41,9 +41,10 @@ use lockstep_window::{Ending, GameWindow, Hud, Phase, Picture, Screen, View, Win
 
 use crate::CliError;
 use crate::net::{
-    self, BindArgs, Controls, HostArgs, JoinArgs, LinkArgs, LogWriter, ModeArgs, OutputArgs, Seat,
+    self, BindArgs, Controls, HostArgs, JoinArgs, LinkArgs, LogWriter, ModeArgs, Seat,
 };
 use crate::output::Pending;
+use crate::report::OutputArgs;
 
 /// Arguments of `lockstep play`.
 #[derive(Debug, Clone, Args)]

@@ -16,8 +16,20 @@ use lockstep_net::{LoopCost, Traffic};
 use lockstep_peer::{PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
 use lockstep_protocol::Instant;
 
+use clap::Args;
+
 use crate::CliError;
-use crate::net::OutputArgs;
+
+/// What every networked command prints and how.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// One `key=value` line per status and note, for programs.
+    #[arg(long)]
+    pub machine: bool,
+    /// Seconds between status lines.
+    #[arg(long, default_value_t = 1)]
+    pub status_every: u64,
+}
 
 /// What a match did, gathered from its events.
 #[derive(Debug, Clone)]

@@ -112,12 +112,14 @@ mod event;
 mod host_setup;
 mod join_setup;
 pub mod message;
+mod refusal;
 mod roster;
 mod router;
 mod seat;
 mod seat_plan;
 mod settings;
 mod spectate;
+mod wire;
 
 use std::net::SocketAddr;
 

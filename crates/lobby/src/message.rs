@@ -1,6 +1,7 @@
 //! The setup messages a host and the processes that join it exchange before
 //! (and beside) the session: [`Message`], its wire encoding, and the typed
-//! refusals and aborts.
+//! aborts (the refusals it carries are `refusal.rs`'s, the roster
+//! `roster.rs`'s, the encoding's building blocks `wire.rs`'s).
 //!
 //! The exchange (drawn in `protocol/SPEC.md` §7):
 //!
@@ -25,21 +26,20 @@
 //! decoding untrusted bytes never panics, and every length read is bounded
 //! by the bytes that remain; `decode(encode(m)) == m`.
 
-pub use crate::roster::Roster;
-use lockstep_fx::{DecodeError, Sink, StateReader, StateWriter};
+use lockstep_fx::{StateReader, StateWriter};
 use lockstep_protocol::seal::PublicKey;
 
-/// The first bytes of every setup message ("LKSJ").
-pub const MAGIC: [u8; 4] = *b"LKSJ";
-/// The setup format's version.
-pub const VERSION: u8 = 4;
+pub use crate::refusal::{Refusal, RosterProblem};
+use crate::refusal::{read_refusal, write_refusal};
+pub use crate::roster::Roster;
+pub use crate::wire::{MAGIC, MAX_DETAIL_BYTES, MessageError, VERSION};
+use crate::wire::{bad, read_array, read_key, read_text, write_text};
+
 /// A [`Join`] is padded to this many bytes (the largest datagram), so that
 /// every answer to an unproven address is smaller than what it sent.
 pub const JOIN_BYTES: usize = lockstep_protocol::packet::MAX_DATAGRAM;
 /// Bytes of a [`Cookie`].
 pub const COOKIE_BYTES: usize = 20;
-/// Longest text a refusal or abort carries (longer text is cut).
-pub const MAX_DETAIL_BYTES: usize = 200;
 
 /// What a joiner asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,112 +86,6 @@ pub struct Join {
     pub cookie: Option<Cookie>,
     /// A rejoin's claim to its seat.
     pub claim: Option<SeatClaim>,
-}
-
-/// Why a request was not granted (host to joiner), or a roster not played
-/// (joiner to host).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// Another setup format or wire protocol.
-    Version {
-        /// The version the refusing side speaks.
-        ours: u8,
-        /// The version it was asked to speak.
-        theirs: u8,
-    },
-    /// Every seat is offered (ask again: an offer whose joiner goes silent
-    /// lapses).
-    Full,
-    /// The match has started: no new seats (rejoin a dropped seat, or watch).
-    Started,
-    /// The match has not started yet: nothing to rejoin or watch (ask again).
-    NotStarted,
-    /// The match is over.
-    Ended,
-    /// This key already holds another seat.
-    KeyInUse,
-    /// A rejoin names a key no seat of the match is bound to.
-    NoSuchSeat,
-    /// A rejoin's seat is still in the match: it has not been dropped (yet).
-    NotDropped {
-        /// The seat.
-        seat: u8,
-    },
-    /// A rejoin's proof does not verify.
-    BadProof,
-    /// Too many spectators are being admitted (ask again).
-    SpectatorsFull,
-    /// The joiner cannot play the roster the host sent.
-    Roster {
-        /// Why.
-        problem: RosterProblem,
-        /// Details, for a person.
-        detail: String,
-    },
-}
-
-impl Refusal {
-    /// Whether asking again later may succeed.
-    pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            Refusal::Full
-                | Refusal::NotStarted
-                | Refusal::NotDropped { .. }
-                | Refusal::SpectatorsFull
-        )
-    }
-}
-
-impl core::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Refusal::Version { ours, theirs } => {
-                write!(f, "version {theirs} asked, version {ours} spoken")
-            }
-            Refusal::Full => write!(f, "every seat is offered"),
-            Refusal::Started => write!(f, "the match has started (rejoin a dropped seat or watch)"),
-            Refusal::NotStarted => write!(f, "the match has not started yet"),
-            Refusal::Ended => write!(f, "the match is over"),
-            Refusal::KeyInUse => write!(f, "this key already holds another seat"),
-            Refusal::NoSuchSeat => write!(f, "no seat of the match is bound to this key"),
-            Refusal::NotDropped { seat } => write!(f, "seat {seat} is still in the match"),
-            Refusal::BadProof => write!(f, "the proof of the seat's key does not verify"),
-            Refusal::SpectatorsFull => write!(f, "too many spectators are joining"),
-            Refusal::Roster { problem, detail } => write!(f, "{problem}: {detail}"),
-        }
-    }
-}
-
-/// Why a joiner cannot play a roster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RosterProblem {
-    /// It does not know the game.
-    UnknownGame,
-    /// It has another version of the game.
-    GameVersion,
-    /// The settings do not hash to the roster's hash, or do not decode.
-    Settings,
-    /// The roster binds another key to the joiner's seat.
-    WrongKey,
-    /// The roster is inconsistent (a seat out of range, keys missing).
-    Malformed,
-    /// This process cannot start its seat (its replay log cannot be
-    /// written, its game refuses the match).
-    Local,
-}
-
-impl core::fmt::Display for RosterProblem {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            RosterProblem::UnknownGame => "unknown game",
-            RosterProblem::GameVersion => "another version of the game",
-            RosterProblem::Settings => "settings that do not decode or hash differently",
-            RosterProblem::WrongKey => "the roster binds another key to our seat",
-            RosterProblem::Malformed => "an inconsistent roster",
-            RosterProblem::Local => "this process cannot start its seat",
-        })
-    }
 }
 
 /// Why the host called the match off for the processes it seated.
@@ -256,30 +150,6 @@ pub enum Message {
     Refused(Refusal),
     /// The host called the match off.
     Abort(Abort),
-}
-
-/// Why bytes are not a setup message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MessageError {
-    /// Not a setup message at all.
-    #[error("not a match-setup message")]
-    NotSetup,
-    /// Another version of the setup format.
-    #[error("match-setup version {0}, this build speaks {VERSION}")]
-    Version(u8),
-    /// A field is missing, out of range or not canonical.
-    #[error("malformed match-setup message: {0}")]
-    Malformed(String),
-}
-
-impl From<DecodeError> for MessageError {
-    fn from(e: DecodeError) -> MessageError {
-        MessageError::Malformed(e.to_string())
-    }
-}
-
-pub(crate) fn bad(what: &str) -> MessageError {
-    MessageError::Malformed(what.to_string())
 }
 
 /// Whether `bytes` look like a setup message (its magic), as opposed to a
@@ -437,100 +307,6 @@ impl Message {
         r.finish()?;
         Ok(msg)
     }
-}
-
-pub(crate) fn read_array<const N: usize>(r: &mut StateReader<'_>) -> Result<[u8; N], MessageError> {
-    r.read_raw(N)?.try_into().map_err(|_| bad("array"))
-}
-
-pub(crate) fn read_key(r: &mut StateReader<'_>) -> Result<PublicKey, MessageError> {
-    Ok(PublicKey(read_array(r)?))
-}
-
-/// Text cut to [`MAX_DETAIL_BYTES`] at a character boundary.
-fn cut(text: &str) -> &str {
-    let mut end = text.len().min(MAX_DETAIL_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
-pub(crate) fn write_text<S: Sink>(w: &mut StateWriter<S>, text: &str) {
-    w.write_bytes(cut(text).as_bytes());
-}
-
-pub(crate) fn read_text(r: &mut StateReader<'_>) -> Result<String, MessageError> {
-    let bytes = r.read_bytes()?;
-    if bytes.len() > MAX_DETAIL_BYTES {
-        return Err(bad("text too long"));
-    }
-    String::from_utf8(bytes.to_vec()).map_err(|_| bad("text"))
-}
-
-fn write_refusal<S: Sink>(w: &mut StateWriter<S>, r: &Refusal) {
-    match r {
-        Refusal::Version { ours, theirs } => {
-            w.write_u8(0);
-            w.write_u8(*ours);
-            w.write_u8(*theirs);
-        }
-        Refusal::Full => w.write_u8(1),
-        Refusal::Started => w.write_u8(2),
-        Refusal::NotStarted => w.write_u8(3),
-        Refusal::Ended => w.write_u8(4),
-        Refusal::KeyInUse => w.write_u8(5),
-        Refusal::NoSuchSeat => w.write_u8(6),
-        Refusal::NotDropped { seat } => {
-            w.write_u8(7);
-            w.write_u8(*seat);
-        }
-        Refusal::BadProof => w.write_u8(8),
-        Refusal::SpectatorsFull => w.write_u8(9),
-        Refusal::Roster { problem, detail } => {
-            w.write_u8(10);
-            w.write_u8(match problem {
-                RosterProblem::UnknownGame => 0,
-                RosterProblem::GameVersion => 1,
-                RosterProblem::Settings => 2,
-                RosterProblem::WrongKey => 3,
-                RosterProblem::Malformed => 4,
-                RosterProblem::Local => 5,
-            });
-            write_text(w, detail);
-        }
-    }
-}
-
-fn read_refusal(r: &mut StateReader<'_>) -> Result<Refusal, MessageError> {
-    Ok(match r.read_u8()? {
-        0 => Refusal::Version {
-            ours: r.read_u8()?,
-            theirs: r.read_u8()?,
-        },
-        1 => Refusal::Full,
-        2 => Refusal::Started,
-        3 => Refusal::NotStarted,
-        4 => Refusal::Ended,
-        5 => Refusal::KeyInUse,
-        6 => Refusal::NoSuchSeat,
-        7 => Refusal::NotDropped { seat: r.read_u8()? },
-        8 => Refusal::BadProof,
-        9 => Refusal::SpectatorsFull,
-        10 => Refusal::Roster {
-            problem: match r.read_u8()? {
-                0 => RosterProblem::UnknownGame,
-                1 => RosterProblem::GameVersion,
-                2 => RosterProblem::Settings,
-                3 => RosterProblem::WrongKey,
-                4 => RosterProblem::Malformed,
-                5 => RosterProblem::Local,
-                _ => return Err(bad("unknown roster problem")),
-            },
-            detail: read_text(r)?,
-        },
-        _ => return Err(bad("unknown refusal")),
-    })
 }
 
 #[cfg(test)]

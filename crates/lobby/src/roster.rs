@@ -13,10 +13,9 @@ use lockstep_fx::{Canonical, Checksum, Sink, StateReader, StateWriter};
 use lockstep_protocol::seal::PublicKey;
 use lockstep_sim::{Game, Match};
 
-use crate::message::{
-    MessageError, Refusal, RosterProblem, bad, read_array, read_key, read_text, write_text,
-};
+use crate::refusal::{Refusal, RosterProblem};
 use crate::settings::MatchSettings;
+use crate::wire::{MessageError, bad, read_array, read_key, read_text, write_text};
 
 /// Everything a joiner needs to play or watch the match.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use lockstep_peer::{DesyncPolicy, PeerSettings};
 use lockstep_protocol::{Config, InputDelay, Mode, PlayerId, Rollback, Security};
 use lockstep_sim::Match;
 
-use crate::message::MessageError;
+use crate::wire::MessageError;
 
 /// How a match is played: the host's choices, which every seat plays.
 /// [`MatchSettings::new`] gives the defaults; the builder methods change
