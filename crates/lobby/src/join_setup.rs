@@ -121,6 +121,8 @@ pub struct JoinSetup {
     state: State,
     roster: Option<Box<Roster>>,
     refusal: Option<Refusal>,
+    /// Why the setup failed, once it did.
+    failure: Option<JoinFailure>,
     last_heard: Instant,
     next_send: Instant,
     asking_again: Option<(Refusal, Instant)>,
@@ -151,6 +153,7 @@ impl JoinSetup {
             state: State::Asking,
             roster: None,
             refusal: None,
+            failure: None,
             last_heard: now,
             next_send: now,
             asking_again: None,
@@ -200,7 +203,15 @@ impl JoinSetup {
 
     fn fail(&mut self, why: JoinFailure) {
         self.state = State::Done;
+        self.failure = Some(why.clone());
         self.events.push_back(JoinEvent::Failed(why));
+    }
+
+    /// Why the setup failed (the host called the match off, ...), if it
+    /// did: an endpoint built from this setup after its events were read
+    /// elsewhere learns it here.
+    pub fn failure(&self) -> Option<&JoinFailure> {
+        self.failure.as_ref()
     }
 
     fn request(&self) -> Option<Message> {

@@ -126,6 +126,11 @@ impl<N: Watching> SpectateEndpoint<N> {
         while let Some(e) = self.setup.poll_event() {
             self.events.push_back(MatchEvent::Join(e));
         }
+        if let Some(why) = self.setup.failure().cloned() {
+            // The host called the match off (now, or in the datagrams that
+            // brought the roster).
+            self.end(now, MatchEnd::SetupFailed(why));
+        }
         while let Some(d) = self.setup.poll_transmit() {
             self.out.push_back(d);
         }
@@ -199,7 +204,7 @@ impl<G: Game> SpectateEndpoint<Spectator<G>> {
         let made = Spectator::<G>::new(&config, roster.setup, watch, token, now)
             .and_then(|s| seal(s, &roster, joining.setup.identity(), Spectator::sealed));
         match made {
-            Ok(node) => Ok(SpectateEndpoint::with(joining, node, &roster)),
+            Ok(node) => Ok(SpectateEndpoint::with(now, joining, node, &roster)),
             Err(e) => Err(refuse(now, joining, settings_refusal(e.to_string()))),
         }
     }
@@ -238,7 +243,7 @@ impl<G: Game + Bodies> SpectateEndpoint<SnapshotSpectator<G>> {
                 )
             });
         match made {
-            Ok(node) => Ok(SpectateEndpoint::with(joining, node, &roster)),
+            Ok(node) => Ok(SpectateEndpoint::with(now, joining, node, &roster)),
             Err(e) => Err(refuse(now, joining, settings_refusal(e.to_string()))),
         }
     }
@@ -265,9 +270,9 @@ fn seal<N, E>(
 }
 
 impl<N: Watching> SpectateEndpoint<N> {
-    fn with(joining: Joining, node: N, roster: &Roster) -> SpectateEndpoint<N> {
+    fn with(now: Instant, joining: Joining, node: N, roster: &Roster) -> SpectateEndpoint<N> {
         let host = joining.setup.host();
-        SpectateEndpoint {
+        let mut me = SpectateEndpoint {
             setup: joining.setup,
             node,
             router: Router::relay(host),
@@ -276,7 +281,9 @@ impl<N: Watching> SpectateEndpoint<N> {
             ended: false,
             events: VecDeque::new(),
             out: VecDeque::new(),
-        }
+        };
+        me.pump(now);
+        me
     }
 }
 
