@@ -134,33 +134,17 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             cookie_secret,
             crate::host_setup::SetupTiming::default(),
         );
-        SeatEndpoint {
-            role: Role::Host(Box::new(host)),
+        SeatEndpoint::with(
+            Role::Host(Box::new(host)),
             config,
             setup,
             settings,
             plan,
             identity,
             timing,
-            peer: None,
-            router: Router::default(),
-            input: None,
-            phase: Phase::Setup,
-            started_at: None,
-            progress: (0, now),
-            stopped: None,
-            abort: None,
-            desyncs: 0,
-            finished_log: None,
-            log_error: None,
-            last_stats: PeerStats::default(),
-            last_status: LinkStatus {
-                seat: Some(0),
-                ..LinkStatus::default()
-            },
-            events: VecDeque::new(),
-            out: VecDeque::new(),
-        }
+            0,
+            now,
+        )
     }
 
     /// The joiner whose setup `joining` received a roster of `G`: checks
@@ -198,33 +182,17 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         };
         let identity = joining.setup.identity().clone();
         let host = joining.setup.host();
-        let mut me = SeatEndpoint {
-            role: Role::Joined(Box::new(joining.setup)),
+        let mut me = SeatEndpoint::with(
+            Role::Joined(Box::new(joining.setup)),
             config,
-            setup: roster.setup,
-            settings: roster.settings.clone(),
+            roster.setup,
+            roster.settings.clone(),
             plan,
             identity,
             timing,
-            peer: None,
-            router: Router::default(),
-            input: None,
-            phase: Phase::Setup,
-            started_at: None,
-            progress: (0, now),
-            stopped: None,
-            abort: None,
-            desyncs: 0,
-            finished_log: None,
-            log_error: None,
-            last_stats: PeerStats::default(),
-            last_status: LinkStatus {
-                seat: Some(seat),
-                ..LinkStatus::default()
-            },
-            events: VecDeque::new(),
-            out: VecDeque::new(),
-        };
+            seat,
+            now,
+        );
         // The host may have called the match off in the very datagrams
         // that brought the roster (its abort follows the roster at once
         // when its own seat cannot start): the match ends here.
@@ -252,6 +220,48 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
 }
 
 impl<G: Game, W: Write> SeatEndpoint<G, W> {
+    /// A seat in its setup, no peer yet.
+    #[allow(clippy::too_many_arguments)]
+    fn with(
+        role: Role,
+        config: G::Config,
+        setup: Match,
+        settings: MatchSettings,
+        plan: SeatPlan<G, W>,
+        identity: Identity,
+        timing: SeatTiming,
+        seat: u8,
+        now: Instant,
+    ) -> SeatEndpoint<G, W> {
+        SeatEndpoint {
+            role,
+            config,
+            setup,
+            settings,
+            plan,
+            identity,
+            timing,
+            peer: None,
+            router: Router::default(),
+            input: None,
+            phase: Phase::Setup,
+            started_at: None,
+            progress: (0, now),
+            stopped: None,
+            abort: None,
+            desyncs: 0,
+            finished_log: None,
+            log_error: None,
+            last_stats: PeerStats::default(),
+            last_status: LinkStatus {
+                seat: Some(seat),
+                ..LinkStatus::default()
+            },
+            events: VecDeque::new(),
+            out: VecDeque::new(),
+        }
+    }
+
     /// The seat's peer, once the match is agreed (its game, its session).
     pub fn peer(&self) -> Option<&Peer<G, SeatLog<W>>> {
         self.peer.as_ref()

@@ -16,6 +16,7 @@ use lockstep_peer::{
 };
 use lockstep_protocol::Instant;
 use lockstep_protocol::seal::Identity;
+use lockstep_protocol::watch::WatchConfig;
 use lockstep_sim::Game;
 
 use crate::Datagram;
@@ -188,19 +189,7 @@ impl<G: Game> SpectateEndpoint<Spectator<G>> {
     /// the match and checks every checksum the seats settled on. A roster
     /// it cannot watch is refused to the host and `joining` comes back.
     pub fn from_roster(now: Instant, joining: Joining, token: u32) -> Result<Self, Refused> {
-        let Some(roster) = joining.setup.roster().cloned() else {
-            let r = Refusal::Roster {
-                problem: RosterProblem::Malformed,
-                detail: "no roster yet".into(),
-            };
-            return Err((Box::new(joining), r));
-        };
-        let config = match checked::<G>(&roster) {
-            Ok(c) => c,
-            Err(r) => return Err(refuse(now, joining, r)),
-        };
-        let mut watch = roster.settings.peer.watch.clone();
-        watch.players = roster.setup.players;
+        let (joining, roster, config, watch) = accept::<G>(now, joining)?;
         let made = Spectator::<G>::new(&config, roster.setup, watch, token, now)
             .and_then(|s| seal(s, &roster, joining.setup.identity(), Spectator::sealed));
         match made {
@@ -220,19 +209,7 @@ impl<G: Game + Bodies> SpectateEndpoint<SnapshotSpectator<G>> {
         token: u32,
         snapshots: SnapshotSettings,
     ) -> Result<Self, Refused> {
-        let Some(roster) = joining.setup.roster().cloned() else {
-            let r = Refusal::Roster {
-                problem: RosterProblem::Malformed,
-                detail: "no roster yet".into(),
-            };
-            return Err((Box::new(joining), r));
-        };
-        let config = match checked::<G>(&roster) {
-            Ok(c) => c,
-            Err(r) => return Err(refuse(now, joining, r)),
-        };
-        let mut watch = roster.settings.peer.watch.clone();
-        watch.players = roster.setup.players;
+        let (joining, roster, config, watch) = accept::<G>(now, joining)?;
         let made = SnapshotSpectator::<G>::new(&config, roster.setup, watch, snapshots, token, now)
             .and_then(|s| {
                 seal(
@@ -247,6 +224,28 @@ impl<G: Game + Bodies> SpectateEndpoint<SnapshotSpectator<G>> {
             Err(e) => Err(refuse(now, joining, settings_refusal(e.to_string()))),
         }
     }
+}
+
+/// The roster `joining` received, checked for `G`, with its game's
+/// settings and the relay's watch settings; or the refusal sent.
+fn accept<G: Game>(
+    now: Instant,
+    joining: Joining,
+) -> Result<(Joining, Roster, G::Config, WatchConfig), Refused> {
+    let Some(roster) = joining.setup.roster().cloned() else {
+        let r = Refusal::Roster {
+            problem: RosterProblem::Malformed,
+            detail: "no roster yet".into(),
+        };
+        return Err((Box::new(joining), r));
+    };
+    let config = match checked::<G>(&roster) {
+        Ok(c) => c,
+        Err(r) => return Err(refuse(now, joining, r)),
+    };
+    let mut watch = roster.settings.peer.watch.clone();
+    watch.players = roster.setup.players;
+    Ok((joining, roster, config, watch))
 }
 
 fn settings_refusal(detail: String) -> Refusal {
