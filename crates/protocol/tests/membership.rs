@@ -662,3 +662,44 @@ fn two_seats_cut_off_together_both_take_their_seats_back() {
     }
     m.assert_settled_frames_agree();
 }
+
+#[test]
+fn no_seat_is_taken_back_from_a_frame_past_the_match_end() {
+    // The same drop and restart as above, in matches of several lengths
+    // ending near the drop: a return is announced only from a frame the
+    // match still plays.
+    let mut refused = 0;
+    for frames in (200..=420).step_by(20) {
+        let mut m = Mesh::new(2, 20, |c| c.match_frames = Some(frames));
+        m.run_ms(2_000);
+        m.cut[0][1] = true;
+        m.cut[1][0] = true;
+        while m.lost_quorum(1).is_none() && m.frame(0) < frames {
+            m.run_ms(50);
+        }
+        let mut c = Config::new(2, PlayerId(1));
+        c.rejoin = true;
+        c.match_frames = Some(frames);
+        m.seats[1] = Seat {
+            s: S::new(c, 9_999).unwrap(),
+            app: App::default(),
+            closed: false,
+        };
+        m.cut[0][1] = false;
+        m.cut[1][0] = false;
+        m.run_ms(6_000);
+        let back: Vec<u32> = m
+            .events
+            .iter()
+            .filter_map(|(_, _, e)| match e {
+                Event::SeatReturned { frame, .. } => Some(*frame),
+                _ => None,
+            })
+            .collect();
+        assert!(back.iter().all(|f| *f < frames), "{frames}: {back:?}");
+        if back.is_empty() {
+            refused += 1;
+        }
+    }
+    assert!(refused > 0, "some match ended too soon for a return");
+}

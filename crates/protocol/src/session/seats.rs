@@ -261,6 +261,12 @@ impl<I: Input> Session<I> {
                 self.clock.next_frame() + round_trip + RETURN_MARGIN_FRAMES,
                 u32::max,
             );
+        if self.cfg.match_frames.is_some_and(|n| frame >= n) {
+            // The match is over before the seat could play a frame: no
+            // return (the process gives up on its own timeouts).
+            self.stats.dropped.from_gone += 1;
+            return;
+        }
         let mut absent = PlayerSet::first(self.cfg.players).without(self.live);
         absent.remove(seat);
         // In a sealed session the Hello opened under the key the app bound
