@@ -44,6 +44,7 @@ mod reader;
 mod record;
 mod recorder;
 mod run;
+mod trunc;
 mod writer;
 
 use core::fmt;
@@ -52,9 +53,10 @@ use lockstep_fx::Checksum;
 
 pub use header::{Header, LogError, MAX_GAME_ID};
 pub use note::{Detail, MAX_DETAIL, Note, Noted, StopCause, UncheckedCause};
-pub use reader::{Damage, LogEnd, Logged, ReplayLog, TruncReason, read};
+pub use reader::{Damage, LogEnd, Logged, ReplayLog, read};
 pub use recorder::{RecordError, RecordSettings, Recorder};
 pub use run::{Mismatch, Outcome, RunError, RunOptions, check_game, run, run_with_state};
+pub use trunc::TruncReason;
 pub use writer::LogWriter;
 
 /// The first 8 bytes of every replay log.

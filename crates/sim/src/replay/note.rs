@@ -24,7 +24,7 @@
 
 use core::fmt;
 
-use super::reader::TruncReason;
+use super::trunc::TruncReason;
 use crate::game::Frame;
 
 /// The longest [`Detail`], in bytes.

@@ -26,7 +26,7 @@ use lockstep_fx::Checksum;
 
 use super::FrameCheck;
 use super::header::{Header, check_of_parts};
-use super::reader::TruncReason;
+use super::trunc::TruncReason;
 use crate::engine::Snapshot;
 use crate::game::Frame;
 
