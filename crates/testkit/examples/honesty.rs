@@ -7,7 +7,7 @@
 //! loaded by the faulty seat and by the others (always 0: nobody honest is
 //! overwritten), and whether every log verified.
 //!
-//! `cargo run --release -p lockstep-testkit --example honesty -- [seeds]`
+//! `cargo run --release -p lockstep-testkit --features figures --example honesty -- [seeds]`
 
 // A report: floats only format measured times, nothing flows back.
 #![allow(clippy::float_arithmetic)]

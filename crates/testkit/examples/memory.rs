@@ -19,7 +19,7 @@
 //! peak live state bytes (the most bytes of game states its history held
 //! at once, `PeerStats::peak_state_bytes`) are printed too.
 //!
-//! `cargo run --release -p lockstep-testkit --example memory -- [alone|desync|desync-stop]`
+//! `cargo run --release -p lockstep-testkit --features figures --example memory -- [alone|desync|desync-stop]`
 
 use std::collections::VecDeque;
 

@@ -4,7 +4,7 @@
 //! against a TCP-like stream; the cost of a resync after a flipped bit;
 //! steady-state bandwidth at 60 Hz; the flag overhead of 120 unacked inputs.
 //!
-//! `cargo run --release -p lockstep-testkit --example netsim-report`
+//! `cargo run --release -p lockstep-testkit --features figures --example netsim-report`
 //!
 //! `-- --steady-state` prints only the steady-state bandwidth, plain and
 //! sealed. With `-- --plots DIR` it also writes the charts of these numbers, PNG

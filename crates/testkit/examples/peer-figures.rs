@@ -8,7 +8,7 @@
 //!   feed costs the relay;
 //! - the CPU time a peer spends per frame outside the game's own `step`.
 //!
-//! `cargo run --release -p lockstep-testkit --example peer-figures`
+//! `cargo run --release -p lockstep-testkit --features figures --example peer-figures`
 
 // A report: floats only format measured times, nothing flows back.
 #![allow(clippy::float_arithmetic)]

@@ -12,7 +12,7 @@
 //!   peer's estimate of the other's clock offset is off after 10 s, and
 //!   how far apart the two frame clocks still tick.
 //!
-//! `cargo run --release -p lockstep-testkit --example rollback-figures [-- --seeds N]`
+//! `cargo run --release -p lockstep-testkit --features figures --example rollback-figures [-- --seeds N]`
 //!
 //! Every match is seeded, so the frame counts repeat exactly; the CPU
 //! figures are wall-clock time spent inside the peers' calls (medians over

@@ -1,14 +1,20 @@
 //! The match setup played by whole processes on the simulated network
 //! (`lockstep_testkit::processes`): a lossy lobby, a squatter, silent
 //! spectators, a late spectator, rejoins from the wrong key and before the
-//! drop, and addresses that never complete. The endpoints are the ones the
-//! UDP runtime drives; only the network is simulated.
+//! drop, addresses that never complete, and a host's abort read with its
+//! roster. The endpoints are the ones the UDP runtime drives; only the
+//! network is simulated.
 
+use std::net::SocketAddr;
+
+use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_lobby::{
-    HostEvent, JoinEvent, MatchEnd, MatchEvent, MatchSettings, Message, Refusal, Want,
+    Abort, Endpoint, HostEvent, JoinEvent, JoinFailure, JoinSetup, JoinTiming, Joining, MatchEnd,
+    MatchEvent, MatchSettings, Message, Refusal, SeatEndpoint, SeatPlan, SeatTiming, Want,
 };
 use lockstep_protocol::Instant;
+use lockstep_protocol::seal::Identity;
 use lockstep_sim::Match;
 use lockstep_sim::replay;
 use lockstep_testkit::netsim::{LinkConfig, Loss};
@@ -360,4 +366,85 @@ fn a_paused_joiner_of_two_takes_its_seat_back() {
 #[test]
 fn a_paused_joiner_of_four_takes_its_seat_back() {
     a_paused_joiner_takes_its_seat_back(4);
+}
+
+/// A host whose own log cannot be opened sends the roster and its
+/// abort together; a joiner whose runtime read both in one batch (the
+/// setup's events then gone with the setup's runtime) still ends at
+/// once with the host's reason, instead of waiting for a first frame.
+#[test]
+fn an_abort_read_with_the_roster_ends_the_joiner_at_once() {
+    let setup = Match {
+        players: 2,
+        seed: 5,
+        tick_rate: 60,
+    };
+    let config = Cubes::default_config();
+    let settings = MatchSettings::new(&setup).frames(120);
+    let mut plan = SeatPlan::<Cubes, Vec<u8>>::new(1);
+    plan.log = Some(Box::new(|| Err(std::io::Error::other("disk full"))));
+    let host_addr: SocketAddr = "10.0.0.1:7000".parse().unwrap();
+    let join_addr: SocketAddr = "10.0.0.2:7000".parse().unwrap();
+    let mut host = SeatEndpoint::host(
+        Instant::ZERO,
+        config,
+        setup,
+        settings,
+        Identity::from_secret([1; 32]),
+        [9; 32],
+        plan,
+        SeatTiming::default(),
+    );
+    let mut join = JoinSetup::new(
+        Instant::ZERO,
+        host_addr,
+        Want::Seat,
+        Identity::from_secret([2; 32]),
+        JoinTiming::default(),
+    );
+    // Shuttle datagrams until the roster arrives: the host sends it
+    // and its abort in one go, and the joiner's setup reads both.
+    let mut now = Instant::ZERO;
+    for _ in 0..400 {
+        if join.poll_timeout().is_some_and(|t| t <= now) {
+            join.handle_timeout(now);
+        }
+        while let Some(d) = join.poll_transmit() {
+            host.handle_datagram(now, join_addr, &d.bytes);
+        }
+        if host.poll_timeout().is_some_and(|t| t <= now) {
+            host.handle_timeout(now);
+        }
+        while let Some(d) = host.poll_transmit(now) {
+            join.handle_datagram(now, host_addr, &d.bytes);
+        }
+        if join.roster().is_some() {
+            break;
+        }
+        now = now.plus(50_000);
+    }
+    assert!(join.roster().is_some(), "the roster arrived");
+    // What a runtime's `roster()` returns after: the setup's events are
+    // read and dropped with the runtime that drove it.
+    while join.poll_event().is_some() {}
+    let plan = SeatPlan::<Cubes, Vec<u8>>::new(2);
+    let Ok(mut seat) =
+        SeatEndpoint::from_roster(now, Joining::new(join), plan, SeatTiming::default())
+    else {
+        panic!("the roster is playable");
+    };
+    let end = std::iter::from_fn(|| seat.poll_event()).find_map(|e| match e {
+        MatchEvent::Ended(end) => Some(end),
+        _ => None,
+    });
+    assert!(
+        matches!(
+            end,
+            Some(MatchEnd::SetupFailed(JoinFailure::Aborted(
+                Abort::HostFailed { .. }
+            )))
+        ),
+        "{end:?}"
+    );
+    assert!(seat.is_closed());
 }
