@@ -69,8 +69,12 @@ enum Phase {
     /// The last frame was played and compared: lingering until then.
     Lingering(Instant),
     /// The peer stopped: it runs on (telling the others why, serving the
-    /// states a report compares) until it owes nothing, or until then.
-    Stopping(Instant),
+    /// states a report compares) through its `linger` and until it owes
+    /// nothing, or until `until`.
+    Stopping {
+        linger: Option<Instant>,
+        until: Instant,
+    },
     /// The host is repeating an abort; the end follows it.
     Aborting,
     /// Over.
@@ -576,7 +580,12 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                 self.phase = Phase::Setup;
                 self.router = Router::default();
             }
-            _ => self.phase = Phase::Stopping(now.plus(self.timing.stop_micros)),
+            _ => {
+                self.phase = Phase::Stopping {
+                    linger: Some(now.plus(self.timing.linger_micros)),
+                    until: now.plus(self.timing.stop_micros),
+                }
+            }
         }
     }
 
@@ -664,6 +673,21 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                 }
                 if session.is_finished() {
                     self.phase = Phase::Lingering(now.plus(self.timing.linger_micros));
+                } else if session.is_stopped() {
+                    // The match was found invalid and the peer has not
+                    // stopped yet: it waits for another seat's state to
+                    // put in its report. Bounded: a seat that left does
+                    // not answer.
+                    if now.since(self.progress.1) >= self.timing.stop_micros {
+                        let first_frame = session.invalidation().map_or(frame, |i| i.first_frame);
+                        self.end(
+                            now,
+                            MatchEnd::Stopped(StopReason::MatchInvalid {
+                                first_frame,
+                                report: None,
+                            }),
+                        );
+                    }
                 } else if !session.is_running() {
                     let host = matches!(self.role, Role::Host(_));
                     let limit = if host {
@@ -684,13 +708,23 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     self.end(now, MatchEnd::Stuck { frame });
                 }
             }
-            Phase::Stopping(until) => {
+            Phase::Stopping { linger, until } => {
                 let owes = self
                     .peer
                     .as_ref()
                     .is_some_and(|p| p.session().poll_timeout().is_some());
+                // A state request for another seat's report may still be
+                // on its way: linger before leaving, even owing nothing.
+                let lingering = linger.is_some_and(|l| now < l);
+                if linger.is_some() && !lingering {
+                    self.phase = Phase::Stopping {
+                        linger: None,
+                        until,
+                    };
+                }
+                let done = !owes && !lingering;
                 // `stopped` is set before this phase begins.
-                if let Some(reason) = self.stopped.clone().filter(|_| now >= until || !owes) {
+                if let Some(reason) = self.stopped.clone().filter(|_| now >= until || done) {
                     self.end(now, MatchEnd::Stopped(reason));
                 }
             }
@@ -802,6 +836,9 @@ impl<G: Game, W: Write> Endpoint for SeatEndpoint<G, W> {
         let peer = self.peer.as_ref().and_then(|p| p.poll_timeout());
         let own = match self.phase {
             Phase::Playing => match &self.peer {
+                Some(p) if p.session().is_stopped() => {
+                    Some(self.progress.1.plus(self.timing.stop_micros))
+                }
                 Some(p) if !p.session().is_running() => {
                     let limit = match self.role {
                         Role::Host(_) => self.timing.host_start_micros,
@@ -812,7 +849,8 @@ impl<G: Game, W: Write> Endpoint for SeatEndpoint<G, W> {
                 Some(_) => Some(self.progress.1.plus(self.timing.stall_micros)),
                 None => None,
             },
-            Phase::Lingering(until) | Phase::Stopping(until) => Some(until),
+            Phase::Lingering(until) => Some(until),
+            Phase::Stopping { linger, until } => Some(linger.map_or(until, |l| l.min(until))),
             _ => None,
         };
         [setup, peer, own].into_iter().flatten().min()

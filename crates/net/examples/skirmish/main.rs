@@ -222,7 +222,12 @@ fn duel(frames: u32, bug: bool) -> Result<ExitCode, String> {
     let join_lines = relay("join", joiner.stdout.take(), None);
     let join_ok = joiner.wait().is_ok_and(|s| s.success());
     if !join_ok {
-        // The host would wait for its seat to be taken again.
+        // A host whose joiner failed may wait for the seat to be taken
+        // again: it has ten seconds to end by itself.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while host.try_wait().is_ok_and(|s| s.is_none()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = host.kill();
     }
     let host_ok = host.wait().is_ok_and(|s| s.success());
