@@ -116,6 +116,11 @@ impl<E: Endpoint> Runtime<E> {
     /// sent left.
     pub async fn next_event(&mut self) -> Option<MatchEvent> {
         loop {
+            // An endpoint may hold events from before this runtime drove
+            // it (one built already ended, say).
+            while let Some(e) = self.endpoint.poll_event() {
+                self.events.push_back(e);
+            }
             if let Some(e) = self.events.pop_front() {
                 return Some(e);
             }
