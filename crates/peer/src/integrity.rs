@@ -262,12 +262,10 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
     }
 
-    /// Stops, once: logs the frames the seats agreed on (those compared
-    /// clean), notes where and why the log stops, and says so.
-    pub(crate) fn stop(&mut self, reason: StopReason) {
-        if self.stopped.is_some() {
-            return;
-        }
+    /// Logs what a quorum vouched for — the frames compared clean, and no
+    /// unsettled frame pushed out by the unsettled bound any more — before
+    /// a stop; gives the frame the log then ends at.
+    pub(crate) fn settle_for_stop(&mut self) -> u32 {
         let through = self.session.newest_clean();
         let confirmed = self.session.confirmed_before();
         let before = self.history.base_frame();
@@ -277,16 +275,27 @@ impl<G: Game, W: Write> Peer<G, W> {
         if let Err(e) = settled {
             self.stop_recording(e);
         }
+        let frame = self.history.base_frame();
         if self.recording.is_some() {
-            self.stats.frames_logged += u64::from(self.history.base_frame() - before);
+            self.stats.frames_logged += u64::from(frame - before);
         }
-        if let StopReason::MatchInvalid { first_frame, .. } = &reason {
-            self.note(&Note::Stopped {
-                reason: StopCause::MatchInvalid {
-                    first_frame: *first_frame,
-                },
-            });
+        frame
+    }
+
+    /// Stops, once: logs the frames the seats agreed on, notes where and
+    /// why the log stops (its last entry), and says so.
+    pub(crate) fn stop(&mut self, reason: StopReason) {
+        if self.stopped.is_some() {
+            return;
         }
+        self.settle_for_stop();
+        let cause = match &reason {
+            StopReason::MatchInvalid { first_frame, .. } => StopCause::MatchInvalid {
+                first_frame: *first_frame,
+            },
+            StopReason::LostQuorum { .. } => StopCause::LostQuorum,
+        };
+        self.note(&Note::Stopped { reason: cause });
         self.stopped = Some(reason.clone());
         self.events.push_back(PeerEvent::Stopped(reason));
     }

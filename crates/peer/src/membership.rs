@@ -16,9 +16,7 @@ use std::io::Write;
 
 use lockstep_protocol::PlayerSet;
 use lockstep_sim::Game;
-use lockstep_sim::replay::{Note, StopCause};
 
-use crate::event::PeerEvent;
 use crate::peer::Peer;
 use crate::stop::StopReason;
 
@@ -40,36 +38,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         if self.stopped.is_some() {
             return;
         }
-        let through = self.session.newest_clean();
-        let confirmed = self.session.confirmed_before();
-        let before = self.history.base_frame();
-        // Only what a quorum vouched for: no unsettled frame is pushed out
-        // to the log by the unsettled bound any more.
-        let settled = self
-            .history
-            .settle(through, usize::MAX, confirmed, self.recording.as_mut());
-        if let Err(e) = settled {
-            self.stop_recording(e);
-        }
-        let frame = self.history.base_frame();
-        if self.recording.is_some() {
-            self.stats.frames_logged += u64::from(frame - before);
-        }
-        // The log says where and why it stops: its last entry.
-        if let Some(rec) = self.recording.as_mut() {
-            let note = Note::Stopped {
-                reason: StopCause::LostQuorum,
-            };
-            if let Err(e) = rec.writer.note(&note) {
-                let frame = rec.writer.frames();
-                self.stop_recording(crate::history::RecordingError {
-                    frame,
-                    reason: format!("writing the stop note: {e}"),
-                });
-            }
-        }
-        let reason = StopReason::LostQuorum { frame, live, heard };
-        self.stopped = Some(reason.clone());
-        self.events.push_back(PeerEvent::Stopped(reason));
+        let frame = self.settle_for_stop();
+        self.stop(StopReason::LostQuorum { frame, live, heard });
     }
 }
