@@ -96,6 +96,19 @@ impl Resync {
 }
 
 impl<I: Input> Session<I> {
+    /// `state` is what this seat checksummed after `frame` (when it still
+    /// holds that checksum): the state it hands out is the one it played.
+    fn check_own_state(&self, frame: u32, state: &[u8]) -> Result<(), CallError> {
+        if self
+            .book
+            .own(frame)
+            .is_some_and(|c| c != Checksum::of(state))
+        {
+            return Err(CallError::StateChecksum { frame });
+        }
+        Ok(())
+    }
+
     pub(super) fn begin_resync(&mut self, now: Instant, authority: PlayerId, desync_frame: u32) {
         if self.phase == Phase::Stopped {
             return;
@@ -589,13 +602,7 @@ impl<I: Input> Session<I> {
         if !self.resync.state_requested || self.own_newest != Some(frame) {
             return Err(CallError::StateNotRequested { frame });
         }
-        if self
-            .book
-            .own(frame)
-            .is_some_and(|c| c != Checksum::of(state))
-        {
-            return Err(CallError::StateChecksum { frame });
-        }
+        self.check_own_state(frame, state)?;
         self.resync.state_requested = false;
         let (answered, waiting) = std::mem::take(&mut self.resync.pending_requests)
             .into_iter()
@@ -636,13 +643,7 @@ impl<I: Input> Session<I> {
         {
             return Err(CallError::StateNotRequested { frame });
         }
-        if self
-            .book
-            .own(frame)
-            .is_some_and(|c| c != Checksum::of(state))
-        {
-            return Err(CallError::StateChecksum { frame });
-        }
+        self.check_own_state(frame, state)?;
         let (answered, waiting) = std::mem::take(&mut self.resync.pending_requests)
             .into_iter()
             .partition(|r| r.exact && r.frame == frame);
