@@ -7,6 +7,10 @@
 //!   again from the last agreed state ([`self_check`]) and reports what it
 //!   found; a second run that disagrees with the first (with no change by
 //!   the app to explain it) is also a [`PeerEvent::NotDeterministic`].
+//! - The arbiter: a seat whose relay serves the match's arbiter puts the
+//!   session's question (its checksum of the disputed frame) to it and
+//!   brings the answer back ([`Peer::arbitrate`]); with no arbiter
+//!   connected the answer is "none" at once, so nobody waits for it.
 //! - Resync failed ([`Event::ResyncFailed`]): under `Stop` the peer
 //!   declares the match invalid ([`Session::invalidate`](lockstep_protocol::Session::invalidate)),
 //!   which every other seat learns; after a dispute nobody could be blamed
@@ -78,6 +82,30 @@ pub(crate) struct AwaitingCompare {
 }
 
 impl<G: Game, W: Write> Peer<G, W> {
+    /// Puts the session's question for the arbiter to it through the relay
+    /// (or withdraws it), and gives the session the arbiter's answer once
+    /// the relay brought it. `true` when the session got an answer (it may
+    /// have decided its dispute).
+    pub(crate) fn arbitrate(&mut self, now: Instant) -> bool {
+        let question = self.session.arbiter_question();
+        let said = self.arbiter_said.take();
+        let answer = match (question, said) {
+            (Some(q), Some((frame, short))) if frame == q => Some(short),
+            (Some(_), _) if !self.relay.has_arbiter() => Some(None),
+            _ => None,
+        };
+        match (question, answer) {
+            (Some(q), Some(short)) => {
+                self.relay.ask(None);
+                self.session.arbiter_answer(now, q, short).is_ok()
+            }
+            (question, _) => {
+                self.relay.ask(question);
+                false
+            }
+        }
+    }
+
     /// The match's invalidation, once this seat decided it or heard it:
     /// why it is invalid, from which frame, the seat at fault if one was
     /// found, and whether it plays on unchecked.

@@ -187,6 +187,8 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) last_desync: Option<u32>,
     /// The dispute this seat gave evidence in, last: its frame and seats.
     pub(crate) dispute: Option<(u32, PlayerSet)>,
+    /// The arbiter's answer the relay brought: the frame and its checksum.
+    pub(crate) arbiter_said: Option<(u32, Option<u64>)>,
     /// What the newest heals' reports said (at most `HEALS_KEPT`), and the
     /// last report whole.
     pub(crate) heals: VecDeque<HealSummary>,
@@ -294,6 +296,7 @@ impl<G: Game, W: Write> Peer<G, W> {
             desync: None,
             last_desync: None,
             dispute: None,
+            arbiter_said: None,
             heals: VecDeque::new(),
             last_heal: None,
             final_report: None,
@@ -350,6 +353,13 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// setup: a sealed peer's relay takes nothing from it before.
     pub fn admit_watcher(&mut self, watcher: WatcherId, key: PublicKey) -> Result<(), SealError> {
         self.relay.admit(watcher, key)
+    }
+
+    /// Names spectator `watcher` the match's arbiter: in a dispute this
+    /// seat (the match's [`Config::arbiter`](lockstep_protocol::Config::arbiter))
+    /// asks it for its checksum of the disputed frame.
+    pub fn name_arbiter(&mut self, watcher: WatcherId) {
+        self.relay.name_arbiter(watcher);
     }
 
     /// Forgets spectator `watcher` (admitted, but its handshake never came,
@@ -494,6 +504,14 @@ impl<G: Game, W: Write> Peer<G, W> {
     }
 
     fn answer(&mut self, now: Instant) {
+        self.drain(now);
+        if self.arbitrate(now) {
+            self.drain(now);
+        }
+    }
+
+    /// Acts on every event the session raised.
+    fn drain(&mut self, now: Instant) {
         while let Some(event) = self.session.poll_event() {
             match event {
                 Event::InputNeeded { frame } => self.sample(frame),
@@ -607,6 +625,10 @@ impl<G: Game, W: Write> Peer<G, W> {
                     PeerEvent::WatcherLeft { watcher, reason }
                 }
                 RelayEvent::Incompatible { watcher } => PeerEvent::WatcherIncompatible { watcher },
+                RelayEvent::Arbiter { frame, short } => {
+                    self.arbiter_said = Some((frame, short));
+                    continue;
+                }
                 RelayEvent::SnapshotAck { watcher, ack } => {
                     self.snapshots_on_ack(now, Receiver::Watcher(watcher), ack);
                     continue;

@@ -182,6 +182,8 @@ impl<G: Game> SnapshotSpectator<G> {
                 WatchEvent::Incompatible => {
                     self.events.push_back(SnapshotSpectatorEvent::Incompatible)
                 }
+                // It steps nothing, so it has no checksum to give.
+                WatchEvent::Asked { frame } => self.watcher.answer(frame, None),
                 WatchEvent::RelayLost => self.events.push_back(SnapshotSpectatorEvent::RelayLost),
                 // Asked for snapshots: no state or frames come.
                 WatchEvent::LoadState { .. }

@@ -45,6 +45,15 @@ pub enum SpectatorEvent {
         /// The frame.
         frame: u32,
     },
+    /// The seats disputed `frame` and asked this spectator, the match's
+    /// arbiter, for its checksum of it: it answered `short`, or `None`
+    /// when it did not step the frame.
+    Arbitrated {
+        /// The disputed frame.
+        frame: u32,
+        /// Its checksum of the state after it.
+        short: Option<ShortChecksum>,
+    },
     /// The relay plays another game, player count or tick.
     Incompatible,
     /// The relay said goodbye or went silent.
@@ -76,6 +85,8 @@ pub struct Spectator<G: Game> {
     engine: Option<Engine<G>>,
     mine: VecDeque<(u32, ShortChecksum)>,
     settled: VecDeque<(u32, u64)>,
+    /// The frame the relay asks our checksum of, until answered.
+    asked: Option<u32>,
     events: VecDeque<SpectatorEvent>,
     stats: SpectatorStats,
 }
@@ -115,6 +126,7 @@ impl<G: Game> Spectator<G> {
             engine: None,
             mine: VecDeque::new(),
             settled: VecDeque::new(),
+            asked: None,
             events: VecDeque::new(),
             stats: SpectatorStats::default(),
         })
@@ -206,13 +218,35 @@ impl<G: Game> Spectator<G> {
                         self.settled.pop_front();
                     }
                 }
+                WatchEvent::Asked { frame } => self.asked = Some(frame),
                 WatchEvent::Incompatible => self.events.push_back(SpectatorEvent::Incompatible),
                 WatchEvent::RelayLost => self.events.push_back(SpectatorEvent::RelayLost),
                 // Only a spectator that asked for snapshots gets parts.
                 WatchEvent::SnapshotPart(_) => {}
             }
             self.check();
+            self.arbitrate();
         }
+    }
+
+    /// Answers the relay's question once the frame asked about is stepped
+    /// (or is known never to be: it is before our state).
+    fn arbitrate(&mut self) {
+        let (Some(frame), Some(&(oldest, _))) = (self.asked, self.mine.front()) else {
+            return;
+        };
+        let short = if frame < oldest {
+            None
+        } else {
+            match self.mine.get((frame - oldest) as usize) {
+                Some(&(_, short)) => Some(short),
+                None => return,
+            }
+        };
+        self.asked = None;
+        self.watcher.answer(frame, short.map(|s| s.0));
+        self.events
+            .push_back(SpectatorEvent::Arbitrated { frame, short });
     }
 
     fn load(&mut self, frame: u32, state: &[u8]) {

@@ -74,10 +74,14 @@ pub enum SelfCheck {
 }
 
 /// Who drifted in a dispute, from the evidence: every seat whose own
-/// re-run disagreed with its first run is at fault; if the seats left (the
-/// self-consistent ones, and those that could not check) all hold one
-/// checksum, its lowest seat is the authority and every seat holding
-/// another checksum drifted. Otherwise nothing attributes the fault
+/// re-run disagreed with its first run is at fault. When the match's
+/// arbiter (a spectator stepping the same confirmed inputs on its own)
+/// vouched for some of the disputed seats but not all — `arbiter` holds the
+/// seats whose checksum equalled its own — the lowest vouched seat not at
+/// fault is the authority and every other seat drifted. Otherwise, if the
+/// seats left (the self-consistent ones, and those that could not check)
+/// all hold one checksum, its lowest seat is the authority and every seat
+/// holding another checksum drifted. Otherwise nothing attributes the fault
 /// (`None`): nobody may be overwritten.
 ///
 /// `sums` holds every disputed seat's short checksum of the disputed frame;
@@ -88,12 +92,35 @@ pub fn attribute(
     frame: u32,
     sums: &[(PlayerId, u64)],
     findings: &[(PlayerId, SelfCheck)],
+    arbiter: PlayerSet,
 ) -> Option<Verdict> {
     let faulty = |p: PlayerId| {
         findings
             .iter()
             .any(|(q, f)| *q == p && matches!(f, SelfCheck::Inconsistent { .. }))
     };
+    let splits = sums.iter().any(|(p, _)| arbiter.contains(*p))
+        && sums.iter().any(|(p, _)| !arbiter.contains(*p));
+    if splits {
+        let vouched = sums
+            .iter()
+            .map(|(p, _)| *p)
+            .filter(|p| arbiter.contains(*p) && !faulty(*p))
+            .min();
+        if let Some(authority) = vouched {
+            let mut drifted = PlayerSet::EMPTY;
+            for (p, _) in sums {
+                if !arbiter.contains(*p) || faulty(*p) {
+                    drifted.insert(*p);
+                }
+            }
+            return Some(Verdict::Desync {
+                frame,
+                authority,
+                drifted,
+            });
+        }
+    }
     let mut honest = sums.iter().filter(|(p, _)| !faulty(*p));
     let &(authority, right) = honest.next()?;
     if honest.any(|(_, s)| *s != right) {
@@ -549,7 +576,7 @@ mod tests {
             (PlayerId(0), SelfCheck::Inconsistent { frame: 6 }),
             (PlayerId(1), SelfCheck::Consistent),
         ];
-        let verdict = attribute(frame, &sums, &findings);
+        let verdict = attribute(frame, &sums, &findings, PlayerSet::EMPTY);
         assert_eq!(
             verdict,
             Some(Verdict::Desync {
@@ -574,12 +601,12 @@ mod tests {
             (PlayerId(0), SelfCheck::Consistent),
             (PlayerId(1), SelfCheck::Unknown),
         ];
-        assert_eq!(attribute(9, &sums, &both), None);
+        assert_eq!(attribute(9, &sums, &both, PlayerSet::EMPTY), None);
         let neither = [
             (PlayerId(0), SelfCheck::Inconsistent { frame: 9 }),
             (PlayerId(1), SelfCheck::Inconsistent { frame: 8 }),
         ];
-        assert_eq!(attribute(9, &sums, &neither), None);
+        assert_eq!(attribute(9, &sums, &neither, PlayerSet::EMPTY), None);
         let mut book = ChecksumBook::new(2, PlayerId(0));
         book.record_own(9, c(1));
         book.record_short(PlayerId(1), 0, 9, c(2).short());
@@ -635,7 +662,7 @@ mod tests {
             (PlayerId(3), SelfCheck::Inconsistent { frame: 2 }),
         ];
         assert_eq!(
-            attribute(3, &sums, &findings),
+            attribute(3, &sums, &findings, PlayerSet::EMPTY),
             Some(Verdict::Desync {
                 frame: 3,
                 authority: PlayerId(0),
@@ -644,6 +671,41 @@ mod tests {
         );
         // One side self-consistent, the other split: nobody is blamed.
         let findings = [(PlayerId(2), SelfCheck::Inconsistent { frame: 3 })];
-        assert_eq!(attribute(3, &sums, &findings), None);
+        assert_eq!(attribute(3, &sums, &findings, PlayerSet::EMPTY), None);
+    }
+
+    /// Two self-consistent seats: the arbiter's checksum decides, the
+    /// vouched seat is the authority; an arbiter that vouches for both, or
+    /// neither, says nothing.
+    #[test]
+    fn the_arbiter_breaks_a_tie_of_self_consistent_seats() {
+        let sums = [(PlayerId(0), 1), (PlayerId(1), 2)];
+        let both = [
+            (PlayerId(0), SelfCheck::Consistent),
+            (PlayerId(1), SelfCheck::Consistent),
+        ];
+        assert_eq!(
+            attribute(9, &sums, &both, set(&[1])),
+            Some(Verdict::Desync {
+                frame: 9,
+                authority: PlayerId(1),
+                drifted: set(&[0])
+            })
+        );
+        assert_eq!(attribute(9, &sums, &both, set(&[0, 1])), None);
+        assert_eq!(attribute(9, &sums, &both, PlayerSet::EMPTY), None);
+        // A seat that disagrees with itself is not saved by the arbiter.
+        let split = [
+            (PlayerId(0), SelfCheck::Inconsistent { frame: 9 }),
+            (PlayerId(1), SelfCheck::Consistent),
+        ];
+        assert_eq!(
+            attribute(9, &sums, &split, set(&[0])),
+            Some(Verdict::Desync {
+                frame: 9,
+                authority: PlayerId(1),
+                drifted: set(&[0])
+            })
+        );
     }
 }

@@ -24,7 +24,7 @@ use lockstep_fx::Checksum;
 /// The protocol id every handshake starts with ("LKSP" read as big-endian).
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 /// The wire-format version in the handshake.
-pub const VERSION: u8 = 7;
+pub const VERSION: u8 = 8;
 /// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
 /// minimum MTU with room for IP and UDP headers).
 pub const MAX_DATAGRAM: usize = 1200;
@@ -248,6 +248,12 @@ pub struct Evidence {
     /// The seats whose finding on this dispute the sender holds (its own
     /// bit included).
     pub heard: PlayerSet,
+    /// The arbiter's word, once the sender holds it (the seat whose relay
+    /// serves the arbiter learns it from the arbiter, every other seat
+    /// from that seat and echoes it): the disputed seats whose checksum of
+    /// the disputed frame equals the arbiter's (empty: it could not tell,
+    /// or matched nobody).
+    pub arbiter: Option<PlayerSet>,
 }
 
 /// Why a match is invalid.
@@ -410,6 +416,9 @@ pub struct Feed<I> {
     pub inputs: Vec<Vec<I>>,
     /// Short checksums of the newest frames every seat agreed on.
     pub checksums: Option<ShortChecksums>,
+    /// To the match's arbiter during a dispute: low 16 bits of the frame
+    /// whose checksum the seats want from it.
+    pub ask: Option<u16>,
 }
 
 impl<I> Feed<I> {
@@ -428,6 +437,18 @@ pub struct FeedAck {
     /// The spectator's state disagreed with a settled checksum: it asks for
     /// the relay's state again.
     pub want_state: bool,
+    /// The answer to the feed's [`Feed::ask`], repeated while it is asked.
+    pub answer: Option<ArbiterAnswer>,
+}
+
+/// An arbiter's answer to "your checksum of this frame?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArbiterAnswer {
+    /// Low 16 bits of the frame asked about.
+    pub frame: u16,
+    /// The short checksum of its state after that frame, or `None` when it
+    /// did not step it (before its state, or no longer remembered).
+    pub short: Option<u64>,
 }
 
 /// Redundant inputs with the ack and the newest short checksums.
@@ -911,7 +932,8 @@ impl<I: Input> Feed<I> {
                 crate::input::serialize_run(s, run, count)?;
             }
         }
-        ser_optional_checksums(s, &mut self.checksums)
+        ser_optional_checksums(s, &mut self.checksums)?;
+        ser_optional_u16(s, &mut self.ask)
     }
 }
 
@@ -965,8 +987,40 @@ impl FeedAck {
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         s.u16(&mut self.next_frame)?;
         s.bool(&mut self.want_state)?;
+        let mut has = self.answer.is_some();
+        s.bool(&mut has)?;
+        self.answer = if has {
+            let mut a = self.answer.unwrap_or_default();
+            s.u16(&mut a.frame)?;
+            let mut known = a.short.is_some();
+            s.bool(&mut known)?;
+            a.short = if known {
+                let mut short = a.short.unwrap_or(0);
+                s.u64(&mut short)?;
+                Some(short)
+            } else {
+                None
+            };
+            Some(a)
+        } else {
+            None
+        };
         Ok(())
     }
+}
+
+/// An optional 16-bit field: a presence bit, then the value.
+fn ser_optional_u16<S: BitStream>(s: &mut S, v: &mut Option<u16>) -> Result<(), DecodeError> {
+    let mut has = v.is_some();
+    s.bool(&mut has)?;
+    *v = if has {
+        let mut x = v.unwrap_or(0);
+        s.u16(&mut x)?;
+        Some(x)
+    } else {
+        None
+    };
+    Ok(())
 }
 
 impl Timing {
@@ -1031,6 +1085,15 @@ impl Evidence {
             _ => Finding::Unknown,
         };
         s.u8(&mut self.heard.0)?;
+        let mut has = self.arbiter.is_some();
+        s.bool(&mut has)?;
+        self.arbiter = if has {
+            let mut set = self.arbiter.unwrap_or_default();
+            s.u8(&mut set.0)?;
+            Some(set)
+        } else {
+            None
+        };
         Ok(())
     }
 }

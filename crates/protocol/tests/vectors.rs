@@ -10,9 +10,10 @@ use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::MAX_DATAGRAM;
 use lockstep_protocol::packet::{
-    Cause, ChecksumMsg, DelayPlan, Disconnect, Echo, Evidence, Feed, FeedAck, Finding, Hello,
-    InputsMsg, Invalid, Message, Packet, Purpose, ResyncAck, ResyncChunk, ResyncRequest, Routed,
-    SeatDrop, SeatReturn, ShortChecksums, SnapshotAck, SnapshotPart, TickStamp, Timing, WatchHello,
+    ArbiterAnswer, Cause, ChecksumMsg, DelayPlan, Disconnect, Echo, Evidence, Feed, FeedAck,
+    Finding, Hello, InputsMsg, Invalid, Message, Packet, Purpose, ResyncAck, ResyncChunk,
+    ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums, SnapshotAck, SnapshotPart,
+    TickStamp, Timing, WatchHello,
 };
 use lockstep_protocol::seal::{Identity, Link, PairKeys};
 use lockstep_protocol::{Input, PlayerId, PlayerSet};
@@ -260,6 +261,18 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                     newest: 1191,
                     shorts: vec![0x0102_0304_0506_0708, 0x1112_1314_1516_1718],
                 }),
+                ask: None,
+            })),
+        ),
+        (
+            "feed_ask",
+            "frame 1200 of a 2-player match (seat 0: 3, seat 1: 0), no settled checksums; to the arbiter: your checksum of frame 1188?",
+            routed(Message::Feed(Feed {
+                players: 2,
+                first_frame: 1200,
+                inputs: vec![vec![Buttons(3)], vec![Buttons(0)]],
+                checksums: None,
+                ask: Some(1188),
             })),
         ),
         (
@@ -268,6 +281,19 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             routed(Message::FeedAck(FeedAck {
                 next_frame: 1203,
                 want_state: false,
+                answer: None,
+            })),
+        ),
+        (
+            "feed_ack_answer",
+            "the arbiter holds every frame before 1203; its checksum of frame 1188 starts 0102030405060708",
+            routed(Message::FeedAck(FeedAck {
+                next_frame: 1203,
+                want_state: false,
+                answer: Some(ArbiterAnswer {
+                    frame: 1188,
+                    short: Some(0x0102_0304_0506_0708),
+                }),
             })),
         ),
         (
@@ -328,6 +354,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 frame: 1234,
                 finding: Finding::Inconsistent { frame: 1230 },
                 heard: PlayerSet(0b11),
+                arbiter: None,
             })),
         ),
         (
@@ -337,6 +364,17 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 frame: 1234,
                 finding: Finding::Consistent,
                 heard: PlayerSet(0b10),
+                arbiter: None,
+            })),
+        ),
+        (
+            "evidence_arbiter",
+            "in the dispute of frame 1234, the sender's second run agreed with its first; it holds the findings of seats 0 and 1, and the arbiter's word: its checksum is seat 1's",
+            routed(Message::Evidence(Evidence {
+                frame: 1234,
+                finding: Finding::Consistent,
+                heard: PlayerSet(0b11),
+                arbiter: Some(PlayerSet(0b10)),
             })),
         ),
         (

@@ -207,7 +207,8 @@ pub struct Scenario {
     /// [`DATAGRAM_OVERHEAD`].
     pub socket_buffer_bytes: u64,
     /// A spectator that joins through the relay of seat `.0` once that
-    /// seat has stepped frame `.1`.
+    /// seat has stepped frame `.1`; with `session.arbiter` naming that seat,
+    /// it is the match's arbiter.
     pub spectate: Option<(PlayerId, u32)>,
     /// Session settings for every seat (`local` is set per seat; the
     /// security is set by `sealed`).
@@ -792,6 +793,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     peers[relay.index()]
                         .admit_watcher(WatcherId(0), own.public())
                         .expect("seeded keys are usable");
+                }
+                if scenario.session.arbiter == Some(relay) {
+                    peers[relay.index()].name_arbiter(WatcherId(0));
                 }
                 let r = SpectatorRun {
                     joined_at: now,

@@ -6,7 +6,7 @@
 
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
-use lockstep_peer::{DesyncPolicy, PeerEvent, StopReason};
+use lockstep_peer::{DesyncPolicy, PeerEvent, SpectatorEvent, StopReason};
 use lockstep_protocol::{Cause, PlayerId, ResyncFailure};
 use lockstep_sim::replay::{self, Note, ReplayLog, RunOptions, StopCause};
 use lockstep_testkit::faulty::{Fault, Faulty, Recurring};
@@ -337,4 +337,90 @@ fn the_host_flipped_in_a_two_seat_match_is_the_one_healed() {
         "{report}"
     );
     verdict::check::<Cubes>(&run, 900).unwrap();
+}
+
+/// An `f32`-like one-off on seat 0 of two, consistent on its machine, in a
+/// match with an arbiter (a spectator stepping the confirmed inputs on its
+/// own): the self-checks cannot tell the seats apart, the arbiter's
+/// checksum can. Seat 0 is healed to seat 1's state, whichever seat's
+/// relay serves the arbiter; seat 1 is never overwritten and both logs
+/// verify.
+#[test]
+fn with_an_arbiter_a_self_consistent_bug_on_seat_0_is_healed_to_seat_1() {
+    let once = Fault {
+        seat: 0,
+        kind: Recurring::SelfConsistent,
+        from_frame: 300,
+        every: u32::MAX,
+        until_frame: 301,
+    };
+    for (relay, link) in [
+        (0, LinkConfig::ideal(1_000)),
+        (1, LinkConfig::ideal(1_000)),
+        (0, Condition::POOR.link()),
+    ] {
+        let relay = PlayerId(relay);
+        let mut s = Scenario::new(2, 62, link, 900);
+        s.fault = Some(once);
+        s.settle = true;
+        s.max_micros = 120_000_000;
+        s.spectate = Some((relay, 60));
+        s.session.arbiter = Some(relay);
+        let run = mesh::run::<Game>(&s, &small());
+        assert!(
+            run.peers.iter().all(|p| p.stopped.is_none()),
+            "relay {relay:?}: {:?}",
+            run.peers.iter().map(|p| &p.stopped).collect::<Vec<_>>()
+        );
+        assert_eq!(run.peers[0].stats.states_loaded, 1, "relay {relay:?}");
+        assert_eq!(run.peers[1].stats.states_loaded, 0, "relay {relay:?}");
+        let spectator = run.spectator.as_ref().expect("the arbiter ran");
+        let answered: Vec<u32> = spectator
+            .events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                SpectatorEvent::Arbitrated {
+                    frame,
+                    short: Some(_),
+                } => Some(*frame),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(answered, [300], "relay {relay:?}");
+        verdict::check::<Cubes>(&run, 900).unwrap();
+        logs_verify(&run);
+        let notes: Vec<Note> = log_of(&run, 0)
+            .notes()
+            .iter()
+            .map(|n| n.note.clone())
+            .collect();
+        assert!(
+            matches!(notes[..], [Note::Healed { first: 300, .. }]),
+            "{notes:?}"
+        );
+    }
+}
+
+/// A match that names an arbiter that never connected: the arbiter's seat
+/// answers "no word" at once, and the dispute ends as without an arbiter —
+/// the match stops, nobody overwritten.
+#[test]
+fn an_arbiter_that_is_not_there_changes_nothing() {
+    let mut s = Scenario::new(2, 62, Condition::GOOD.link(), 900);
+    s.fault = Some(recurring(0, Recurring::SelfConsistent));
+    s.settle = true;
+    s.max_micros = 120_000_000;
+    s.session.arbiter = Some(PlayerId(1));
+    let run = mesh::run::<Game>(&s, &small());
+    stopped_invalid(&run);
+    assert!(run.peers.iter().all(|p| p.stats.states_loaded == 0));
+    assert_eq!(
+        run.peers[0].invalidation.map(|i| i.cause),
+        Some(Cause::Unattributed)
+    );
+    assert!(
+        time_to_invalid(&run) < 3_000_000,
+        "{}",
+        time_to_invalid(&run)
+    );
 }

@@ -213,6 +213,13 @@ pub struct Config {
     /// other seat stops). With `false` a quorum needs two seats, so a seat
     /// left alone stops too: a match where every frame must be checked.
     pub play_on_alone: bool,
+    /// The seat whose relay serves the match's arbiter, if the match has
+    /// one (default `None`): a spectator that steps the confirmed inputs on
+    /// its own and, asked during a dispute, says whose checksum it shares.
+    /// Every seat then waits for that seat's word (bounded by the dispute's
+    /// time limit) before deciding a dispute; see
+    /// [`crate::checksums::attribute`].
+    pub arbiter: Option<PlayerId>,
     /// Whether every packet repeats all unacked inputs (the default). Set
     /// `false` only over a reliable, ordered transport (the TCP-like model,
     /// a TCP baseline): each input is then sent once and the unacked cap is
@@ -275,6 +282,7 @@ impl Config {
             redundant_inputs: true,
             rejoin: false,
             play_on_alone: true,
+            arbiter: None,
             security: Security::Plain,
             mode: Mode::Lockstep,
             timing_interval_micros: 200 * MICROS_PER_MILLI,

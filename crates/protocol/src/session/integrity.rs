@@ -15,6 +15,16 @@
 //!   re-run disagreed with their first run drifted and load the state of a
 //!   self-consistent seat; when nothing attributes the fault nobody is
 //!   overwritten and resync fails ([`ResyncFailure::Unattributed`]).
+//! - **The arbiter.** A match with an arbiter
+//!   ([`Config::arbiter`](super::Config::arbiter)) also hears a spectator
+//!   that stepped the same confirmed inputs on its own: the seat whose relay
+//!   serves it asks it for its checksum of the disputed frame
+//!   ([`Session::arbiter_question`], answered with
+//!   [`Session::arbiter_answer`]) and puts the seats it vouched for in its
+//!   Evidence; every seat waits for that word (within the dispute's time
+//!   limit), so all decide on the same evidence. That breaks the tie a
+//!   self-check cannot: a bug that gives one machine other bits every run
+//!   (an `f32`), consistently.
 //! - **Recurring desyncs.** A seat that drifts
 //!   [`Config::recurring_desyncs`](super::Config::recurring_desyncs) times
 //!   within `recurring_window_frames` frames is not healed again: resync
@@ -74,6 +84,9 @@ pub(super) struct Integrity {
     /// Seats we sent an Evidence saying we hold theirs.
     told: PlayerSet,
     evidence_due: bool,
+    /// The arbiter's word on the current dispute, once the arbiter's seat
+    /// has it: the disputed seats whose checksum equals the arbiter's.
+    vouched: Option<PlayerSet>,
     /// Frames of the desyncs this seat drifted in, within the window.
     recent: VecDeque<u32>,
     /// The newest desync verdict: its frame and the seats that drifted.
@@ -99,6 +112,7 @@ impl Integrity {
             acked: PlayerSet::EMPTY,
             told: PlayerSet::EMPTY,
             evidence_due: false,
+            vouched: None,
             recent: VecDeque::new(),
             current: None,
             invalid: None,
@@ -178,6 +192,58 @@ impl<I: Input> Session<I> {
         }
         self.integrity.findings[local.index()] = Some((frame, check));
         self.integrity.evidence_due = true;
+        self.try_decide(now);
+        Ok(())
+    }
+
+    /// The frame whose checksum this seat should ask the match's arbiter
+    /// for: while a dispute awaits the arbiter's word and this seat's relay
+    /// serves the arbiter ([`Config::arbiter`](super::Config::arbiter)).
+    pub fn arbiter_question(&self) -> Option<u32> {
+        if self.cfg.arbiter != Some(self.cfg.local) || self.integrity.vouched.is_some() {
+            return None;
+        }
+        self.integrity.dispute.as_ref()?;
+        self.book.dispute().map(|(frame, _)| *frame)
+    }
+
+    /// Answers [`Session::arbiter_question`]: the arbiter's short checksum
+    /// of `frame`, or `None` when it has none (it did not step the frame,
+    /// or no arbiter is connected). The disputed seats holding that
+    /// checksum are vouched for in this seat's Evidence, and every seat
+    /// decides with it.
+    ///
+    /// # Errors
+    ///
+    /// [`CallError::NotDisputed`] unless `frame` is the question asked.
+    pub fn arbiter_answer(
+        &mut self,
+        now: Instant,
+        frame: u32,
+        short: Option<u64>,
+    ) -> Result<(), CallError> {
+        self.now = self.now.max(now);
+        if self.arbiter_question() != Some(frame) {
+            return Err(CallError::NotDisputed { frame });
+        }
+        let mut vouched = PlayerSet::EMPTY;
+        if let (Some(short), Some((_, sums))) = (short, self.book.dispute()) {
+            for (p, s) in sums {
+                if *s == short {
+                    vouched.insert(*p);
+                }
+            }
+        }
+        let i = &mut self.integrity;
+        i.vouched = Some(vouched);
+        // Every other disputed seat must hear it, even one that holds our
+        // finding already.
+        if let Some(d) = &i.dispute {
+            i.evidence_to = d.seats;
+            i.evidence_to.0 &= !(1 << self.cfg.local.0);
+        }
+        i.acked = PlayerSet::EMPTY;
+        i.evidence_due = true;
         self.try_decide(now);
         Ok(())
     }
@@ -286,6 +352,7 @@ impl<I: Input> Session<I> {
         i.evidence_to = to;
         i.acked = PlayerSet::EMPTY;
         i.told = PlayerSet::EMPTY;
+        i.vouched = None;
         self.events.push_back(Event::Disputed { frame, seats });
     }
 
@@ -314,8 +381,21 @@ impl<I: Input> Session<I> {
             if newer {
                 i.findings[who.index()] = Some((frame, check));
             }
-            if m.heard.contains(local) {
+            // The arbiter's seat, once it has the arbiter's word, counts
+            // an Evidence as an ack only if it echoes that word.
+            let echoes =
+                self.cfg.arbiter != Some(local) || i.vouched.is_none() || m.arbiter.is_some();
+            if m.heard.contains(local) && echoes {
                 i.acked.insert(who);
+            }
+            if m.arbiter.is_some() && self.cfg.arbiter == Some(who) {
+                if i.dispute.is_some() && i.vouched.is_none() {
+                    i.vouched = m.arbiter;
+                }
+                // Say we hold it: the arbiter's seat repeats its Evidence
+                // until our echo comes.
+                i.evidence_to.insert(who);
+                i.told.0 &= !(1 << who.0);
             }
             // It needs ours, or to learn that we hold its.
             i.evidence_due = true;
@@ -342,7 +422,9 @@ impl<I: Input> Session<I> {
             .filter(|p| *p == local || !self.peers[p.index()].gone)
             .collect();
         let all_in = live.iter().all(|p| finding(*p).is_some());
-        if !all_in && now.since(d.since) <= self.dispute_limit_micros() {
+        let awaits_arbiter =
+            self.integrity.vouched.is_none() && self.cfg.arbiter.is_some_and(|a| live.contains(&a));
+        if (!all_in || awaits_arbiter) && now.since(d.since) <= self.dispute_limit_micros() {
             return;
         }
         let sums: Vec<(PlayerId, u64)> = self
@@ -368,7 +450,8 @@ impl<I: Input> Session<I> {
             .map(|(f, _)| f)
             .fold(d.frame, u32::min);
         self.integrity.dispute = None;
-        let verdict = attribute(frame, &sums, &findings);
+        let vouched = self.integrity.vouched.unwrap_or(PlayerSet::EMPTY);
+        let verdict = attribute(frame, &sums, &findings, vouched);
         match self.book.resolve(verdict) {
             Some(v) => self.on_verdict(now, Some(v)),
             None => self.events.push_back(Event::ResyncFailed {
@@ -499,6 +582,7 @@ impl<I: Input> Session<I> {
                     frame: wire_frame(frame),
                     finding,
                     heard,
+                    arbiter: self.integrity.vouched,
                 };
                 let targets: Vec<PlayerId> = self
                     .integrity

@@ -177,6 +177,7 @@ impl<I: Input> Session<I> {
             return Err(ConfigError::ZeroToken);
         }
         for (ok, what) in [
+            (cfg.arbiter.is_none_or(|a| a.0 < cfg.players), "arbiter"),
             (
                 cfg.tick_micros > 0 && cfg.tick_micros <= u64::from(u32::MAX),
                 "tick_micros",

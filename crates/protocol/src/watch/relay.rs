@@ -63,6 +63,14 @@ pub enum RelayEvent {
         /// Which.
         watcher: WatcherId,
     },
+    /// The arbiter answered [`Relay::ask`]: its short checksum of `frame`,
+    /// or `None` when it did not step it.
+    Arbiter {
+        /// The frame asked about.
+        frame: u32,
+        /// Its checksum of it.
+        short: Option<u64>,
+    },
     /// A spectator watching snapshots acked one, asked for a new stream or
     /// ended it (answer with [`Relay::send_snapshot_part`]).
     SnapshotAck {
@@ -134,6 +142,10 @@ pub struct Relay<I> {
     identity: Option<Identity>,
     links: BTreeMap<WatcherId, Link>,
     next_feed_at: Instant,
+    /// The spectator the app named the match's arbiter, if any.
+    arbiter: Option<WatcherId>,
+    /// The frame whose checksum the arbiter is asked for, until it answers.
+    ask: Option<u32>,
     events: VecDeque<RelayEvent>,
     out: VecDeque<WatchTransmit>,
     stats: RelayStats,
@@ -156,6 +168,8 @@ impl<I: Input> Relay<I> {
             identity: None,
             links: BTreeMap::new(),
             next_feed_at: Instant::ZERO,
+            arbiter: None,
+            ask: None,
             events: VecDeque::new(),
             out: VecDeque::new(),
             stats: RelayStats::default(),
@@ -188,6 +202,28 @@ impl<I: Input> Relay<I> {
         self.links.remove(&watcher);
         self.slots.remove(&watcher);
         self.trim();
+    }
+
+    /// Names `watcher` the match's arbiter: the one spectator [`Relay::ask`]
+    /// puts the seats' question to. The app decides who may be it (the
+    /// match setup admits one arbiter, when the match has one).
+    pub fn name_arbiter(&mut self, watcher: WatcherId) {
+        self.arbiter = Some(watcher);
+    }
+
+    /// Whether the arbiter is connected and stepping frames (it holds a
+    /// state), so that a question to it can be answered.
+    pub fn has_arbiter(&self) -> bool {
+        self.arbiter
+            .and_then(|id| self.slots.get(&id))
+            .is_some_and(|s| s.validated && !s.snapshots && s.next.is_some())
+    }
+
+    /// Asks the arbiter for its checksum of `frame` in every feed until it
+    /// answers ([`RelayEvent::Arbiter`]) or the question is withdrawn
+    /// (`None`).
+    pub fn ask(&mut self, frame: Option<u32>) {
+        self.ask = frame;
     }
 
     /// The counters.
@@ -417,7 +453,19 @@ impl<I: Input> Relay<I> {
         }
         let newest = self.frames_from + self.frames.len() as u32;
         let taken = match r.message {
-            Message::FeedAck(ack) => on_feed_ack(slot, ack, newest),
+            Message::FeedAck(ack) => {
+                let asked = self.ask.filter(|_| self.arbiter == Some(from));
+                if let (Some(frame), Some(answer)) = (asked, ack.answer) {
+                    if answer.frame == wire_frame(frame) {
+                        self.ask = None;
+                        self.events.push_back(RelayEvent::Arbiter {
+                            frame,
+                            short: answer.short,
+                        });
+                    }
+                }
+                on_feed_ack(slot, ack, newest)
+            }
             Message::ResyncAck(ack) => on_state_ack(now, slot, &ack, &mut self.stats),
             Message::SnapshotAck(ack) if slot.snapshots => {
                 self.events
@@ -524,7 +572,10 @@ impl<I: Input> Relay<I> {
             let Some(next) = slot.next.filter(|_| slot.validated) else {
                 continue;
             };
-            let feed = self.feed_from(next);
+            let mut feed = self.feed_from(next);
+            if self.arbiter == Some(id) {
+                feed.ask = self.ask.map(wire_frame);
+            }
             let mut chunks = Vec::new();
             if let Some(slot) = self.slots.get_mut(&id) {
                 if let Some(t) = &mut slot.transfer {
@@ -567,6 +618,7 @@ impl<I: Input> Relay<I> {
                 first_frame: if count == 0 { 0 } else { wire_frame(start) },
                 inputs,
                 checksums: checksums.clone(),
+                ask: None,
             };
             if count == 0 || fits(self.seat, &feed) {
                 return feed;

@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, VecDeque};
 use super::WatchConfig;
 use crate::input::Input;
 use crate::packet::{
-    Feed, FeedAck, MAX_DATAGRAM, Message, Packet, ResyncAck, ResyncChunk, Routed, SnapshotAck,
-    SnapshotPart, WatchHello,
+    ArbiterAnswer, Feed, FeedAck, MAX_DATAGRAM, Message, Packet, ResyncAck, ResyncChunk, Routed,
+    SnapshotAck, SnapshotPart, WatchHello,
 };
 use crate::player::PlayerId;
 use crate::resync::Incoming;
@@ -61,6 +61,14 @@ pub enum WatchEvent<I> {
     /// A part of a snapshot (a spectator watching snapshots: see
     /// [`Watcher::snapshots`]); ack with [`Watcher::send_snapshot_ack`].
     SnapshotPart(SnapshotPart),
+    /// The relay asks this spectator, the match's arbiter, for its
+    /// checksum of `frame` (the seats dispute it): answer with
+    /// [`Watcher::answer`] once the frame is stepped, or with `None` if it
+    /// never will be.
+    Asked {
+        /// The disputed frame.
+        frame: u32,
+    },
 }
 
 /// The spectator's counters.
@@ -108,6 +116,10 @@ pub struct Watcher<I> {
     next: u32,
     pending: BTreeMap<u32, Vec<I>>,
     newest_settled: Option<u32>,
+    /// The frame the relay asks our checksum of, while it asks.
+    asked: Option<u32>,
+    /// Our answer to it, repeated in every ack while it is asked.
+    answer: Option<ArbiterAnswer>,
     ack_due: bool,
     /// The state-transfer ack to send next.
     state_ack: Option<ResyncAck>,
@@ -145,6 +157,8 @@ impl<I: Input> Watcher<I> {
             next: 0,
             pending: BTreeMap::new(),
             newest_settled: None,
+            asked: None,
+            answer: None,
             ack_due: false,
             state_ack: None,
             loaded_id: None,
@@ -416,8 +430,35 @@ impl<I: Input> Watcher<I> {
                 }
             }
         }
+        match feed.ask {
+            Some(f) => {
+                let frame = unwrap_frame(f, reference).ok_or(())?;
+                // A feed reordered behind the question's end asks again:
+                // the answer given stands.
+                let answered = self.answer.is_some_and(|a| a.frame == f);
+                if self.asked != Some(frame) && !answered {
+                    self.answer = None;
+                    self.events.push_back(WatchEvent::Asked { frame });
+                }
+                self.asked = Some(frame);
+            }
+            None => self.asked = None,
+        }
         self.ack_due = true;
         Ok(())
+    }
+
+    /// Answers [`WatchEvent::Asked`]: this spectator's short checksum of
+    /// `frame`, or `None` when it did not (and will not) step it. Sent in
+    /// every feed ack while the relay asks; an answer about a frame no
+    /// longer asked is dropped.
+    pub fn answer(&mut self, frame: u32, short: Option<u64>) {
+        if self.asked == Some(frame) {
+            self.answer = Some(ArbiterAnswer {
+                frame: wire_frame(frame),
+                short,
+            });
+        }
     }
 
     fn release(&mut self) {
@@ -512,6 +553,7 @@ impl<I: Input> Watcher<I> {
             let ack = FeedAck {
                 next_frame: wire_frame(self.next),
                 want_state: self.want_state,
+                answer: self.answer.filter(|_| self.asked.is_some()),
             };
             self.send(Message::FeedAck(ack));
         }
