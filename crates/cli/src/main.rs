@@ -70,6 +70,9 @@ enum Command {
     Join(net::JoinArgs),
     /// Watch a match hosted at an address, checking every checksum.
     Spectate(net::SpectateArgs),
+    /// Watch a match hosted with `--arbiter` as its arbiter: a headless
+    /// spectator whose checksum settles the disputes two seats cannot.
+    Arbiter(net::ArbiterArgs),
     /// Play the cube demo in a window: against bots, or hosting or joining
     /// a match over UDP (arrows push, space blows, Z sticks).
     Play(play::PlayArgs),
@@ -106,6 +109,7 @@ fn main() -> ExitCode {
         Command::Host(args) => net::host(&args),
         Command::Join(args) => net::join(&args),
         Command::Spectate(args) => net::spectate(&args),
+        Command::Arbiter(args) => net::spectate(&args.spectate()),
         Command::Play(args) => play::run(&args),
         Command::Record(args) => record::run(&args),
         Command::Replay(args) => replay::run(&args),

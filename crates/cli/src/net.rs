@@ -219,6 +219,11 @@ pub struct HostArgs {
     /// at setup).
     #[arg(long)]
     pub insecure: bool,
+    /// Take an arbiter: one `lockstep arbiter` process that joins through
+    /// this host settles the disputes two seats cannot (its checksum says
+    /// which seat is right); every seat waits for its word in a dispute.
+    #[arg(long)]
+    pub arbiter: bool,
     #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
@@ -260,14 +265,47 @@ pub struct SpectateArgs {
     pub host: String,
     /// Watch compressed snapshots (30 a second, range-coded against acked
     /// baselines, shown interpolated) instead of simulating the match.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "arbiter")]
     pub snapshots: bool,
+    /// Watch as the match's arbiter (a match hosted with `--arbiter`):
+    /// when two seats dispute a frame that no majority and no self-check
+    /// settles, this process's checksum of it says which seat is right.
+    /// `lockstep arbiter ADDR` is the same.
+    #[arg(long)]
+    pub arbiter: bool,
     #[command(flatten)]
     pub bind: BindArgs,
     #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// Arguments of `lockstep arbiter`.
+#[derive(Debug, Args)]
+pub struct ArbiterArgs {
+    /// The host's address, e.g. 127.0.0.1:7777.
+    pub host: String,
+    #[command(flatten)]
+    pub bind: BindArgs,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl ArbiterArgs {
+    /// The same process as `lockstep spectate --arbiter`.
+    pub fn spectate(self) -> SpectateArgs {
+        SpectateArgs {
+            host: self.host,
+            snapshots: false,
+            arbiter: true,
+            bind: self.bind,
+            link: self.link,
+            output: self.output,
+        }
+    }
 }
 
 /// The replay log's writer in the networked commands.
@@ -371,6 +409,9 @@ fn match_settings(args: &HostArgs, setup: &Match) -> Result<MatchSettings, CliEr
         None => MatchSettings::new(setup),
     };
     let mut s = base.frames(args.frames).sealed(!args.insecure);
+    if args.arbiter {
+        s = s.arbiter(true);
+    }
     if args.mode.rollback || args.match_settings.is_none() {
         s = s.mode(args.mode.mode());
     }
@@ -781,7 +822,12 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
     let rt = runtime()?;
     rt.block_on(async {
         let socket = open_joiner(host, &args.bind, &args.link)?;
-        let joining = lockstep_net::join(socket, host, Want::Spectate).map_err(entropy_error)?;
+        let want = if args.arbiter {
+            Want::Arbitrate
+        } else {
+            Want::Spectate
+        };
+        let joining = lockstep_net::join(socket, host, want).map_err(entropy_error)?;
         let (socket, endpoint) = joining.into_parts();
         let joining = Runtime::new(
             socket,

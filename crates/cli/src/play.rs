@@ -389,6 +389,7 @@ fn play_host(
         tick_rate: setup.tick_rate,
         log: log.clone(),
         insecure: false,
+        arbiter: false,
         mode: args.mode.clone(),
         link: args.link.clone(),
         output: output(),

@@ -410,6 +410,13 @@ fn spectator_note(e: &SpectatorEvent) -> Option<String> {
         SpectatorEvent::Desync { frame } => {
             format!("desync at frame {frame}: asking for the state again")
         }
+        SpectatorEvent::Arbitrated {
+            frame,
+            short: Some(short),
+        } => format!("arbiter: the seats dispute frame {frame}; our checksum of it is {short}"),
+        SpectatorEvent::Arbitrated { frame, short: None } => {
+            format!("arbiter: the seats dispute frame {frame}, which this process did not step")
+        }
         SpectatorEvent::Incompatible => "the host plays another game".into(),
         SpectatorEvent::RelayLost => "the host went away".into(),
     })

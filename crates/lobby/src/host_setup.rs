@@ -131,7 +131,8 @@ pub enum HostEvent {
         key: PublicKey,
     },
     /// A spectator was admitted: let the relay take its packets under
-    /// `key` (`Peer::admit_watcher`) and route `from` to `watcher`.
+    /// `key` (`Peer::admit_watcher`) and route `from` to `watcher`; an
+    /// arbiter is named so too (`Peer::name_arbiter`).
     SpectatorAdmitted {
         /// The spectator's id.
         watcher: WatcherId,
@@ -139,6 +140,8 @@ pub enum HostEvent {
         from: SocketAddr,
         /// Its public key.
         key: PublicKey,
+        /// It is the match's arbiter.
+        arbiter: bool,
     },
     /// An admitted spectator never spoke to the relay in time: forget it
     /// (revoke its key, stop routing its address).
@@ -213,6 +216,8 @@ enum Phase {
 struct SpectatorSlot {
     addr: SocketAddr,
     key: PublicKey,
+    /// It is the match's arbiter.
+    arbiter: bool,
     /// Until it is heard on the relay: when the admission lapses.
     pending_until: Option<Instant>,
 }
@@ -450,7 +455,8 @@ impl HostSetup {
                 }
             }
             (Phase::Running, Want::Rejoin) => self.rejoin(from, &j),
-            (Phase::Running, Want::Spectate) => self.spectate(now, from, j.key),
+            (Phase::Running, Want::Spectate) => self.spectate(now, from, j.key, false),
+            (Phase::Running, Want::Arbitrate) => self.spectate(now, from, j.key, true),
         }
     }
 
@@ -613,12 +619,12 @@ impl HostSetup {
         self.send_roster(from, Some(seat as u8), true);
     }
 
-    fn spectate(&mut self, now: Instant, from: SocketAddr, key: PublicKey) {
+    fn spectate(&mut self, now: Instant, from: SocketAddr, key: PublicKey, arbiter: bool) {
         let known = self
             .spectators
             .iter()
             .find(|(_, s)| s.addr == from)
-            .map(|(w, s)| (*w, s.key == key));
+            .map(|(w, s)| (*w, s.key == key && s.arbiter == arbiter));
         match known {
             Some((_, true)) => {
                 self.send_roster(from, None, false);
@@ -641,6 +647,11 @@ impl HostSetup {
             self.refuse(from, Refusal::SpectatorsFull);
             return;
         }
+        let taken = self.spectators.values().any(|s| s.arbiter);
+        if arbiter && (!self.offer.settings.arbiter || taken) {
+            self.refuse(from, Refusal::NoArbiter);
+            return;
+        }
         let watcher = WatcherId(self.next_watcher);
         self.next_watcher = self.next_watcher.wrapping_add(1);
         self.spectators.insert(
@@ -648,11 +659,16 @@ impl HostSetup {
             SpectatorSlot {
                 addr: from,
                 key,
+                arbiter,
                 pending_until: Some(now.plus(self.timing.spectator_admit_micros)),
             },
         );
-        self.events
-            .push_back(HostEvent::SpectatorAdmitted { watcher, from, key });
+        self.events.push_back(HostEvent::SpectatorAdmitted {
+            watcher,
+            from,
+            key,
+            arbiter,
+        });
         self.send_roster(from, None, false);
     }
 
@@ -913,5 +929,34 @@ mod tests {
             join(Want::Spectate, key(40)),
         );
         assert!(matches!(a[..], [Message::Roster(_)]));
+    }
+
+    #[test]
+    fn one_arbiter_and_only_in_a_match_that_takes_one() {
+        let t = Instant::from_micros(1_000_000);
+        let mut h = setup(2);
+        ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
+        ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
+        let a = ask(&mut h, t, addr(50), join(Want::Arbitrate, key(50)));
+        assert_eq!(a, vec![Message::Refused(Refusal::NoArbiter)]);
+
+        let mut h = setup(2);
+        h.offer.settings.arbiter = true;
+        ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
+        ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
+        let a = ask(&mut h, t, addr(50), join(Want::Arbitrate, key(50)));
+        assert!(matches!(a[..], [Message::Roster(ref r)] if r.seat.is_none()));
+        let b = ask(&mut h, t, addr(51), join(Want::Arbitrate, key(51)));
+        assert_eq!(b, vec![Message::Refused(Refusal::NoArbiter)]);
+        // A plain spectator is still welcome.
+        let c = ask(&mut h, t, addr(52), join(Want::Spectate, key(52)));
+        assert!(matches!(c[..], [Message::Roster(_)]));
+        let arbiters: Vec<bool> = std::iter::from_fn(|| h.poll_event())
+            .filter_map(|e| match e {
+                HostEvent::SpectatorAdmitted { arbiter, .. } => Some(arbiter),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(arbiters, [true, false]);
     }
 }

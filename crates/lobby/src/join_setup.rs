@@ -310,7 +310,7 @@ impl JoinSetup {
             None => r.keys.len() == 1,
         };
         let wanted = match self.want {
-            Want::Spectate => r.seat.is_none(),
+            Want::Spectate | Want::Arbitrate => r.seat.is_none(),
             Want::Seat => r.seat.is_some() && !r.rejoin,
             Want::Rejoin => r.seat.is_some() && r.rejoin,
         };

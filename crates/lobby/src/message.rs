@@ -51,6 +51,10 @@ pub enum Want {
     Rejoin,
     /// No seat: watch through the host.
     Spectate,
+    /// No seat: watch through the host as the match's arbiter, the
+    /// spectator whose checksum breaks the seats' ties (only in a match
+    /// whose settings take one, and one at a time).
+    Arbitrate,
 }
 
 /// The host's proof of an address: a keyed MAC over the address, the
@@ -178,6 +182,7 @@ impl Message {
                     Want::Seat => 0,
                     Want::Rejoin => 1,
                     Want::Spectate => 2,
+                    Want::Arbitrate => 3,
                 });
                 w.write_u8(j.protocol);
                 w.write_raw(&j.key.0);
@@ -253,6 +258,7 @@ impl Message {
                     0 => Want::Seat,
                     1 => Want::Rejoin,
                     2 => Want::Spectate,
+                    3 => Want::Arbitrate,
                     _ => return Err(bad("unknown request")),
                 };
                 let protocol = r.read_u8()?;

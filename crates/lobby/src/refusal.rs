@@ -42,6 +42,9 @@ pub enum Refusal {
     BadProof,
     /// Too many spectators are being admitted (ask again).
     SpectatorsFull,
+    /// An arbiter asked to join a match whose settings name none, or that
+    /// has one already.
+    NoArbiter,
     /// The joiner cannot play the roster the host sent.
     Roster {
         /// Why.
@@ -79,6 +82,7 @@ impl core::fmt::Display for Refusal {
             Refusal::NotDropped { seat } => write!(f, "seat {seat} is still in the match"),
             Refusal::BadProof => write!(f, "the proof of the seat's key does not verify"),
             Refusal::SpectatorsFull => write!(f, "too many spectators are joining"),
+            Refusal::NoArbiter => write!(f, "the match takes no arbiter, or has one already"),
             Refusal::Roster { problem, detail } => write!(f, "{problem}: {detail}"),
         }
     }
@@ -134,6 +138,7 @@ pub(crate) fn write_refusal<S: Sink>(w: &mut StateWriter<S>, r: &Refusal) {
         }
         Refusal::BadProof => w.write_u8(8),
         Refusal::SpectatorsFull => w.write_u8(9),
+        Refusal::NoArbiter => w.write_u8(11),
         Refusal::Roster { problem, detail } => {
             w.write_u8(10);
             w.write_u8(match problem {
@@ -164,6 +169,7 @@ pub(crate) fn read_refusal(r: &mut StateReader<'_>) -> Result<Refusal, MessageEr
         7 => Refusal::NotDropped { seat: r.read_u8()? },
         8 => Refusal::BadProof,
         9 => Refusal::SpectatorsFull,
+        11 => Refusal::NoArbiter,
         10 => Refusal::Roster {
             problem: match r.read_u8()? {
                 0 => RosterProblem::UnknownGame,

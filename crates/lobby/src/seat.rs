@@ -452,10 +452,18 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                 }
                 self.router.move_seat(PlayerId(*seat), *from);
             }
-            HostEvent::SpectatorAdmitted { watcher, from, key } => {
+            HostEvent::SpectatorAdmitted {
+                watcher,
+                from,
+                key,
+                arbiter,
+            } => {
                 if let Some(p) = &mut self.peer {
                     if p.admit_watcher(*watcher, *key).is_ok() {
                         self.router.add_spectator(*watcher, *from);
+                        if *arbiter {
+                            p.name_arbiter(*watcher);
+                        }
                     }
                 }
             }

@@ -29,6 +29,15 @@ pub struct MatchSettings {
     /// Whether every session packet is sealed (the default; off only for
     /// trusted networks and comparisons).
     pub sealed: bool,
+    /// Whether the match takes an arbiter (off by default): one spectator
+    /// that joins through the host asking to arbitrate
+    /// ([`Want::Arbitrate`](crate::message::Want::Arbitrate), `lockstep
+    /// arbiter`) steps the confirmed inputs on its own machine, and a
+    /// dispute no majority and no self-check can settle (two seats, a bug
+    /// that is consistent on one machine) is settled by its checksum: the
+    /// seat it matches is the authority. Every seat waits for its word in
+    /// a dispute (bounded), so run it where the host trusts it.
+    pub arbiter: bool,
     /// Every seat's settings: the session (mode, delays, timeouts), the
     /// replay log's layout, the spectators' relay. Its per-process fields
     /// (seat, player count, token, keys, rejoin) are ignored.
@@ -53,6 +62,7 @@ impl MatchSettings {
         MatchSettings {
             frames: 1200,
             sealed: true,
+            arbiter: false,
             peer: PeerSettings::new(setup, PlayerId(0), 1),
         }
     }
@@ -72,6 +82,12 @@ impl MatchSettings {
     /// Lockstep or rollback, with rollback's settings.
     pub fn mode(mut self, mode: Mode) -> MatchSettings {
         self.peer.session.mode = mode;
+        self
+    }
+
+    /// The match takes an arbiter (see [`MatchSettings::arbiter`]).
+    pub fn arbiter(mut self, arbiter: bool) -> MatchSettings {
+        self.arbiter = arbiter;
         self
     }
 
@@ -99,6 +115,8 @@ impl MatchSettings {
         p.session.security = security;
         p.session.rejoin = rejoin;
         p.session.match_frames = Some(self.frames);
+        // The host is seat 0 and its relay serves the arbiter.
+        p.session.arbiter = self.arbiter.then_some(PlayerId(0));
         p.watch.players = setup.players;
         p
     }
@@ -107,6 +125,7 @@ impl MatchSettings {
     pub(crate) fn write<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.write_u32(self.frames);
         w.write_bool(self.sealed);
+        w.write_bool(self.arbiter);
         write_session(w, &self.peer.session);
         let rec = &self.peer.record;
         for v in [
@@ -141,6 +160,7 @@ impl MatchSettings {
         let mut s = MatchSettings::new(setup);
         s.frames = r.read_u32()?;
         s.sealed = r.read_bool()?;
+        s.arbiter = r.read_bool()?;
         read_session(r, &mut s.peer.session)?;
         let rec = &mut s.peer.record;
         for v in [

@@ -227,14 +227,18 @@ impl<G: Demo> Lan<G> {
 
     /// Starts a spectator; gives its node.
     pub fn spectate(&mut self) -> usize {
+        self.watch(Want::Spectate)
+    }
+
+    /// Starts a spectator that asks to be the match's arbiter; gives its
+    /// node.
+    pub fn arbitrate(&mut self) -> usize {
+        self.watch(Want::Arbitrate)
+    }
+
+    fn watch(&mut self, want: Want) -> usize {
         let identity = identity(&mut self.rng);
-        let setup = JoinSetup::new(
-            self.now,
-            address(0),
-            Want::Spectate,
-            identity,
-            JoinTiming::default(),
-        );
+        let setup = JoinSetup::new(self.now, address(0), want, identity, JoinTiming::default());
         self.push(
             Proc::Joining(Box::new(Joining::new(setup)), SeatRole::Spectator),
             None,
@@ -379,6 +383,13 @@ impl<G: Demo> Lan<G> {
     }
 
     fn deliver(&mut self, to: usize, from: SocketAddr, bytes: &[u8]) {
+        // A `Faulty` game's fault strikes the node whose number it names.
+        crate::faulty::enter(to as u8);
+        self.deliver_to(to, from, bytes);
+        crate::faulty::leave();
+    }
+
+    fn deliver_to(&mut self, to: usize, from: SocketAddr, bytes: &[u8]) {
         let now = self.now;
         match &mut self.procs[to] {
             Proc::Joining(j, _) => j.handle_datagram(now, from, bytes),
@@ -397,6 +408,12 @@ impl<G: Demo> Lan<G> {
     }
 
     fn tick(&mut self, i: usize) {
+        crate::faulty::enter(i as u8);
+        self.tick_node(i);
+        crate::faulty::leave();
+    }
+
+    fn tick_node(&mut self, i: usize) {
         let now = self.now;
         match &mut self.procs[i] {
             Proc::Joining(j, _) => {

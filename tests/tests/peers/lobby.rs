@@ -86,7 +86,7 @@ fn host_events(lan: &Lan<Cubes>) -> Vec<HostEvent> {
         .collect()
 }
 
-fn refusals(lan: &Lan<Cubes>, node: usize) -> Vec<Refusal> {
+fn refusals<G: Demo>(lan: &Lan<G>, node: usize) -> Vec<Refusal> {
     lan.run_of(node)
         .heard
         .iter()
@@ -447,4 +447,74 @@ fn an_abort_read_with_the_roster_ends_the_joiner_at_once() {
         "{end:?}"
     );
     assert!(seat.is_closed());
+}
+
+/// A match hosted with an arbiter, seat 0's game wrong once in a way its
+/// machine repeats (an `f32`): the two seats' self-checks cannot tell who
+/// drifted, the arbiter process that joined through the host can. Seat 0
+/// is healed to seat 1's state, both finish, both logs verify and agree;
+/// a second process asking to arbitrate is refused.
+#[test]
+fn an_arbiter_process_settles_a_dispute_two_seats_cannot() {
+    use lockstep_peer::{PeerEvent, SpectatorEvent};
+    use lockstep_testkit::faulty::{self, Fault, Faulty, Recurring};
+
+    faulty::install(Some(Fault {
+        seat: 0,
+        kind: Recurring::SelfConsistent,
+        from_frame: 120,
+        every: u32::MAX,
+        until_frame: 121,
+    }));
+    let setup = Match {
+        players: 2,
+        seed: 21,
+        tick_rate: 60,
+    };
+    let settings = MatchSettings::new(&setup).frames(FRAMES).arbiter(true);
+    let mut lan: Lan<Faulty<Cubes>> = Lan::host(21, link(), cubes_config(), setup, settings);
+    let joiner = lan.join();
+    assert!(lan.run_until(secs(30), |l| l.frame_of(0).is_some_and(|f| f > 30)));
+    let arbiter = lan.arbitrate();
+    lan.run_until(lan.now().plus(500_000), |_| false);
+    let second = lan.stranger(Stranger::OnceThenSilent {
+        want: Want::Arbitrate,
+    });
+    let nodes = [0, joiner, arbiter];
+    assert!(lan.run_until(secs(60), |l| {
+        nodes.iter().all(|&n| l.run_of(n).end.is_some())
+    }));
+    faulty::install(None);
+    for &n in &nodes {
+        assert_eq!(
+            lan.run_of(n).end,
+            Some(MatchEnd::Finished { frames: FRAMES }),
+            "node {n}"
+        );
+    }
+    let healed = |n: usize| {
+        lan.run_of(n)
+            .events
+            .iter()
+            .filter(|(_, e)| matches!(e, MatchEvent::Peer(PeerEvent::Healed { .. })))
+            .count()
+    };
+    assert_eq!((healed(0), healed(joiner)), (1, 0));
+    assert!(lan.run_of(arbiter).events.iter().any(|(_, e)| matches!(
+        e,
+        MatchEvent::Spectator(SpectatorEvent::Arbitrated {
+            frame: 120,
+            short: Some(_)
+        })
+    )));
+    assert_eq!(refusals(&lan, second), [Refusal::NoArbiter]);
+    let mut checks: Vec<Vec<_>> = Vec::new();
+    for n in [0, joiner] {
+        let bytes = lan.run_of(n).log.as_ref().expect("a seat's log");
+        let log = replay::read::<<Cubes as lockstep_sim::Game>::Input>(bytes).unwrap();
+        let outcome = replay::run::<Cubes>(&log, &replay::RunOptions::default(), |_| {}).unwrap();
+        assert!(outcome.verified(), "node {n}: {:?}", outcome.first_mismatch);
+        checks.push((0..log.frames()).map(|f| log.check(f)).collect());
+    }
+    assert_eq!(checks[0], checks[1]);
 }
