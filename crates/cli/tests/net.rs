@@ -398,12 +398,13 @@ fn a_killed_seat_is_dropped_and_the_others_finish() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A spectator joins mid-match and checks the settled checksums; a socket
-/// sprays random bytes at the host meanwhile, which only counts them.
+/// A spectator joins mid-match and checks the settled checksums, beside
+/// the match's arbiter (`lockstep arbiter`); a socket sprays random bytes
+/// at the host meanwhile, which only counts them.
 #[test]
 fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
     let dir = scratch("watch");
-    let (mut h, addr) = host(&dir, "cubes", 2, 700);
+    let (mut h, addr) = host_with(&dir, "cubes", 2, 700, &["--arbiter"]);
     let j = joiner(&dir, &addr, 1, &[]);
     h.reach(200, 60);
     let mut args = vec!["spectate".to_string(), addr.clone()];
@@ -413,6 +414,9 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
     let mut args = vec!["spectate".to_string(), "--snapshots".into(), addr.clone()];
     args.extend(link(98));
     let by_snapshots = Proc::start("snapshot spectator", &args);
+    let mut args = vec!["arbiter".to_string(), addr.clone()];
+    args.extend(link(97));
+    let arbiter = Proc::start("arbiter", &args);
     let noise = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut x = 0x1234_5678u32;
     for i in 0..500 {
@@ -441,6 +445,8 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
         field(&done, "checked").parse::<u32>().unwrap() >= 100,
         "{done} {spectator:?}"
     );
+    let done = arbiter.finish(120);
+    assert_eq!(field(&done, "desyncs"), "0", "{done}");
     let done = by_snapshots.finish(120);
     // It saw snapshots to the match's end.
     assert!(
