@@ -3,14 +3,15 @@
 //! trips and 25% loss with jitter, duplication, reordering and corrupted
 //! datagrams, clocks set apart, a flipped bit in about a third, a seat
 //! paused or the network split in two in half of the others, a recurring
-//! nondeterminism in one seat's game in a quarter of the rest) on
-//! `--threads T` threads,
+//! nondeterminism in one seat's game in a quarter of the rest, half of
+//! those watched by an arbiter) on `--threads T` threads,
 //! and prints a table: matches, failures by kind, desyncs reported and
 //! healed, frames predicted and rolled back, the membership faults —
 //! matches with a pause or a partition, processes that lost the quorum
 //! and stopped, restarted processes that took their seat back, seats that
 //! played alone, seats stranded — and the honesty figures: matches with a
-//! nondeterministic seat, matches found invalid (every seat stopped) and
+//! nondeterministic seat, those with an arbiter and the disputes it
+//! answered, matches found invalid (every seat stopped) and
 //! the longest time from a first desync to the last seat's stop, honest
 //! seats overwritten (always 0), and the peak live state bytes (the most
 //! any seat's unsettled history held). `--each` also prints every match's
@@ -97,6 +98,8 @@ struct Row {
     longest_invalid_micros: u64,
     overwritten: u64,
     peak_state_bytes: u64,
+    arbitrated: u64,
+    arbiter_answers: u64,
 }
 
 impl Row {
@@ -138,6 +141,8 @@ impl Row {
         self.longest_invalid_micros = self.longest_invalid_micros.max(o.invalid_after_micros);
         self.overwritten += u64::from(o.overwritten);
         self.peak_state_bytes = self.peak_state_bytes.max(o.peak_state_bytes);
+        self.arbitrated += u64::from(o.plan.scenario.session.arbiter.is_some());
+        self.arbiter_answers += u64::from(o.arbiter_answers);
     }
 }
 
@@ -219,10 +224,10 @@ fn main() {
         "| game | mode | matches | seats | failed | unhealed | bad logs | false desync reports | \
          nondeterministic | flipped | desyncs reported | healed | longest heal s | frames | predicted | \
          rolled back | paused | partitioned | lost quorum | rejoined | alone | stranded | \
-         faulty | invalid | longest to invalid s | overwritten | peak state KiB |"
+         faulty | with arbiter | arbiter answers | invalid | longest to invalid s | overwritten | peak state KiB |"
     );
     println!(
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut total = Row::default();
     for (g, game) in ["cubes", "rts"].iter().enumerate() {
@@ -254,6 +259,8 @@ fn main() {
                 (&mut total.alone, r.alone),
                 (&mut total.stranded, r.stranded),
                 (&mut total.faulty, r.faulty),
+                (&mut total.arbitrated, r.arbitrated),
+                (&mut total.arbiter_answers, r.arbiter_answers),
                 (&mut total.invalid, r.invalid),
                 (&mut total.overwritten, r.overwritten),
             ] {
@@ -279,7 +286,7 @@ fn main() {
 #[allow(clippy::float_arithmetic)]
 fn print_row(game: &str, mode: &str, r: &Row) {
     println!(
-        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+        "| {game} | {mode} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
         r.matches,
         r.seats as f64 / r.matches.max(1) as f64,
         r.failed,
@@ -301,6 +308,8 @@ fn print_row(game: &str, mode: &str, r: &Row) {
         r.alone,
         r.stranded,
         r.faulty,
+        r.arbitrated,
+        r.arbiter_answers,
         r.invalid,
         r.longest_invalid_micros as f64 / 1e6,
         r.overwritten,

@@ -10,8 +10,9 @@
 //! twelve (as by SIGSTOP), or the network split in two for as long, the
 //! process of a seat that lost the quorum restarting to take its seat back
 //! — and in a quarter of the rest a recurring nondeterminism in one seat's
-//! game ([`Faulty`], self-consistent or not) — and [`play`] plays it and
-//! says what went wrong.
+//! game ([`Faulty`], self-consistent or not), half of those with an
+//! arbiter (a spectator joined through a random seat's relay) — and
+//! [`play`] plays it and says what went wrong.
 //!
 //! A match passes when [`verdict::check`] passes (no two processes part
 //! without saying so: every frame both vouch for agreed, every log whole,
@@ -32,7 +33,7 @@ use lockstep_fx::Rng;
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
-use lockstep_peer::{PeerEvent, StopReason};
+use lockstep_peer::{PeerEvent, SpectatorEvent, StopReason};
 use lockstep_protocol::{InputDelay, Mode, PlayerId, PlayerSet, Rollback};
 use lockstep_sim::Game;
 
@@ -123,6 +124,8 @@ pub struct Outcome {
     /// The most bytes of game states any seat's unsettled history held at
     /// once (the match's peak live state bytes).
     pub peak_state_bytes: u64,
+    /// Disputes the match's arbiter answered with its checksum.
+    pub arbiter_answers: u32,
 }
 
 impl Outcome {
@@ -282,6 +285,11 @@ pub fn plan(seed: u64) -> Plan {
             // ends before detecting would be judged unhealed.
             until_frame: FRAMES,
         });
+        if rng.chance(1, 2) {
+            let relay = PlayerId(rng.below(u32::from(players)) as u8);
+            s.spectate = Some((relay, 5 + rng.below(20)));
+            s.session.arbiter = Some(relay);
+        }
     }
     // Played on until every seat compared the last frame clean, so a
     // desync near the end is given the time to heal; a match that cannot
@@ -423,6 +431,12 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
             .map(|(_, p)| p.stats.peak_state_bytes)
             .max()
             .unwrap_or(0),
+        arbiter_answers: run.spectator.as_ref().map_or(0, |a| {
+            a.events
+                .iter()
+                .filter(|(_, e)| matches!(e, SpectatorEvent::Arbitrated { short: Some(_), .. }))
+                .count() as u32
+        }),
     }
 }
 
