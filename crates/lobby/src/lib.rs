@@ -21,7 +21,7 @@
 //!   ([`SeatClaim`]);
 //! - `settings.rs`: [`MatchSettings`], the host's choices every seat plays;
 //! - `host_setup.rs`: [`HostSetup`], the host's side (seats, keys, rosters,
-//!   rejoins, spectator admission);
+//!   rejoins, spectator admission, the match's one arbiter);
 //! - `join_setup.rs`: [`JoinSetup`], a joiner's side;
 //! - `router.rs`: [`Router`], addresses to seats and spectators;
 //! - `endpoint.rs`: [`Endpoint`], what a runtime drives, and [`Joining`];
