@@ -102,9 +102,14 @@ impl World {
     /// split by islands, which never share a body: every thread count gives
     /// the same bits, so this is a machine setting, not part of the state,
     /// and peers may choose differently. Steps with little to solve use one
-    /// thread whatever this says.
+    /// thread whatever this says, and so does every step on a target that
+    /// cannot start a thread (wasm32 without atomics: a browser tab).
     pub fn set_threads(&mut self, threads: usize) {
-        self.threads = threads.max(1);
+        self.threads = if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) {
+            1
+        } else {
+            threads.max(1)
+        };
     }
 
     /// Frames stepped so far.
