@@ -28,6 +28,7 @@ mod record;
 mod render;
 mod replay;
 mod report;
+mod serve;
 mod verify;
 
 use std::process::ExitCode;
@@ -86,6 +87,8 @@ enum Command {
     Diff(diff::DiffArgs),
     /// Replay a log and draw frames of it: a PNG, an animated GIF, or a directory of PNGs.
     Render(render::RenderArgs),
+    /// Serve the replay viewer (built by `web/build`) to a browser on this machine.
+    Serve(serve::ServeArgs),
     /// Print a table of ms/step for the physics scenes and the games.
     Bench {
         /// Run only benchmarks whose names contain one of these.
@@ -116,6 +119,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Render(args) => render::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Bench {
             names,
             runs,
