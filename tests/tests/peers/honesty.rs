@@ -41,6 +41,15 @@ fn recurring(seat: u8, kind: Recurring) -> Fault {
     }
 }
 
+/// The notes of seat `seat`'s log.
+fn notes_of(run: &Run, seat: usize) -> Vec<Note> {
+    log_of(run, seat)
+        .notes()
+        .iter()
+        .map(|n| n.note.clone())
+        .collect()
+}
+
 fn log_of(run: &Run, seat: usize) -> ReplayLog<<Cubes as lockstep_sim::Game>::Input> {
     replay::read(run.peers[seat].log.as_ref().expect("a log")).unwrap()
 }
@@ -259,11 +268,7 @@ fn under_continue_the_match_plays_on_unchecked() {
     assert_eq!(from[0], from[1]);
     // Every log says from which frame nothing was compared.
     for seat in 0..2 {
-        let notes: Vec<Note> = log_of(&run, seat)
-            .notes()
-            .iter()
-            .map(|n| n.note.clone())
-            .collect();
+        let notes = notes_of(&run, seat);
         assert!(
             notes
                 .iter()
@@ -297,11 +302,7 @@ fn a_healed_seats_log_records_the_healed_trajectory() {
         verdict::check::<Cubes>(&run, 900).unwrap();
         logs_verify(&run);
         // Seat 0's log says which frames it got wrong and took from seat 1.
-        let notes: Vec<Note> = log_of(&run, 0)
-            .notes()
-            .iter()
-            .map(|n| n.note.clone())
-            .collect();
+        let notes = notes_of(&run, 0);
         assert!(
             matches!(notes[..], [Note::Healed { first: 300, loaded }] if loaded >= 300),
             "{notes:?}"
@@ -389,11 +390,7 @@ fn with_an_arbiter_a_self_consistent_bug_on_seat_0_is_healed_to_seat_1() {
         assert_eq!(answered, [300], "relay {relay:?}");
         verdict::check::<Cubes>(&run, 900).unwrap();
         logs_verify(&run);
-        let notes: Vec<Note> = log_of(&run, 0)
-            .notes()
-            .iter()
-            .map(|n| n.note.clone())
-            .collect();
+        let notes = notes_of(&run, 0);
         assert!(
             matches!(notes[..], [Note::Healed { first: 300, .. }]),
             "{notes:?}"
