@@ -73,9 +73,12 @@ impl Verdict {
 struct Replay<G: Game> {
     log: ReplayLog<G::Input>,
     cursor: Option<Engine<G>>,
-    /// Saved states every [`INDEX_EVERY`] frames, by the next frame to
+    /// Saved states every `index_every` frames, by the next frame to
     /// step: where a seek starts (a log's own keyframes are sparse).
     index: Vec<Snapshot>,
+    /// Frames between two saved states: [`INDEX_EVERY`], or more when the
+    /// log's states would not fit [`INDEX_BYTES`] that often.
+    index_every: u32,
     /// The engine that builds the index, a few frames at a time.
     indexer: Option<Engine<G>>,
 }
@@ -93,8 +96,12 @@ pub struct Viewer {
 /// Frames a picture steps on from the last one before it seeks instead.
 const STEP_ON: u32 = 120;
 
-/// Frames between two saved states of the index.
+/// Frames between two saved states of the index, at least.
 pub const INDEX_EVERY: u32 = 60;
+
+/// The most bytes the index's saved states hold together (a long match of
+/// large states is indexed more sparsely, never more heavily).
+pub const INDEX_BYTES: u64 = 64 << 20;
 
 impl<G: Game + Depict> Replay<G> {
     fn read(bytes: &[u8]) -> Result<Replay<G>, String> {
@@ -104,6 +111,7 @@ impl<G: Game + Depict> Replay<G> {
             cursor: None,
             index: Vec::new(),
             indexer: None,
+            index_every: INDEX_EVERY,
         })
     }
 
@@ -133,7 +141,7 @@ impl<G: Game + Depict> Replay<G> {
     }
 
     /// Steps the indexer up to `n` frames, saving a state every
-    /// [`INDEX_EVERY`]; the frames indexed so far.
+    /// `index_every` frames; the frames indexed so far.
     fn index_step(&mut self, n: u32) -> Result<u32, String> {
         if self.indexer.is_none() {
             let options = RunOptions {
@@ -150,8 +158,19 @@ impl<G: Game + Depict> Replay<G> {
         };
         for _ in 0..n {
             let f = engine.frame();
-            if f % INDEX_EVERY == 0 && self.index.last().is_none_or(|s| s.frame < f) {
-                self.index.push(engine.save());
+            if f % self.index_every == 0 && self.index.last().is_none_or(|s| s.frame < f) {
+                let saved = engine.save();
+                if self.index.is_empty() {
+                    // The first state tells the size of all: space them so
+                    // that the whole log's fit the budget.
+                    let states = (INDEX_BYTES / (saved.bytes.len() as u64).max(1)).max(1);
+                    let every = u64::from(frames)
+                        .div_ceil(states)
+                        .max(u64::from(INDEX_EVERY));
+                    let every = every.div_ceil(u64::from(INDEX_EVERY)) * u64::from(INDEX_EVERY);
+                    self.index_every = u32::try_from(every).unwrap_or(u32::MAX);
+                }
+                self.index.push(saved);
             }
             if f >= frames {
                 break;
@@ -315,6 +334,12 @@ mod tests {
         // From the index, a far frame is the same picture.
         let far = v.picture(700, 64, 48).unwrap().rgb_bytes();
         while v.index_step(100).unwrap() < v.frames() {}
+        // 3 600 frames of a small state: a state every 60 frames.
+        if let AnyReplay::Cubes(r) = &v.replay {
+            assert_eq!(r.index.len(), 60);
+            let bytes: usize = r.index.iter().map(|s| s.bytes.len()).sum();
+            assert!(bytes as u64 <= INDEX_BYTES);
+        }
         v.picture(0, 64, 48).unwrap();
         assert_eq!(v.picture(700, 64, 48).unwrap().rgb_bytes(), far);
     }
