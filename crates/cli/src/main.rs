@@ -73,7 +73,7 @@ enum Command {
     Spectate(net::SpectateArgs),
     /// Watch a match hosted with `--arbiter` as its arbiter: a headless
     /// spectator whose checksum settles the disputes two seats cannot.
-    Arbiter(net::ArbiterArgs),
+    Arbiter(net::WatchArgs),
     /// Play the cube demo in a window: against bots, or hosting or joining
     /// a match over UDP (arrows push, space blows, Z sticks).
     Play(play::PlayArgs),
@@ -112,7 +112,7 @@ fn main() -> ExitCode {
         Command::Host(args) => net::host(&args),
         Command::Join(args) => net::join(&args),
         Command::Spectate(args) => net::spectate(&args),
-        Command::Arbiter(args) => net::spectate(&args.spectate()),
+        Command::Arbiter(args) => net::spectate(&net::SpectateArgs::arbiter(args)),
         Command::Play(args) => play::run(&args),
         Command::Record(args) => record::run(&args),
         Command::Replay(args) => replay::run(&args),

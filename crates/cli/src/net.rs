@@ -258,11 +258,25 @@ pub struct JoinArgs {
     pub output: OutputArgs,
 }
 
+/// Where a watching process joins, and how it prints: what `lockstep
+/// spectate` and `lockstep arbiter` share.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The host's address, e.g. 127.0.0.1:7777.
+    pub host: String,
+    #[command(flatten)]
+    pub bind: BindArgs,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
 /// Arguments of `lockstep spectate`.
 #[derive(Debug, Args)]
 pub struct SpectateArgs {
-    /// The host's address, e.g. 127.0.0.1:7777.
-    pub host: String,
+    #[command(flatten)]
+    pub watch: WatchArgs,
     /// Watch compressed snapshots (30 a second, range-coded against acked
     /// baselines, shown interpolated) instead of simulating the match.
     #[arg(long, conflicts_with = "arbiter")]
@@ -273,37 +287,15 @@ pub struct SpectateArgs {
     /// `lockstep arbiter ADDR` is the same.
     #[arg(long)]
     pub arbiter: bool,
-    #[command(flatten)]
-    pub bind: BindArgs,
-    #[command(flatten)]
-    pub link: LinkArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
-/// Arguments of `lockstep arbiter`.
-#[derive(Debug, Args)]
-pub struct ArbiterArgs {
-    /// The host's address, e.g. 127.0.0.1:7777.
-    pub host: String,
-    #[command(flatten)]
-    pub bind: BindArgs,
-    #[command(flatten)]
-    pub link: LinkArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
-
-impl ArbiterArgs {
-    /// The same process as `lockstep spectate --arbiter`.
-    pub fn spectate(self) -> SpectateArgs {
+impl SpectateArgs {
+    /// `lockstep arbiter`: `lockstep spectate --arbiter`.
+    pub fn arbiter(watch: WatchArgs) -> SpectateArgs {
         SpectateArgs {
-            host: self.host,
+            watch,
             snapshots: false,
             arbiter: true,
-            bind: self.bind,
-            link: self.link,
-            output: self.output,
         }
     }
 }
@@ -818,10 +810,11 @@ fn read_key(path: &Path) -> Result<Identity, CliError> {
 
 /// Runs `lockstep spectate`.
 pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
-    let host = resolve(&args.host)?;
+    let w = &args.watch;
+    let host = resolve(&w.host)?;
     let rt = runtime()?;
     rt.block_on(async {
-        let socket = open_joiner(host, &args.bind, &args.link)?;
+        let socket = open_joiner(host, &w.bind, &w.link)?;
         let want = if args.arbiter {
             Want::Arbitrate
         } else {
@@ -832,10 +825,10 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
         let joining = Runtime::new(
             socket,
             endpoint,
-            Duration::from_secs(args.output.status_every.max(1)),
+            Duration::from_secs(w.output.status_every.max(1)),
         );
-        let mut printer = Printer::new(&args.output, Box::new(|_| {}));
-        let Some((joining, roster)) = roster_of(joining, &mut printer, &args.output).await? else {
+        let mut printer = Printer::new(&w.output, Box::new(|_| {}));
+        let Some((joining, roster)) = roster_of(joining, &mut printer, &w.output).await? else {
             return Ok(ExitCode::FAILURE);
         };
         if !GAMES.contains(&roster.game.as_str()) {

@@ -22,13 +22,19 @@ fn small() -> CubesConfig {
     c
 }
 
-fn faulty(players: u8, link: LinkConfig, fault: Fault, policy: DesyncPolicy) -> Run {
+/// A 900-frame match of `players` seats with `fault` in one seat's game,
+/// played on until every frame settled (within two minutes).
+fn faulty_scenario(players: u8, link: LinkConfig, fault: Fault, policy: DesyncPolicy) -> Scenario {
     let mut s = Scenario::new(players, 60 + u64::from(players), link, 900);
     s.fault = Some(fault);
     s.policy = policy;
     s.settle = true;
     s.max_micros = 120_000_000;
-    mesh::run::<Game>(&s, &small())
+    s
+}
+
+fn faulty(players: u8, link: LinkConfig, fault: Fault, policy: DesyncPolicy) -> Run {
+    mesh::run::<Game>(&faulty_scenario(players, link, fault, policy), &small())
 }
 
 fn recurring(seat: u8, kind: Recurring) -> Fault {
@@ -361,10 +367,7 @@ fn with_an_arbiter_a_self_consistent_bug_on_seat_0_is_healed_to_seat_1() {
         (0, Condition::POOR.link()),
     ] {
         let relay = PlayerId(relay);
-        let mut s = Scenario::new(2, 62, link, 900);
-        s.fault = Some(once);
-        s.settle = true;
-        s.max_micros = 120_000_000;
+        let mut s = faulty_scenario(2, link, once, DesyncPolicy::Stop);
         s.spectate = Some((relay, 60));
         s.session.arbiter = Some(relay);
         let run = mesh::run::<Game>(&s, &small());
@@ -403,10 +406,12 @@ fn with_an_arbiter_a_self_consistent_bug_on_seat_0_is_healed_to_seat_1() {
 /// the match stops, nobody overwritten.
 #[test]
 fn an_arbiter_that_is_not_there_changes_nothing() {
-    let mut s = Scenario::new(2, 62, Condition::GOOD.link(), 900);
-    s.fault = Some(recurring(0, Recurring::SelfConsistent));
-    s.settle = true;
-    s.max_micros = 120_000_000;
+    let mut s = faulty_scenario(
+        2,
+        Condition::GOOD.link(),
+        recurring(0, Recurring::SelfConsistent),
+        DesyncPolicy::Stop,
+    );
     s.session.arbiter = Some(PlayerId(1));
     let run = mesh::run::<Game>(&s, &small());
     stopped_invalid(&run);

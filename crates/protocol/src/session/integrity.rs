@@ -240,7 +240,7 @@ impl<I: Input> Session<I> {
         // finding already.
         if let Some(d) = &i.dispute {
             i.evidence_to = d.seats;
-            i.evidence_to.0 &= !(1 << self.cfg.local.0);
+            i.evidence_to.remove(self.cfg.local);
         }
         i.acked = PlayerSet::EMPTY;
         i.evidence_due = true;
@@ -395,7 +395,7 @@ impl<I: Input> Session<I> {
                 // Say we hold it: the arbiter's seat repeats its Evidence
                 // until our echo comes.
                 i.evidence_to.insert(who);
-                i.told.0 &= !(1 << who.0);
+                i.told.remove(who);
             }
             // It needs ours, or to learn that we hold its.
             i.evidence_due = true;
