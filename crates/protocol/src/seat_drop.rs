@@ -16,6 +16,15 @@
 //! a run at a time from the frame after the one its report names, until it
 //! holds as many.
 //!
+//! A peer that has not timed the seat out does not join a drop on one
+//! report: the reporter lost the seat, not the match. It joins once the
+//! reporters are a quorum of the voters (see [`crate::quorum`]) or it times
+//! the seat out too; until then it keeps the report as a *suspicion* (the
+//! reporter repeats it) and sends nothing. A peer whose own drop no heard
+//! peer joins gives up its seat (see `session/membership.rs`): of two seats
+//! that lost each other, the one the rest no longer hear leaves, not both
+//! sides of the rest.
+//!
 //! Invariants: a report is sent to a peer until that peer's own report says
 //! it has heard ours and holds as far as we do; the agreement waits for the
 //! report of every remaining peer that has not left in turn; the agreed
@@ -47,6 +56,9 @@ struct Drop {
 pub struct SeatDrops {
     local: PlayerId,
     drops: Vec<Drop>,
+    /// Per seat not being dropped here, the peers whose reports on it this
+    /// peer declined (it still heard the seat).
+    suspicions: [PlayerSet; MAX_PLAYERS as usize],
 }
 
 impl SeatDrops {
@@ -55,6 +67,7 @@ impl SeatDrops {
         SeatDrops {
             local,
             drops: Vec::new(),
+            suspicions: [PlayerSet::EMPTY; MAX_PLAYERS as usize],
         }
     }
 
@@ -64,6 +77,7 @@ impl SeatDrops {
         if self.is_dropping(seat) {
             return;
         }
+        self.suspicions[seat.index()] = PlayerSet::EMPTY;
         let mut reports = [None; MAX_PLAYERS as usize];
         reports[self.local.index()] = Some(held);
         self.drops.push(Drop {
@@ -74,6 +88,26 @@ impl SeatDrops {
             outsiders: PlayerSet::EMPTY,
             agreed: None,
         });
+    }
+
+    /// `from` reported dropping `seat` and this peer, still hearing the
+    /// seat, did not join: returns every peer that has so reported.
+    pub fn suspect(&mut self, from: PlayerId, seat: PlayerId) -> PlayerSet {
+        let s = &mut self.suspicions[seat.index()];
+        s.insert(from);
+        *s
+    }
+
+    /// The peers that `seat`'s report, once it arrives, is still missing
+    /// from: those in `remaining` (but the seat) whose report on it has not
+    /// arrived. Empty once the drop is agreed.
+    pub fn missing(&self, seat: PlayerId, remaining: PlayerSet) -> PlayerSet {
+        match self.drops.iter().find(|d| d.seat == seat) {
+            Some(d) if d.agreed.is_none() => remaining
+                .without(self.heard(seat))
+                .without(PlayerSet::only(seat)),
+            _ => PlayerSet::EMPTY,
+        }
     }
 
     /// Whether `seat` is being (or has been) dropped.
@@ -193,9 +227,14 @@ impl SeatDrops {
         out
     }
 
-    /// Forgets `seat`'s drop (it came back), so it can be dropped again.
+    /// Forgets `seat`'s drop (it came back), so it can be dropped again,
+    /// and what its earlier process reported or was suspected of.
     pub fn forget(&mut self, seat: PlayerId) {
         self.drops.retain(|d| d.seat != seat);
+        for s in &mut self.suspicions {
+            s.remove(seat);
+        }
+        self.suspicions[seat.index()] = PlayerSet::EMPTY;
     }
 
     /// Records that `seat` ended after `last`.
@@ -341,6 +380,31 @@ mod tests {
         d.newcomer(PlayerId(2));
         assert!(d.due(remaining).is_empty());
         assert_eq!(d.decide(remaining), vec![(PlayerId(1), Some(700))]);
+    }
+
+    #[test]
+    fn suspicions_gather_until_forgotten_and_a_begun_drop_clears_them() {
+        let mut d = SeatDrops::new(PlayerId(0));
+        assert_eq!(d.suspect(PlayerId(1), PlayerId(3)), set(&[1]));
+        assert_eq!(d.suspect(PlayerId(2), PlayerId(3)), set(&[1, 2]));
+        d.forget(PlayerId(2));
+        assert_eq!(
+            d.suspect(PlayerId(1), PlayerId(3)),
+            set(&[1]),
+            "a returned reporter's word is gone"
+        );
+        d.begin(PlayerId(3), Some(40));
+        assert_eq!(d.missing(PlayerId(3), set(&[0, 1, 2])), set(&[1, 2]));
+        d.on_report(PlayerId(1), PlayerId(3), Some(41), set(&[0, 1]));
+        assert_eq!(d.missing(PlayerId(3), set(&[0, 1, 2])), set(&[2]));
+        d.settle(PlayerId(3), Some(41));
+        assert!(d.missing(PlayerId(3), set(&[0, 1, 2])).is_empty());
+        d.forget(PlayerId(3));
+        assert_eq!(
+            d.suspect(PlayerId(2), PlayerId(3)),
+            set(&[2]),
+            "begun afresh"
+        );
     }
 
     #[test]

@@ -486,21 +486,45 @@ fn successive_drops_count_against_the_seats_live_before_each() {
 
 #[test]
 fn when_only_one_direction_fails_one_quorum_plays_on() {
-    // Seat 2 stops hearing seat 0; seat 0 still hears seat 2. Seat 2's
-    // suspicion spreads to seat 1 through its drop report, and seat 0,
-    // told by seat 1 that it was dropped, finds itself alone.
+    // Seat 2 stops hearing seat 0; seat 0 still hears seat 2. Seat 1 still
+    // hears seat 0, so it does not join seat 2's drop of it: seat 2, its
+    // drop unjoined, is the seat cut off and gives up; seats 0 and 1 drop
+    // it and play on.
     let mut m = Mesh::new(3, 20, |_| {});
     m.run_ms(2_000);
     m.cut[0][2] = true;
     m.run_ms(8_000);
     let stopped: Vec<usize> = (0..3).filter(|&i| m.lost_quorum(i).is_some()).collect();
-    assert_eq!(stopped, vec![0], "{:?}", m.events);
-    for i in [1, 2] {
-        assert_eq!(m.seats[i].s.live(), set(&[1, 2]));
+    assert_eq!(stopped, vec![2], "{:?}", m.events);
+    let (_, _, heard) = m.lost_quorum(2).unwrap();
+    assert_eq!(heard, set(&[2]), "nobody joined its drop of seat 0");
+    for i in [0, 1] {
+        assert_eq!(m.seats[i].s.live(), set(&[0, 1]));
     }
-    let before = m.frame(1);
+    let before = m.frame(0);
     m.run_ms(1_000);
-    assert!(m.frame(1) > before + 50);
+    assert!(m.frame(0) > before + 50);
+    m.assert_settled_frames_agree();
+}
+
+#[test]
+fn a_link_lost_between_two_of_five_seats_costs_one_seat_not_the_match() {
+    // Seats 3 and 4 stop hearing each other both ways; the other three hear
+    // everyone. Neither drop is joined: each of the two gives up, the rest
+    // (a quorum) drop them and play on.
+    let mut m = Mesh::new(5, 20, |_| {});
+    m.run_ms(2_000);
+    m.cut[3][4] = true;
+    m.cut[4][3] = true;
+    m.run_ms(8_000);
+    for i in [0, 1, 2] {
+        assert_eq!(m.lost_quorum(i), None, "{:?}", m.events);
+    }
+    let stopped: Vec<usize> = (3..5).filter(|&i| m.lost_quorum(i).is_some()).collect();
+    assert!(!stopped.is_empty(), "one of the two leaves");
+    let before = m.frame(0);
+    m.run_ms(1_000);
+    assert!(m.frame(0) > before + 50, "the rest play on");
     m.assert_settled_frames_agree();
 }
 

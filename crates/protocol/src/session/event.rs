@@ -293,7 +293,7 @@ pub enum Event<I> {
     },
     /// This seat's side of the match is no longer a quorum of the seats
     /// still in it (see [`crate::quorum`]): it stopped hearing too many of
-    /// them, or they dropped it. It must not play on alone: the session
+    /// them, they dropped it, or it lost a seat the others still hear. It must not play on alone: the session
     /// steps, samples and sends nothing more (it said goodbye to the seats
     /// it still heard) and drops every later datagram. Frames stepped but
     /// not settled ([`Session::newest_clean`](super::Session::newest_clean))
@@ -306,7 +306,9 @@ pub enum Event<I> {
         /// The seats that counted: those live in the match as this seat knew
         /// it, less those that said goodbye.
         live: PlayerSet,
-        /// The seats of `live` it still heard, itself included.
+        /// The seats of `live` on its side, itself included: those it
+        /// still heard or, when no seat it heard would join its drop of a
+        /// seat it lost (see [`crate::seat_drop`]), those that had.
         heard: PlayerSet,
     },
     /// No other seat is left in the match and [`Config::play_on_alone`](super::Config::play_on_alone)

@@ -12,6 +12,15 @@
 //!   (and hold two seats, unless [`Config::play_on_alone`]); otherwise the
 //!   session raises [`Event::LostQuorum`], says goodbye to the seats it
 //!   still hears and closes: nothing more is sampled, stepped or sent.
+//! - A report that a peer dropped a seat this one has not timed out is not
+//!   joined until the reporters are a quorum of the voters or this seat
+//!   times the seat out too (`joins_drop`), so the seats of a majority
+//!   drop a seat on the same evidence. A seat whose own drop of a seat stays unjoined for
+//!   three quarters of the peer timeout while a peer it waits for is still
+//!   heard has lost the match in the same way: it raises
+//!   [`Event::LostQuorum`] (`drops_joined`). The seat that cut off is the
+//!   one that leaves, so a link that fails between two seats costs one of
+//!   them, not the whole match.
 //! - A dropped seat whose packets still arrive once its drop is agreed is
 //!   told so with a *notice*, a SeatDrop naming itself; the dropped seat
 //!   takes a notice like a goodbye from the sender (confirmed by the grace
@@ -30,6 +39,7 @@ use crate::input::Input;
 use crate::packet::{Disconnect, Message, SeatDrop};
 use crate::player::{PlayerId, PlayerSet};
 use crate::quorum;
+use crate::time::Instant;
 
 /// Disconnect reason: the session gave up (here: it lost its quorum).
 const GAVE_UP: u8 = 1;
@@ -104,23 +114,69 @@ impl<I: Input> Session<I> {
         if self.holds_quorum() {
             return true;
         }
-        let heard = self.remaining();
+        self.lose_quorum(self.remaining());
+        false
+    }
+
+    /// This seat's side, `side`, is not a quorum: it says so, says goodbye
+    /// to the seats it still hears and closes.
+    fn lose_quorum(&mut self, side: PlayerSet) {
         self.events.push_back(Event::LostQuorum {
             frame: self.next_step,
             live: self.voters(),
-            heard,
+            heard: side,
         });
         let local = self.cfg.local;
-        for p in heard.iter().filter(|&p| p != local) {
+        for p in self.remaining().iter().filter(|&p| p != local) {
             self.send_routed(p, Message::Disconnect(Disconnect { reason: GAVE_UP }));
         }
         self.phase = Phase::Closed;
-        false
+    }
+
+    /// Whether `seat` was heard within a quarter of the peer timeout.
+    fn heard_lately(&self, seat: PlayerId) -> bool {
+        let last = self.peers[seat.index()].last_recv;
+        self.now.since(last) <= self.cfg.peer_timeout_micros / 4
+    }
+
+    /// Whether this seat joins `from`'s drop of `seat`: at once if it
+    /// dropped the seat too, else once the seats reporting the drop are a
+    /// quorum of the voters (the report is kept until then; its sender
+    /// repeats it).
+    pub(super) fn joins_drop(&mut self, from: PlayerId, seat: PlayerId) -> bool {
+        if self.peers[seat.index()].gone || self.drops.is_dropping(seat) {
+            return true;
+        }
+        let reporters = self
+            .drops
+            .suspect(from, seat)
+            .intersection(self.remaining());
+        quorum::is_quorum(reporters, self.voters())
+    }
+
+    /// Gives up the match when a drop this seat began has waited three
+    /// quarters of the peer timeout for a peer that is still heard: that
+    /// peer hears the dropped seat and would not join, so this seat is the
+    /// one cut off.
+    pub(super) fn drops_joined(&mut self, now: Instant) {
+        let limit = self.cfg.peer_timeout_micros * 3 / 4;
+        let remaining = self.remaining();
+        for (i, began) in self.drop_began.iter().enumerate() {
+            let Some(began) = *began else { continue };
+            let seat = PlayerId(i as u8);
+            let missing = self.drops.missing(seat, remaining);
+            if now.since(began) > limit && missing.iter().any(|p| self.heard_lately(p)) {
+                let side = self.drops.heard(seat).intersection(remaining);
+                self.lose_quorum(side);
+                return;
+            }
+        }
     }
 
     /// `seat`'s last frame was agreed: it leaves the live set, and if no
     /// other seat is left this one now plays alone.
     pub(super) fn seat_settled(&mut self, seat: PlayerId) {
+        self.drop_began[seat.index()] = None;
         self.live.remove(seat);
         if self.live == PlayerSet::only(self.cfg.local) && self.alone_since.is_none() {
             let from = self.newest_clean().map_or(0, |c| c + 1);
@@ -131,6 +187,7 @@ impl<I: Input> Session<I> {
 
     /// `seat` came back: it is live again and checks our frames again.
     pub(super) fn seat_back(&mut self, seat: PlayerId) {
+        self.drop_began[seat.index()] = None;
         self.live.insert(seat);
         self.alone_since = None;
     }

@@ -139,6 +139,8 @@ pub struct Session<I: Input> {
     resync: Resync,
     integrity: Integrity,
     drops: SeatDrops,
+    /// When each drop this seat takes part in began here (until agreed).
+    drop_began: [Option<Instant>; MAX_PLAYERS as usize],
     drop_reports_due: bool,
     /// The seats in the match as agreed: a seat leaves it once its last
     /// frame is agreed, and comes back when its new process returns.
@@ -309,6 +311,7 @@ impl<I: Input> Session<I> {
             resync: Resync::new(n),
             integrity: Integrity::new(n),
             drops: SeatDrops::new(cfg.local),
+            drop_began: [None; MAX_PLAYERS as usize],
             drop_reports_due: false,
             live: PlayerSet::first(cfg.players),
             notices: PlayerSet::EMPTY,
@@ -633,6 +636,9 @@ impl<I: Input> Session<I> {
                 },
             });
             self.drop_seat(peer);
+        }
+        if self.phase == Phase::Running {
+            self.drops_joined(now);
         }
         if self.phase != Phase::Running
             || self.awaiting_input.is_some()

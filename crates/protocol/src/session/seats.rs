@@ -48,6 +48,7 @@ impl<I: Input> Session<I> {
         self.authority_dropped(seat);
         let held = self.held_for_report(seat);
         self.drops.begin(seat, held);
+        self.drop_began[seat.index()] = Some(self.now);
         self.drop_reports_due = true;
         self.settle_drops();
     }
@@ -75,6 +76,11 @@ impl<I: Input> Session<I> {
             // an earlier one, which left before the seat came back (or a
             // later one we have not heard of yet: the report is repeated).
             return Err(Refused::Unexpected);
+        }
+        if !self.joins_drop(who, seat) {
+            // We still hear the seat: the reporter lost it, not (yet) the
+            // match. Its report is kept as a suspicion and repeated.
+            return Ok(());
         }
         let held = first.map(|f| f + m.inputs.len() as u32 - 1);
         self.drop_seat(seat);
