@@ -16,11 +16,13 @@
 //! a run at a time from the frame after the one its report names, until it
 //! holds as many.
 //!
-//! A peer that has not timed the seat out does not join a drop on one
-//! report: the reporter lost the seat, not the match. It joins once the
-//! reporters are a quorum of the voters (see [`crate::quorum`]) or it times
-//! the seat out too; until then it keeps the report as a *suspicion* (the
-//! reporter repeats it) and sends nothing. A peer whose own drop no heard
+//! Of two seats that lost each other the lower one's word is taken: a
+//! report on a higher seat is joined at once. A peer that has not timed out
+//! a seat lower than the reporter does not join its drop on one report: the
+//! reporter lost the seat, not the match. It joins once the reporters are a
+//! quorum of the voters (see [`crate::quorum`]) or it times the seat out
+//! too; until then it keeps the report as a *suspicion* (the reporter
+//! repeats it) and sends nothing. A peer whose own drop no heard
 //! peer joins gives up its seat (see `session/membership.rs`): of two seats
 //! that lost each other, the one the rest no longer hear leaves, not both
 //! sides of the rest.

@@ -510,8 +510,9 @@ fn when_only_one_direction_fails_one_quorum_plays_on() {
 #[test]
 fn a_link_lost_between_two_of_five_seats_costs_one_seat_not_the_match() {
     // Seats 3 and 4 stop hearing each other both ways; the other three hear
-    // everyone. Neither drop is joined: each of the two gives up, the rest
-    // (a quorum) drop them and play on.
+    // everyone. Seat 3's drop of seat 4 is joined (the lower seat's word is
+    // taken); seat 4's drop of seat 3 is not, so seat 4 alone leaves and
+    // the rest play on.
     let mut m = Mesh::new(5, 20, |_| {});
     m.run_ms(2_000);
     m.cut[3][4] = true;
@@ -520,8 +521,11 @@ fn a_link_lost_between_two_of_five_seats_costs_one_seat_not_the_match() {
     for i in [0, 1, 2] {
         assert_eq!(m.lost_quorum(i), None, "{:?}", m.events);
     }
-    let stopped: Vec<usize> = (3..5).filter(|&i| m.lost_quorum(i).is_some()).collect();
-    assert!(!stopped.is_empty(), "one of the two leaves");
+    let stopped: Vec<usize> = (0..5).filter(|&i| m.lost_quorum(i).is_some()).collect();
+    assert_eq!(stopped, vec![4], "{:?}", m.events);
+    for i in 0..4 {
+        assert_eq!(m.seats[i].s.live(), set(&[0, 1, 2, 3]));
+    }
     let before = m.frame(0);
     m.run_ms(1_000);
     assert!(m.frame(0) > before + 50, "the rest play on");

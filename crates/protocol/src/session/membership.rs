@@ -12,10 +12,11 @@
 //!   (and hold two seats, unless [`Config::play_on_alone`]); otherwise the
 //!   session raises [`Event::LostQuorum`], says goodbye to the seats it
 //!   still hears and closes: nothing more is sampled, stepped or sent.
-//! - A report that a peer dropped a seat this one has not timed out is not
-//!   joined until the reporters are a quorum of the voters or this seat
-//!   times the seat out too (`joins_drop`), so the seats of a majority
-//!   drop a seat on the same evidence. A seat whose own drop of a seat stays unjoined for
+//! - A report that a peer dropped a higher seat is joined at once; one that
+//!   a peer dropped a lower seat this one has not timed out is joined only
+//!   once the reporters are a quorum of the voters or this seat times the
+//!   seat out too (`joins_drop`): of two seats that lost each other, the
+//!   lower one's word is taken. A seat whose own drop of a seat stays unjoined for
 //!   three quarters of the peer timeout while a peer it waits for is still
 //!   heard has lost the match in the same way: it raises
 //!   [`Event::LostQuorum`] (`drops_joined`). The seat that cut off is the
@@ -140,11 +141,13 @@ impl<I: Input> Session<I> {
     }
 
     /// Whether this seat joins `from`'s drop of `seat`: at once if it
-    /// dropped the seat too, else once the seats reporting the drop are a
-    /// quorum of the voters (the report is kept until then; its sender
-    /// repeats it).
+    /// dropped the seat too or `from` is the lower of the two seats (of
+    /// two seats that lost each other, the lower one's word is taken, the
+    /// tie-break every seat applies alike), else once the seats reporting
+    /// the drop are a quorum of the voters (the report is kept until then;
+    /// its sender repeats it).
     pub(super) fn joins_drop(&mut self, from: PlayerId, seat: PlayerId) -> bool {
-        if self.peers[seat.index()].gone || self.drops.is_dropping(seat) {
+        if self.peers[seat.index()].gone || self.drops.is_dropping(seat) || from < seat {
             return true;
         }
         let reporters = self
