@@ -12,7 +12,7 @@ use lockstep_games::{Bots, Demo};
 use lockstep_physics::scenes;
 use lockstep_sim::{Engine, EngineSettings, Match};
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// The name of the RTS row at its largest (8 players × 1 024 units).
 const RTS_LARGE: &str = "game:rts-8x1024";

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::net::LinkArgs;
 
 /// Arguments of `lockstep demo`.

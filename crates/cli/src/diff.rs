@@ -19,7 +19,7 @@ use lockstep_sim::desync::diagnose_logs;
 use lockstep_sim::replay::{MAGIC as LOG_MAGIC, ReplayLog};
 use lockstep_sim::{FieldDiff, Game, STATE_MAGIC, StateFile, diff_snapshots};
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::games::with_game;
 use crate::output::{refuse_input, write_file};
 use crate::replay::{game_of, incompleteness, read_file, read_log, stop_of};

@@ -5,7 +5,7 @@
 pub const GAMES: [&str; 2] = ["cubes", "rts"];
 
 /// Runs `$body` with `$g` naming the game whose id is `$id`, or returns a
-/// [`crate::CliError`] naming the known games.
+/// [`crate::error::CliError`] naming the known games.
 macro_rules! with_game {
     ($id:expr, $g:ident => $body:expr) => {
         match $id {
@@ -17,7 +17,7 @@ macro_rules! with_game {
                 type $g = lockstep_games::rts::Rts;
                 $body
             }
-            other => Err($crate::CliError::new(format!(
+            other => Err($crate::error::CliError::new(format!(
                 "unknown game `{other}`; known games: {}",
                 $crate::games::GAMES.join(", ")
             ))),

@@ -20,6 +20,7 @@ macro_rules! outln {
 mod bench;
 mod demo;
 mod diff;
+mod error;
 mod games;
 mod net;
 mod output;
@@ -34,23 +35,6 @@ mod verify;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-/// A one-line error for the user.
-#[derive(Debug)]
-pub struct CliError(String);
-
-impl CliError {
-    /// An error with this message.
-    pub fn new(msg: impl Into<String>) -> CliError {
-        CliError(msg.into())
-    }
-}
-
-impl core::fmt::Display for CliError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// Deterministic lockstep engine: play matches over UDP, record, replay, verify and diff them.
 #[derive(Debug, Parser)]

@@ -36,7 +36,7 @@ use lockstep_protocol::seal::Identity;
 use lockstep_sim::settings_file;
 use lockstep_sim::{Game, Match};
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::games::{GAMES, with_game};
 use crate::report::{OutputArgs, Printer, Report};
 

@@ -17,7 +17,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// The exit status when standard output is closed under us: 128 + `SIGPIPE`.
 pub const PIPE_CLOSED: i32 = 141;

@@ -39,7 +39,7 @@ use lockstep_sim::{Bot, Game, Match, settings_file};
 use lockstep_window::seat::picture_of;
 use lockstep_window::{Ending, GameWindow, Hud, Phase, Picture, Screen, View, WindowSettings};
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::net::{
     self, BindArgs, Controls, HostArgs, JoinArgs, LinkArgs, LogWriter, ModeArgs, Seat,
 };

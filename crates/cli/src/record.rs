@@ -23,7 +23,7 @@ use lockstep_sim::replay::{Note, RecordSettings, Recorder, StopCause};
 use lockstep_sim::settings_file::{self, MatchFile};
 use lockstep_sim::{Game, Match, StateMap};
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::games::with_game;
 use crate::output::{Pending, refuse_input};
 

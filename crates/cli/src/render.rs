@@ -23,7 +23,7 @@ use lockstep_render::{Camera, Canvas, Depict, GifWriter, Overlay, Scene, draw_sc
 use lockstep_sim::replay::{self, ReplayLog, RunOptions};
 use lockstep_sim::{Engine, Frame, Game};
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::games::with_game;
 use crate::replay::{game_of, progress_bar, read_log};
 

@@ -17,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_sim::replay::{self, Header, LogEnd, Outcome, ReplayLog, RunOptions};
 use lockstep_sim::{Frame, Game, StateFile, SyncTest};
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::games::with_game;
 use crate::output::{refuse_input, write_file};
 

@@ -18,7 +18,7 @@ use lockstep_protocol::Instant;
 
 use clap::Args;
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// What every networked command prints and how.
 #[derive(Debug, Clone, Args)]

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// Arguments of `lockstep serve`.
 #[derive(Debug, Args)]

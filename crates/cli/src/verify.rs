@@ -14,7 +14,7 @@ use lockstep_sim::Game;
 use lockstep_sim::desync::first_divergence;
 use lockstep_sim::replay::{self, RunOptions};
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::games::with_game;
 use crate::replay::{game_of, incompleteness, read_log};
 
