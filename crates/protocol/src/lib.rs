@@ -121,6 +121,7 @@ pub mod checksums;
 pub mod clock;
 pub mod clock_sync;
 pub mod delay;
+mod inbound;
 pub mod input_delay;
 pub use lockstep_codec::input;
 pub mod packet;

@@ -30,7 +30,7 @@ use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
 use x25519_dalek::StaticSecret;
 
-use crate::packet::{MAX_DATAGRAM, header_bytes, peek_seq};
+use crate::packet::header::{MAX_DATAGRAM, header_bytes, peek_seq};
 use crate::seq::widen;
 
 /// Bytes a sealed datagram adds to its packet: the Poly1305 tag.

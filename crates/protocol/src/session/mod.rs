@@ -59,9 +59,10 @@ pub use event::{CallError, Event, Invalidation, ResyncFailure, TimeoutReason, Tr
 use crate::checksums::ChecksumBook;
 use crate::clock::FrameClock;
 use crate::delay::{DelaySettings, PlayoutDelay};
+use crate::inbound::{Opening, open_packet};
 use crate::input::Input;
 use crate::input_delay::DelaySchedule;
-use crate::packet::{MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Packet};
+use crate::packet::{MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Packet};
 use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
 use crate::playout::PlayoutBuffer;
 use crate::prediction::Predictions;
@@ -462,17 +463,18 @@ impl<I: Input> Session<I> {
             self.stats.dropped.from_gone += 1;
             return false;
         }
-        let mut opened = [0u8; MAX_DATAGRAM];
-        let (bytes, newest) = match self.open(from, bytes, &mut opened) {
-            Some(b) => b,
-            None => return false,
+        let opening = match self.keys {
+            None => Opening::Plain,
+            Some(_) => Opening::Sealed(
+                self.peers
+                    .get_mut(from.index())
+                    .filter(|_| from != self.cfg.local)
+                    .and_then(|p| p.link.as_mut()),
+            ),
         };
-        let packet = match Packet::<I>::decode(bytes) {
-            Ok(p) => p,
-            Err(e) => {
-                self.stats.dropped.count(&e);
-                return false;
-            }
+        let Some((packet, newest)) = open_packet::<I>(opening, bytes, &mut self.stats.dropped)
+        else {
+            return false;
         };
         if !newest && matches!(packet, Packet::Hello(_)) {
             // A sealed handshake older than a packet already opened from
@@ -517,41 +519,6 @@ impl<I: Input> Session<I> {
             Packet::WatchHello(_) => self.stats.dropped.unexpected += 1,
         }
         true
-    }
-
-    /// The packet inside a datagram from `from`, and whether its number is
-    /// the newest opened from that peer: in a plain session the datagram
-    /// itself (always "newest"); in a sealed one what opens with the pair's
-    /// keys, or `None` (counted) when nothing does.
-    fn open<'a>(
-        &mut self,
-        from: PlayerId,
-        bytes: &'a [u8],
-        out: &'a mut [u8; MAX_DATAGRAM],
-    ) -> Option<(&'a [u8], bool)> {
-        if self.keys.is_none() {
-            return Some((bytes, true));
-        }
-        let link = self
-            .peers
-            .get_mut(from.index())
-            .filter(|_| from != self.cfg.local)
-            .and_then(|p| p.link.as_mut());
-        let Some(link) = link else {
-            self.stats.dropped.unknown_sender += 1;
-            return None;
-        };
-        match link.open(bytes, out) {
-            Ok(o) => Some((o.packet, o.newest)),
-            Err(SealError::Forged) => {
-                self.stats.dropped.unauthenticated += 1;
-                None
-            }
-            Err(_) => {
-                self.stats.dropped.malformed += 1;
-                None
-            }
-        }
     }
 
     /// Binds `seat`, which this session dropped, to the public key of the

@@ -20,10 +20,11 @@ use std::collections::{BTreeMap, VecDeque};
 use lockstep_fx::Checksum;
 
 use super::{WatchConfig, WatchTransmit, WatcherId};
+use crate::inbound::{Opening, open_packet};
 use crate::input::Input;
 use crate::packet::{
-    Feed, FeedAck, MAX_DATAGRAM, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Message,
-    Packet, ResyncAck, Routed, ShortChecksums, SnapshotAck, SnapshotPart, WatchHello,
+    Feed, FeedAck, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Message, Packet,
+    ResyncAck, Routed, ShortChecksums, SnapshotAck, SnapshotPart, WatchHello,
 };
 use crate::player::PlayerId;
 use crate::resync::Outgoing;
@@ -331,36 +332,13 @@ impl<I: Input> Relay<I> {
     pub fn handle_datagram(&mut self, now: Instant, from: WatcherId, bytes: &[u8]) {
         self.stats.received.packets += 1;
         self.stats.received.bytes += bytes.len() as u64;
-        let mut opened = [0u8; MAX_DATAGRAM];
-        let mut newest = true;
-        let bytes = if self.identity.is_none() {
-            bytes
-        } else {
-            let Some(link) = self.links.get_mut(&from) else {
-                self.stats.dropped.unknown_sender += 1;
-                return;
-            };
-            match link.open(bytes, &mut opened) {
-                Ok(o) => {
-                    newest = o.newest;
-                    o.packet
-                }
-                Err(SealError::Forged) => {
-                    self.stats.dropped.unauthenticated += 1;
-                    return;
-                }
-                Err(_) => {
-                    self.stats.dropped.malformed += 1;
-                    return;
-                }
-            }
+        let opening = match self.identity {
+            None => Opening::Plain,
+            Some(_) => Opening::Sealed(self.links.get_mut(&from)),
         };
-        let packet = match Packet::<I>::decode(bytes) {
-            Ok(p) => p,
-            Err(e) => {
-                self.stats.dropped.count(&e);
-                return;
-            }
+        let Some((packet, newest)) = open_packet::<I>(opening, bytes, &mut self.stats.dropped)
+        else {
+            return;
         };
         match packet {
             Packet::WatchHello(_) if !newest => self.stats.dropped.duplicate += 1,

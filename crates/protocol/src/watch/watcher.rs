@@ -14,10 +14,11 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::WatchConfig;
+use crate::inbound::{Opening, open_packet};
 use crate::input::Input;
 use crate::packet::{
-    ArbiterAnswer, Feed, FeedAck, MAX_DATAGRAM, Message, Packet, ResyncAck, ResyncChunk, Routed,
-    SnapshotAck, SnapshotPart, WatchHello,
+    ArbiterAnswer, Feed, FeedAck, Message, Packet, ResyncAck, ResyncChunk, Routed, SnapshotAck,
+    SnapshotPart, WatchHello,
 };
 use crate::player::PlayerId;
 use crate::resync::Incoming;
@@ -245,31 +246,13 @@ impl<I: Input> Watcher<I> {
             self.stats.dropped.from_gone += 1;
             return;
         }
-        let mut opened = [0u8; MAX_DATAGRAM];
-        let mut newest = true;
-        let bytes = match self.link.as_mut() {
-            None => bytes,
-            Some(link) => match link.open(bytes, &mut opened) {
-                Ok(o) => {
-                    newest = o.newest;
-                    o.packet
-                }
-                Err(SealError::Forged) => {
-                    self.stats.dropped.unauthenticated += 1;
-                    return;
-                }
-                Err(_) => {
-                    self.stats.dropped.malformed += 1;
-                    return;
-                }
-            },
+        let opening = match self.link.as_mut() {
+            None => Opening::Plain,
+            Some(link) => Opening::Sealed(Some(link)),
         };
-        let packet = match Packet::<I>::decode(bytes) {
-            Ok(p) => p,
-            Err(e) => {
-                self.stats.dropped.count(&e);
-                return;
-            }
+        let Some((packet, newest)) = open_packet::<I>(opening, bytes, &mut self.stats.dropped)
+        else {
+            return;
         };
         match packet {
             Packet::WatchHello(_) if !newest => self.stats.dropped.duplicate += 1,
