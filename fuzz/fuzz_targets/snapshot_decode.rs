@@ -7,8 +7,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_fx::{Fx, Quat, Vec3};
-use lockstep_snapshot::delta::{self, Level, Reference};
+use lockstep_snapshot::delta;
 use lockstep_snapshot::{BodyState, Bounds, QuantBody};
+use lockstep_snapshot::{Level, Reference};
 
 fn scene(t: i32, bounds: &Bounds) -> Vec<QuantBody> {
     (0..40)

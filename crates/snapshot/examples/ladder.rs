@@ -18,8 +18,9 @@ use std::collections::VecDeque;
 
 mod fixture;
 
-use lockstep_snapshot::delta::{self, Breakdown, Level, Reference};
+use lockstep_snapshot::delta;
 use lockstep_snapshot::{Bodies, QuantBody, bodies};
+use lockstep_snapshot::{Breakdown, Level, Reference};
 
 /// Frames between a snapshot and the baseline it is coded against.
 const ACK_LAG: usize = 6;

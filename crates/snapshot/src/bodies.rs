@@ -9,24 +9,8 @@
 //! another body), and slot `i` means the same body on every machine, so a
 //! snapshot's bodies line up with its baseline's by index.
 
-use lockstep_fx::{Quat, Vec3};
-
+use crate::body::BodyState;
 use crate::quantize::{Bounds, QuantBody};
-
-/// One body's visible state, exact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BodyState {
-    /// Centre of mass.
-    pub position: Vec3,
-    /// Orientation (unit quaternion).
-    pub orientation: Quat,
-    /// Linear velocity, m/s.
-    pub linear_velocity: Vec3,
-    /// Angular velocity, rad/s.
-    pub angular_velocity: Vec3,
-    /// Asleep: the simulation does not move it until something wakes it.
-    pub at_rest: bool,
-}
 
 /// How much a body matters to someone watching, for the state
 /// synchronization's priority accumulator (which sends `Player` bodies

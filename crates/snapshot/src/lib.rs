@@ -35,10 +35,12 @@
 #![deny(clippy::float_arithmetic)]
 
 pub mod bodies;
+mod body;
 pub mod coder;
 pub mod delta;
 mod error;
 pub mod interpolate;
+mod ladder;
 pub mod predicted;
 pub mod quantize;
 pub mod range;
@@ -46,7 +48,8 @@ pub mod smoothing;
 pub mod stream;
 pub mod sync;
 
-pub use bodies::{Bodies, BodiesMut, BodyState, Role};
-pub use delta::{Breakdown, Level, Reference};
+pub use bodies::{Bodies, BodiesMut, Role};
+pub use body::BodyState;
 pub use error::SnapshotError;
+pub use ladder::{Breakdown, Level, Reference};
 pub use quantize::{Bounds, QuantBody, SmallestThree};

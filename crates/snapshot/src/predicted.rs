@@ -36,8 +36,8 @@
 use lockstep_codec::bits::bits_for;
 
 use crate::coder::{Coder, Prob};
-use crate::delta::{Breakdown, Reference};
 use crate::error::SnapshotError;
+use crate::ladder::{Breakdown, Reference};
 use crate::quantize::{Bounds, QuantBody, SmallestThree};
 
 /// Predicted-motion classes kept apart by the models.

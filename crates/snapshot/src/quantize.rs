@@ -11,7 +11,7 @@
 
 use lockstep_fx::{Fx, Quat, Vec3};
 
-use crate::bodies::BodyState;
+use crate::body::BodyState;
 
 /// 1/√2 in `Fx`: the largest a smallest-three component can be.
 const FRAC_1_SQRT2: Fx = Fx::lit("0.7071067811865476");

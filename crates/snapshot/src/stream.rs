@@ -26,8 +26,9 @@ use std::collections::VecDeque;
 
 use lockstep_codec::bits::{BitReader, BitStream, BitWriter};
 
-use crate::delta::{self, Level, Reference};
+use crate::delta;
 use crate::error::SnapshotError;
+use crate::ladder::{Level, Reference};
 use crate::quantize::{Bounds, QuantBody};
 
 /// How far back (frames) a baseline may be.

@@ -2,8 +2,9 @@
 //! round-trips exactly at every level, and untrusted bytes never panic.
 
 use lockstep_fx::{Fx, Quat, Vec3};
-use lockstep_snapshot::delta::{self, Level, Reference};
+use lockstep_snapshot::delta;
 use lockstep_snapshot::{BodyState, Bounds, QuantBody};
+use lockstep_snapshot::{Level, Reference};
 use proptest::prelude::*;
 
 fn state(position: Vec3, orientation: Quat, linear_velocity: Vec3, at_rest: bool) -> BodyState {

@@ -1,0 +1,112 @@
+//! The compression ladder's terms, shared by the codec's levels
+//! ([`crate::delta`] and [`crate::predicted`]) and the stream: the
+//! [`Level`]s, the [`Reference`] a snapshot is coded against, and the
+//! [`Breakdown`] of the bits it spent.
+//!
+//! Invariant: a level's wire id ([`Level::id`]) never changes meaning.
+
+use crate::quantize::QuantBody;
+
+/// How much of the codec to use (the steps of the compression ladder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Every body, quantized, in absolute codes.
+    Absolute,
+    /// Only the bodies that changed since the baseline (absolute codes).
+    Delta,
+    /// Changed bodies with positions and orientations relative to the
+    /// baseline, and "unchanged" bits.
+    Relative,
+    /// The changed bodies predicted from their motion between the two
+    /// newest acked snapshots, positions and orientations coded as the
+    /// difference from that motion carried forward, in magnitude classes
+    /// (bit-packed; see [`crate::predicted`]).
+    Predicted,
+    /// The same symbols through the adaptive binary range coder, each
+    /// decision modelled in its context.
+    RangeCoded,
+}
+
+impl Level {
+    /// Every level, in ladder order.
+    pub const ALL: [Level; 5] = [
+        Level::Absolute,
+        Level::Delta,
+        Level::Relative,
+        Level::Predicted,
+        Level::RangeCoded,
+    ];
+
+    /// Its number on the wire (a stream payload names its level).
+    pub const fn id(self) -> u32 {
+        match self {
+            Level::Absolute => 0,
+            Level::Delta => 1,
+            Level::Relative => 2,
+            Level::Predicted => 3,
+            Level::RangeCoded => 4,
+        }
+    }
+
+    /// The level numbered `id`.
+    pub fn from_id(id: u32) -> Option<Level> {
+        Level::ALL.get(id as usize).copied()
+    }
+}
+
+/// What a snapshot is coded against: the newest snapshot the receiver
+/// acked (or the initial state), and, for the predicted levels, the acked
+/// snapshot before it.
+#[derive(Debug, Clone, Copy)]
+pub struct Reference<'a> {
+    /// The baseline: bodies not coded are these.
+    pub base: &'a [QuantBody],
+    /// Frames from the baseline to the snapshot coded (0 when unknown,
+    /// e.g. the initial state: nothing is predicted then).
+    pub base_age: u32,
+    /// The acked snapshot before the baseline and how many frames before
+    /// it, if the receiver holds one.
+    pub previous: Option<(&'a [QuantBody], u32)>,
+}
+
+impl<'a> Reference<'a> {
+    /// Just a baseline, nothing to predict from.
+    pub fn base(base: &'a [QuantBody]) -> Reference<'a> {
+        Reference {
+            base,
+            base_age: 0,
+            previous: None,
+        }
+    }
+}
+
+/// Bits spent per part of a snapshot, for the ladder's table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Breakdown {
+    /// Bodies coded (changed ones, or all at [`Level::Absolute`]).
+    pub bodies: u64,
+    /// Bits naming which bodies changed.
+    pub index_bits: u64,
+    /// Bits of positions.
+    pub position_bits: u64,
+    /// Bits of orientations.
+    pub orientation_bits: u64,
+    /// Bits of velocities and at-rest and presence flags.
+    pub other_bits: u64,
+}
+
+impl Breakdown {
+    /// Adds `other` into this one.
+    pub fn add(&mut self, other: &Breakdown) {
+        self.bodies += other.bodies;
+        self.index_bits += other.index_bits;
+        self.position_bits += other.position_bits;
+        self.orientation_bits += other.orientation_bits;
+        self.other_bits += other.other_bits;
+    }
+
+    /// Every bit.
+    pub fn total(&self) -> u64 {
+        self.index_bits + self.position_bits + self.orientation_bits + self.other_bits
+    }
+}
