@@ -47,6 +47,7 @@ mod pipeline;
 mod query;
 mod query_index;
 pub mod scenes;
+mod scratch;
 mod settings;
 mod shape;
 mod solver;

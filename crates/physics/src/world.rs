@@ -3,7 +3,7 @@
 //!
 //! [`World`] owns the simulated state (slots of bodies, the free list, the
 //! contact cache, the frame counter) and the per-step caches derived from it
-//! (`pipeline::Scratch`). Advancing it one step is the job of the
+//! (`scratch::Scratch`). Advancing it one step is the job of the
 //! `pipeline` module ([`World::step`]); this file never simulates.
 //!
 //! Invariants: bodies live in slots addressed by generation-checked
@@ -18,8 +18,8 @@ use lockstep_fx::{Fx, Mat3, Quat, Vec3};
 use crate::aabb::Aabb;
 use crate::body::{Body, BodyBuilder, BodyHandle, BodyKind};
 use crate::contact::{Contact, ContactInfo, Event};
-use crate::pipeline::Scratch;
 use crate::query_index::QueryIndex;
+use crate::scratch::Scratch;
 use crate::settings::WorldSettings;
 use crate::shape::Shape;
 use std::sync::OnceLock;

@@ -14,49 +14,18 @@
 //!
 //! Invariants: bodies are processed in slot order and pairs in `(a, b)`
 //! order; nothing depends on allocation addresses, hash order, clocks or
-//! threads; all arithmetic is `Fx`. `Scratch` holds only caches derived
-//! from the state, never encoded.
+//! threads; all arithmetic is `Fx`. [`Scratch`](crate::scratch::Scratch) holds only
+//! caches derived from the state, never encoded.
 
 mod collide;
 mod solve;
 
-use lockstep_fx::{Fx, Mat3, Vec3};
+use lockstep_fx::{Fx, Vec3};
 
 use crate::body::{Body, BodyHandle, BodyKind};
-use crate::broadphase::{Broadphase, Proxy};
-use crate::contact::{Contact, Event};
+use crate::contact::Event;
 use crate::island;
-use crate::narrowphase::Manifold;
-use crate::solver::Batch;
-use crate::solver::partition::Islands;
 use crate::world::World;
-
-/// Per-step caches derived from the state; never encoded.
-#[derive(Debug, Default)]
-pub(crate) struct Scratch {
-    pub(crate) rotations: Vec<Mat3>,
-    pub(crate) broadphase: Broadphase,
-    pub(crate) proxies: Vec<Proxy>,
-    pub(crate) pairs: Vec<(u32, u32)>,
-    /// The bodies the solver moves this step, in slot order, and each
-    /// slot's index among them (`u32::MAX` for the others).
-    pub(crate) movers: Vec<u32>,
-    pub(crate) mover_index: Vec<u32>,
-    /// This step's contacts to solve, in solve order (contact indices).
-    pub(crate) order: Vec<u32>,
-    /// The movers' islands, their work, and each one's batch.
-    pub(crate) islands: Islands,
-    pub(crate) work: Vec<u32>,
-    pub(crate) batch_of: Vec<u32>,
-    /// Each slot's index within its batch.
-    pub(crate) local: Vec<u32>,
-    pub(crate) batches: Vec<Batch>,
-    /// This step's manifold of each pair, in pair order.
-    pub(crate) manifolds: Vec<Manifold>,
-    pub(crate) new_contacts: Vec<Contact>,
-    pub(crate) wake: Vec<u32>,
-    pub(crate) half_spaces: Vec<u32>,
-}
 
 impl World {
     /// Advances the world by one time step.

@@ -1,0 +1,43 @@
+//! The step's working memory: buffers the pipeline fills and reuses each
+//! step (rotations, broadphase proxies and pairs, movers, islands and
+//! batches, manifolds, new contacts), kept in the [`World`](crate::World)
+//! so a step allocates nothing once warm.
+//!
+//! Invariant: everything here is derived from the state during a step and
+//! never encoded, compared or read across steps as state; dropping it
+//! (as decoding a world does) changes no result.
+
+use lockstep_fx::Mat3;
+
+use crate::broadphase::{Broadphase, Proxy};
+use crate::contact::Contact;
+use crate::narrowphase::Manifold;
+use crate::solver::Batch;
+use crate::solver::partition::Islands;
+
+/// Per-step caches derived from the state; never encoded.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    pub(crate) rotations: Vec<Mat3>,
+    pub(crate) broadphase: Broadphase,
+    pub(crate) proxies: Vec<Proxy>,
+    pub(crate) pairs: Vec<(u32, u32)>,
+    /// The bodies the solver moves this step, in slot order, and each
+    /// slot's index among them (`u32::MAX` for the others).
+    pub(crate) movers: Vec<u32>,
+    pub(crate) mover_index: Vec<u32>,
+    /// This step's contacts to solve, in solve order (contact indices).
+    pub(crate) order: Vec<u32>,
+    /// The movers' islands, their work, and each one's batch.
+    pub(crate) islands: Islands,
+    pub(crate) work: Vec<u32>,
+    pub(crate) batch_of: Vec<u32>,
+    /// Each slot's index within its batch.
+    pub(crate) local: Vec<u32>,
+    pub(crate) batches: Vec<Batch>,
+    /// This step's manifold of each pair, in pair order.
+    pub(crate) manifolds: Vec<Manifold>,
+    pub(crate) new_contacts: Vec<Contact>,
+    pub(crate) wake: Vec<u32>,
+    pub(crate) half_spaces: Vec<u32>,
+}
