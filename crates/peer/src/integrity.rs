@@ -27,59 +27,18 @@
 //! waiting for a state to compare raises it when the state arrives or the
 //! request gives up, never later.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use lockstep_protocol::{
     Cause, Instant, Invalidation, PlayerId, PlayerSet, ResyncFailure, SelfCheck,
 };
 use lockstep_sim::Game;
-use lockstep_sim::desync::{DesyncReport, Diagnosis};
 use lockstep_sim::replay::{Note, StopCause, UncheckedCause};
 
 use crate::diagnose::{compare, self_check, touched_through};
 use crate::event::PeerEvent;
 use crate::peer::Peer;
 use crate::stop::{DesyncPolicy, StopReason};
-
-/// Heals remembered for the report of a seat that keeps drifting.
-pub(crate) const HEALS_KEPT: usize = 8;
-
-/// Fields remembered of one heal's report.
-const FIELDS_KEPT: usize = 32;
-
-/// What one heal's report said: the first frame whose checksums differed
-/// and the fields that differed (entity · field), at most `FIELDS_KEPT`.
-#[derive(Debug, Clone)]
-pub(crate) struct HealSummary {
-    frame: u32,
-    fields: Vec<String>,
-}
-
-impl HealSummary {
-    pub(crate) fn of(d: &Diagnosis) -> HealSummary {
-        let mut fields: Vec<String> = d
-            .report
-            .before
-            .iter()
-            .chain(&d.report.after)
-            .map(|f| format!("{} · {}", f.entity, f.field))
-            .collect();
-        fields.sort();
-        fields.dedup();
-        fields.truncate(FIELDS_KEPT);
-        HealSummary {
-            frame: d.report.frame,
-            fields,
-        }
-    }
-}
-
-/// A stop waiting for the other seat's state to compare.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct AwaitingCompare {
-    pub first_frame: u32,
-}
 
 impl<G: Game, W: Write> Peer<G, W> {
     /// Puts the session's question for the arbiter to it through the relay
@@ -170,7 +129,13 @@ impl<G: Game, W: Write> Peer<G, W> {
         match self.policy {
             DesyncPolicy::Snapshots if follow => {
                 let was_on = self.is_on_snapshots();
-                self.snapshots_on_resync_failed(now, reason);
+                let authority = self
+                    .desync
+                    .and_then(|(_, a)| a)
+                    .unwrap_or_else(|| self.default_authority());
+                if let Some(s) = &mut self.snapshots {
+                    s.on_resync_failed(now, authority, reason, &mut self.events);
+                }
                 if !was_on && self.is_on_snapshots() {
                     // Its frames are no longer compared: what it logs is
                     // its own, unchecked, until it is back.
@@ -188,8 +153,8 @@ impl<G: Game, W: Write> Peer<G, W> {
             DesyncPolicy::Snapshots | DesyncPolicy::Stop => {}
         }
         self.final_report = match cause {
-            Cause::Nondeterministic => self.recurring_report(first_frame),
-            Cause::Unhealable => self.last_heal.clone(),
+            Cause::Nondeterministic => self.heals.recurring_report(first_frame),
+            Cause::Unhealable => self.heals.last().cloned(),
             Cause::Unattributed => None,
         };
         if cause == Cause::Unattributed {
@@ -200,7 +165,7 @@ impl<G: Game, W: Write> Peer<G, W> {
                 .and_then(|(_, seats)| seats.iter().find(|p| *p != local));
             if let (Some(other), Some(frame)) = (other, disputed) {
                 if self.session.compare_with(now, other, frame).is_ok() {
-                    self.awaiting_compare = Some(AwaitingCompare { first_frame });
+                    self.awaiting_compare = Some(first_frame);
                 }
             }
         }
@@ -249,16 +214,16 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// The state asked for to compare: the report of a dispute nobody
     /// could be blamed for.
     pub(crate) fn on_compare_state(&mut self, from: PlayerId, frame: u32, state: &[u8]) {
-        let Some(a) = self.awaiting_compare.take() else {
+        let Some(first_frame) = self.awaiting_compare.take() else {
             return;
         };
         self.final_report = compare(&self.history, self.seat(), from, frame, state);
-        self.stop_invalid(a.first_frame);
+        self.stop_invalid(first_frame);
     }
 
     pub(crate) fn on_compare_failed(&mut self) {
-        if let Some(a) = self.awaiting_compare.take() {
-            self.stop_invalid(a.first_frame);
+        if let Some(first_frame) = self.awaiting_compare.take() {
+            self.stop_invalid(first_frame);
         }
     }
 
@@ -326,45 +291,5 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.note(&Note::Stopped { reason: cause });
         self.stopped = Some(reason.clone());
         self.events.push_back(PeerEvent::Stopped(reason));
-    }
-
-    /// The report of a seat that keeps drifting: the desyncs it was healed
-    /// of, and the fields that differed in them.
-    fn recurring_report(&self, first_frame: u32) -> Option<Diagnosis> {
-        let last = self.last_heal.as_ref()?;
-        let mut fields: BTreeMap<&str, u32> = BTreeMap::new();
-        for h in &self.heals {
-            for f in &h.fields {
-                *fields.entry(f).or_insert(0) += 1;
-            }
-        }
-        let mut by_count: Vec<(&str, u32)> = fields.into_iter().collect();
-        by_count.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        let frames: Vec<String> = self.heals.iter().map(|h| h.frame.to_string()).collect();
-        // The report of the last heal (its frame, checksums and fields),
-        // headed by what the heals show together.
-        let mut report: DesyncReport = last.report.clone();
-        report.notes.insert(
-            0,
-            format!(
-                "this seat kept drifting: it was healed of desyncs first seen at frames {} and drifted again at frame {first_frame}; its game is not deterministic, so the match is invalid from frame {first_frame} (the report below is of the last heal)",
-                frames.join(", ")
-            ),
-        );
-        let keep: Vec<String> = by_count
-            .iter()
-            .take(12)
-            .map(|(f, n)| format!("{f} ({n}×)"))
-            .collect();
-        if !keep.is_empty() {
-            report.notes.insert(
-                1,
-                format!("fields that kept differing: {}", keep.join(", ")),
-            );
-        }
-        Some(Diagnosis {
-            report,
-            states: last.states.clone(),
-        })
     }
 }

@@ -123,6 +123,7 @@
 mod diagnose;
 mod event;
 mod fallback;
+mod heals;
 mod history;
 mod integrity;
 mod membership;
@@ -132,6 +133,7 @@ mod peer_snapshots;
 mod snapshot_server;
 mod snapshot_spectator;
 mod snapshot_view;
+mod snapshots;
 mod spectator;
 mod stop;
 

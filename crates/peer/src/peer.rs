@@ -39,10 +39,10 @@ use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
 
 use crate::diagnose::{Sides, diagnose};
 use crate::event::{LeaveReason, PeerEvent};
+use crate::heals::Heals;
 use crate::history::{History, HistorySettings, Recording, RecordingError, Stepped};
-use crate::integrity::{AwaitingCompare, HEALS_KEPT, HealSummary};
-use crate::peer_snapshots::Snapshots;
 use crate::snapshot_server::Receiver;
+use crate::snapshots::Snapshots;
 use crate::stop::{DesyncPolicy, StopReason};
 
 /// How a [`Peer`] plays and records. With serde, a settings file may give
@@ -189,14 +189,13 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) dispute: Option<(u32, PlayerSet)>,
     /// The arbiter's answer the relay brought: the frame and its checksum.
     pub(crate) arbiter_said: Option<(u32, Option<u64>)>,
-    /// What the newest heals' reports said (at most `HEALS_KEPT`), and the
-    /// last report whole.
-    pub(crate) heals: VecDeque<HealSummary>,
-    pub(crate) last_heal: Option<Diagnosis>,
+    /// What the newest heals' reports said.
+    pub(crate) heals: Heals,
     /// The report the coming stop carries.
     pub(crate) final_report: Option<Diagnosis>,
-    /// A stop waiting for another seat's state to compare.
-    pub(crate) awaiting_compare: Option<AwaitingCompare>,
+    /// A stop waiting for another seat's state to compare: the first
+    /// frame the match is invalid from.
+    pub(crate) awaiting_compare: Option<u32>,
     /// The first frame the last heal corrected, and the checksums from it
     /// through the loaded frame.
     healed: Option<(u32, Vec<Checksum>)>,
@@ -297,8 +296,7 @@ impl<G: Game, W: Write> Peer<G, W> {
             last_desync: None,
             dispute: None,
             arbiter_said: None,
-            heals: VecDeque::new(),
-            last_heal: None,
+            heals: Heals::default(),
             final_report: None,
             awaiting_compare: None,
             healed: None,
@@ -561,7 +559,10 @@ impl<G: Game, W: Write> Peer<G, W> {
                 }
                 Event::Started => {
                     self.events.push_back(PeerEvent::Started);
-                    self.snapshots_on_started(now);
+                    let authority = self.default_authority();
+                    if let Some(s) = &mut self.snapshots {
+                        s.on_started(now, authority, &mut self.events);
+                    }
                 }
                 Event::PeerTimedOut { peer, reason } => self.events.push_back(PeerEvent::Left {
                     peer,
@@ -585,9 +586,15 @@ impl<G: Game, W: Write> Peer<G, W> {
                 // logs carry notes, the note of the unchecked span is written
                 // here (it ends at the next `SeatReturned`).
                 Event::PlayingAlone { .. } => {}
-                Event::SnapshotPart { from, part } => self.snapshots_on_part(now, from, part),
+                Event::SnapshotPart { from, part } => {
+                    if let Some(s) = &mut self.snapshots {
+                        s.on_part(now, from, part, self.engine.frame());
+                    }
+                }
                 Event::SnapshotAck { from, ack } => {
-                    self.snapshots_on_ack(now, Receiver::Seat(from), ack)
+                    if let Some(s) = &mut self.snapshots {
+                        s.on_ack(now, Receiver::Seat(from), ack, self.engine.frame());
+                    }
                 }
             }
         }
@@ -597,7 +604,15 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.confirm();
         self.settle();
         self.serve_watchers(now);
-        self.snapshots_poll(now);
+        let back = match &mut self.snapshots {
+            Some(s) => s.poll(now, &mut self.session, &mut self.relay, &mut self.events),
+            None => false,
+        };
+        if back {
+            // Its checksums are compared again: the log says from where.
+            let from = self.session.newest_clean().unwrap_or(0);
+            self.note(&Note::Checked { from });
+        }
         self.stats.peak_state_bytes = self.history.peak_state_bytes();
     }
 
@@ -617,11 +632,16 @@ impl<G: Game, W: Write> Peer<G, W> {
         while let Some(e) = self.relay.poll_event() {
             let event = match e {
                 RelayEvent::Joined { watcher } => {
-                    self.snapshots_on_watcher(now, watcher, true);
+                    let for_snapshots = self.relay.snapshot_watchers().contains(&watcher);
+                    if let Some(s) = &mut self.snapshots {
+                        s.on_watcher(now, watcher, true, for_snapshots);
+                    }
                     PeerEvent::WatcherJoined { watcher }
                 }
                 RelayEvent::Left { watcher, reason } => {
-                    self.snapshots_on_watcher(now, watcher, false);
+                    if let Some(s) = &mut self.snapshots {
+                        s.on_watcher(now, watcher, false, false);
+                    }
                     PeerEvent::WatcherLeft { watcher, reason }
                 }
                 RelayEvent::Incompatible { watcher } => PeerEvent::WatcherIncompatible { watcher },
@@ -630,7 +650,9 @@ impl<G: Game, W: Write> Peer<G, W> {
                     continue;
                 }
                 RelayEvent::SnapshotAck { watcher, ack } => {
-                    self.snapshots_on_ack(now, Receiver::Watcher(watcher), ack);
+                    if let Some(s) = &mut self.snapshots {
+                        s.on_ack(now, Receiver::Watcher(watcher), ack, self.engine.frame());
+                    }
                     continue;
                 }
             };
@@ -681,8 +703,8 @@ impl<G: Game, W: Write> Peer<G, W> {
                     again: checksum,
                 });
             }
-        } else {
-            self.snapshots_on_frame(now, frame);
+        } else if let Some(s) = &mut self.snapshots {
+            s.on_frame(now, frame, self.engine.game());
         }
         if resimulated {
             self.stats.frames_resimulated += 1;
@@ -866,11 +888,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.stats.states_loaded += 1;
         self.stats.state_bytes_loaded += state.len() as u64;
         if let Some(d) = &found.diagnosis {
-            if self.heals.len() >= HEALS_KEPT {
-                self.heals.pop_front();
-            }
-            self.heals.push_back(HealSummary::of(d));
-            self.last_heal = Some(d.clone());
+            self.heals.record(d);
         }
         self.events.push_back(PeerEvent::Healed {
             frame,

@@ -1,32 +1,24 @@
-//! A [`Peer`]'s snapshot side: serving snapshot streams (to seats that
+//! A [`Peer`]'s snapshot API: serving snapshot streams (to seats that
 //! fell back and to spectators watching snapshots, see
 //! [`crate::snapshot_server`]) and its own fall-back (see
-//! [`crate::fallback`]), wired to the session and the relay. Enabled by
+//! [`crate::fallback`]), how the app turns them on and reads them. The
+//! part itself and its reactions are [`crate::snapshots`]. Enabled by
 //! [`Peer::enable_snapshots`] for a game that exposes its bodies
 //! ([`Bodies`]); a peer without it serves no snapshots and, when resync
 //! fails, only reports it.
 
 use std::io::Write;
 
-use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
-use lockstep_protocol::watch::WatcherId;
-use lockstep_protocol::{Instant, PlayerId, ResyncFailure};
+use lockstep_protocol::{Instant, PlayerId};
 use lockstep_sim::Game;
-use lockstep_sim::replay::Note;
 use lockstep_snapshot::interpolate::Pose;
 use lockstep_snapshot::{Bodies, bodies};
 
-use crate::event::FallbackReason;
 use crate::fallback::Fallback;
 use crate::peer::{Peer, PeerError};
-use crate::snapshot_server::{Receiver, ServerStats, SnapshotServer, SnapshotSettings};
+use crate::snapshot_server::{ServerStats, SnapshotServer, SnapshotSettings};
 use crate::snapshot_view::ViewStats;
-
-/// Everything snapshot-related of one peer.
-pub(crate) struct Snapshots<G> {
-    pub(crate) server: SnapshotServer<G>,
-    pub(crate) fallback: Fallback,
-}
+use crate::snapshots::Snapshots;
 
 /// A peer's snapshot counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -104,89 +96,8 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// The seat to take snapshots from when no desync named one: the
     /// lowest other seat.
-    fn default_authority(&self) -> PlayerId {
+    pub(crate) fn default_authority(&self) -> PlayerId {
         let me = self.seat();
         PlayerId(if me.0 == 0 { 1 } else { 0 })
-    }
-
-    pub(crate) fn snapshots_on_started(&mut self, now: Instant) {
-        let authority = self.default_authority();
-        if let Some(s) = &mut self.snapshots {
-            if s.fallback.is_viewer() {
-                s.fallback
-                    .enter(now, authority, FallbackReason::Viewer, &mut self.events);
-            }
-        }
-    }
-
-    pub(crate) fn snapshots_on_resync_failed(&mut self, now: Instant, reason: ResyncFailure) {
-        let authority = self
-            .desync
-            .and_then(|(_, a)| a)
-            .unwrap_or_else(|| self.default_authority());
-        if let Some(s) = &mut self.snapshots {
-            s.fallback
-                .on_resync_failed(now, authority, reason, &mut self.events);
-        }
-    }
-
-    pub(crate) fn snapshots_on_part(&mut self, now: Instant, from: PlayerId, part: SnapshotPart) {
-        let reference = self.engine.frame();
-        if let Some(s) = &mut self.snapshots {
-            s.fallback.on_part(now, from, part, reference);
-        }
-    }
-
-    pub(crate) fn snapshots_on_ack(&mut self, now: Instant, from: Receiver, ack: SnapshotAck) {
-        let reference = self.engine.frame();
-        if let Some(s) = &mut self.snapshots {
-            // A peer whose own state drifted has no state worth serving.
-            if s.fallback.serves() {
-                s.server.on_ack(now, from, ack, reference);
-            }
-        }
-    }
-
-    pub(crate) fn snapshots_on_watcher(&mut self, now: Instant, watcher: WatcherId, joined: bool) {
-        let snapshot_watcher = joined && self.relay.snapshot_watchers().contains(&watcher);
-        if let Some(s) = &mut self.snapshots {
-            if snapshot_watcher {
-                s.server.start(now, Receiver::Watcher(watcher), 0);
-            } else if !joined {
-                s.server.stop(Receiver::Watcher(watcher));
-            }
-        }
-    }
-
-    pub(crate) fn snapshots_on_frame(&mut self, now: Instant, frame: u32) {
-        if let Some(s) = &mut self.snapshots {
-            if s.fallback.serves() {
-                s.server.on_frame(now, frame, self.engine.game());
-            }
-        }
-    }
-
-    pub(crate) fn snapshots_poll(&mut self, now: Instant) {
-        let Some(s) = &mut self.snapshots else {
-            return;
-        };
-        let returns = s.fallback.returns;
-        s.fallback.poll(now, &mut self.session, &mut self.events);
-        let back = s.fallback.returns > returns;
-        for (to, part) in s.server.drain() {
-            match to {
-                Receiver::Seat(seat) => {
-                    let _ = self.session.send_snapshot_part(seat, part);
-                }
-                Receiver::Watcher(w) => {
-                    self.relay.send_snapshot_part(w, part);
-                }
-            }
-        }
-        if back {
-            // Its checksums are compared again: the log says from where.
-            let from = self.session.newest_clean().unwrap_or(0);
-            self.note(&Note::Checked { from });
-        }
     }
 }
