@@ -46,6 +46,7 @@ pub mod narrowphase;
 mod pipeline;
 mod query;
 mod query_index;
+#[cfg(feature = "scenes")]
 pub mod scenes;
 mod scratch;
 mod settings;

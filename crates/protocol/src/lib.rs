@@ -96,49 +96,53 @@
 //!
 //! # Modules
 //!
-//! [`bits`] and [`input`] (the bit packer and the `Input` trait, from
-//! `lockstep-codec`), [`seq`] (wraparound-safe sequence numbers),
+//! Public: [`bits`] and [`input`] (the bit packer and the `Input` trait,
+//! from `lockstep-codec`), [`seq`] (wraparound-safe sequence numbers),
 //! [`packet`] (the wire format, drawn in `protocol/SPEC.md`), [`seal`]
-//! (authenticated encryption of every packet with per-pair keys), [`window`]
-//! (redundant inputs), [`playout`] and [`delay`] (the playout buffer and its
-//! adaptive delay), [`clock`] (the frame clock and how its tick stretches),
+//! (authenticated encryption of every packet with per-pair keys),
 //! [`clock_sync`] (peers' clock offsets from timestamped round trips),
-//! [`prediction`] (frames stepped ahead of the confirmed ones, rollback
-//! mode), [`input_delay`] (rollback's agreed input delay), [`checksums`]
-//! (desync detection and the authority verdict), [`resync`] (state
-//! transfers), [`seat_drop`] (agreeing on a departed seat's last frame),
-//! [`quorum`] (which side of a split match plays on, which frames are settled),
-//! [`session`] (the state machine), [`watch`] (spectators: the relay a
-//! seat runs for them and the spectator's side) and [`snapshot_parts`]
-//! (snapshot payloads cut into datagrams and put back together, for the
-//! snapshot fall-back and spectators watching snapshots). The `Peer` of `lockstep-peer` drives a
-//! session with a real game; tests and experiments run them over the
-//! simulated network of `lockstep-testkit`.
+//! [`session`] (the state machine), [`watch`] (spectators: the relay a seat
+//! runs for them and the spectator's side), [`snapshot_parts`] (snapshot
+//! payloads cut into datagrams and put back together, for the snapshot
+//! fall-back and spectators watching snapshots), [`player`] and [`stats`].
+//!
+//! Inside the session, one file each: `window.rs` (redundant inputs),
+//! `playout.rs` and `delay.rs` (the playout buffer and its adaptive
+//! delay), `clock.rs` (the frame clock and how its tick stretches),
+//! `prediction.rs` (frames stepped ahead of the confirmed ones, rollback
+//! mode), `input_delay.rs` (rollback's agreed input delay), `checksums.rs`
+//! (desync detection and the authority verdict), `resync.rs` (state
+//! transfers), `seat_drop.rs` (agreeing on a departed seat's last frame),
+//! `quorum.rs` (which side of a split match plays on, which frames are
+//! settled), `inbound.rs` (opening and decoding a datagram) and `time.rs`.
+//! The `Peer` of `lockstep-peer` drives a session with a real game; tests
+//! and experiments run them over the simulated network of
+//! `lockstep-testkit`.
 #![deny(clippy::float_arithmetic)]
 
 pub use lockstep_codec::bits;
-pub mod checksums;
-pub mod clock;
+mod checksums;
+mod clock;
 pub mod clock_sync;
-pub mod delay;
+mod delay;
 mod inbound;
-pub mod input_delay;
+mod input_delay;
 pub use lockstep_codec::input;
 pub mod packet;
 pub mod player;
-pub mod playout;
-pub mod prediction;
-pub mod quorum;
-pub mod resync;
+mod playout;
+mod prediction;
+mod quorum;
+mod resync;
 pub mod seal;
-pub mod seat_drop;
+mod seat_drop;
 pub mod seq;
 pub mod session;
 pub mod snapshot_parts;
 pub mod stats;
-pub mod time;
+mod time;
 pub mod watch;
-pub mod window;
+mod window;
 
 pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 pub use checksums::SelfCheck;

@@ -121,11 +121,6 @@ impl Outgoing {
         }
     }
 
-    /// Bytes of payload (after compression).
-    pub fn payload_len(&self) -> u32 {
-        self.payload.len() as u32
-    }
-
     /// Whether the receiver has acked every chunk.
     pub fn done(&self) -> bool {
         self.acked.iter().all(|a| *a)
@@ -280,11 +275,6 @@ impl Incoming {
             next_missing: next_missing as u16,
             received,
         }
-    }
-
-    /// Payload bytes received so far.
-    pub fn received_bytes(&self) -> u64 {
-        self.chunks.iter().flatten().map(|c| c.len() as u64).sum()
     }
 
     /// Once every chunk is in: the verified state, its frame and checksum,

@@ -63,7 +63,8 @@ impl<I: Clone> InputWindow<I> {
     }
 
     /// The oldest frame still held.
-    pub fn base(&self) -> u32 {
+    #[cfg(test)]
+    fn base(&self) -> u32 {
         self.base
     }
 

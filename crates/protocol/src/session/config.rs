@@ -165,11 +165,10 @@ pub struct Config {
     /// Every this many frames the full 32-byte checksum is sent too (60).
     pub full_checksum_every: u32,
     /// Tick-length change that keeps the frame clock aligned with the
-    /// peers' while it is off by less than [`BALANCE_DEADBAND_FRAMES`], in
+    /// peers' while it is off by less than `clock::BALANCE_DEADBAND_FRAMES`, in
     /// permille (20 = 2%); beyond that the tick stretches up to 10%
-    /// (see [`crate::clock`]).
+    /// (see `clock.rs`).
     ///
-    /// [`BALANCE_DEADBAND_FRAMES`]: crate::clock::BALANCE_DEADBAND_FRAMES
     pub nudge_permille: u32,
     /// Resync attempts before [`Event::ResyncFailed`](super::Event::ResyncFailed) (3).
     pub resync_max_attempts: u32,
@@ -218,7 +217,7 @@ pub struct Config {
     /// its own and, asked during a dispute, says whose checksum it shares.
     /// Every seat then waits for that seat's word (bounded by the dispute's
     /// time limit) before deciding a dispute; see
-    /// [`crate::checksums::attribute`].
+    /// `checksums::attribute`.
     pub arbiter: Option<PlayerId>,
     /// Whether every packet repeats all unacked inputs (the default). Set
     /// `false` only over a reliable, ordered transport (the TCP-like model,

@@ -292,7 +292,7 @@ pub enum Event<I> {
         last_frame: Option<u32>,
     },
     /// This seat's side of the match is no longer a quorum of the seats
-    /// still in it (see [`crate::quorum`]): it stopped hearing too many of
+    /// still in it (the quorum rule, `quorum.rs`): it stopped hearing too many of
     /// them, they dropped it, or it lost a seat the others still hear. It must not play on alone: the session
     /// steps, samples and sends nothing more (it said goodbye to the seats
     /// it still heard) and drops every later datagram. Frames stepped but
@@ -308,7 +308,7 @@ pub enum Event<I> {
         live: PlayerSet,
         /// The seats of `live` on its side, itself included: those it
         /// still heard or, when no seat it heard would join its drop of a
-        /// seat it lost (see [`crate::seat_drop`]), those that had.
+        /// seat it lost (see `seat_drop.rs`), those that had.
         heard: PlayerSet,
     },
     /// No other seat is left in the match and [`Config::play_on_alone`](super::Config::play_on_alone)

@@ -407,7 +407,7 @@ impl<I: Input> Session<I> {
 
     /// The newest frame settled: compared clean against every peer that
     /// reported it, and equal at seats making, with this one, a quorum of
-    /// the seats in the match (see [`crate::quorum`]), now or at any time
+    /// the seats in the match (the quorum rule, `quorum.rs`), now or at any time
     /// before (it never decreases). Frames up to it are settled history
     /// (what a replay log records as the match): no later decision of the
     /// majority can play them otherwise.
