@@ -121,6 +121,7 @@
 #![deny(clippy::float_arithmetic)]
 
 mod diagnose;
+mod error;
 mod event;
 mod fallback;
 mod heals;
@@ -130,22 +131,28 @@ mod membership;
 mod node;
 mod peer;
 mod peer_snapshots;
+mod resync;
+mod settings;
 mod snapshot_server;
 mod snapshot_spectator;
 mod snapshot_view;
 mod snapshots;
 mod spectator;
+mod stats;
 mod stop;
 
+pub use error::PeerError;
 pub use event::{FallbackReason, LeaveReason, PeerEvent};
 pub use lockstep_protocol::Input;
 pub use lockstep_snapshot::Bodies;
 pub use lockstep_snapshot::interpolate::{Mode as ViewMode, Pose};
 pub use node::{Node, Party};
-pub use peer::{Peer, PeerError, PeerSettings, PeerStats};
+pub use peer::Peer;
 pub use peer_snapshots::SnapshotStats;
+pub use settings::PeerSettings;
 pub use snapshot_server::{Receiver, ServerStats, SnapshotSettings};
 pub use snapshot_spectator::{SnapshotSpectator, SnapshotSpectatorEvent};
 pub use snapshot_view::{SnapshotView, ViewStats};
 pub use spectator::{Spectator, SpectatorEvent, SpectatorStats};
+pub use stats::PeerStats;
 pub use stop::{DesyncPolicy, StopReason};

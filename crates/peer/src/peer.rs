@@ -28,147 +28,23 @@ use std::io::Write;
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::seal::{PublicKey, SealError};
-use lockstep_protocol::watch::{Relay, RelayEvent, WatchConfig, WatchTransmit, WatcherId};
+use lockstep_protocol::watch::{Relay, RelayEvent, WatchTransmit, WatcherId};
 use lockstep_protocol::{
-    CallError, Config, ConfigError, Event, Instant, Mode, PlayerId, PlayerSet, Security, Session,
-    Stats, Transmit,
+    CallError, Event, Instant, Mode, PlayerId, PlayerSet, Security, Session, Stats, Transmit,
 };
 use lockstep_sim::desync::Diagnosis;
-use lockstep_sim::replay::{Header, LogWriter, Note, RecordSettings};
-use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError};
+use lockstep_sim::replay::{Header, LogWriter, Note};
+use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match};
 
-use crate::diagnose::{Sides, diagnose};
+use crate::error::PeerError;
 use crate::event::{LeaveReason, PeerEvent};
 use crate::heals::Heals;
 use crate::history::{History, HistorySettings, Recording, RecordingError, Stepped};
+use crate::settings::PeerSettings;
 use crate::snapshot_server::Receiver;
 use crate::snapshots::Snapshots;
+use crate::stats::PeerStats;
 use crate::stop::{DesyncPolicy, StopReason};
-
-/// How a [`Peer`] plays and records. With serde, a settings file may give
-/// any subset of the fields (the rest keep [`PeerSettings::default`]'s).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct PeerSettings {
-    /// The protocol session's settings (seat, player count, tick, delays).
-    pub session: Config,
-    /// The session token (random, never 0): identifies this peer on the wire.
-    pub token: u32,
-    /// The replay log's layout (checksum and keyframe intervals, chunking).
-    pub record: RecordSettings,
-    /// Unsettled frames held at most before the oldest is logged anyway
-    /// (when no peer is left to compare checksums with). Also bounds how far
-    /// back a desync can be diagnosed and corrected in the log. On slow
-    /// paths the session's input history is longer
-    /// ([`Session::history_frames`](lockstep_protocol::Session::history_frames),
-    /// ten round trips), and then that bound is used instead.
-    pub max_unsettled_frames: u32,
-    /// The spectator relay's settings (`max_watchers = 0`: serve none).
-    pub watch: WatchConfig,
-    /// What the match does with a desync it cannot heal (`Stop`: every
-    /// seat stops with [`StopReason::MatchInvalid`]). Every seat of a
-    /// match must have the same.
-    pub desync_policy: DesyncPolicy,
-    /// The unsettled history keeps a full state after every this many
-    /// frames (60: a second at 60 Hz; a divisor of the replay log's
-    /// keyframe interval, so the log's keyframes are among them), besides
-    /// the newest frames a rollback may return to, and steps the frames
-    /// between them again when it needs another state. Larger: less
-    /// memory, more stepping when a desync is diagnosed.
-    pub state_every: u32,
-}
-
-impl Default for PeerSettings {
-    /// [`PeerSettings::new`] for seat 0 of a two-player match at 60 Hz.
-    fn default() -> PeerSettings {
-        let setup = Match {
-            players: 2,
-            seed: 0,
-            tick_rate: 60,
-        };
-        PeerSettings::new(&setup, PlayerId(0), 1)
-    }
-}
-
-impl PeerSettings {
-    /// Defaults for seat `seat` of `setup`, with the session's tick taken
-    /// from the match's tick rate.
-    pub fn new(setup: &Match, seat: PlayerId, token: u32) -> PeerSettings {
-        let mut session = Config::new(setup.players, seat);
-        let rate = u64::from(setup.tick_rate.max(1));
-        session.tick_micros = (1_000_000 + rate / 2) / rate;
-        let tick_micros = session.tick_micros;
-        PeerSettings {
-            session,
-            token,
-            record: RecordSettings::default(),
-            max_unsettled_frames: 600,
-            watch: WatchConfig::new(setup.players, tick_micros),
-            desync_policy: DesyncPolicy::Stop,
-            state_every: 60,
-        }
-    }
-}
-
-/// Why a [`Peer`] could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum PeerError {
-    /// The game refused the match setup.
-    #[error(transparent)]
-    Setup(#[from] SetupError),
-    /// The session refused its settings.
-    #[error("session settings: {0}")]
-    Config(#[from] ConfigError),
-    /// The relay's public key is unusable (a low-order point).
-    #[error("sealed spectator: {0}")]
-    Seal(#[from] SealError),
-    /// The session's player count is not the match's.
-    #[error("the session has {session} seats but the match {setup} players")]
-    Players {
-        /// Seats in the session settings.
-        session: u8,
-        /// Players in the match.
-        setup: u8,
-    },
-    /// Writing the replay log's header failed.
-    #[error("writing the replay log header: {0}")]
-    Io(#[from] std::io::Error),
-    /// The game's own initial state does not decode (a bug in the game).
-    #[error("the game's initial state: {0}")]
-    InitialState(#[from] lockstep_sim::StateError),
-}
-
-/// What a peer did, counted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PeerStats {
-    /// Frames stepped for the first time.
-    pub frames_stepped: u64,
-    /// Frames stepped again after a state load.
-    pub frames_resimulated: u64,
-    /// Frames first stepped with a predicted input (rollback mode).
-    pub frames_predicted: u64,
-    /// Rollbacks carried out (a prediction was wrong, or the sync test).
-    pub rollbacks: u64,
-    /// Frames stepped again after a rollback.
-    pub frames_rolled_back: u64,
-    /// Frames that, stepped again from the same state with the same inputs,
-    /// gave another checksum: the game is not deterministic (always 0 for
-    /// a sound game).
-    pub nondeterministic_frames: u64,
-    /// States served to drifted peers.
-    pub states_served: u64,
-    /// Authority states loaded.
-    pub states_loaded: u64,
-    /// Bytes of the states loaded.
-    pub state_bytes_loaded: u64,
-    /// Frames written to the replay log.
-    pub frames_logged: u64,
-    /// Calls the session refused (a bug in the peer if ever non-zero).
-    pub refused_calls: u64,
-    /// The most bytes of game states the unsettled history held at once
-    /// (the peak live state bytes; see [`Peer::state_bytes`]).
-    pub peak_state_bytes: u64,
-}
 
 /// One seat of a match: plays `G` through the lockstep protocol and records
 /// it to a replay log written to `W`.
@@ -180,8 +56,8 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) recording: Option<Recording<W, G::Input>>,
     bot: Option<Box<dyn Bot<G>>>,
     input: G::Input,
-    touched: bool,
-    state_requested: bool,
+    pub(crate) touched: bool,
+    pub(crate) state_requested: bool,
     pub(crate) desync: Option<(u32, Option<PlayerId>)>,
     /// The frame of the newest desync this seat drifted in.
     pub(crate) last_desync: Option<u32>,
@@ -198,7 +74,7 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) awaiting_compare: Option<u32>,
     /// The first frame the last heal corrected, and the checksums from it
     /// through the loaded frame.
-    healed: Option<(u32, Vec<Checksum>)>,
+    pub(crate) healed: Option<(u32, Vec<Checksum>)>,
     pub(crate) policy: DesyncPolicy,
     max_unsettled: usize,
     /// Frames before this one were passed to the spectator relay.
@@ -767,137 +643,6 @@ impl<G: Game, W: Write> Peer<G, W> {
             }
         }
         self.confirmed_before = confirmed;
-    }
-
-    fn serve_state(&mut self, now: Instant) {
-        let Some(frame) = self.session.newest_reported() else {
-            return;
-        };
-        let Some(state) = self.history.state_after(frame) else {
-            return;
-        };
-        self.state_requested = false;
-        match self.session.provide_state(now, frame, &state.state) {
-            Ok(()) => self.stats.states_served += 1,
-            // A state rebuilt unlike the one this peer had (its game is not
-            // deterministic) is refused: the requester asks again.
-            Err(_) => self.stats.refused_calls += u64::from(state.faithful),
-        }
-    }
-
-    /// The frames this peer got wrong before its last heal, from the first
-    /// one through the loaded frame, with the match's checksums of them
-    /// (the authority's), which its replay log records instead of its own.
-    pub fn healed_checksums(&self) -> Option<(u32, &[Checksum])> {
-        self.healed.as_ref().map(|(f, c)| (*f, &c[..]))
-    }
-
-    fn load(&mut self, frame: u32, state: Vec<u8>, checks: &[Checksum]) {
-        let checksum = Checksum::of(&state);
-        let sides = Sides {
-            local: self.seat(),
-            authority: self.desync.and_then(|(_, a)| a),
-            desync_frame: self.desync.map(|(f, _)| f),
-        };
-        // Frames stepped on predictions are no evidence either way.
-        let found = if frame < self.session.confirmed_before() {
-            diagnose::<G>(&self.history, &sides, frame, &state, checks)
-        } else {
-            crate::diagnose::Found::nothing()
-        };
-        if let Some((f, first, again)) = found.not_deterministic {
-            self.stats.nondeterministic_frames += 1;
-            self.events.push_back(PeerEvent::NotDeterministic {
-                frame: f,
-                first,
-                again,
-            });
-        }
-        let game = match G::decode(&state) {
-            Ok(g) => g,
-            Err(e) => {
-                // The session verified the bytes against the authority's
-                // checksum: a state that still does not decode is the
-                // authority's bug; keep playing on our own state.
-                self.stats.refused_calls += 1;
-                self.events.push_back(PeerEvent::RecordingStopped {
-                    frame,
-                    reason: format!("the authority's state does not decode: {e}"),
-                });
-                return;
-            }
-        };
-        let mut first_wrong = None;
-        if let Some(corrected) = found.corrected {
-            // The diagnosis re-simulated these frames from the last settled
-            // state and reproduced the authority's: they are the history.
-            first_wrong = self
-                .history
-                .open()
-                .zip(&corrected)
-                .find(|(s, (c, _))| s.checksum != *c)
-                .map(|(s, _)| s.frame);
-            for (s, (checksum, _)) in self.history.open().zip(&corrected) {
-                self.events.push_back(PeerEvent::Stepped {
-                    frame: s.frame,
-                    checksum: *checksum,
-                    resimulated: true,
-                    predicted: false,
-                });
-            }
-            self.stats.frames_resimulated += corrected.len() as u64;
-            self.history.correct(corrected);
-        }
-        // The authority's checksums of the frames this peer may have got
-        // wrong are the match's: its log records those, not its own.
-        let first_taken = self.history.take_checks(frame, checks);
-        self.healed = first_taken.map(|first| {
-            let skip = checks.len() - (frame + 1 - first) as usize;
-            (first, checks[skip..].to_vec())
-        });
-        // The log says which frames were healed: what it holds of them is
-        // the match's trajectory, not what this seat first computed.
-        let first = match (first_wrong, first_taken) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if self.recording.is_some() && frame < self.session.confirmed_before() {
-            self.note(&Note::Healed {
-                first: first.unwrap_or(frame).min(frame),
-                loaded: frame,
-            });
-        }
-        if frame + 1 < self.history.base_frame() || frame >= self.history.next_frame() {
-            // A state this peer's history does not reach: the log cannot
-            // follow (frames were skipped or already settled).
-            self.stop_recording(RecordingError {
-                frame: self.history.next_frame().min(frame + 1),
-                reason: format!(
-                    "loaded the state after frame {frame}, outside the unsettled frames {}..{}",
-                    self.history.base_frame(),
-                    self.history.next_frame()
-                ),
-            });
-            self.history.restart_at(frame + 1, &state);
-        } else {
-            self.history.load(frame, checksum, &state);
-        }
-        self.engine = Engine::at(game, frame + 1, *self.engine.settings());
-        self.touched = false;
-        self.desync = None;
-        self.stats.states_loaded += 1;
-        self.stats.state_bytes_loaded += state.len() as u64;
-        if let Some(d) = &found.diagnosis {
-            self.heals.record(d);
-        }
-        self.events.push_back(PeerEvent::Healed {
-            frame,
-            state_bytes: state.len() as u64,
-            diagnosis: found.diagnosis.map(Box::new),
-        });
-        if let Some(s) = &mut self.snapshots {
-            s.fallback.on_healed(frame);
-        }
     }
 
     fn settle(&mut self) {

@@ -14,8 +14,9 @@ use lockstep_sim::Game;
 use lockstep_snapshot::interpolate::Pose;
 use lockstep_snapshot::{Bodies, bodies};
 
+use crate::error::PeerError;
 use crate::fallback::Fallback;
-use crate::peer::{Peer, PeerError};
+use crate::peer::Peer;
 use crate::snapshot_server::{ServerStats, SnapshotServer, SnapshotSettings};
 use crate::snapshot_view::ViewStats;
 use crate::snapshots::Snapshots;

@@ -21,7 +21,7 @@ use lockstep_sim::{Game, Match};
 use lockstep_snapshot::interpolate::Pose;
 use lockstep_snapshot::{Bodies, bodies};
 
-use crate::peer::PeerError;
+use crate::error::PeerError;
 use crate::snapshot_server::SnapshotSettings;
 use crate::snapshot_view::{SnapshotView, ViewStats};
 

@@ -17,7 +17,7 @@ use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::{WatchConfig, WatchEvent, Watcher, WatcherStats};
 use lockstep_sim::{Engine, EngineSettings, Game, Match};
 
-use crate::peer::PeerError;
+use crate::error::PeerError;
 
 /// What a spectator tells its app, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
