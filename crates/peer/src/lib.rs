@@ -145,7 +145,7 @@ pub use error::PeerError;
 pub use event::{FallbackReason, LeaveReason, PeerEvent};
 pub use lockstep_protocol::Input;
 pub use lockstep_snapshot::Bodies;
-pub use lockstep_snapshot::interpolate::{Mode as ViewMode, Pose};
+pub use lockstep_snapshot::interpolate::{Pose, ViewMode};
 pub use node::{Node, Party};
 pub use peer::Peer;
 pub use peer_snapshots::SnapshotStats;

@@ -18,7 +18,7 @@ use lockstep_protocol::seq::unwrap_frame;
 use lockstep_protocol::snapshot_parts::split;
 use lockstep_protocol::watch::WatcherId;
 use lockstep_protocol::{Instant, PlayerId};
-use lockstep_snapshot::interpolate::Mode;
+use lockstep_snapshot::interpolate::ViewMode;
 use lockstep_snapshot::stream::SnapshotSender;
 use lockstep_snapshot::{Bounds, Level, QuantBody};
 
@@ -32,9 +32,9 @@ pub struct SnapshotSettings {
     pub velocity: bool,
     /// The codec ([`Level::RangeCoded`]).
     pub level: Level,
-    /// How the receiver draws ([`Mode::Linear`]; a mode that needs
+    /// How the receiver draws ([`ViewMode::Linear`]; a mode that needs
     /// velocity falls back to linear when `velocity` is off).
-    pub mode: Mode,
+    pub mode: ViewMode,
     /// A receiver silent this long is dropped (3 s).
     pub timeout_micros: u64,
     /// A peer that fell back tries resync again this long after falling
@@ -51,7 +51,7 @@ impl Default for SnapshotSettings {
             every: 2,
             velocity: false,
             level: Level::RangeCoded,
-            mode: Mode::Linear,
+            mode: ViewMode::Linear,
             timeout_micros: 3_000_000,
             retry_after_micros: 10_000_000,
             viewer: false,
@@ -74,11 +74,11 @@ impl SnapshotSettings {
     }
 
     /// The mode a receiver draws in.
-    pub fn view_mode(&self) -> Mode {
+    pub fn view_mode(&self) -> ViewMode {
         if self.velocity {
             self.mode
         } else {
-            Mode::Linear
+            ViewMode::Linear
         }
     }
 }

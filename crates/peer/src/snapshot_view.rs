@@ -14,7 +14,7 @@ use lockstep_protocol::Instant;
 use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
 use lockstep_protocol::seq::wire_frame;
 use lockstep_protocol::snapshot_parts::Reassembly;
-use lockstep_snapshot::interpolate::{Interpolator, Mode, Pose, ViewClock};
+use lockstep_snapshot::interpolate::{Interpolator, Pose, ViewClock, ViewMode};
 use lockstep_snapshot::stream::SnapshotReceiver;
 use lockstep_snapshot::{Bounds, QuantBody};
 
@@ -63,7 +63,7 @@ impl SnapshotView {
         initial: Vec<QuantBody>,
         bounds: Bounds,
         tick_micros: u64,
-        mode: Mode,
+        mode: ViewMode,
     ) -> SnapshotView {
         SnapshotView {
             stream,
@@ -95,7 +95,7 @@ impl SnapshotView {
     }
 
     /// How the view is drawn.
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> ViewMode {
         self.buffer.mode()
     }
 

@@ -106,12 +106,12 @@
 //! payloads cut into datagrams and put back together, for the snapshot
 //! fall-back and spectators watching snapshots), [`player`] and [`stats`].
 //!
-//! Inside the session, one file each: `window.rs` (redundant inputs),
+//! Inside the session, one file each: `send_window.rs` (the inputs sent redundantly until acked),
 //! `playout.rs` and `delay.rs` (the playout buffer and its adaptive
 //! delay), `clock.rs` (the frame clock and how its tick stretches),
 //! `prediction.rs` (frames stepped ahead of the confirmed ones, rollback
-//! mode), `input_delay.rs` (rollback's agreed input delay), `checksums.rs`
-//! (desync detection and the authority verdict), `resync.rs` (state
+//! mode), `input_delay.rs` (rollback's agreed input delay), `checksum_book.rs`
+//! (desync detection and the authority verdict), `state_transfer.rs` (state
 //! transfers), `seat_drop.rs` (agreeing on a departed seat's last frame),
 //! `quorum.rs` (which side of a split match plays on, which frames are
 //! settled), `inbound.rs` (opening and decoding a datagram) and `time.rs`.
@@ -121,7 +121,7 @@
 #![deny(clippy::float_arithmetic)]
 
 pub use lockstep_codec::bits;
-mod checksums;
+mod checksum_book;
 mod clock;
 pub mod clock_sync;
 mod delay;
@@ -133,19 +133,19 @@ pub mod player;
 mod playout;
 mod prediction;
 mod quorum;
-mod resync;
 pub mod seal;
 mod seat_drop;
+mod send_window;
 pub mod seq;
 pub mod session;
 pub mod snapshot_parts;
+mod state_transfer;
 pub mod stats;
 mod time;
 pub mod watch;
-mod window;
 
 pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
-pub use checksums::SelfCheck;
+pub use checksum_book::SelfCheck;
 pub use input::{Input, schema_hash};
 pub use packet::{Cause, DecodeError, Packet};
 pub use player::{PlayerId, PlayerSet};

@@ -16,7 +16,7 @@ mod fixture;
 
 use fixture::{Fixture, JITTER_FRAMES, LATENCY, TICK, link_delay, millimetres};
 use lockstep_fx::{Rng, Vec3};
-use lockstep_snapshot::interpolate::{Interpolator, Mode, ViewClock};
+use lockstep_snapshot::interpolate::{Interpolator, ViewClock, ViewMode};
 use lockstep_snapshot::smoothing::{Smoother, Smoothing};
 use lockstep_snapshot::stream::{SnapshotReceiver, SnapshotSender};
 use lockstep_snapshot::{Bodies, Bounds, Level, QuantBody, bodies};
@@ -46,7 +46,7 @@ fn main() {
         "rate", "mode", "behind ms", "jitter", "mean mm", "max mm", "kbit/s"
     );
     for hz in [10u64, 30, 60] {
-        for mode in [Mode::Linear, Mode::Hermite, Mode::Extrapolate] {
+        for mode in [ViewMode::Linear, ViewMode::Hermite, ViewMode::Extrapolate] {
             let r = run(&rec, (60 / hz) as u32, mode);
             println!(
                 "{:<8} {:<12} {:>9.0} {:>9.0} {:>10.2} {:>10.1} {:>9.1}",
@@ -100,7 +100,7 @@ struct Outcome {
 }
 
 /// Plays the stream and the viewer for one rate and mode.
-fn run(rec: &Recording, every: u32, mode: Mode) -> Outcome {
+fn run(rec: &Recording, every: u32, mode: ViewMode) -> Outcome {
     let (snaps, bounds) = if mode.needs_velocity() {
         (&rec.with_velocity, rec.bounds)
     } else {
@@ -149,7 +149,7 @@ fn run(rec: &Recording, every: u32, mode: Mode) -> Outcome {
                 acks.push((now + link_delay(&mut rng), frame));
             }
         }
-        if mode == Mode::Extrapolate {
+        if mode == ViewMode::Extrapolate {
             // A new snapshot moves the extrapolation: draw the jump smoothed.
             if let (Some(t), Some(before)) = (last_view, before) {
                 if let Some(after) = view.sample(t) {
@@ -178,7 +178,7 @@ fn run(rec: &Recording, every: u32, mode: Mode) -> Outcome {
         delay_sum += now - view_t;
         jitter_sum += clock.jitter_micros();
         for (i, (pose, exact)) in poses.iter().zip(&rec.truth[target]).enumerate() {
-            let drawn = if mode == Mode::Extrapolate {
+            let drawn = if mode == ViewMode::Extrapolate {
                 smoother.shown(i, pose)
             } else {
                 *pose

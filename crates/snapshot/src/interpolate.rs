@@ -8,7 +8,7 @@
 //! through the snapshots' velocities; orientations by spherical linear
 //! interpolation along the shorter arc. Past the newest snapshot the view
 //! is extrapolated from its velocity for at most `max_extrapolation` and
-//! then held. In [`Mode::Extrapolate`] the view does not wait for a
+//! then held. In [`ViewMode::Extrapolate`] the view does not wait for a
 //! second snapshot at all: it shows the newest one moved along its
 //! velocity (the viewer smooths the jump when the next arrives, see
 //! [`crate::smoothing`]).
@@ -26,7 +26,7 @@ use crate::quantize::{Bounds, QuantBody};
 
 /// How the view is drawn from the snapshots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum ViewMode {
     /// Between two snapshots along a straight line at constant speed.
     Linear,
     /// Between two snapshots along a cubic Hermite spline matching both
@@ -37,10 +37,10 @@ pub enum Mode {
     Extrapolate,
 }
 
-impl Mode {
+impl ViewMode {
     /// Whether the mode needs velocities in the snapshots.
     pub fn needs_velocity(self) -> bool {
-        self != Mode::Linear
+        self != ViewMode::Linear
     }
 }
 
@@ -78,7 +78,7 @@ pub fn playout_delay_micros(send_interval_micros: u64, jitter_micros: u64) -> u6
 /// a row) and the jitter (the spread of `arrival − frame time` over the
 /// recent snapshots), and shows the sender's timeline
 /// [`playout_delay_micros`] behind the earliest arrivals (in
-/// [`Mode::Extrapolate`], only the jitter behind).
+/// [`ViewMode::Extrapolate`], only the jitter behind).
 #[derive(Debug, Clone)]
 pub struct ViewClock {
     tick_micros: u64,
@@ -134,16 +134,16 @@ impl ViewClock {
     }
 
     /// How far behind the earliest arrivals the view is shown in `mode`.
-    pub fn delay_micros(&self, mode: Mode) -> u64 {
+    pub fn delay_micros(&self, mode: ViewMode) -> u64 {
         match mode {
-            Mode::Extrapolate => self.jitter_micros(),
+            ViewMode::Extrapolate => self.jitter_micros(),
             _ => playout_delay_micros(self.send_interval_micros(), self.jitter_micros()),
         }
     }
 
     /// The time on the sender's timeline (frame `f` at `f · tick`) to show
     /// at `now_micros`, once a snapshot has arrived.
-    pub fn view_time(&self, now_micros: u64, mode: Mode) -> Option<u64> {
+    pub fn view_time(&self, now_micros: u64, mode: ViewMode) -> Option<u64> {
         let lo = self.offsets.iter().copied().min()?;
         let t = now_micros as i64 - lo - self.delay_micros(mode) as i64;
         u64::try_from(t).ok()
@@ -155,7 +155,7 @@ impl ViewClock {
 pub struct Interpolator {
     bounds: Bounds,
     tick_micros: u64,
-    mode: Mode,
+    mode: ViewMode,
     max_extrapolation_micros: u64,
     capacity: usize,
     snapshots: VecDeque<(u32, Vec<QuantBody>)>,
@@ -168,7 +168,7 @@ impl Interpolator {
     pub fn new(
         bounds: Bounds,
         tick_micros: u64,
-        mode: Mode,
+        mode: ViewMode,
         max_extrapolation_micros: u64,
     ) -> Interpolator {
         Interpolator {
@@ -182,7 +182,7 @@ impl Interpolator {
     }
 
     /// The mode it draws in.
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> ViewMode {
         self.mode
     }
 
@@ -224,7 +224,7 @@ impl Interpolator {
         let next = self
             .snapshots
             .get(after)
-            .filter(|_| self.mode != Mode::Extrapolate);
+            .filter(|_| self.mode != ViewMode::Extrapolate);
         let Some((f1, b)) = next else {
             // Past the newest (or extrapolating): along the velocity, capped.
             let ahead = (time_micros - t0).min(self.max_extrapolation_micros);
@@ -262,7 +262,7 @@ impl Interpolator {
                     }
                     let (pa, pb) = (qa.position(&self.bounds), qb.position(&self.bounds));
                     let position = match self.mode {
-                        Mode::Hermite => hermite(
+                        ViewMode::Hermite => hermite(
                             pa,
                             qa.velocity(&self.bounds) * span_s,
                             pb,
@@ -367,7 +367,7 @@ mod tests {
 
     #[test]
     fn halfway_between_two_snapshots_is_halfway() {
-        let mut i = Interpolator::new(Bounds::cubes(), 10_000, Mode::Linear, 0);
+        let mut i = Interpolator::new(Bounds::cubes(), 10_000, ViewMode::Linear, 0);
         i.push(0, vec![body(0, 0)]);
         i.push(10, vec![body(10, 0)]);
         let p = i.sample(50_000).unwrap()[0].position;
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn hermite_follows_the_velocities_and_extrapolation_is_capped() {
-        let mut i = Interpolator::new(Bounds::cubes(), 100_000, Mode::Hermite, 200_000);
+        let mut i = Interpolator::new(Bounds::cubes(), 100_000, ViewMode::Hermite, 200_000);
         // 1 m/s for 1 s: the spline is the straight line.
         i.push(0, vec![body(0, 1)]);
         i.push(10, vec![body(1, 1)]);
@@ -413,7 +413,7 @@ mod tests {
 
     #[test]
     fn late_and_duplicate_snapshots_keep_the_order() {
-        let mut i = Interpolator::new(Bounds::cubes(), 10_000, Mode::Linear, 0);
+        let mut i = Interpolator::new(Bounds::cubes(), 10_000, ViewMode::Linear, 0);
         i.push(10, vec![body(10, 0)]);
         i.push(0, vec![body(0, 0)]);
         i.push(10, vec![body(3, 0)]);
@@ -437,15 +437,15 @@ mod tests {
         }
         assert_eq!(c.send_interval_micros(), 30_000);
         assert_eq!(c.jitter_micros(), 10_000);
-        assert_eq!(c.delay_micros(Mode::Linear), 100_000);
-        assert_eq!(c.delay_micros(Mode::Extrapolate), 10_000);
+        assert_eq!(c.delay_micros(ViewMode::Linear), 100_000);
+        assert_eq!(c.delay_micros(ViewMode::Extrapolate), 10_000);
         // At 400 ms the view shows 400 − 40 − 100 = 260 ms of the sender's.
-        assert_eq!(c.view_time(400_000, Mode::Linear), Some(260_000));
+        assert_eq!(c.view_time(400_000, ViewMode::Linear), Some(260_000));
     }
 
     #[test]
     fn extrapolation_starts_from_the_newest_snapshot_before_the_time() {
-        let mut i = Interpolator::new(Bounds::cubes(), 100_000, Mode::Extrapolate, 1_000_000);
+        let mut i = Interpolator::new(Bounds::cubes(), 100_000, ViewMode::Extrapolate, 1_000_000);
         i.push(0, vec![body(0, 1)]);
         i.push(10, vec![body(5, 1)]);
         // Half-way, it extrapolates frame 0 (not interpolating toward 10).

@@ -1,10 +1,10 @@
 //! The checksum exchange as the session runs it: recording this peer's
 //! checksum of each stepped frame, and acting on the verdicts of the
-//! [`ChecksumBook`](crate::checksums::ChecksumBook) (a desync, who drifted,
+//! [`ChecksumBook`](crate::checksum_book::ChecksumBook) (a desync, who drifted,
 //! who resyncs; a dispute goes to `integrity.rs`).
 
 use super::{CallError, Event, Session};
-use crate::checksums::Verdict;
+use crate::checksum_book::Verdict;
 use crate::input::Input;
 use crate::time::Instant;
 use lockstep_fx::Checksum;

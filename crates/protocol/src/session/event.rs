@@ -3,7 +3,7 @@
 
 use crate::packet::{Cause, SnapshotAck, SnapshotPart};
 use crate::player::{PlayerId, PlayerSet};
-use crate::window::InputError;
+use crate::send_window::InputError;
 
 /// Why an app call was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

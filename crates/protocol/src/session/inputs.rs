@@ -8,9 +8,9 @@ use crate::bits::BitMeasurer;
 use crate::input::Input;
 use crate::packet::{InputsMsg, MAX_INPUTS_PER_PACKET, ShortChecksums};
 use crate::player::PlayerId;
+use crate::send_window::InputError;
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::Instant;
-use crate::window::InputError;
 use lockstep_fx::ShortChecksum;
 
 impl<I: Input> Session<I> {

@@ -50,7 +50,7 @@ use std::collections::VecDeque;
 
 use super::handshake::Refused;
 use super::{CallError, Event, Invalidation, Phase, ResyncFailure, Session};
-use crate::checksums::{SelfCheck, attribute};
+use crate::checksum_book::{SelfCheck, attribute};
 use crate::input::Input;
 use crate::packet::{Evidence, Finding, Invalid, Message};
 use crate::player::{PlayerId, PlayerSet};

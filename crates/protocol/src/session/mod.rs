@@ -56,7 +56,7 @@ mod transmit;
 pub use config::{Config, ConfigError, InputDelay, Mode, Rollback, Security};
 pub use event::{CallError, Event, Invalidation, ResyncFailure, TimeoutReason, Transmit};
 
-use crate::checksums::ChecksumBook;
+use crate::checksum_book::ChecksumBook;
 use crate::clock::FrameClock;
 use crate::delay::{DelaySettings, PlayoutDelay};
 use crate::inbound::{Opening, open_packet};
@@ -68,9 +68,9 @@ use crate::playout::PlayoutBuffer;
 use crate::prediction::Predictions;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seat_drop::SeatDrops;
+use crate::send_window::SendWindow;
 use crate::stats::Stats;
 use crate::time::Instant;
-use crate::window::InputWindow;
 use handshake::{Farewell, Peer};
 use integrity::Integrity;
 use resync::Resync;
@@ -117,7 +117,7 @@ pub struct Session<I: Input> {
     phase: Phase,
     now: Instant,
     peers: Vec<Peer>,
-    window: InputWindow<I>,
+    window: SendWindow<I>,
     playout: PlayoutBuffer<I>,
     delay: PlayoutDelay,
     clock: FrameClock,
@@ -294,7 +294,7 @@ impl<I: Input> Session<I> {
             phase: Phase::Connecting,
             now: Instant::ZERO,
             peers,
-            window: InputWindow::new(),
+            window: SendWindow::new(),
             playout: PlayoutBuffer::new(n, cfg.input_history_frames),
             delay,
             clock: FrameClock::new(cfg.tick_micros, cfg.nudge_permille),

@@ -4,15 +4,15 @@
 //! wrong), and the load that re-simulates the held frames after it; and a
 //! disputed seat asking for another's state after a given frame only to
 //! compare it with its own. The transfer itself (chunking, bounded
-//! inflate, checksum check) is `crate::resync`.
+//! inflate, checksum check) is `crate::state_transfer`.
 
 use super::handshake::Refused;
 use super::{CallError, Event, Phase, ResyncFailure, Session};
 use crate::input::Input;
 use crate::packet::{Purpose, ResyncAck, ResyncChunk, ResyncRequest};
 use crate::player::PlayerId;
-use crate::resync::{Incoming, Outgoing, Received, ResyncError};
 use crate::seq::{unwrap_frame, wire_frame};
+use crate::state_transfer::{Incoming, Outgoing, Received, ResyncError};
 use crate::time::{Instant, MICROS_PER_MILLI};
 use lockstep_fx::Checksum;
 

@@ -15,9 +15,9 @@ use crate::input::Input;
 use crate::packet::{Hello, SeatDrop, SeatReturn};
 use crate::player::{PlayerId, PlayerSet};
 use crate::seal::PublicKey;
+use crate::send_window::SendWindow;
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::Instant;
-use crate::window::InputWindow;
 
 impl<I: Input> Session<I> {
     /// The seats still in the match: ours and every peer not gone.
@@ -417,7 +417,7 @@ impl<I: Input> Session<I> {
     fn begin_rejoin(&mut self, now: Instant, host: PlayerId, frame: u32, absent: PlayerSet) {
         self.phase = Phase::Running;
         self.clock.start_at(now, frame);
-        self.window = InputWindow::starting_at(frame);
+        self.window = SendWindow::starting_at(frame);
         self.playout.skip_to(frame, I::default());
         let before = frame.checked_sub(1);
         if let Some(b) = before {

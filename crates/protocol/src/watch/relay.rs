@@ -27,9 +27,9 @@ use crate::packet::{
     ResyncAck, Routed, ShortChecksums, SnapshotAck, SnapshotPart, WatchHello,
 };
 use crate::player::PlayerId;
-use crate::resync::Outgoing;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
+use crate::state_transfer::Outgoing;
 use crate::stats::{Dropped, KindCount};
 use crate::time::Instant;
 

@@ -21,9 +21,9 @@ use crate::packet::{
     SnapshotPart, WatchHello,
 };
 use crate::player::PlayerId;
-use crate::resync::Incoming;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
+use crate::state_transfer::Incoming;
 use crate::stats::{Dropped, KindCount};
 use crate::time::Instant;
 
@@ -350,7 +350,7 @@ impl<I: Input> Watcher<I> {
         self.state_ack = Some(incoming.ack());
         match incoming.finish() {
             None => {}
-            Some(Ok(crate::resync::Received { frame, state, .. })) => {
+            Some(Ok(crate::state_transfer::Received { frame, state, .. })) => {
                 self.incoming = None;
                 self.loaded_id = Some(id);
                 self.state_ack = Some(all);

@@ -28,21 +28,21 @@ pub enum InputError {
 
 /// Local inputs from the oldest unacked frame on.
 #[derive(Debug, Clone)]
-pub struct InputWindow<I> {
+pub struct SendWindow<I> {
     base: u32,
     inputs: VecDeque<I>,
 }
 
-impl<I: Clone> Default for InputWindow<I> {
+impl<I: Clone> Default for SendWindow<I> {
     fn default() -> Self {
-        InputWindow {
+        SendWindow {
             base: 0,
             inputs: VecDeque::new(),
         }
     }
 }
 
-impl<I: Clone> InputWindow<I> {
+impl<I: Clone> SendWindow<I> {
     /// An empty window starting at frame 0.
     pub fn new() -> Self {
         Self::default()
@@ -51,7 +51,7 @@ impl<I: Clone> InputWindow<I> {
     /// An empty window whose first input is for `frame` (a process rejoining
     /// a running match).
     pub fn starting_at(frame: u32) -> Self {
-        InputWindow {
+        SendWindow {
             base: frame,
             inputs: VecDeque::new(),
         }
@@ -68,7 +68,7 @@ impl<I: Clone> InputWindow<I> {
         self.base
     }
 
-    /// Appends the input for [`InputWindow::next_frame`].
+    /// Appends the input for [`SendWindow::next_frame`].
     pub fn push(&mut self, frame: u32, input: I) -> Result<(), InputError> {
         if frame != self.next_frame() {
             return Err(InputError::UnexpectedFrame {
@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn acks_slide_the_window() {
-        let mut w = InputWindow::new();
+        let mut w = SendWindow::new();
         for f in 0..10u32 {
             w.push(f, f as u8).unwrap();
         }
