@@ -11,10 +11,10 @@
 use libfuzzer_sys::fuzz_target;
 use lockstep_lobby::message::Message;
 use lockstep_lobby::{HostSetup, MatchSettings, Offer, SetupTiming};
-use lockstep_sim::Match;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::seal::{Identity, PublicKey};
-use lockstep_protocol::{Config, Instant, PlayerId, Security, Session};
+use lockstep_protocol::{Config, Instant, SeatId, Security, Session};
+use lockstep_sim::Match;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(m) = Message::decode(data) {
@@ -40,20 +40,24 @@ fuzz_target!(|data: &[u8]| {
     let answered: usize = std::iter::from_fn(|| host.poll_transmit())
         .map(|d| d.bytes.len())
         .sum();
-    assert!(answered <= 2 * data.len(), "{answered} bytes out for {} in", data.len());
+    assert!(
+        answered <= 2 * data.len(),
+        "{answered} bytes out for {} in",
+        data.len()
+    );
     assert!(!host.is_seated());
     let ids: Vec<Identity> = (0..2u8)
         .map(|s| Identity::from_secret([0x61 + s; 32]))
         .collect();
     let keys: Vec<PublicKey> = ids.iter().map(Identity::public).collect();
-    let mut cfg = Config::new(2, PlayerId(0));
+    let mut cfg = Config::new(2, SeatId(0));
     cfg.security = Security::Sealed {
         identity: ids[0].clone(),
         seats: keys,
     };
     let mut s = Session::<Buttons>::new(cfg, 0x1234_5678).unwrap();
     while s.poll_transmit(Instant(0)).is_some() {}
-    assert!(!s.handle_datagram(Instant(1), PlayerId(1), data));
+    assert!(!s.handle_datagram(Instant(1), SeatId(1), data));
     assert!(!s.is_running());
     while s.poll_event().is_some() {}
     // Nothing is sent in answer to bytes that did not open.

@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::watch::{Relay, WatchConfig, Watcher, WatcherId};
 use lockstep_protocol::{
-    Cause, Config, Event, Instant, Invalidation, Mode, Packet, PlayerId, Session,
+    Cause, Config, Event, Instant, Invalidation, Mode, Packet, SeatId, Session,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -21,15 +21,15 @@ fuzz_target!(|data: &[u8]| {
     // The same bytes through a session's front door, from each seat, in
     // each mode.
     for mode in [Mode::Lockstep, Mode::ROLLBACK] {
-        let mut cfg = Config::new(3, PlayerId(0));
+        let mut cfg = Config::new(3, SeatId(0));
         cfg.mode = mode;
         let mut s = Session::<Buttons>::new(cfg, 0x1234_5678).unwrap();
         for from in 0..3u8 {
             let before = s.stats().dropped.total();
-            s.handle_datagram(Instant(u64::from(from)), PlayerId(from), data);
+            s.handle_datagram(Instant(u64::from(from)), SeatId(from), data);
             let dropped = s.stats().dropped.total() > before;
             let accepted = Packet::<Buttons>::decode(data)
-                .is_ok_and(|p| p.seat() == Some(PlayerId(from)) && from != 0);
+                .is_ok_and(|p| p.seat() == Some(SeatId(from)) && from != 0);
             assert!(dropped || accepted);
         }
         while s.poll_event().is_some() {}
@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
     }
     // And through a session that found the match invalid (it stopped):
     // whatever arrives, it steps nothing and sends only what it owes.
-    let mut s = Session::<Buttons>::new(Config::new(3, PlayerId(0)), 0x1234_5678).unwrap();
+    let mut s = Session::<Buttons>::new(Config::new(3, SeatId(0)), 0x1234_5678).unwrap();
     let invalid = Invalidation {
         first_frame: 7,
         cause: Cause::Unattributed,
@@ -46,15 +46,18 @@ fuzz_target!(|data: &[u8]| {
     };
     s.invalidate(Instant(0), invalid).unwrap();
     for from in 0..3u8 {
-        s.handle_datagram(Instant(u64::from(from)), PlayerId(from), data);
+        s.handle_datagram(Instant(u64::from(from)), SeatId(from), data);
     }
     while let Some(e) = s.poll_event() {
-        assert!(!matches!(e, Event::Frame { .. } | Event::InputNeeded { .. }));
+        assert!(!matches!(
+            e,
+            Event::Frame { .. } | Event::InputNeeded { .. }
+        ));
     }
     while s.poll_transmit(Instant(10)).is_some() {}
     // And through the spectator paths.
     let cfg = WatchConfig::new(3, 16_667);
-    let mut relay = Relay::<Buttons>::new(cfg.clone(), PlayerId(0), 7);
+    let mut relay = Relay::<Buttons>::new(cfg.clone(), SeatId(0), 7);
     relay.push_frame(0, &[Buttons(1), Buttons(2), Buttons(3)]);
     relay.handle_datagram(Instant(1), WatcherId(1), data);
     while relay.poll_event().is_some() {}

@@ -12,7 +12,7 @@ use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::seal::{Identity, Link, PairKeys, PublicKey};
 use lockstep_protocol::watch::{Relay, WatchConfig, Watcher, WatcherId};
-use lockstep_protocol::{Config, Instant, PlayerId, Security, Session};
+use lockstep_protocol::{Config, Instant, SeatId, Security, Session};
 
 /// Seat 0 (the receiver, and the relay), seat 1 (the genuine sender) and a
 /// spectator.
@@ -58,14 +58,14 @@ fuzz_target!(|data: &[u8]| {
     match receiver {
         0 => {
             let keys: Vec<PublicKey> = vec![a.public(), b.public()];
-            let mut cfg = Config::new(2, PlayerId(0));
+            let mut cfg = Config::new(2, SeatId(0));
             cfg.security = Security::Sealed {
                 identity: a.clone(),
                 seats: keys,
             };
             let mut s = Session::<Buttons>::new(cfg, 0x1234_5678).unwrap();
             let before = s.stats().dropped.total();
-            let taken = s.handle_datagram(Instant(1), PlayerId(1), &bytes);
+            let taken = s.handle_datagram(Instant(1), SeatId(1), &bytes);
             let dropped = s.stats().dropped.total() > before;
             if mode & 1 == 0 {
                 assert!(!taken && dropped, "forged bytes were taken");
@@ -76,7 +76,7 @@ fuzz_target!(|data: &[u8]| {
             while s.poll_transmit(Instant(10)).is_some() {}
         }
         1 => {
-            let mut relay = Relay::<Buttons>::new(watch, PlayerId(0), 7).sealed(a.clone());
+            let mut relay = Relay::<Buttons>::new(watch, SeatId(0), 7).sealed(a.clone());
             relay.admit(WatcherId(1), w.public()).unwrap();
             relay.push_frame(0, &[Buttons(1), Buttons(2)]);
             relay.handle_datagram(Instant(1), WatcherId(1), &bytes);

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use lockstep_games::Demo;
-use lockstep_games::cubes::{Cubes, CubesConfig, MAX_PLAYERS};
+use lockstep_games::cubes::{Cubes, CubesConfig, MAX_SEATS};
 use lockstep_net::SeatLog;
 use lockstep_peer::Peer;
 use lockstep_render::Depict;
@@ -120,9 +120,9 @@ fn parse_position(text: &str) -> Result<(i32, i32), String> {
 pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
     let players = args.players.unwrap_or(2);
     let fewest = if args.host.is_some() { 2 } else { 1 };
-    if !(fewest..=MAX_PLAYERS).contains(&players) {
+    if !(fewest..=MAX_SEATS).contains(&players) {
         return Err(CliError::new(format!(
-            "--players {players}: {} plays {fewest} to {MAX_PLAYERS} seats",
+            "--players {players}: {} plays {fewest} to {MAX_SEATS} seats",
             if args.host.is_some() {
                 "a hosted match"
             } else {

@@ -32,7 +32,7 @@ use std::net::SocketAddr;
 use lockstep_fx::{Canonical, Checksum};
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::WatcherId;
-use lockstep_protocol::{Instant, PlayerSet};
+use lockstep_protocol::{Instant, SeatSet};
 use lockstep_sim::{Game, Match};
 
 use crate::Datagram;
@@ -232,7 +232,7 @@ pub struct HostSetup {
     timing: SetupTiming,
     seats: Vec<Seat>,
     phase: Phase,
-    dropped: PlayerSet,
+    dropped: SeatSet,
     /// Too near the match's end for a seat to come back.
     returns_closed: bool,
     spectators: BTreeMap<WatcherId, SpectatorSlot>,
@@ -264,7 +264,7 @@ impl HostSetup {
             timing,
             seats,
             phase: Phase::Seating,
-            dropped: PlayerSet::EMPTY,
+            dropped: SeatSet::EMPTY,
             returns_closed: false,
             spectators: BTreeMap::new(),
             next_watcher: 0,
@@ -319,7 +319,7 @@ impl HostSetup {
     /// The match dropped `seat` (from the `Peer`'s events): a process
     /// proving it holds the seat's key may take it back.
     pub fn seat_dropped(&mut self, seat: u8) {
-        self.dropped.insert(lockstep_protocol::PlayerId(seat));
+        self.dropped.insert(lockstep_protocol::SeatId(seat));
     }
 
     /// `seat` plays again (its return completed in the session).
@@ -592,7 +592,7 @@ impl HostSetup {
             self.refuse(from, Refusal::BadProof);
             return;
         }
-        let id = lockstep_protocol::PlayerId(seat as u8);
+        let id = lockstep_protocol::SeatId(seat as u8);
         if !self.dropped.contains(id) {
             self.refuse(from, Refusal::NotDropped { seat: seat as u8 });
             return;

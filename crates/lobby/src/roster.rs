@@ -113,7 +113,7 @@ impl Roster {
         let config = r.read_bytes()?.to_vec();
         let config_hash = Checksum::from_bytes(read_array(r)?);
         let players = r.read_u8()?;
-        if !(2..=lockstep_protocol::player::MAX_PLAYERS).contains(&players) {
+        if !(2..=lockstep_protocol::seat::MAX_SEATS).contains(&players) {
             return Err(bad("player count"));
         }
         let setup = Match {

@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use lockstep_peer::Party;
 use lockstep_protocol::packet::{Header, Kind};
 use lockstep_protocol::watch::WatcherId;
-use lockstep_protocol::{PlayerId, PlayerSet};
+use lockstep_protocol::{SeatId, SeatSet};
 
 use crate::message::is_setup;
 
@@ -32,7 +32,7 @@ pub enum Route {
     Party(Party),
     /// A handshake from an unknown address naming seat `.0`, which may
     /// move there: try it as that seat, and move the seat if it is taken.
-    Moving(PlayerId),
+    Moving(SeatId),
     /// Nobody's: drop it.
     Stray,
 }
@@ -41,7 +41,7 @@ pub enum Route {
 #[derive(Debug, Clone, Default)]
 pub struct Router {
     seats: Vec<Option<SocketAddr>>,
-    moving: PlayerSet,
+    moving: SeatSet,
     spectators: BTreeMap<SocketAddr, WatcherId>,
     relay: Option<SocketAddr>,
     stray: u64,
@@ -75,7 +75,7 @@ impl Router {
             return Route::Setup;
         }
         if let Some(seat) = self.seats.iter().position(|a| *a == Some(from)) {
-            return Route::Party(Party::Seat(PlayerId(seat as u8)));
+            return Route::Party(Party::Seat(SeatId(seat as u8)));
         }
         if let Some(w) = self.spectators.get(&from) {
             return Route::Party(Party::Spectator(*w));
@@ -116,12 +116,12 @@ impl Router {
 
     /// Lets seat `seat` move: the next handshake naming it from an unknown
     /// address is tried as the seat ([`Route::Moving`]).
-    pub fn allow_move(&mut self, seat: PlayerId) {
+    pub fn allow_move(&mut self, seat: SeatId) {
         self.moving.insert(seat);
     }
 
     /// Seat `seat` is reached at `addr` from now on (and no longer moves).
-    pub fn move_seat(&mut self, seat: PlayerId, addr: SocketAddr) {
+    pub fn move_seat(&mut self, seat: SeatId, addr: SocketAddr) {
         self.spectators.remove(&addr);
         for a in &mut self.seats {
             if *a == Some(addr) {
@@ -168,7 +168,7 @@ mod tests {
         r.add_spectator(WatcherId(5), a(9));
         assert_eq!(
             r.route(a(2), &[0x21, 0, 0]),
-            Route::Party(Party::Seat(PlayerId(2)))
+            Route::Party(Party::Seat(SeatId(2)))
         );
         assert_eq!(
             r.route(a(9), &[0x21, 0, 0]),
@@ -176,7 +176,7 @@ mod tests {
         );
         assert_eq!(r.route(a(7), &[0x21, 0, 0]), Route::Stray);
         assert_eq!(r.route(a(7), b"LKSJ\x04"), Route::Setup);
-        assert_eq!(r.address(Party::Seat(PlayerId(1))), Some(a(1)));
+        assert_eq!(r.address(Party::Seat(SeatId(1))), Some(a(1)));
         assert_eq!(r.address(Party::Spectator(WatcherId(5))), Some(a(9)));
         assert_eq!(r.stray(), 1);
         r.remove_spectator(WatcherId(5));
@@ -189,13 +189,10 @@ mod tests {
         // A Hello (kind 0) naming seat 1 from a new address.
         let hello = [0x00u8, 0, 0x10];
         assert_eq!(r.route(a(5), &hello), Route::Stray);
-        r.allow_move(PlayerId(1));
-        assert_eq!(r.route(a(5), &hello), Route::Moving(PlayerId(1)));
-        r.move_seat(PlayerId(1), a(5));
-        assert_eq!(
-            r.route(a(5), &hello),
-            Route::Party(Party::Seat(PlayerId(1)))
-        );
+        r.allow_move(SeatId(1));
+        assert_eq!(r.route(a(5), &hello), Route::Moving(SeatId(1)));
+        r.move_seat(SeatId(1), a(5));
+        assert_eq!(r.route(a(5), &hello), Route::Party(Party::Seat(SeatId(1))));
         assert_eq!(r.route(a(1), &hello), Route::Stray);
         assert_eq!(r.route(a(6), &hello), Route::Stray);
     }

@@ -11,7 +11,7 @@
 
 use lockstep_fx::{Sink, StateReader, StateWriter};
 use lockstep_peer::{DesyncPolicy, PeerSettings};
-use lockstep_protocol::{Config, InputDelay, Mode, PlayerId, Rollback, Security};
+use lockstep_protocol::{Config, InputDelay, Mode, Rollback, SeatId, Security};
 use lockstep_sim::Match;
 
 use crate::wire::MessageError;
@@ -63,7 +63,7 @@ impl MatchSettings {
             frames: 1200,
             sealed: true,
             arbiter: false,
-            peer: PeerSettings::new(setup, PlayerId(0), 1),
+            peer: PeerSettings::new(setup, SeatId(0), 1),
         }
     }
 
@@ -103,7 +103,7 @@ impl MatchSettings {
     pub fn for_seat(
         &self,
         setup: &Match,
-        seat: PlayerId,
+        seat: SeatId,
         token: u32,
         security: Security,
         rejoin: bool,
@@ -116,7 +116,7 @@ impl MatchSettings {
         p.session.rejoin = rejoin;
         p.session.match_frames = Some(self.frames);
         // The host is seat 0 and its relay serves the arbiter.
-        p.session.arbiter = self.arbiter.then_some(PlayerId(0));
+        p.session.arbiter = self.arbiter.then_some(SeatId(0));
         p.watch.players = setup.players;
         p
     }
@@ -445,8 +445,8 @@ mod tests {
     #[test]
     fn a_seat_gets_its_own_fields() {
         let s = MatchSettings::new(&setup()).frames(90);
-        let p = s.for_seat(&setup(), PlayerId(3), 77, Security::Plain, true);
-        assert_eq!(p.session.local, PlayerId(3));
+        let p = s.for_seat(&setup(), SeatId(3), 77, Security::Plain, true);
+        assert_eq!(p.session.local, SeatId(3));
         assert_eq!(p.session.players, 4);
         assert_eq!(p.watch.players, 4);
         assert_eq!(p.token, 77);

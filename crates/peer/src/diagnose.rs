@@ -30,7 +30,7 @@
 use std::collections::BTreeMap;
 
 use lockstep_fx::Checksum;
-use lockstep_protocol::{PlayerId, SelfCheck};
+use lockstep_protocol::{SeatId, SelfCheck};
 use lockstep_sim::desync::{DesyncReport, Diagnosis};
 use lockstep_sim::{Engine, EngineSettings, Game, Snapshot, diff_snapshots};
 
@@ -62,8 +62,8 @@ impl Found {
 
 /// Who is who, for the report.
 pub(crate) struct Sides {
-    pub local: PlayerId,
-    pub authority: Option<PlayerId>,
+    pub local: SeatId,
+    pub authority: Option<SeatId>,
     pub desync_frame: Option<u32>,
 }
 
@@ -161,7 +161,7 @@ fn inputs_of<G: Game>(history: &History<G>, frame: u32) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn who(seat: Option<PlayerId>, what: &str) -> String {
+fn who(seat: Option<SeatId>, what: &str) -> String {
     match seat {
         Some(s) => format!("player {} ({what})", s.0),
         None => what.to_string(),
@@ -416,8 +416,8 @@ fn first_differing<G: Game>(
 /// beside `other`'s, received from seat `from`.
 pub(crate) fn compare<G: Game>(
     history: &History<G>,
-    local: PlayerId,
-    from: PlayerId,
+    local: SeatId,
+    from: SeatId,
     frame: u32,
     other: &[u8],
 ) -> Option<Diagnosis> {

@@ -5,7 +5,7 @@
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::watch::{WatcherId, WatcherLeft};
-use lockstep_protocol::{PlayerId, PlayerSet, ResyncFailure, TimeoutReason};
+use lockstep_protocol::{ResyncFailure, SeatId, SeatSet, TimeoutReason};
 use lockstep_sim::desync::Diagnosis;
 
 use crate::stop::StopReason;
@@ -35,7 +35,7 @@ pub enum PeerEvent {
     /// The handshake with `peer` completed.
     Connected {
         /// The seat.
-        peer: PlayerId,
+        peer: SeatId,
     },
     /// Every seat is connected: frame 0 starts.
     Started,
@@ -80,9 +80,9 @@ pub enum PeerEvent {
         /// The first frame found to differ.
         frame: u32,
         /// The seat whose state is taken as right, if one could be chosen.
-        authority: Option<PlayerId>,
+        authority: Option<SeatId>,
         /// The seats that drifted.
-        drifted: PlayerSet,
+        drifted: SeatSet,
         /// Whether this peer drifted (it is being healed).
         local_drifted: bool,
     },
@@ -106,7 +106,7 @@ pub enum PeerEvent {
     /// A seat left the match.
     Left {
         /// The seat.
-        peer: PlayerId,
+        peer: SeatId,
         /// Why.
         reason: LeaveReason,
     },
@@ -116,7 +116,7 @@ pub enum PeerEvent {
     /// like any input, so a replay reproduces the match.
     SeatDropped {
         /// The seat.
-        seat: PlayerId,
+        seat: SeatId,
         /// Its last frame.
         last_frame: Option<u32>,
     },
@@ -125,14 +125,14 @@ pub enum PeerEvent {
     /// it is about to load the host's state and fast-forward.
     SeatReturned {
         /// The seat.
-        seat: PlayerId,
+        seat: SeatId,
         /// The first frame it plays again.
         frame: u32,
     },
     /// A seat's handshake names another game, player count or tick rate.
     Incompatible {
         /// The seat.
-        peer: PlayerId,
+        peer: SeatId,
     },
     /// The replay log can no longer follow the match (an I/O error, or a
     /// state load that skipped frames this peer never stepped); nothing
@@ -167,7 +167,7 @@ pub enum PeerEvent {
     /// sending its inputs and stepping its game.
     SwitchedToSnapshots {
         /// The seat the snapshots come from.
-        authority: PlayerId,
+        authority: SeatId,
         /// Why.
         reason: FallbackReason,
     },

@@ -23,7 +23,7 @@
 use std::collections::VecDeque;
 
 use lockstep_protocol::packet::SnapshotPart;
-use lockstep_protocol::{Input, Instant, PlayerId, ResyncFailure, Session};
+use lockstep_protocol::{Input, Instant, ResyncFailure, SeatId, Session};
 use lockstep_snapshot::interpolate::Pose;
 use lockstep_snapshot::{Bounds, QuantBody};
 
@@ -34,7 +34,7 @@ use crate::snapshot_view::{SnapshotView, ViewStats};
 /// A peer on snapshots.
 #[derive(Debug, Clone)]
 struct OnSnapshots {
-    authority: PlayerId,
+    authority: SeatId,
     view: SnapshotView,
     /// When to try resync again (`None`: a retry is under way).
     retry_at: Option<Instant>,
@@ -95,7 +95,7 @@ impl Fallback {
     }
 
     /// The seat the snapshots come from, while on snapshots.
-    pub(crate) fn authority(&self) -> Option<PlayerId> {
+    pub(crate) fn authority(&self) -> Option<SeatId> {
         self.on.as_ref().map(|o| o.authority)
     }
 
@@ -114,7 +114,7 @@ impl Fallback {
     pub(crate) fn enter(
         &mut self,
         now: Instant,
-        authority: PlayerId,
+        authority: SeatId,
         reason: FallbackReason,
         events: &mut VecDeque<PeerEvent>,
     ) {
@@ -145,7 +145,7 @@ impl Fallback {
     pub(crate) fn on_resync_failed(
         &mut self,
         now: Instant,
-        authority: PlayerId,
+        authority: SeatId,
         reason: ResyncFailure,
         events: &mut VecDeque<PeerEvent>,
     ) {
@@ -171,7 +171,7 @@ impl Fallback {
     pub(crate) fn on_part(
         &mut self,
         now: Instant,
-        from: PlayerId,
+        from: SeatId,
         part: SnapshotPart,
         reference: u32,
     ) {

@@ -29,9 +29,7 @@
 
 use std::io::Write;
 
-use lockstep_protocol::{
-    Cause, Instant, Invalidation, PlayerId, PlayerSet, ResyncFailure, SelfCheck,
-};
+use lockstep_protocol::{Cause, Instant, Invalidation, ResyncFailure, SeatId, SeatSet, SelfCheck};
 use lockstep_sim::Game;
 use lockstep_sim::replay::{Note, StopCause, UncheckedCause};
 
@@ -72,7 +70,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.session.invalidation()
     }
 
-    pub(crate) fn on_disputed(&mut self, now: Instant, frame: u32, seats: PlayerSet) {
+    pub(crate) fn on_disputed(&mut self, now: Instant, frame: u32, seats: SeatSet) {
         let found = self_check(&self.history, frame);
         if let (SelfCheck::Inconsistent { frame: f }, Some((first, again))) =
             (found.check, found.again)
@@ -177,7 +175,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         now: Instant,
         first_frame: u32,
         cause: Cause,
-        seat: Option<PlayerId>,
+        seat: Option<SeatId>,
         play_on: bool,
     ) {
         let invalidation = Invalidation {
@@ -213,7 +211,7 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// The state asked for to compare: the report of a dispute nobody
     /// could be blamed for.
-    pub(crate) fn on_compare_state(&mut self, from: PlayerId, frame: u32, state: &[u8]) {
+    pub(crate) fn on_compare_state(&mut self, from: SeatId, frame: u32, state: &[u8]) {
         let Some(first_frame) = self.awaiting_compare.take() else {
             return;
         };

@@ -65,7 +65,7 @@
 //! use lockstep_games::Demo;
 //! use lockstep_games::cubes::Cubes;
 //! use lockstep_peer::{Peer, PeerEvent, PeerSettings};
-//! use lockstep_protocol::{Instant, PlayerId};
+//! use lockstep_protocol::{Instant, SeatId};
 //! use lockstep_sim::Match;
 //! use lockstep_sim::replay;
 //!
@@ -73,7 +73,7 @@
 //! let config = Cubes::default_config();
 //! let mut peers: Vec<Peer<Cubes, Vec<u8>>> = (0..2u8)
 //!     .map(|seat| {
-//!         let settings = PeerSettings::new(&setup, PlayerId(seat), 100 + u32::from(seat));
+//!         let settings = PeerSettings::new(&setup, SeatId(seat), 100 + u32::from(seat));
 //!         let mut peer = Peer::new(&config, setup, settings, Vec::new()).unwrap();
 //!         peer.set_bot(Box::new(Cubes::bot(seat, setup.seed)));
 //!         peer
@@ -91,7 +91,7 @@
 //!             }
 //!         }
 //!         while let Some(t) = peers[i].poll_transmit(now) {
-//!             peers[t.to.index()].handle_datagram(now, PlayerId(i as u8), &t.bytes);
+//!             peers[t.to.index()].handle_datagram(now, SeatId(i as u8), &t.bytes);
 //!         }
 //!     }
 //!     now = now.plus(1_000); // 1 ms of virtual time

@@ -14,7 +14,7 @@
 
 use std::io::Write;
 
-use lockstep_protocol::PlayerSet;
+use lockstep_protocol::SeatSet;
 use lockstep_sim::Game;
 
 use crate::peer::Peer;
@@ -34,7 +34,7 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// The session lost its quorum (`live` the seats that counted, `heard`
     /// those it still heard): logs the frames settled, and stops.
-    pub(crate) fn lose_quorum(&mut self, live: PlayerSet, heard: PlayerSet) {
+    pub(crate) fn lose_quorum(&mut self, live: SeatSet, heard: SeatSet) {
         if self.stopped.is_some() {
             return;
         }

@@ -12,7 +12,7 @@
 use std::io::Write;
 
 use lockstep_protocol::watch::WatcherId;
-use lockstep_protocol::{Instant, PlayerId};
+use lockstep_protocol::{Instant, SeatId};
 use lockstep_sim::Game;
 
 use crate::{
@@ -23,7 +23,7 @@ use crate::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Party {
     /// A seat of the match.
-    Seat(PlayerId),
+    Seat(SeatId),
     /// A spectator watching through this seat's relay (the driver's id for
     /// its address).
     Spectator(WatcherId),

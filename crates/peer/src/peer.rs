@@ -30,7 +30,7 @@ use lockstep_fx::Checksum;
 use lockstep_protocol::seal::{PublicKey, SealError};
 use lockstep_protocol::watch::{Relay, RelayEvent, WatchTransmit, WatcherId};
 use lockstep_protocol::{
-    CallError, Event, Instant, Mode, PlayerId, PlayerSet, Security, Session, Stats, Transmit,
+    CallError, Event, Instant, Mode, SeatId, SeatSet, Security, Session, Stats, Transmit,
 };
 use lockstep_sim::desync::Diagnosis;
 use lockstep_sim::replay::{Header, LogWriter, Note};
@@ -58,11 +58,11 @@ pub struct Peer<G: Game, W: Write> {
     input: G::Input,
     pub(crate) touched: bool,
     pub(crate) state_requested: bool,
-    pub(crate) desync: Option<(u32, Option<PlayerId>)>,
+    pub(crate) desync: Option<(u32, Option<SeatId>)>,
     /// The frame of the newest desync this seat drifted in.
     pub(crate) last_desync: Option<u32>,
     /// The dispute this seat gave evidence in, last: its frame and seats.
-    pub(crate) dispute: Option<(u32, PlayerSet)>,
+    pub(crate) dispute: Option<(u32, SeatSet)>,
     /// The arbiter's answer the relay brought: the frame and its checksum.
     pub(crate) arbiter_said: Option<(u32, Option<u64>)>,
     /// What the newest heals' reports said.
@@ -188,7 +188,7 @@ impl<G: Game, W: Write> Peer<G, W> {
     }
 
     /// This peer's seat.
-    pub fn seat(&self) -> PlayerId {
+    pub fn seat(&self) -> SeatId {
         self.session.config().local
     }
 
@@ -210,7 +210,7 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// Returns whether it was a packet from that seat (it decoded and, in a
     /// sealed session, opened under the seat's key): see
     /// [`Session::handle_datagram`].
-    pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) -> bool {
+    pub fn handle_datagram(&mut self, now: Instant, from: SeatId, bytes: &[u8]) -> bool {
         let taken = self.session.handle_datagram(now, from, bytes);
         self.answer(now);
         taken
@@ -219,7 +219,7 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// Binds dropped seat `seat` to the public key of the process that asks
     /// to take it back (heard at match setup), so its sealed handshake
     /// opens; see [`Session::expect_return`].
-    pub fn expect_return(&mut self, seat: PlayerId, key: PublicKey) -> Result<(), CallError> {
+    pub fn expect_return(&mut self, seat: SeatId, key: PublicKey) -> Result<(), CallError> {
         self.session.expect_return(seat, key)
     }
 

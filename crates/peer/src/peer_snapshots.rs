@@ -9,7 +9,7 @@
 
 use std::io::Write;
 
-use lockstep_protocol::{Instant, PlayerId};
+use lockstep_protocol::{Instant, SeatId};
 use lockstep_sim::Game;
 use lockstep_snapshot::interpolate::Pose;
 use lockstep_snapshot::{Bodies, bodies};
@@ -66,7 +66,7 @@ impl<G: Game, W: Write> Peer<G, W> {
     }
 
     /// The seat whose snapshots this peer shows, while on snapshots.
-    pub fn snapshot_authority(&self) -> Option<PlayerId> {
+    pub fn snapshot_authority(&self) -> Option<SeatId> {
         self.snapshots.as_ref()?.fallback.authority()
     }
 
@@ -97,8 +97,8 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// The seat to take snapshots from when no desync named one: the
     /// lowest other seat.
-    pub(crate) fn default_authority(&self) -> PlayerId {
+    pub(crate) fn default_authority(&self) -> SeatId {
         let me = self.seat();
-        PlayerId(if me.0 == 0 { 1 } else { 0 })
+        SeatId(if me.0 == 0 { 1 } else { 0 })
     }
 }

@@ -6,7 +6,7 @@
 //! seat of a match must agree on the fields the session checks.
 
 use lockstep_protocol::watch::WatchConfig;
-use lockstep_protocol::{Config, PlayerId};
+use lockstep_protocol::{Config, SeatId};
 use lockstep_sim::Match;
 use lockstep_sim::replay::RecordSettings;
 
@@ -53,14 +53,14 @@ impl Default for PeerSettings {
             seed: 0,
             tick_rate: 60,
         };
-        PeerSettings::new(&setup, PlayerId(0), 1)
+        PeerSettings::new(&setup, SeatId(0), 1)
     }
 }
 
 impl PeerSettings {
     /// Defaults for seat `seat` of `setup`, with the session's tick taken
     /// from the match's tick rate.
-    pub fn new(setup: &Match, seat: PlayerId, token: u32) -> PeerSettings {
+    pub fn new(setup: &Match, seat: SeatId, token: u32) -> PeerSettings {
         let mut session = Config::new(setup.players, seat);
         let rate = u64::from(setup.tick_rate.max(1));
         session.tick_micros = (1_000_000 + rate / 2) / rate;

@@ -17,7 +17,7 @@ use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
 use lockstep_protocol::seq::unwrap_frame;
 use lockstep_protocol::snapshot_parts::split;
 use lockstep_protocol::watch::WatcherId;
-use lockstep_protocol::{Instant, PlayerId};
+use lockstep_protocol::{Instant, SeatId};
 use lockstep_snapshot::interpolate::ViewMode;
 use lockstep_snapshot::stream::SnapshotSender;
 use lockstep_snapshot::{Bounds, Level, QuantBody};
@@ -87,7 +87,7 @@ impl SnapshotSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Receiver {
     /// A seat that fell back to snapshots.
-    Seat(PlayerId),
+    Seat(SeatId),
     /// A spectator watching snapshots.
     Watcher(WatcherId),
 }

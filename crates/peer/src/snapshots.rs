@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
 use lockstep_protocol::watch::{Relay, WatcherId};
-use lockstep_protocol::{Input, Instant, PlayerId, ResyncFailure, Session};
+use lockstep_protocol::{Input, Instant, ResyncFailure, SeatId, Session};
 
 use crate::event::{FallbackReason, PeerEvent};
 use crate::fallback::Fallback;
@@ -29,7 +29,7 @@ impl<G> Snapshots<G> {
     pub(crate) fn on_started(
         &mut self,
         now: Instant,
-        authority: PlayerId,
+        authority: SeatId,
         events: &mut VecDeque<PeerEvent>,
     ) {
         if self.fallback.is_viewer() {
@@ -42,7 +42,7 @@ impl<G> Snapshots<G> {
     pub(crate) fn on_resync_failed(
         &mut self,
         now: Instant,
-        authority: PlayerId,
+        authority: SeatId,
         reason: ResyncFailure,
         events: &mut VecDeque<PeerEvent>,
     ) {
@@ -54,7 +54,7 @@ impl<G> Snapshots<G> {
     pub(crate) fn on_part(
         &mut self,
         now: Instant,
-        from: PlayerId,
+        from: SeatId,
         part: SnapshotPart,
         reference: u32,
     ) {

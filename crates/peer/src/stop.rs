@@ -10,7 +10,7 @@
 //! request or say goodbye); [`Peer::stopped`](crate::Peer::stopped) gives
 //! the reason from then on.
 
-use lockstep_protocol::PlayerSet;
+use lockstep_protocol::SeatSet;
 use lockstep_sim::desync::Diagnosis;
 
 /// What a match does when a desync cannot be healed: a seat's resync
@@ -50,9 +50,9 @@ pub enum StopReason {
         /// majority played).
         frame: u32,
         /// The seats still in the match as this seat last knew them.
-        live: PlayerSet,
+        live: SeatSet,
         /// The seats it still heard from (itself included).
-        heard: PlayerSet,
+        heard: SeatSet,
     },
     /// A desync that could not be healed ended the match (the `Stop`
     /// desync policy): every seat stops with the first frame whose

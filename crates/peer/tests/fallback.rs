@@ -12,7 +12,7 @@ use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_peer::{
     DesyncPolicy, FallbackReason, Peer, PeerEvent, PeerSettings, SnapshotSettings,
 };
-use lockstep_protocol::{Instant, Mode, PlayerId};
+use lockstep_protocol::{Instant, Mode, SeatId};
 use lockstep_sim::Match;
 use lockstep_snapshot::{Bodies, BodiesMut};
 
@@ -28,7 +28,7 @@ const LATENCY: u64 = 20_000;
 
 struct Match2 {
     peers: Vec<Peer<Cubes, std::io::Sink>>,
-    wire: VecDeque<(Instant, usize, PlayerId, Vec<u8>)>,
+    wire: VecDeque<(Instant, usize, SeatId, Vec<u8>)>,
     now: Instant,
     events: Vec<Vec<PeerEvent>>,
 }
@@ -47,7 +47,7 @@ impl Match2 {
         let config = tiny();
         let peers = (0..2u8)
             .map(|seat| {
-                let mut s = PeerSettings::new(&setup, PlayerId(seat), 40 + u32::from(seat));
+                let mut s = PeerSettings::new(&setup, SeatId(seat), 40 + u32::from(seat));
                 s.session.mode = mode;
                 s.desync_policy = DesyncPolicy::Snapshots;
                 let mut p = Peer::new(&config, setup, s, std::io::sink()).unwrap();
@@ -80,7 +80,7 @@ impl Match2 {
             while let Some(t) = self.peers[i].poll_transmit(self.now) {
                 let at = self.now.plus(LATENCY);
                 self.wire
-                    .push_back((at, t.to.index(), PlayerId(i as u8), t.bytes));
+                    .push_back((at, t.to.index(), SeatId(i as u8), t.bytes));
             }
         }
         self.now = self.now.plus(1_000);
@@ -174,7 +174,7 @@ fn falls_back_and_returns(mode: Mode) {
     assert!(m.happened(1, |e| matches!(
         e,
         PeerEvent::SwitchedToSnapshots {
-            authority: PlayerId(0),
+            authority: SeatId(0),
             reason: FallbackReason::ResyncFailed(_)
         }
     )));
@@ -249,9 +249,7 @@ fn a_spectator_watching_snapshots_sees_the_relays_state_within_the_quantization_
     };
     let watch = WatchConfig::new(
         2,
-        PeerSettings::new(&setup, PlayerId(0), 1)
-            .session
-            .tick_micros,
+        PeerSettings::new(&setup, SeatId(0), 1).session.tick_micros,
     );
     let mut spectator: SnapshotSpectator<Cubes> = SnapshotSpectator::new(
         &tiny(),

@@ -15,12 +15,12 @@ use lockstep_protocol::packet::{
     Hello, InputsMsg, MAX_DATAGRAM, Message, Packet, ResyncChunk, Routed, ShortChecksums,
 };
 use lockstep_protocol::seal::{Identity, Link, PairKeys};
-use lockstep_protocol::{Input, PlayerId};
+use lockstep_protocol::{Input, SeatId};
 use std::hint::black_box;
 
 fn routed(message: Message<Buttons>) -> Packet<Buttons> {
     Packet::Routed(Routed {
-        sender: PlayerId(1),
+        sender: SeatId(1),
         token: 0xdead_beef,
         seq: 4242,
         message,
@@ -48,7 +48,7 @@ fn packets() -> Vec<(&'static str, Packet<Buttons>)> {
             "hello",
             Packet::Hello(Hello {
                 seq: 7,
-                sender: PlayerId(0),
+                sender: SeatId(0),
                 schema_hash: Buttons::schema_hash(),
                 players: 4,
                 tick_micros: 16_667,

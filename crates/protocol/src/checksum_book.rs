@@ -24,7 +24,7 @@
 //!   comparisons) are suspended until the drifted peer's new epoch (or the
 //!   local state load) arrives.
 
-use crate::player::{PlayerId, PlayerSet};
+use crate::seat::{SeatId, SeatSet};
 use lockstep_fx::{Checksum, ShortChecksum};
 
 /// Frames of checksums remembered per player.
@@ -44,9 +44,9 @@ pub enum Verdict {
         /// The frame compared.
         frame: u32,
         /// The seat whose state is taken as right.
-        authority: PlayerId,
+        authority: SeatId,
         /// The seats whose state differs from the authority's.
-        drifted: PlayerSet,
+        drifted: SeatSet,
     },
     /// Checksums for `frame` differ and no group holds a strict majority
     /// (two seats, or a tie): the disputed seats' evidence decides.
@@ -54,7 +54,7 @@ pub enum Verdict {
         /// The frame compared.
         frame: u32,
         /// Every seat that reported `frame`.
-        seats: PlayerSet,
+        seats: SeatSet,
     },
 }
 
@@ -90,11 +90,11 @@ pub enum SelfCheck {
 /// reaches the same verdict.
 pub fn attribute(
     frame: u32,
-    sums: &[(PlayerId, u64)],
-    findings: &[(PlayerId, SelfCheck)],
-    arbiter: PlayerSet,
+    sums: &[(SeatId, u64)],
+    findings: &[(SeatId, SelfCheck)],
+    arbiter: SeatSet,
 ) -> Option<Verdict> {
-    let faulty = |p: PlayerId| {
+    let faulty = |p: SeatId| {
         findings
             .iter()
             .any(|(q, f)| *q == p && matches!(f, SelfCheck::Inconsistent { .. }))
@@ -108,7 +108,7 @@ pub fn attribute(
             .filter(|p| arbiter.contains(*p) && !faulty(*p))
             .min();
         if let Some(authority) = vouched {
-            let mut drifted = PlayerSet::EMPTY;
+            let mut drifted = SeatSet::EMPTY;
             for (p, _) in sums {
                 if !arbiter.contains(*p) || faulty(*p) {
                     drifted.insert(*p);
@@ -126,7 +126,7 @@ pub fn attribute(
     if honest.any(|(_, s)| *s != right) {
         return None;
     }
-    let mut drifted = PlayerSet::EMPTY;
+    let mut drifted = SeatSet::EMPTY;
     for (p, s) in sums {
         if *s != right {
             drifted.insert(*p);
@@ -177,7 +177,7 @@ struct PeerReports {
 /// Checksums by frame and player, and the desync detector.
 #[derive(Debug, Clone)]
 pub struct ChecksumBook {
-    local: PlayerId,
+    local: SeatId,
     own_full: Vec<Option<(u32, Checksum)>>,
     peers: Vec<PeerReports>,
     compare_from: u32,
@@ -187,7 +187,7 @@ pub struct ChecksumBook {
     newest_clean: Option<u32>,
     /// A dispute awaiting evidence: the frame and every disputed seat's
     /// short checksum of it. Nothing is compared meanwhile.
-    disputed: Option<(u32, Vec<(PlayerId, u64)>)>,
+    disputed: Option<(u32, Vec<(SeatId, u64)>)>,
 }
 
 /// 8-bit epoch order: `a` newer than `b`.
@@ -198,7 +198,7 @@ fn epoch_newer(a: u8, b: u8) -> bool {
 
 impl ChecksumBook {
     /// An empty book for `players` seats, this peer at `local`.
-    pub fn new(players: u8, local: PlayerId) -> ChecksumBook {
+    pub fn new(players: u8, local: SeatId) -> ChecksumBook {
         ChecksumBook {
             local,
             own_full: vec![None; OWN_CHECKSUM_HISTORY as usize],
@@ -247,7 +247,7 @@ impl ChecksumBook {
 
     /// The dispute awaiting evidence, if any: its frame and every disputed
     /// seat's short checksum of it.
-    pub fn dispute(&self) -> Option<&(u32, Vec<(PlayerId, u64)>)> {
+    pub fn dispute(&self) -> Option<&(u32, Vec<(SeatId, u64)>)> {
         self.disputed.as_ref()
     }
 
@@ -272,13 +272,13 @@ impl ChecksumBook {
 
     /// The newest frame whose checksum from `seat` equalled ours (while
     /// `seat` is in the match: forgotten when it is dropped).
-    pub fn newest_match(&self, seat: PlayerId) -> Option<u32> {
+    pub fn newest_match(&self, seat: SeatId) -> Option<u32> {
         self.peers.get(seat.index())?.newest_match
     }
 
     /// `seat` left the match: its reports are no longer expected or taken,
     /// and the verdicts are decided among the seats that remain.
-    pub fn drop_seat(&mut self, seat: PlayerId) {
+    pub fn drop_seat(&mut self, seat: SeatId) {
         if let Some(p) = self.peers.get_mut(seat.index()) {
             p.gone = true;
             p.suspended = true;
@@ -295,7 +295,7 @@ impl ChecksumBook {
 
     /// `seat` came back (its restarted process rejoined): its reports are
     /// taken again, from a fresh epoch.
-    pub fn return_seat(&mut self, seat: PlayerId) {
+    pub fn return_seat(&mut self, seat: SeatId) {
         if let Some(p) = self.peers.get_mut(seat.index()) {
             p.gone = false;
             p.suspended = false;
@@ -306,7 +306,7 @@ impl ChecksumBook {
     }
 
     /// Whether `seat`'s reports are suspended (it is being resynced).
-    pub fn is_suspended(&self, seat: PlayerId) -> bool {
+    pub fn is_suspended(&self, seat: SeatId) -> bool {
         self.peers.get(seat.index()).is_some_and(|p| p.suspended)
     }
 
@@ -321,7 +321,7 @@ impl ChecksumBook {
     /// Records `from`'s short checksum of `frame` (epoch `epoch`) and compares.
     pub fn record_short(
         &mut self,
-        from: PlayerId,
+        from: SeatId,
         epoch: u8,
         frame: u32,
         short: ShortChecksum,
@@ -336,7 +336,7 @@ impl ChecksumBook {
     /// Records `from`'s full checksum of `frame` and compares it with ours.
     pub fn record_full(
         &mut self,
-        from: PlayerId,
+        from: SeatId,
         epoch: u8,
         frame: u32,
         full: Checksum,
@@ -359,7 +359,7 @@ impl ChecksumBook {
         self.compare(frame)
     }
 
-    fn accept_epoch(&mut self, from: PlayerId, epoch: u8) -> bool {
+    fn accept_epoch(&mut self, from: SeatId, epoch: u8) -> bool {
         let Some(p) = self.peers.get_mut(from.index()) else {
             return false;
         };
@@ -465,12 +465,12 @@ impl ChecksumBook {
     /// The verdict for `frame` once every non-suspended seat has reported it.
     fn verdict(&self, frame: u32) -> Option<Verdict> {
         let n = self.peers.iter().filter(|p| !p.gone).count();
-        let mut sums: Vec<(PlayerId, u64)> = Vec::with_capacity(n);
+        let mut sums: Vec<(SeatId, u64)> = Vec::with_capacity(n);
         for (i, p) in self.peers.iter().enumerate() {
             if p.suspended {
                 continue;
             }
-            sums.push((PlayerId(i as u8), p.shorts.get(frame)?));
+            sums.push((SeatId(i as u8), p.shorts.get(frame)?));
         }
         if sums.iter().all(|(_, s)| *s == sums[0].1) {
             return None;
@@ -486,14 +486,14 @@ impl ChecksumBook {
         let (count, right) = best?;
         if count * 2 <= n {
             // Two seats, or a tie: no seat number decides.
-            let mut seats = PlayerSet::EMPTY;
+            let mut seats = SeatSet::EMPTY;
             for (p, _) in &sums {
                 seats.insert(*p);
             }
             return Some(Verdict::Disputed { frame, seats });
         }
         let authority = sums.iter().find(|(_, s)| *s == right).map(|(p, _)| *p)?;
-        let mut drifted = PlayerSet::EMPTY;
+        let mut drifted = SeatSet::EMPTY;
         for (p, s) in &sums {
             if *s != right {
                 drifted.insert(*p);
@@ -524,7 +524,7 @@ impl ChecksumBook {
                     .iter()
                     .enumerate()
                     .filter(|(_, p)| !p.suspended)
-                    .filter_map(|(i, p)| Some((PlayerId(i as u8), p.shorts.get(frame)?)))
+                    .filter_map(|(i, p)| Some((SeatId(i as u8), p.shorts.get(frame)?)))
                     .collect();
                 self.disputed = Some((frame, sums));
             }
@@ -541,10 +541,10 @@ mod tests {
         Checksum::from_bytes([b; 32])
     }
 
-    fn set(seats: &[u8]) -> PlayerSet {
-        let mut s = PlayerSet::EMPTY;
+    fn set(seats: &[u8]) -> SeatSet {
+        let mut s = SeatSet::EMPTY;
         for &p in seats {
-            s.insert(PlayerId(p));
+            s.insert(SeatId(p));
         }
         s
     }
@@ -553,12 +553,12 @@ mod tests {
     /// comparisons pause, and the evidence picks the drifted seat.
     #[test]
     fn two_players_dispute_and_evidence_decides() {
-        let mut book = ChecksumBook::new(2, PlayerId(1));
+        let mut book = ChecksumBook::new(2, SeatId(1));
         assert_eq!(book.record_own(5, c(1)), None);
-        assert_eq!(book.record_short(PlayerId(0), 0, 5, c(1).short()), None);
+        assert_eq!(book.record_short(SeatId(0), 0, 5, c(1).short()), None);
         assert_eq!(book.newest_clean(), Some(5));
         book.record_own(6, c(2));
-        let v = book.record_short(PlayerId(0), 0, 6, c(3).short());
+        let v = book.record_short(SeatId(0), 0, 6, c(3).short());
         assert_eq!(
             v,
             Some(Verdict::Disputed {
@@ -568,89 +568,89 @@ mod tests {
         );
         // Nothing is compared while the dispute waits for evidence.
         book.record_own(7, c(4));
-        assert_eq!(book.record_short(PlayerId(0), 0, 7, c(5).short()), None);
+        assert_eq!(book.record_short(SeatId(0), 0, 7, c(5).short()), None);
         let (frame, sums) = book.dispute().cloned().unwrap();
         assert_eq!(frame, 6);
         // Seat 0 stepped the frames again and disagreed with itself.
         let findings = [
-            (PlayerId(0), SelfCheck::Inconsistent { frame: 6 }),
-            (PlayerId(1), SelfCheck::Consistent),
+            (SeatId(0), SelfCheck::Inconsistent { frame: 6 }),
+            (SeatId(1), SelfCheck::Consistent),
         ];
-        let verdict = attribute(frame, &sums, &findings, PlayerSet::EMPTY);
+        let verdict = attribute(frame, &sums, &findings, SeatSet::EMPTY);
         assert_eq!(
             verdict,
             Some(Verdict::Desync {
                 frame: 6,
-                authority: PlayerId(1),
+                authority: SeatId(1),
                 drifted: set(&[0])
             })
         );
         book.resolve(verdict);
-        assert!(book.is_suspended(PlayerId(0)));
+        assert!(book.is_suspended(SeatId(0)));
         // Its new epoch resumes comparisons.
         book.record_own(8, c(4));
-        assert_eq!(book.record_short(PlayerId(0), 1, 8, c(4).short()), None);
+        assert_eq!(book.record_short(SeatId(0), 1, 8, c(4).short()), None);
         assert_eq!(book.newest_clean(), Some(8));
     }
 
     /// With no evidence against either seat nobody is overwritten.
     #[test]
     fn no_evidence_blames_nobody() {
-        let sums = [(PlayerId(0), 1), (PlayerId(1), 2)];
+        let sums = [(SeatId(0), 1), (SeatId(1), 2)];
         let both = [
-            (PlayerId(0), SelfCheck::Consistent),
-            (PlayerId(1), SelfCheck::Unknown),
+            (SeatId(0), SelfCheck::Consistent),
+            (SeatId(1), SelfCheck::Unknown),
         ];
-        assert_eq!(attribute(9, &sums, &both, PlayerSet::EMPTY), None);
+        assert_eq!(attribute(9, &sums, &both, SeatSet::EMPTY), None);
         let neither = [
-            (PlayerId(0), SelfCheck::Inconsistent { frame: 9 }),
-            (PlayerId(1), SelfCheck::Inconsistent { frame: 8 }),
+            (SeatId(0), SelfCheck::Inconsistent { frame: 9 }),
+            (SeatId(1), SelfCheck::Inconsistent { frame: 8 }),
         ];
-        assert_eq!(attribute(9, &sums, &neither, PlayerSet::EMPTY), None);
-        let mut book = ChecksumBook::new(2, PlayerId(0));
+        assert_eq!(attribute(9, &sums, &neither, SeatSet::EMPTY), None);
+        let mut book = ChecksumBook::new(2, SeatId(0));
         book.record_own(9, c(1));
-        book.record_short(PlayerId(1), 0, 9, c(2).short());
+        book.record_short(SeatId(1), 0, 9, c(2).short());
         assert_eq!(book.resolve(None), None);
         assert!(book.gave_up());
     }
 
     #[test]
     fn majority_names_the_drifted_peer() {
-        let mut book = ChecksumBook::new(4, PlayerId(0));
+        let mut book = ChecksumBook::new(4, SeatId(0));
         book.record_own(3, c(1));
-        assert_eq!(book.record_short(PlayerId(2), 0, 3, c(7).short()), None);
-        assert_eq!(book.record_short(PlayerId(1), 0, 3, c(1).short()), None);
-        let v = book.record_short(PlayerId(3), 0, 3, c(1).short());
-        let mut drifted = PlayerSet::EMPTY;
-        drifted.insert(PlayerId(2));
+        assert_eq!(book.record_short(SeatId(2), 0, 3, c(7).short()), None);
+        assert_eq!(book.record_short(SeatId(1), 0, 3, c(1).short()), None);
+        let v = book.record_short(SeatId(3), 0, 3, c(1).short());
+        let mut drifted = SeatSet::EMPTY;
+        drifted.insert(SeatId(2));
         assert_eq!(
             v,
             Some(Verdict::Desync {
                 frame: 3,
-                authority: PlayerId(0),
+                authority: SeatId(0),
                 drifted
             })
         );
-        assert!(book.is_suspended(PlayerId(2)));
+        assert!(book.is_suspended(SeatId(2)));
         // Stale reports from the drifted peer's old epoch are ignored; its new
         // epoch resumes comparisons.
         book.record_own(4, c(5));
-        assert_eq!(book.record_short(PlayerId(2), 0, 4, c(8).short()), None);
-        assert_eq!(book.record_short(PlayerId(2), 1, 4, c(5).short()), None);
-        assert!(!book.is_suspended(PlayerId(2)));
-        assert_eq!(book.record_short(PlayerId(2), 0, 4, c(8).short()), None);
+        assert_eq!(book.record_short(SeatId(2), 0, 4, c(8).short()), None);
+        assert_eq!(book.record_short(SeatId(2), 1, 4, c(5).short()), None);
+        assert!(!book.is_suspended(SeatId(2)));
+        assert_eq!(book.record_short(SeatId(2), 0, 4, c(8).short()), None);
     }
 
     /// A tie among four seats is a dispute too; evidence against one side
     /// leaves the other's checksum standing.
     #[test]
     fn a_tie_is_disputed() {
-        let mut book = ChecksumBook::new(4, PlayerId(0));
+        let mut book = ChecksumBook::new(4, SeatId(0));
         book.record_own(3, c(1));
-        book.record_short(PlayerId(1), 0, 3, c(1).short());
-        book.record_short(PlayerId(2), 0, 3, c(2).short());
+        book.record_short(SeatId(1), 0, 3, c(1).short());
+        book.record_short(SeatId(2), 0, 3, c(2).short());
         assert_eq!(
-            book.record_short(PlayerId(3), 0, 3, c(2).short()),
+            book.record_short(SeatId(3), 0, 3, c(2).short()),
             Some(Verdict::Disputed {
                 frame: 3,
                 seats: set(&[0, 1, 2, 3])
@@ -658,20 +658,20 @@ mod tests {
         );
         let (_, sums) = book.dispute().cloned().unwrap();
         let findings = [
-            (PlayerId(2), SelfCheck::Inconsistent { frame: 3 }),
-            (PlayerId(3), SelfCheck::Inconsistent { frame: 2 }),
+            (SeatId(2), SelfCheck::Inconsistent { frame: 3 }),
+            (SeatId(3), SelfCheck::Inconsistent { frame: 2 }),
         ];
         assert_eq!(
-            attribute(3, &sums, &findings, PlayerSet::EMPTY),
+            attribute(3, &sums, &findings, SeatSet::EMPTY),
             Some(Verdict::Desync {
                 frame: 3,
-                authority: PlayerId(0),
+                authority: SeatId(0),
                 drifted: set(&[2, 3])
             })
         );
         // One side self-consistent, the other split: nobody is blamed.
-        let findings = [(PlayerId(2), SelfCheck::Inconsistent { frame: 3 })];
-        assert_eq!(attribute(3, &sums, &findings, PlayerSet::EMPTY), None);
+        let findings = [(SeatId(2), SelfCheck::Inconsistent { frame: 3 })];
+        assert_eq!(attribute(3, &sums, &findings, SeatSet::EMPTY), None);
     }
 
     /// Two self-consistent seats: the arbiter's checksum decides, the
@@ -679,31 +679,31 @@ mod tests {
     /// neither, says nothing.
     #[test]
     fn the_arbiter_breaks_a_tie_of_self_consistent_seats() {
-        let sums = [(PlayerId(0), 1), (PlayerId(1), 2)];
+        let sums = [(SeatId(0), 1), (SeatId(1), 2)];
         let both = [
-            (PlayerId(0), SelfCheck::Consistent),
-            (PlayerId(1), SelfCheck::Consistent),
+            (SeatId(0), SelfCheck::Consistent),
+            (SeatId(1), SelfCheck::Consistent),
         ];
         assert_eq!(
             attribute(9, &sums, &both, set(&[1])),
             Some(Verdict::Desync {
                 frame: 9,
-                authority: PlayerId(1),
+                authority: SeatId(1),
                 drifted: set(&[0])
             })
         );
         assert_eq!(attribute(9, &sums, &both, set(&[0, 1])), None);
-        assert_eq!(attribute(9, &sums, &both, PlayerSet::EMPTY), None);
+        assert_eq!(attribute(9, &sums, &both, SeatSet::EMPTY), None);
         // A seat that disagrees with itself is not saved by the arbiter.
         let split = [
-            (PlayerId(0), SelfCheck::Inconsistent { frame: 9 }),
-            (PlayerId(1), SelfCheck::Consistent),
+            (SeatId(0), SelfCheck::Inconsistent { frame: 9 }),
+            (SeatId(1), SelfCheck::Consistent),
         ];
         assert_eq!(
             attribute(9, &sums, &split, set(&[0])),
             Some(Verdict::Desync {
                 frame: 9,
-                authority: PlayerId(1),
+                authority: SeatId(1),
                 drifted: set(&[0])
             })
         );

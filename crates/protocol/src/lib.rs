@@ -13,7 +13,7 @@
 //! # Call order
 //!
 //! One [`Session`] per peer. The app maps its peers' addresses to seats
-//! ([`PlayerId`]) and repeats, whenever a datagram arrives or the timeout
+//! ([`SeatId`]) and repeats, whenever a datagram arrives or the timeout
 //! passes:
 //!
 //! 1. [`Session::handle_datagram`]`(now, from, bytes)` for each datagram
@@ -65,11 +65,11 @@
 //! Two peers on a perfect network, passing datagrams by hand:
 //!
 //! ```
-//! use lockstep_protocol::{Config, Event, Instant, PlayerId, Session};
+//! use lockstep_protocol::{Config, Event, Instant, SeatId, Session};
 //! use lockstep_protocol::input::Buttons;
 //!
 //! let mut peers: Vec<Session<Buttons>> = (0..2)
-//!     .map(|i| Session::new(Config::new(2, PlayerId(i)), 1000 + u32::from(i)).unwrap())
+//!     .map(|i| Session::new(Config::new(2, SeatId(i)), 1000 + u32::from(i)).unwrap())
 //!     .collect();
 //! let mut frames = [0u32; 2];
 //! let mut now = Instant::ZERO;
@@ -86,7 +86,7 @@
 //!             }
 //!         }
 //!         while let Some(t) = peers[i].poll_transmit(now) {
-//!             peers[t.to.index()].handle_datagram(now, PlayerId(i as u8), &t.bytes);
+//!             peers[t.to.index()].handle_datagram(now, SeatId(i as u8), &t.bytes);
 //!         }
 //!     }
 //!     now = now.plus(1_000);
@@ -104,7 +104,7 @@
 //! [`session`] (the state machine), [`watch`] (spectators: the relay a seat
 //! runs for them and the spectator's side), [`snapshot_parts`] (snapshot
 //! payloads cut into datagrams and put back together, for the snapshot
-//! fall-back and spectators watching snapshots), [`player`] and [`stats`].
+//! fall-back and spectators watching snapshots), [`seat`] and [`stats`].
 //!
 //! Inside the session, one file each: `send_window.rs` (the inputs sent redundantly until acked),
 //! `playout.rs` and `delay.rs` (the playout buffer and its adaptive
@@ -129,11 +129,11 @@ mod inbound;
 mod input_delay;
 pub use lockstep_codec::input;
 pub mod packet;
-pub mod player;
 mod playout;
 mod prediction;
 mod quorum;
 pub mod seal;
+pub mod seat;
 mod seat_drop;
 mod send_window;
 pub mod seq;
@@ -148,7 +148,7 @@ pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 pub use checksum_book::SelfCheck;
 pub use input::{Input, schema_hash};
 pub use packet::{Cause, DecodeError, Packet};
-pub use player::{PlayerId, PlayerSet};
+pub use seat::{SeatId, SeatSet};
 pub use session::{
     CallError, Config, ConfigError, Event, InputDelay, Invalidation, Mode, ResyncFailure, Rollback,
     Security, Session, TimeoutReason, Transmit,

@@ -14,7 +14,7 @@
 //! - Pacing (which frames are due) and the adaptive delay live in the session
 //!   and in [`crate::delay`]; this buffer only knows what is complete.
 
-use crate::player::PlayerSet;
+use crate::seat::SeatSet;
 use std::collections::VecDeque;
 
 /// Why a run of received inputs was refused.
@@ -178,14 +178,14 @@ impl<I: Clone> PlayoutBuffer<I> {
     }
 
     /// The players whose input for `frame` is missing.
-    pub fn missing(&self, frame: u32) -> PlayerSet {
-        let mut set = PlayerSet::EMPTY;
+    pub fn missing(&self, frame: u32) -> SeatSet {
+        let mut set = SeatSet::EMPTY;
         for p in 0..self.inputs.len() {
             if self.seat_end(p).is_some_and(|end| frame >= end) {
                 continue;
             }
             if self.through(p).is_none_or(|t| t < frame) {
-                set.insert(crate::player::PlayerId(p as u8));
+                set.insert(crate::seat::SeatId(p as u8));
             }
         }
         set
@@ -316,7 +316,7 @@ mod tests {
         assert_eq!(b.release(), None);
         assert_eq!(
             b.missing(2).iter().collect::<Vec<_>>(),
-            vec![crate::player::PlayerId(1)]
+            vec![crate::seat::SeatId(1)]
         );
     }
 

@@ -23,12 +23,12 @@
 //!
 //! Invariants: pure functions of sets of at most 8 seats; no allocation.
 
-use crate::player::{PlayerId, PlayerSet};
+use crate::seat::{SeatId, SeatSet};
 
 /// Whether `side` is a quorum of `voters`: more than half of them, or
 /// exactly half holding the lowest voter. Seats of `side` outside `voters`
 /// do not count; no voters at all make no quorum.
-pub fn is_quorum(side: PlayerSet, voters: PlayerSet) -> bool {
+pub fn is_quorum(side: SeatSet, voters: SeatSet) -> bool {
     let side = side.intersection(voters);
     let (held, of) = (side.len(), voters.len());
     of > 0
@@ -43,12 +43,12 @@ pub fn is_quorum(side: PlayerSet, voters: PlayerSet) -> bool {
 /// When `local` alone is a quorum (it holds the tie-break of two, or is the
 /// only voter) no other seat's match is needed and `clean` is the bound.
 pub fn vouched_through(
-    local: PlayerId,
-    voters: PlayerSet,
-    matched: &[(PlayerId, Option<u32>)],
+    local: SeatId,
+    voters: SeatSet,
+    matched: &[(SeatId, Option<u32>)],
     clean: Option<u32>,
 ) -> Option<u32> {
-    let own = PlayerSet::only(local);
+    let own = SeatSet::only(local);
     if is_quorum(own, voters) {
         return clean;
     }
@@ -56,7 +56,7 @@ pub fn vouched_through(
     // at least F: taking the others by newest match, newest first, each
     // prefix is the largest set matching through its oldest member's
     // frame. The first prefix that makes a quorum gives the newest frame.
-    let mut by_match: Vec<(u32, PlayerId)> = matched
+    let mut by_match: Vec<(u32, SeatId)> = matched
         .iter()
         .filter(|(p, _)| *p != local && voters.contains(*p))
         .filter_map(|(p, m)| m.map(|m| (m, *p)))
@@ -76,10 +76,10 @@ pub fn vouched_through(
 mod tests {
     use super::*;
 
-    fn set(seats: &[u8]) -> PlayerSet {
-        let mut s = PlayerSet::EMPTY;
+    fn set(seats: &[u8]) -> SeatSet {
+        let mut s = SeatSet::EMPTY;
         for &p in seats {
-            s.insert(PlayerId(p));
+            s.insert(SeatId(p));
         }
         s
     }
@@ -114,9 +114,9 @@ mod tests {
     #[test]
     fn of_two_disjoint_sides_at_most_one_is_a_quorum() {
         for voters in 1..=u8::MAX {
-            let voters = PlayerSet(voters);
+            let voters = SeatSet(voters);
             for a in 0..=u8::MAX {
-                let a = PlayerSet(a).intersection(voters);
+                let a = SeatSet(a).intersection(voters);
                 let b = voters.without(a);
                 assert!(
                     !(is_quorum(a, voters) && is_quorum(b, voters)),
@@ -140,7 +140,7 @@ mod tests {
             (set(&[0, 1]), 2),
         ] {
             assert!(is_quorum(side, live), "{side:?} of {live:?}");
-            live.remove(PlayerId(gone));
+            live.remove(SeatId(gone));
         }
         assert!(!is_quorum(set(&[0, 1]), set(&[0, 1, 2, 3, 4])));
         // And the seats cut off each time never were one.
@@ -151,8 +151,8 @@ mod tests {
 
     #[test]
     fn nobody_is_a_quorum_of_nobody() {
-        assert!(!is_quorum(PlayerSet::EMPTY, PlayerSet::EMPTY));
-        assert!(!is_quorum(set(&[0]), PlayerSet::EMPTY));
+        assert!(!is_quorum(SeatSet::EMPTY, SeatSet::EMPTY));
+        assert!(!is_quorum(set(&[0]), SeatSet::EMPTY));
         assert!(is_quorum(set(&[2]), set(&[2])), "the last voter");
     }
 
@@ -160,32 +160,32 @@ mod tests {
     fn a_frame_is_vouched_for_once_a_quorum_compared_it_clean() {
         let four = set(&[0, 1, 2, 3]);
         let m = |a: Option<u32>, b: Option<u32>, c: Option<u32>| {
-            vec![(PlayerId(0), a), (PlayerId(1), b), (PlayerId(3), c)]
+            vec![(SeatId(0), a), (SeatId(1), b), (SeatId(3), c)]
         };
         // Seat 2 with seat 3 only is half without the lowest seat.
         assert_eq!(
-            vouched_through(PlayerId(2), four, &m(None, None, Some(90)), Some(90)),
+            vouched_through(SeatId(2), four, &m(None, None, Some(90)), Some(90)),
             None
         );
         // With seat 0 it is a quorum.
         assert_eq!(
-            vouched_through(PlayerId(2), four, &m(Some(70), None, Some(90)), Some(90)),
+            vouched_through(SeatId(2), four, &m(Some(70), None, Some(90)), Some(90)),
             Some(70)
         );
         // Seats 1 and 3 together also do, through the older of their matches.
         assert_eq!(
-            vouched_through(PlayerId(2), four, &m(None, Some(80), Some(90)), Some(90)),
+            vouched_through(SeatId(2), four, &m(None, Some(80), Some(90)), Some(90)),
             Some(80)
         );
         // Never past what was compared clean.
         assert_eq!(
-            vouched_through(PlayerId(2), four, &m(Some(95), None, None), Some(90)),
+            vouched_through(SeatId(2), four, &m(Some(95), None, None), Some(90)),
             Some(90)
         );
         // A seat outside the voters (dropped) vouches for nothing.
         let three = set(&[0, 2, 3]);
         assert_eq!(
-            vouched_through(PlayerId(2), three, &m(None, Some(80), None), Some(90)),
+            vouched_through(SeatId(2), three, &m(None, Some(80), None), Some(90)),
             None
         );
     }
@@ -194,15 +194,15 @@ mod tests {
     fn the_tie_breaker_of_two_needs_no_other_seat() {
         let two = set(&[0, 1]);
         assert_eq!(
-            vouched_through(PlayerId(0), two, &[(PlayerId(1), None)], Some(9)),
+            vouched_through(SeatId(0), two, &[(SeatId(1), None)], Some(9)),
             Some(9)
         );
         assert_eq!(
-            vouched_through(PlayerId(1), two, &[(PlayerId(0), None)], Some(9)),
+            vouched_through(SeatId(1), two, &[(SeatId(0), None)], Some(9)),
             None
         );
         assert_eq!(
-            vouched_through(PlayerId(1), two, &[(PlayerId(0), Some(7))], Some(9)),
+            vouched_through(SeatId(1), two, &[(SeatId(0), Some(7))], Some(9)),
             Some(7)
         );
     }

@@ -33,22 +33,22 @@
 //! frame is a pure function of the reports, so all remaining peers reach
 //! the same one; a report's frame only grows.
 
-use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
+use crate::seat::{MAX_SEATS, SeatId, SeatSet};
 
 /// One seat being dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Drop {
-    seat: PlayerId,
+    seat: SeatId,
     /// Each reporter's newest frame held of the seat's inputs (`None`:
     /// none), once its report has arrived and been taken.
-    reports: [Option<Option<u32>>; MAX_PLAYERS as usize],
+    reports: [Option<Option<u32>>; MAX_SEATS as usize],
     /// The peers whose reports say they heard ours.
-    heard_ours: PlayerSet,
+    heard_ours: SeatSet,
     /// The peers we sent a report that says we heard theirs.
-    told_heard: PlayerSet,
+    told_heard: SeatSet,
     /// The peers with no part in this drop (their process came back after
     /// it began): nothing is sent to them about it.
-    outsiders: PlayerSet,
+    outsiders: SeatSet,
     /// The agreed last frame, once known.
     agreed: Option<Option<u32>>,
 }
@@ -56,45 +56,45 @@ struct Drop {
 /// The seats being dropped, and what each remaining peer said about them.
 #[derive(Debug, Clone)]
 pub struct SeatDrops {
-    local: PlayerId,
+    local: SeatId,
     drops: Vec<Drop>,
     /// Per seat not being dropped here, the peers whose reports on it this
     /// peer declined (it still heard the seat).
-    suspicions: [PlayerSet; MAX_PLAYERS as usize],
+    suspicions: [SeatSet; MAX_SEATS as usize],
 }
 
 impl SeatDrops {
     /// No drops yet; this peer is `local`.
-    pub fn new(local: PlayerId) -> SeatDrops {
+    pub fn new(local: SeatId) -> SeatDrops {
         SeatDrops {
             local,
             drops: Vec::new(),
-            suspicions: [PlayerSet::EMPTY; MAX_PLAYERS as usize],
+            suspicions: [SeatSet::EMPTY; MAX_SEATS as usize],
         }
     }
 
     /// Starts dropping `seat` with this peer holding its inputs through
     /// `held`. Does nothing if already started.
-    pub fn begin(&mut self, seat: PlayerId, held: Option<u32>) {
+    pub fn begin(&mut self, seat: SeatId, held: Option<u32>) {
         if self.is_dropping(seat) {
             return;
         }
-        self.suspicions[seat.index()] = PlayerSet::EMPTY;
-        let mut reports = [None; MAX_PLAYERS as usize];
+        self.suspicions[seat.index()] = SeatSet::EMPTY;
+        let mut reports = [None; MAX_SEATS as usize];
         reports[self.local.index()] = Some(held);
         self.drops.push(Drop {
             seat,
             reports,
-            heard_ours: PlayerSet::EMPTY,
-            told_heard: PlayerSet::EMPTY,
-            outsiders: PlayerSet::EMPTY,
+            heard_ours: SeatSet::EMPTY,
+            told_heard: SeatSet::EMPTY,
+            outsiders: SeatSet::EMPTY,
             agreed: None,
         });
     }
 
     /// `from` reported dropping `seat` and this peer, still hearing the
     /// seat, did not join: returns every peer that has so reported.
-    pub fn suspect(&mut self, from: PlayerId, seat: PlayerId) -> PlayerSet {
+    pub fn suspect(&mut self, from: SeatId, seat: SeatId) -> SeatSet {
         let s = &mut self.suspicions[seat.index()];
         s.insert(from);
         *s
@@ -103,17 +103,17 @@ impl SeatDrops {
     /// The peers that `seat`'s report, once it arrives, is still missing
     /// from: those in `remaining` (but the seat) whose report on it has not
     /// arrived. Empty once the drop is agreed.
-    pub fn missing(&self, seat: PlayerId, remaining: PlayerSet) -> PlayerSet {
+    pub fn missing(&self, seat: SeatId, remaining: SeatSet) -> SeatSet {
         match self.drops.iter().find(|d| d.seat == seat) {
             Some(d) if d.agreed.is_none() => remaining
                 .without(self.heard(seat))
-                .without(PlayerSet::only(seat)),
-            _ => PlayerSet::EMPTY,
+                .without(SeatSet::only(seat)),
+            _ => SeatSet::EMPTY,
         }
     }
 
     /// Whether `seat` is being (or has been) dropped.
-    pub fn is_dropping(&self, seat: PlayerId) -> bool {
+    pub fn is_dropping(&self, seat: SeatId) -> bool {
         self.drops.iter().any(|d| d.seat == seat)
     }
 
@@ -122,10 +122,10 @@ impl SeatDrops {
     /// whether that is news (not a repeat of what was known).
     pub fn on_report(
         &mut self,
-        from: PlayerId,
-        seat: PlayerId,
+        from: SeatId,
+        seat: SeatId,
         held: Option<u32>,
-        heard: PlayerSet,
+        heard: SeatSet,
     ) -> bool {
         let Some(d) = self.drops.iter_mut().find(|d| d.seat == seat) else {
             return false;
@@ -146,7 +146,7 @@ impl SeatDrops {
 
     /// This peer now holds `seat`'s inputs through `held` (relayed inputs
     /// arrived): its report says so from now on.
-    pub fn now_holding(&mut self, seat: PlayerId, held: Option<u32>) {
+    pub fn now_holding(&mut self, seat: SeatId, held: Option<u32>) {
         let local = self.local.index();
         if let Some(d) = self.drops.iter_mut().find(|d| d.seat == seat) {
             let r = &mut d.reports[local];
@@ -156,7 +156,7 @@ impl SeatDrops {
 
     /// How far `peer`'s report on `seat` says it holds the seat's inputs,
     /// when that is less than this peer holds: the inputs to relay it.
-    pub fn lacking(&self, seat: PlayerId, peer: PlayerId) -> Option<Option<u32>> {
+    pub fn lacking(&self, seat: SeatId, peer: SeatId) -> Option<Option<u32>> {
         let d = self.drops.iter().find(|d| d.seat == seat)?;
         let theirs = d.reports.get(peer.index()).copied().flatten()?;
         let ours = d.reports[self.local.index()].flatten();
@@ -164,12 +164,12 @@ impl SeatDrops {
     }
 
     /// The reporters whose report on `seat` has arrived (ourselves included).
-    pub fn heard(&self, seat: PlayerId) -> PlayerSet {
-        let mut set = PlayerSet::EMPTY;
+    pub fn heard(&self, seat: SeatId) -> SeatSet {
+        let mut set = SeatSet::EMPTY;
         if let Some(d) = self.drops.iter().find(|d| d.seat == seat) {
             for (i, r) in d.reports.iter().enumerate() {
                 if r.is_some() {
-                    set.insert(PlayerId(i as u8));
+                    set.insert(SeatId(i as u8));
                 }
             }
         }
@@ -179,7 +179,7 @@ impl SeatDrops {
     /// The (seat, peer) pairs our report still has to reach, among the
     /// peers in `remaining`: a peer that has not heard ours, or whose report
     /// we have not yet said we heard.
-    pub fn due(&self, remaining: PlayerSet) -> Vec<(PlayerId, PlayerId)> {
+    pub fn due(&self, remaining: SeatSet) -> Vec<(SeatId, SeatId)> {
         let mut out = Vec::new();
         for d in &self.drops {
             let ours = d.reports[self.local.index()].flatten();
@@ -197,7 +197,7 @@ impl SeatDrops {
     }
 
     /// Our report on `seat` was sent to `to`.
-    pub fn sent(&mut self, seat: PlayerId, to: PlayerId) {
+    pub fn sent(&mut self, seat: SeatId, to: SeatId) {
         if let Some(d) = self.drops.iter_mut().find(|d| d.seat == seat) {
             if d.reports[to.index()].is_some() {
                 d.told_heard.insert(to);
@@ -209,7 +209,7 @@ impl SeatDrops {
     /// the peers still in the match (ourselves included), with the last
     /// frame the reports agree on (`None`: the seat played no frame). Settle
     /// each with [`SeatDrops::settle`] once the seat is ended.
-    pub fn decide(&self, remaining: PlayerSet) -> Vec<(PlayerId, Option<u32>)> {
+    pub fn decide(&self, remaining: SeatSet) -> Vec<(SeatId, Option<u32>)> {
         let mut out = Vec::new();
         for d in &self.drops {
             if d.agreed.is_some() {
@@ -231,16 +231,16 @@ impl SeatDrops {
 
     /// Forgets `seat`'s drop (it came back), so it can be dropped again,
     /// and what its earlier process reported or was suspected of.
-    pub fn forget(&mut self, seat: PlayerId) {
+    pub fn forget(&mut self, seat: SeatId) {
         self.drops.retain(|d| d.seat != seat);
         for s in &mut self.suspicions {
             s.remove(seat);
         }
-        self.suspicions[seat.index()] = PlayerSet::EMPTY;
+        self.suspicions[seat.index()] = SeatSet::EMPTY;
     }
 
     /// Records that `seat` ended after `last`.
-    pub fn settle(&mut self, seat: PlayerId, last: Option<u32>) {
+    pub fn settle(&mut self, seat: SeatId, last: Option<u32>) {
         if let Some(d) = self.drops.iter_mut().find(|d| d.seat == seat) {
             d.agreed = Some(last);
         }
@@ -254,7 +254,7 @@ impl SeatDrops {
     /// `seat`'s process is new (it returned to the match): it has no part in
     /// any drop under way or agreed before — none is reported to it, and
     /// none waits for its report (it holds none of their inputs).
-    pub fn newcomer(&mut self, seat: PlayerId) {
+    pub fn newcomer(&mut self, seat: SeatId) {
         for d in self.drops.iter_mut().filter(|d| d.seat != seat) {
             d.outsiders.insert(seat);
             if let Some(r) = d.reports.get_mut(seat.index()) {
@@ -267,22 +267,22 @@ impl SeatDrops {
     /// no part of (a process returning to the match learns it from the
     /// host): nothing is reported on it, since the others settled it long
     /// ago and a late report would have them drop it anew.
-    pub fn settled_elsewhere(&mut self, seat: PlayerId, last: Option<u32>) {
+    pub fn settled_elsewhere(&mut self, seat: SeatId, last: Option<u32>) {
         self.forget(seat);
-        let mut reports = [None; MAX_PLAYERS as usize];
+        let mut reports = [None; MAX_SEATS as usize];
         reports[self.local.index()] = Some(last);
         self.drops.push(Drop {
             seat,
             reports,
-            heard_ours: PlayerSet::EMPTY,
-            told_heard: PlayerSet::EMPTY,
-            outsiders: PlayerSet(u8::MAX),
+            heard_ours: SeatSet::EMPTY,
+            told_heard: SeatSet::EMPTY,
+            outsiders: SeatSet(u8::MAX),
             agreed: Some(last),
         });
     }
 
     /// The agreed last frame of `seat`, once decided.
-    pub fn agreed(&self, seat: PlayerId) -> Option<Option<u32>> {
+    pub fn agreed(&self, seat: SeatId) -> Option<Option<u32>> {
         self.drops.iter().find(|d| d.seat == seat)?.agreed
     }
 }
@@ -291,35 +291,29 @@ impl SeatDrops {
 mod tests {
     use super::*;
 
-    fn set(seats: &[u8]) -> PlayerSet {
-        let mut s = PlayerSet::EMPTY;
+    fn set(seats: &[u8]) -> SeatSet {
+        let mut s = SeatSet::EMPTY;
         for &p in seats {
-            s.insert(PlayerId(p));
+            s.insert(SeatId(p));
         }
         s
     }
 
     #[test]
     fn the_newest_frame_any_remaining_peer_holds_is_agreed() {
-        let (me, gone) = (PlayerId(0), PlayerId(3));
+        let (me, gone) = (SeatId(0), SeatId(3));
         let mut d = SeatDrops::new(me);
         d.begin(gone, Some(598));
         let remaining = set(&[0, 1, 2]);
         assert!(d.decide(remaining).is_empty(), "waits for every report");
-        assert_eq!(
-            d.due(remaining),
-            vec![(gone, PlayerId(1)), (gone, PlayerId(2))]
-        );
-        d.on_report(PlayerId(1), gone, Some(601), set(&[1]));
-        d.on_report(PlayerId(2), gone, Some(599), set(&[0, 2]));
+        assert_eq!(d.due(remaining), vec![(gone, SeatId(1)), (gone, SeatId(2))]);
+        d.on_report(SeatId(1), gone, Some(601), set(&[1]));
+        d.on_report(SeatId(2), gone, Some(599), set(&[0, 2]));
         // Peer 1 has not heard ours; peer 2 has, but must hear that we
         // heard its report.
-        assert_eq!(
-            d.due(remaining),
-            vec![(gone, PlayerId(1)), (gone, PlayerId(2))]
-        );
-        d.sent(gone, PlayerId(2));
-        assert_eq!(d.due(remaining), vec![(gone, PlayerId(1))]);
+        assert_eq!(d.due(remaining), vec![(gone, SeatId(1)), (gone, SeatId(2))]);
+        d.sent(gone, SeatId(2));
+        assert_eq!(d.due(remaining), vec![(gone, SeatId(1))]);
         assert_eq!(d.decide(remaining), vec![(gone, Some(601))]);
         d.settle(gone, Some(601));
         assert_eq!(d.agreed(gone), Some(Some(601)));
@@ -328,94 +322,90 @@ mod tests {
 
     #[test]
     fn a_peer_that_holds_fewer_inputs_stays_due_until_it_catches_up() {
-        let (me, gone) = (PlayerId(0), PlayerId(3));
+        let (me, gone) = (SeatId(0), SeatId(3));
         let mut d = SeatDrops::new(me);
         d.begin(gone, Some(1068));
-        assert!(d.on_report(PlayerId(1), gone, Some(874), set(&[0, 1])));
+        assert!(d.on_report(SeatId(1), gone, Some(874), set(&[0, 1])));
         assert!(
-            !d.on_report(PlayerId(1), gone, Some(874), set(&[0, 1])),
+            !d.on_report(SeatId(1), gone, Some(874), set(&[0, 1])),
             "a repeat"
         );
-        d.sent(gone, PlayerId(1));
+        d.sent(gone, SeatId(1));
         let remaining = set(&[0, 1]);
-        assert_eq!(d.lacking(gone, PlayerId(1)), Some(Some(874)));
-        assert_eq!(d.due(remaining), vec![(gone, PlayerId(1))], "it lags");
+        assert_eq!(d.lacking(gone, SeatId(1)), Some(Some(874)));
+        assert_eq!(d.due(remaining), vec![(gone, SeatId(1))], "it lags");
         // A reordered older report does not take back what it holds.
-        d.on_report(PlayerId(1), gone, Some(700), set(&[0, 1]));
-        assert_eq!(d.lacking(gone, PlayerId(1)), Some(Some(874)));
-        assert!(d.on_report(PlayerId(1), gone, Some(1068), set(&[0, 1])));
-        assert_eq!(d.lacking(gone, PlayerId(1)), None);
+        d.on_report(SeatId(1), gone, Some(700), set(&[0, 1]));
+        assert_eq!(d.lacking(gone, SeatId(1)), Some(Some(874)));
+        assert!(d.on_report(SeatId(1), gone, Some(1068), set(&[0, 1])));
+        assert_eq!(d.lacking(gone, SeatId(1)), None);
         assert!(d.due(remaining).is_empty());
         assert_eq!(d.decide(remaining), vec![(gone, Some(1068))]);
     }
 
     #[test]
     fn relayed_inputs_raise_what_this_peer_reports() {
-        let (me, gone) = (PlayerId(0), PlayerId(3));
+        let (me, gone) = (SeatId(0), SeatId(3));
         let mut d = SeatDrops::new(me);
         d.begin(gone, Some(874));
-        d.on_report(PlayerId(1), gone, Some(1068), set(&[0, 1]));
+        d.on_report(SeatId(1), gone, Some(1068), set(&[0, 1]));
         assert_eq!(d.decide(set(&[0, 1])), vec![(gone, Some(1068))]);
         d.now_holding(gone, Some(1068));
-        assert_eq!(d.lacking(gone, PlayerId(1)), None);
+        assert_eq!(d.lacking(gone, SeatId(1)), None);
     }
 
     #[test]
     fn a_drop_settled_elsewhere_is_never_reported() {
-        let mut d = SeatDrops::new(PlayerId(2));
-        d.settled_elsewhere(PlayerId(3), Some(451));
-        assert_eq!(d.agreed(PlayerId(3)), Some(Some(451)));
+        let mut d = SeatDrops::new(SeatId(2));
+        d.settled_elsewhere(SeatId(3), Some(451));
+        assert_eq!(d.agreed(SeatId(3)), Some(Some(451)));
         assert!(!d.any_pending());
-        d.on_report(PlayerId(0), PlayerId(3), Some(449), set(&[0]));
+        d.on_report(SeatId(0), SeatId(3), Some(449), set(&[0]));
         assert!(d.due(set(&[0, 1, 2])).is_empty());
         assert!(d.decide(set(&[0, 1, 2])).is_empty());
     }
 
     #[test]
     fn a_returned_seat_is_not_told_of_older_drops_nor_waited_for() {
-        let mut d = SeatDrops::new(PlayerId(0));
-        d.begin(PlayerId(3), Some(450));
-        d.settle(PlayerId(3), Some(450));
-        d.begin(PlayerId(1), Some(700));
+        let mut d = SeatDrops::new(SeatId(0));
+        d.begin(SeatId(3), Some(450));
+        d.settle(SeatId(3), Some(450));
+        d.begin(SeatId(1), Some(700));
         let remaining = set(&[0, 2]);
         assert!(d.decide(remaining).is_empty(), "waits for seat 2");
-        d.newcomer(PlayerId(2));
+        d.newcomer(SeatId(2));
         assert!(d.due(remaining).is_empty());
-        assert_eq!(d.decide(remaining), vec![(PlayerId(1), Some(700))]);
+        assert_eq!(d.decide(remaining), vec![(SeatId(1), Some(700))]);
     }
 
     #[test]
     fn suspicions_gather_until_forgotten_and_a_begun_drop_clears_them() {
-        let mut d = SeatDrops::new(PlayerId(0));
-        assert_eq!(d.suspect(PlayerId(1), PlayerId(3)), set(&[1]));
-        assert_eq!(d.suspect(PlayerId(2), PlayerId(3)), set(&[1, 2]));
-        d.forget(PlayerId(2));
+        let mut d = SeatDrops::new(SeatId(0));
+        assert_eq!(d.suspect(SeatId(1), SeatId(3)), set(&[1]));
+        assert_eq!(d.suspect(SeatId(2), SeatId(3)), set(&[1, 2]));
+        d.forget(SeatId(2));
         assert_eq!(
-            d.suspect(PlayerId(1), PlayerId(3)),
+            d.suspect(SeatId(1), SeatId(3)),
             set(&[1]),
             "a returned reporter's word is gone"
         );
-        d.begin(PlayerId(3), Some(40));
-        assert_eq!(d.missing(PlayerId(3), set(&[0, 1, 2])), set(&[1, 2]));
-        d.on_report(PlayerId(1), PlayerId(3), Some(41), set(&[0, 1]));
-        assert_eq!(d.missing(PlayerId(3), set(&[0, 1, 2])), set(&[2]));
-        d.settle(PlayerId(3), Some(41));
-        assert!(d.missing(PlayerId(3), set(&[0, 1, 2])).is_empty());
-        d.forget(PlayerId(3));
-        assert_eq!(
-            d.suspect(PlayerId(2), PlayerId(3)),
-            set(&[2]),
-            "begun afresh"
-        );
+        d.begin(SeatId(3), Some(40));
+        assert_eq!(d.missing(SeatId(3), set(&[0, 1, 2])), set(&[1, 2]));
+        d.on_report(SeatId(1), SeatId(3), Some(41), set(&[0, 1]));
+        assert_eq!(d.missing(SeatId(3), set(&[0, 1, 2])), set(&[2]));
+        d.settle(SeatId(3), Some(41));
+        assert!(d.missing(SeatId(3), set(&[0, 1, 2])).is_empty());
+        d.forget(SeatId(3));
+        assert_eq!(d.suspect(SeatId(2), SeatId(3)), set(&[2]), "begun afresh");
     }
 
     #[test]
     fn a_peer_that_leaves_in_turn_is_not_waited_for() {
-        let me = PlayerId(1);
+        let me = SeatId(1);
         let mut d = SeatDrops::new(me);
-        d.begin(PlayerId(0), None);
-        d.on_report(PlayerId(2), PlayerId(0), None, set(&[1, 2]));
+        d.begin(SeatId(0), None);
+        d.on_report(SeatId(2), SeatId(0), None, set(&[1, 2]));
         assert!(d.decide(set(&[1, 2, 3])).is_empty());
-        assert_eq!(d.decide(set(&[1, 2])), vec![(PlayerId(0), None)]);
+        assert_eq!(d.decide(set(&[1, 2])), vec![(SeatId(0), None)]);
     }
 }

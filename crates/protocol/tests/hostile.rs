@@ -6,7 +6,7 @@ use lockstep_fx::Rng;
 use lockstep_protocol::bits::{BitStream, BitWriter};
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{Message, Packet, Routed};
-use lockstep_protocol::{Config, Event, Instant, PlayerId, Session, Transmit};
+use lockstep_protocol::{Config, Event, Instant, SeatId, Session, Transmit};
 use proptest::prelude::*;
 
 type S = Session<Buttons>;
@@ -25,7 +25,7 @@ struct Pair {
 impl Pair {
     fn new() -> Pair {
         let s = (0..2)
-            .map(|i| S::new(Config::new(2, PlayerId(i)), 77 + u32::from(i)).unwrap())
+            .map(|i| S::new(Config::new(2, SeatId(i)), 77 + u32::from(i)).unwrap())
             .collect();
         Pair {
             s,
@@ -60,7 +60,7 @@ impl Pair {
                 if i == 0 && self.cut_zero_to_one {
                     continue;
                 }
-                self.s[t.to.index()].handle_datagram(self.now, PlayerId(i as u8), &t.bytes);
+                self.s[t.to.index()].handle_datagram(self.now, SeatId(i as u8), &t.bytes);
             }
         }
         self.now = self.now.plus(1_000);
@@ -73,7 +73,7 @@ impl Pair {
     }
 
     fn inject(&mut self, from: u8, bytes: &[u8]) {
-        self.s[0].handle_datagram(self.now, PlayerId(from), bytes);
+        self.s[0].handle_datagram(self.now, SeatId(from), bytes);
     }
 }
 
@@ -202,8 +202,8 @@ fn silence_and_unacked_inputs_time_out() {
     assert_eq!(
         timeouts,
         vec![
-            (1, PlayerId(0), TimeoutReason::Silent),
-            (0, PlayerId(1), TimeoutReason::TooManyUnacked)
+            (1, SeatId(0), TimeoutReason::Silent),
+            (0, SeatId(1), TimeoutReason::TooManyUnacked)
         ],
         "{:?} after the cut at {cut:?}",
         p.events
@@ -218,7 +218,7 @@ fn incompatible_handshake_is_refused() {
     let mut p = Pair::new();
     let hello = Hello {
         seq: 7,
-        sender: PlayerId(1),
+        sender: SeatId(1),
         schema_hash: 42,
         players: 2,
         tick_micros: 16_667,
@@ -232,7 +232,7 @@ fn incompatible_handshake_is_refused() {
     assert_eq!(p.s[0].stats().dropped.incompatible, 3);
     let mut incompatible = 0;
     while let Some(e) = p.s[0].poll_event() {
-        incompatible += usize::from(matches!(e, Event::Incompatible { peer: PlayerId(1) }));
+        incompatible += usize::from(matches!(e, Event::Incompatible { peer: SeatId(1) }));
     }
     assert_eq!(incompatible, 1);
 }
@@ -242,7 +242,7 @@ fn sequence_numbers_wrap_around() {
     let mut p = Pair::new();
     p.s = (0..2)
         .map(|i| {
-            let mut cfg = Config::new(2, PlayerId(i));
+            let mut cfg = Config::new(2, SeatId(i));
             cfg.initial_seq = 65_500;
             S::new(cfg, 77 + u32::from(i)).unwrap()
         })
@@ -293,7 +293,7 @@ proptest! {
             inputs: inputs.into_iter().map(Buttons).collect(),
             checksums: sums.map(|(epoch, newest, shorts)| ShortChecksums { epoch, newest, shorts }),
         };
-        let p = Packet::Routed(Routed { sender: PlayerId(3), token, seq, message: Message::Inputs(msg) });
+        let p = Packet::Routed(Routed { sender: SeatId(3), token, seq, message: Message::Inputs(msg) });
         let bytes = p.encode();
         prop_assert_eq!(Packet::<Buttons>::decode(&bytes), Ok(p.clone()));
         prop_assert_eq!(p.measure_bits().div_ceil(8), bytes.len() as u64);
@@ -307,7 +307,7 @@ proptest! {
 /// the sender's next genuine packet. The match goes on.
 #[test]
 fn impossible_seat_drop_reports_are_refused() {
-    use lockstep_protocol::PlayerSet;
+    use lockstep_protocol::SeatSet;
     use lockstep_protocol::packet::SeatDrop;
     let mut p = Pair::new();
     p.run_ms(1000);
@@ -325,10 +325,10 @@ fn impossible_seat_drop_reports_are_refused() {
         let forged = Packet::Routed(Routed {
             seq: genuine.seq.wrapping_add(1 + i as u16),
             message: Message::SeatDrop(SeatDrop {
-                seat: PlayerId(seat),
+                seat: SeatId(seat),
                 // Seat 0's session token: the notices name its process.
                 token: 77,
-                heard: PlayerSet(0b11),
+                heard: SeatSet(0b11),
                 first_frame: 0,
                 inputs,
             }),
@@ -389,7 +389,7 @@ fn a_contradicting_hello_does_not_end_a_running_match() {
     for (players, tick, schema) in [(3, 16_667, ours), (2, 10_000, ours), (2, 16_667, 42)] {
         let hello = Hello {
             seq: 7,
-            sender: PlayerId(1),
+            sender: SeatId(1),
             schema_hash: schema,
             players,
             tick_micros: tick,
@@ -472,7 +472,7 @@ fn a_disconnect_is_confirmed_by_silence() {
     assert!(
         p.events
             .iter()
-            .any(|(i, e)| *i == 0 && matches!(e, Event::PeerDisconnected { peer: PlayerId(1) })),
+            .any(|(i, e)| *i == 0 && matches!(e, Event::PeerDisconnected { peer: SeatId(1) })),
         "{:?}",
         p.events
     );
@@ -490,7 +490,7 @@ fn a_rejoin_for_a_connected_seat_is_refused() {
     let before = p.s[0].stats().dropped.wrong_token;
     let hello = Hello {
         seq: 7,
-        sender: PlayerId(1),
+        sender: SeatId(1),
         schema_hash: Buttons::schema_hash(),
         players: 2,
         tick_micros: 16_667,

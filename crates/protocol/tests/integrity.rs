@@ -10,7 +10,7 @@ use lockstep_fx::{Checksum, Rng};
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{Kind, Packet};
 use lockstep_protocol::{
-    Cause, Config, Event, Instant, Invalidation, PlayerId, ResyncFailure, SelfCheck, Session,
+    Cause, Config, Event, Instant, Invalidation, ResyncFailure, SeatId, SelfCheck, Session,
 };
 
 /// Two sessions on a 20 ms link that loses a share of the integrity
@@ -33,7 +33,7 @@ impl Pair {
     fn new(lose_permille: u32) -> Pair {
         Pair {
             s: (0..2)
-                .map(|i| Session::new(Config::new(2, PlayerId(i)), 50 + u32::from(i)).unwrap())
+                .map(|i| Session::new(Config::new(2, SeatId(i)), 50 + u32::from(i)).unwrap())
                 .collect(),
             now: Instant::ZERO,
             wire: BTreeMap::new(),
@@ -55,7 +55,7 @@ impl Pair {
                 .collect();
             for k in due {
                 let (to, from, bytes) = self.wire.remove(&k).unwrap();
-                self.s[to].handle_datagram(self.now, PlayerId(from), &bytes);
+                self.s[to].handle_datagram(self.now, SeatId(from), &bytes);
             }
             for (i, ours) in check.into_iter().enumerate() {
                 if self.s[i].poll_timeout().is_some_and(|t| t <= self.now) {
@@ -139,7 +139,7 @@ fn the_seat_whose_second_run_disagrees_is_the_one_that_drifted() {
             p.happened(i, |e| matches!(
                 e,
                 Event::Desync {
-                    authority: Some(PlayerId(1)),
+                    authority: Some(SeatId(1)),
                     local_drifted,
                     ..
                 } if *local_drifted == (i == 0)

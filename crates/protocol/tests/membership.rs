@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::{
-    Config, Event, InputDelay, Instant, Mode, PlayerId, PlayerSet, Rollback, Session, TimeoutReason,
+    Config, Event, InputDelay, Instant, Mode, Rollback, SeatId, SeatSet, Session, TimeoutReason,
 };
 
 type S = Session<Buttons>;
@@ -83,7 +83,7 @@ impl Mesh {
         let n = usize::from(players);
         let seats = (0..players)
             .map(|i| {
-                let mut c = Config::new(players, PlayerId(i));
+                let mut c = Config::new(players, SeatId(i));
                 cfg(&mut c);
                 Seat {
                     s: S::new(c, 500 + u32::from(i)).unwrap(),
@@ -173,7 +173,7 @@ impl Mesh {
     fn deliver(&mut self, from: usize, to: usize, bytes: &[u8]) {
         self.seats[to]
             .s
-            .handle_datagram(self.now, PlayerId(from as u8), bytes);
+            .handle_datagram(self.now, SeatId(from as u8), bytes);
         self.answer(to);
         self.transmit(to);
     }
@@ -235,14 +235,14 @@ impl Mesh {
         }
     }
 
-    fn lost_quorum(&self, i: usize) -> Option<(u32, PlayerSet, PlayerSet)> {
+    fn lost_quorum(&self, i: usize) -> Option<(u32, SeatSet, SeatSet)> {
         self.events.iter().find_map(|(_, s, e)| match e {
             Event::LostQuorum { frame, live, heard } if *s == i => Some((*frame, *live, *heard)),
             _ => None,
         })
     }
 
-    fn dropped(&self, i: usize) -> Vec<(PlayerId, Option<u32>)> {
+    fn dropped(&self, i: usize) -> Vec<(SeatId, Option<u32>)> {
         self.events
             .iter()
             .filter_map(|(_, s, e)| match e {
@@ -280,10 +280,10 @@ impl Mesh {
     }
 }
 
-fn set(seats: &[u8]) -> PlayerSet {
-    let mut s = PlayerSet::EMPTY;
+fn set(seats: &[u8]) -> SeatSet {
+    let mut s = SeatSet::EMPTY;
     for &p in seats {
-        s.insert(PlayerId(p));
+        s.insert(SeatId(p));
     }
     s
 }
@@ -300,7 +300,7 @@ fn of_two_seats_cut_apart_the_joiner_stops_and_the_host_plays_on_unchecked() {
     assert_eq!(m.lost_quorum(0), None);
     let dropped = m.dropped(0);
     assert_eq!(dropped.len(), 1);
-    assert_eq!(dropped[0].0, PlayerId(1));
+    assert_eq!(dropped[0].0, SeatId(1));
     let from = m.seats[0].s.unchecked_from().expect("seat 0 plays alone");
     assert!(
         m.events
@@ -354,7 +354,7 @@ fn a_paused_joiner_learns_on_waking_that_it_was_dropped_and_stops() {
         .collect();
     assert_eq!(timed_out.len(), 1, "{timed_out:?}");
     let (at, peer, reason) = timed_out[0];
-    assert_eq!(peer, PlayerId(0));
+    assert_eq!(peer, SeatId(0));
     assert!(matches!(
         reason,
         TimeoutReason::DroppedUs | TimeoutReason::TooManyUnacked
@@ -409,13 +409,13 @@ fn a_partition_of_four_into_two_halves_leaves_the_half_with_seat_0() {
         let (_, live, heard) = m.lost_quorum(i).expect("the half without seat 0 stops");
         assert_eq!(live, set(&[0, 1, 2, 3]));
         assert_eq!(heard, set(&[2, 3]).intersection(heard));
-        assert!(heard.contains(PlayerId(i as u8)));
+        assert!(heard.contains(SeatId(i as u8)));
     }
     for i in [0, 1] {
         assert_eq!(m.lost_quorum(i), None);
-        let mut dropped: Vec<PlayerId> = m.dropped(i).into_iter().map(|(s, _)| s).collect();
+        let mut dropped: Vec<SeatId> = m.dropped(i).into_iter().map(|(s, _)| s).collect();
         dropped.sort();
-        assert_eq!(dropped, vec![PlayerId(2), PlayerId(3)]);
+        assert_eq!(dropped, vec![SeatId(2), SeatId(3)]);
         assert_eq!(m.seats[i].s.live(), set(&[0, 1]));
     }
     // Both dropping seats agree on each dropped seat's last frame.
@@ -546,7 +546,7 @@ fn a_seat_that_said_goodbye_has_no_say() {
     assert!(
         m.events
             .iter()
-            .any(|(_, s, e)| *s == 1 && matches!(e, Event::PeerDisconnected { peer: PlayerId(0) }))
+            .any(|(_, s, e)| *s == 1 && matches!(e, Event::PeerDisconnected { peer: SeatId(0) }))
     );
     assert!(m.seats[1].s.unchecked_from().is_some());
     assert!(m.frame(1) > 200);
@@ -591,7 +591,7 @@ fn a_restarted_process_takes_back_a_seat_only_once_the_majority_dropped_it() {
         m.run_ms(50);
     }
     assert!(m.dropped(0).is_empty(), "seat 0 has not dropped seat 1 yet");
-    let mut c = Config::new(2, PlayerId(1));
+    let mut c = Config::new(2, SeatId(1));
     c.rejoin = true;
     m.seats[1] = Seat {
         s: S::new(c, 9_999).unwrap(),
@@ -626,7 +626,7 @@ fn a_restarted_process_takes_back_a_seat_only_once_the_majority_dropped_it() {
     assert!(
         returned
             .iter()
-            .all(|(at, _, seat, _)| *at > dropped_at && *seat == PlayerId(1))
+            .all(|(at, _, seat, _)| *at > dropped_at && *seat == SeatId(1))
     );
     assert_eq!(m.seats[0].s.live(), set(&[0, 1]));
     assert_eq!(m.seats[0].s.unchecked_from(), None, "checked again");
@@ -649,7 +649,7 @@ fn two_seats_cut_off_together_both_take_their_seats_back() {
     assert!(m.lost_quorum(2).is_some() && m.lost_quorum(3).is_some());
     assert_eq!(m.seats[0].s.live(), set(&[0, 1]));
     for i in [2u8, 3] {
-        let mut c = Config::new(4, PlayerId(i));
+        let mut c = Config::new(4, SeatId(i));
         c.rejoin = true;
         m.seats[usize::from(i)] = Seat {
             s: S::new(c, 7_000 + u32::from(i)).unwrap(),
@@ -669,7 +669,7 @@ fn two_seats_cut_off_together_both_take_their_seats_back() {
         .collect();
     // Each return is seen by the host, the other seat of the majority, the
     // returning process, and the other returning process once it is back.
-    for seat in [PlayerId(2), PlayerId(3)] {
+    for seat in [SeatId(2), SeatId(3)] {
         let seen: Vec<usize> = returned
             .iter()
             .filter(|r| r.1 == seat)
@@ -705,7 +705,7 @@ fn no_seat_is_taken_back_from_a_frame_past_the_match_end() {
         while m.lost_quorum(1).is_none() && m.frame(0) < frames {
             m.run_ms(50);
         }
-        let mut c = Config::new(2, PlayerId(1));
+        let mut c = Config::new(2, SeatId(1));
         c.rejoin = true;
         c.match_frames = Some(frames);
         m.seats[1] = Seat {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
-use lockstep_protocol::{Config, Event, Instant, PlayerId, SelfCheck, Session};
+use lockstep_protocol::{Config, Event, Instant, SeatId, SelfCheck, Session};
 
 /// A tiny deterministic game: the frame and one accumulator.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -61,7 +61,7 @@ struct Outcome {
 /// session released meanwhile.
 fn play(one_way_micros: u64, flip_at: u32, answer_after: Option<u64>) -> Outcome {
     let mut s: Vec<Session<Buttons>> = (0..2)
-        .map(|i| Session::new(Config::new(2, PlayerId(i)), 900 + u32::from(i)).unwrap())
+        .map(|i| Session::new(Config::new(2, SeatId(i)), 900 + u32::from(i)).unwrap())
         .collect();
     let mut games = [Toy { frame: 0, acc: 0 }; 2];
     // Per seat, every frame stepped: its inputs, the state after it and
@@ -86,7 +86,7 @@ fn play(one_way_micros: u64, flip_at: u32, answer_after: Option<u64>) -> Outcome
             .collect();
         for k in due {
             let (to, from, bytes) = net.remove(&k).unwrap();
-            s[to].handle_datagram(now, PlayerId(from), &bytes);
+            s[to].handle_datagram(now, SeatId(from), &bytes);
         }
         for i in 0..2 {
             if s[i].poll_timeout().is_some_and(|t| t <= now) {

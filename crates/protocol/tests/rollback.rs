@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
-use lockstep_protocol::{Config, Event, InputDelay, Instant, Mode, PlayerId, Rollback, Session};
+use lockstep_protocol::{Config, Event, InputDelay, Instant, Mode, Rollback, SeatId, Session};
 
 /// What the app steps: a hash chain over the frames' inputs.
 #[derive(Default)]
@@ -62,7 +62,7 @@ impl Pair {
     fn new(mode: Mode, latency_ms: u64, input: fn(usize, u32) -> u8) -> Pair {
         let s = (0..2)
             .map(|i| {
-                let mut c = Config::new(2, PlayerId(i));
+                let mut c = Config::new(2, SeatId(i));
                 c.mode = mode;
                 Session::new(c, 900 + u32::from(i)).unwrap()
             })
@@ -82,7 +82,7 @@ impl Pair {
     fn step(&mut self) {
         while self.wire.front().is_some_and(|(at, ..)| *at <= self.now) {
             if let Some((_, from, to, bytes)) = self.wire.pop_front() {
-                self.s[to].handle_datagram(self.now, PlayerId(from as u8), &bytes);
+                self.s[to].handle_datagram(self.now, SeatId(from as u8), &bytes);
                 self.answer(to);
             }
         }
@@ -225,7 +225,7 @@ fn the_prediction_window_bounds_how_far_ahead_a_peer_steps() {
 
 #[test]
 fn lockstep_never_predicts_and_is_the_default() {
-    assert_eq!(Config::new(2, PlayerId(0)).mode, Mode::Lockstep);
+    assert_eq!(Config::new(2, SeatId(0)).mode, Mode::Lockstep);
     let mut p = Pair::new(Mode::Lockstep, 50, changing);
     p.run_ms(3_000);
     assert_eq!(p.desyncs, 0);

@@ -16,12 +16,12 @@ use lockstep_protocol::packet::{
     TickStamp, Timing, WatchHello,
 };
 use lockstep_protocol::seal::{Identity, Link, PairKeys};
-use lockstep_protocol::{Input, PlayerId, PlayerSet};
+use lockstep_protocol::{Input, SeatId, SeatSet};
 use std::path::PathBuf;
 
 fn routed(message: Message<Buttons>) -> Packet<Buttons> {
     Packet::Routed(Routed {
-        sender: PlayerId(1),
+        sender: SeatId(1),
         token: 0x1234_5678,
         seq: 0xfffe,
         message,
@@ -51,7 +51,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "handshake from seat 2 of 4, 60 Hz, token 0xcafef00d, peer's token 0x1234_5678 echoed, not ready",
             Packet::Hello(Hello {
                 seq: 7,
-                sender: PlayerId(2),
+                sender: SeatId(2),
                 schema_hash: Buttons::schema_hash(),
                 players: 4,
                 tick_micros: 16_667,
@@ -193,9 +193,9 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "seat_drop",
             "seat 3 (its process's token 0xbeef) dropped: the sender heard seats 0 and 1, holds its inputs 3 3 5 through frame 601",
             routed(Message::SeatDrop(SeatDrop {
-                seat: PlayerId(3),
+                seat: SeatId(3),
                 token: 0xbeef,
-                heard: PlayerSet(0b0011),
+                heard: SeatSet(0b0011),
                 first_frame: 599,
                 inputs: vec![Buttons(3), Buttons(3), Buttons(5)],
             })),
@@ -204,9 +204,9 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "seat_drop_notice",
             "a notice: the sender (seat 1) dropped the receiver, seat 0 (token 0x1234_5678)",
             routed(Message::SeatDrop(SeatDrop {
-                seat: PlayerId(0),
+                seat: SeatId(0),
                 token: 0x1234_5678,
-                heard: PlayerSet::EMPTY,
+                heard: SeatSet::EMPTY,
                 first_frame: 0,
                 inputs: Vec::new(),
             })),
@@ -215,10 +215,10 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "seat_return",
             "seat 3 returns at frame 900 with its new process's token 0xbeef; seat 2 is absent then",
             routed(Message::SeatReturn(SeatReturn {
-                seat: PlayerId(3),
+                seat: SeatId(3),
                 frame: 900,
                 token: 0xbeef,
-                absent: PlayerSet(0b0100),
+                absent: SeatSet(0b0100),
                 key: None,
             })),
         ),
@@ -226,10 +226,10 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "seat_return_sealed",
             "in a sealed session: seat 3 returns at frame 900, token 0xbeef, with the public key of secret [0x33; 32]",
             routed(Message::SeatReturn(SeatReturn {
-                seat: PlayerId(3),
+                seat: SeatId(3),
                 frame: 900,
                 token: 0xbeef,
-                absent: PlayerSet::EMPTY,
+                absent: SeatSet::EMPTY,
                 key: Some(Identity::from_secret([0x33; 32]).public()),
             })),
         ),
@@ -353,7 +353,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             routed(Message::Evidence(Evidence {
                 frame: 1234,
                 finding: Finding::Inconsistent { frame: 1230 },
-                heard: PlayerSet(0b11),
+                heard: SeatSet(0b11),
                 arbiter: None,
             })),
         ),
@@ -363,7 +363,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             routed(Message::Evidence(Evidence {
                 frame: 1234,
                 finding: Finding::Consistent,
-                heard: PlayerSet(0b10),
+                heard: SeatSet(0b10),
                 arbiter: None,
             })),
         ),
@@ -373,8 +373,8 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             routed(Message::Evidence(Evidence {
                 frame: 1234,
                 finding: Finding::Consistent,
-                heard: PlayerSet(0b11),
-                arbiter: Some(PlayerSet(0b10)),
+                heard: SeatSet(0b11),
+                arbiter: Some(SeatSet(0b10)),
             })),
         ),
         (
@@ -383,7 +383,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             routed(Message::Invalid(Invalid {
                 first_frame: 1234,
                 cause: Cause::Nondeterministic,
-                seat: Some(PlayerId(2)),
+                seat: Some(SeatId(2)),
                 play_on: false,
             })),
         ),
@@ -512,7 +512,7 @@ fn flag_overhead_of_120_inputs_is_15_bytes() {
         checksums: None,
     };
     let bits = Packet::Routed(Routed {
-        sender: PlayerId(0),
+        sender: SeatId(0),
         token: 1,
         seq: 0,
         message: Message::Inputs(m),

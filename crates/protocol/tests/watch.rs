@@ -10,7 +10,7 @@ use lockstep_protocol::packet::{InputsMsg, Message, Packet, Routed};
 use lockstep_protocol::watch::{
     Relay, RelayEvent, WatchConfig, WatchEvent, Watcher, WatcherId, WatcherLeft,
 };
-use lockstep_protocol::{Config, Instant, PlayerId, Session};
+use lockstep_protocol::{Config, Instant, SeatId, Session};
 
 const TICK: u64 = 16_667;
 const W: WatcherId = WatcherId(5);
@@ -44,7 +44,7 @@ struct Rig {
 impl Rig {
     fn new(loss_pct: u32) -> Rig {
         Rig {
-            relay: Relay::new(WatchConfig::new(3, TICK), PlayerId(2), 99),
+            relay: Relay::new(WatchConfig::new(3, TICK), SeatId(2), 99),
             watcher: None,
             rng: Rng::new(7, 1),
             loss_pct,
@@ -238,19 +238,19 @@ fn a_spectator_cannot_send_inputs_and_hostile_bytes_are_counted() {
     assert_eq!(after.wrong_token, before.wrong_token + 1);
     assert!(after.total() >= before.total() + 3);
     // A session takes nothing from the spectator stream.
-    let mut session = Session::<Buttons>::new(Config::new(3, PlayerId(0)), 5).unwrap();
-    session.handle_datagram(Instant(0), PlayerId(2), &genuine);
+    let mut session = Session::<Buttons>::new(Config::new(3, SeatId(0)), 5).unwrap();
+    session.handle_datagram(Instant(0), SeatId(2), &genuine);
     let hello = Watcher::<Buttons>::new(WatchConfig::new(3, TICK), 9, Instant(0))
         .poll_transmit(Instant(0))
         .unwrap();
-    session.handle_datagram(Instant(0), PlayerId(1), &hello);
+    session.handle_datagram(Instant(0), SeatId(1), &hello);
     assert_eq!(session.stats().dropped.total(), 2);
     assert!(session.poll_event().is_none());
 }
 
 #[test]
 fn a_spectator_of_another_game_or_tick_is_refused() {
-    let mut relay = Relay::<Buttons>::new(WatchConfig::new(3, TICK), PlayerId(0), 1);
+    let mut relay = Relay::<Buttons>::new(WatchConfig::new(3, TICK), SeatId(0), 1);
     for cfg in [WatchConfig::new(4, TICK), WatchConfig::new(3, TICK + 1)] {
         let hello = Watcher::<Buttons>::new(cfg, 9, Instant(0))
             .poll_transmit(Instant(0))
@@ -266,7 +266,7 @@ fn a_spectator_of_another_game_or_tick_is_refused() {
 fn a_relay_serves_at_most_its_spectator_slots() {
     let mut cfg = WatchConfig::new(3, TICK);
     cfg.max_watchers = 2;
-    let mut relay = Relay::<Buttons>::new(cfg.clone(), PlayerId(0), 1);
+    let mut relay = Relay::<Buttons>::new(cfg.clone(), SeatId(0), 1);
     for id in 0..5u32 {
         let hello = Watcher::<Buttons>::new(cfg.clone(), 100 + id, Instant(0))
             .poll_transmit(Instant(0))

@@ -15,7 +15,7 @@
 use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_peer::{DesyncPolicy, PeerEvent, StopReason};
-use lockstep_protocol::PlayerId;
+use lockstep_protocol::SeatId;
 use lockstep_testkit::faulty::{Fault, Faulty, Recurring};
 use lockstep_testkit::mesh::{self, Condition, Run, Scenario};
 use lockstep_testkit::verdict;
@@ -78,7 +78,7 @@ fn main() {
                         times.push(t);
                     }
                     for (i, p) in run.peers.iter().enumerate() {
-                        if PlayerId(i as u8) == PlayerId(seat) {
+                        if SeatId(i as u8) == SeatId(seat) {
                             faulty_loaded += p.stats.states_loaded;
                         } else {
                             others_loaded += p.stats.states_loaded;

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use lockstep_games::Demo;
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::{DesyncPolicy, Peer, PeerSettings};
-use lockstep_protocol::{Instant, PlayerId};
+use lockstep_protocol::{Instant, SeatId};
 use lockstep_sim::Match;
 use lockstep_testkit::faulty::{self, Fault, Faulty, Recurring};
 
@@ -53,7 +53,7 @@ fn mib(kib: u64) -> u64 {
 struct Mesh {
     peers: Vec<Peer<Game, std::io::Sink>>,
     paused: Vec<bool>,
-    wire: VecDeque<(Instant, usize, PlayerId, Vec<u8>)>,
+    wire: VecDeque<(Instant, usize, SeatId, Vec<u8>)>,
     latency: u64,
     now: Instant,
 }
@@ -67,7 +67,7 @@ impl Mesh {
         };
         let peers = (0..players)
             .map(|seat| {
-                let mut settings = PeerSettings::new(&setup, PlayerId(seat), 500 + u32::from(seat));
+                let mut settings = PeerSettings::new(&setup, SeatId(seat), 500 + u32::from(seat));
                 settings.desync_policy = policy;
                 let mut p = Peer::new(config, setup, settings, std::io::sink()).expect("valid");
                 p.set_bot(Box::new(Game::bot(seat, setup.seed)));
@@ -88,7 +88,7 @@ impl Mesh {
         while let Some(t) = self.peers[i].poll_transmit(self.now) {
             let at = self.now.plus(self.latency);
             self.wire
-                .push_back((at, t.to.index(), PlayerId(i as u8), t.bytes));
+                .push_back((at, t.to.index(), SeatId(i as u8), t.bytes));
         }
     }
 

@@ -17,7 +17,7 @@ use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::PeerEvent;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{InputsMsg, Message, Packet, Routed};
-use lockstep_protocol::{Instant, PlayerId};
+use lockstep_protocol::{Instant, SeatId};
 use lockstep_render::{Canvas, LineChart, Series, encode, player_colour};
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
 use lockstep_testkit::netsim::LinkConfig;
@@ -268,7 +268,7 @@ fn print_resync() {
         let k = 300;
         let mut s = Scenario::new(players, 7, link, 900);
         s.flip = Some(Flip {
-            seat: PlayerId(seat),
+            seat: SeatId(seat),
             frame: k,
             entity: "body 5".into(),
             field: "position".into(),
@@ -384,7 +384,7 @@ fn print_steady_state() {
     let measure = |inputs: Vec<Buttons>| {
         let packet = |inputs: Vec<Buttons>| {
             Packet::<Buttons>::Routed(Routed {
-                sender: PlayerId(0),
+                sender: SeatId(0),
                 token: 1,
                 seq: 0,
                 message: Message::Inputs(InputsMsg {

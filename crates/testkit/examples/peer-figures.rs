@@ -19,7 +19,7 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
 use lockstep_peer::{PeerEvent, SpectatorEvent};
-use lockstep_protocol::PlayerId;
+use lockstep_protocol::SeatId;
 use lockstep_sim::replay;
 use lockstep_testkit::mesh::{self, Condition, Flip, Scenario};
 
@@ -37,7 +37,7 @@ fn flip_figures<G: Demo>(entity: &str, cond: Condition, seeds: u64) -> (u64, u64
     for seed in 0..seeds {
         let mut s = Scenario::new(2, 100 + seed, cond.link(), 900);
         s.flip = Some(Flip {
-            seat: PlayerId(1),
+            seat: SeatId(1),
             frame: 400,
             entity: entity.into(),
             field: "position".into(),
@@ -122,7 +122,7 @@ fn overhead<G: Demo>(frames: u32) -> (f64, f64, f64) {
 /// at the other peers after the restart.
 fn rejoin_figures<G: Demo>(players: u8) -> (u64, u64, u64, u64, bool) {
     let mut s = Scenario::new(players, 9, Condition::GOOD.link(), 2400);
-    let seat = PlayerId(players - 1);
+    let seat = SeatId(players - 1);
     s.vanish = Some((seat, 1500));
     s.rejoin_at = Some(1800);
     let run = mesh::run::<G>(&s, &G::default_config());
@@ -162,7 +162,7 @@ fn rejoin_figures<G: Demo>(players: u8) -> (u64, u64, u64, u64, bool) {
 /// feed rate (kbit/s) and whether every frame it stepped agrees.
 fn spectator_figures<G: Demo>(players: u8, cond: Condition) -> (u64, u64, u64, u64, u64, bool) {
     let mut s = Scenario::new(players, 11, cond.link(), 2400);
-    s.spectate = Some((PlayerId(0), 1200));
+    s.spectate = Some((SeatId(0), 1200));
     let run = mesh::run::<G>(&s, &G::default_config());
     let sp = run.spectator.as_ref().expect("joined");
     let (_, loaded_at) = sp.loaded.expect("loaded");

@@ -12,7 +12,7 @@
 
 use crate::tcp_model::TcpLink;
 use lockstep_fx::Rng;
-use lockstep_protocol::{Instant, PlayerId};
+use lockstep_protocol::{Instant, SeatId};
 use std::collections::BTreeMap;
 
 /// One million: probabilities are given in parts per million.
@@ -117,9 +117,9 @@ impl LinkConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Datagram {
     /// Sender.
-    pub from: PlayerId,
+    pub from: SeatId,
     /// Receiver.
-    pub to: PlayerId,
+    pub to: SeatId,
     /// Bytes.
     pub bytes: Vec<u8>,
 }
@@ -202,7 +202,7 @@ impl Network {
     }
 
     /// Replaces the settings of the link `from → to`.
-    pub fn set_link(&mut self, from: PlayerId, to: PlayerId, link: LinkConfig) {
+    pub fn set_link(&mut self, from: SeatId, to: SeatId, link: LinkConfig) {
         if let Some(l) = self.links.get_mut(from.index() * self.nodes + to.index()) {
             l.cfg = link;
         }
@@ -211,7 +211,7 @@ impl Network {
     /// Cuts the link `from → to` (`true`) or mends it: while cut, what is
     /// sent on it is lost (counted as `partitioned`); what is in flight
     /// still arrives.
-    pub fn set_cut(&mut self, from: PlayerId, to: PlayerId, cut: bool) {
+    pub fn set_cut(&mut self, from: SeatId, to: SeatId, cut: bool) {
         if let Some(l) = self.links.get_mut(from.index() * self.nodes + to.index()) {
             l.cut = cut;
         }
@@ -222,7 +222,7 @@ impl Network {
     /// never reaches (and whose peers the old one's late datagrams are
     /// taken not to reach either: a dead process's packets are not replayed
     /// to its successor).
-    pub fn forget(&mut self, node: PlayerId) {
+    pub fn forget(&mut self, node: SeatId) {
         let before = self.queue.len();
         self.queue.retain(|_, d| d.from != node && d.to != node);
         self.stats.forgotten += (before - self.queue.len()) as u64;
@@ -234,7 +234,7 @@ impl Network {
     }
 
     /// Sends `bytes` from `from` to `to` at `now`.
-    pub fn send(&mut self, now: Instant, from: PlayerId, to: PlayerId, bytes: Vec<u8>) {
+    pub fn send(&mut self, now: Instant, from: SeatId, to: SeatId, bytes: Vec<u8>) {
         self.stats.sent += 1;
         self.stats.sent_bytes += bytes.len() as u64;
         let Some(link) = self.links.get_mut(from.index() * self.nodes + to.index()) else {
@@ -359,7 +359,7 @@ mod tests {
             },
         );
         for i in 0..100_000u64 {
-            net.send(Instant(i), PlayerId(0), PlayerId(1), vec![1]);
+            net.send(Instant(i), SeatId(0), SeatId(1), vec![1]);
         }
         let lost = net.stats().lost;
         assert!((23_000..27_000).contains(&lost), "{lost}");
@@ -379,7 +379,7 @@ mod tests {
             let mut net = Network::new(3, 2, cfg);
             let mut out = Vec::new();
             for i in 0..200u64 {
-                net.send(Instant(i * 1000), PlayerId(0), PlayerId(1), vec![i as u8]);
+                net.send(Instant(i * 1000), SeatId(0), SeatId(1), vec![i as u8]);
             }
             while let Some(d) = net.pop_due(Instant(u64::MAX)) {
                 out.push(d.bytes[0]);
@@ -393,12 +393,12 @@ mod tests {
     #[test]
     fn a_cut_link_loses_everything_until_mended() {
         let mut net = Network::new(1, 3, LinkConfig::ideal(10));
-        net.send(Instant(0), PlayerId(0), PlayerId(1), vec![1]);
-        net.set_cut(PlayerId(0), PlayerId(1), true);
-        net.send(Instant(1), PlayerId(0), PlayerId(1), vec![2]);
-        net.send(Instant(1), PlayerId(1), PlayerId(0), vec![3]);
-        net.set_cut(PlayerId(0), PlayerId(1), false);
-        net.send(Instant(2), PlayerId(0), PlayerId(1), vec![4]);
+        net.send(Instant(0), SeatId(0), SeatId(1), vec![1]);
+        net.set_cut(SeatId(0), SeatId(1), true);
+        net.send(Instant(1), SeatId(0), SeatId(1), vec![2]);
+        net.send(Instant(1), SeatId(1), SeatId(0), vec![3]);
+        net.set_cut(SeatId(0), SeatId(1), false);
+        net.send(Instant(2), SeatId(0), SeatId(1), vec![4]);
         let mut got = Vec::new();
         while let Some(d) = net.pop_due(Instant(100)) {
             got.push(d.bytes[0]);
@@ -409,10 +409,10 @@ mod tests {
             "in flight before the cut, the other way, after"
         );
         assert_eq!(net.stats().partitioned, 1);
-        net.send(Instant(3), PlayerId(0), PlayerId(2), vec![5]);
-        net.send(Instant(3), PlayerId(2), PlayerId(1), vec![6]);
-        net.send(Instant(3), PlayerId(0), PlayerId(1), vec![7]);
-        net.forget(PlayerId(2));
+        net.send(Instant(3), SeatId(0), SeatId(2), vec![5]);
+        net.send(Instant(3), SeatId(2), SeatId(1), vec![6]);
+        net.send(Instant(3), SeatId(0), SeatId(1), vec![7]);
+        net.forget(SeatId(2));
         assert_eq!(net.pop_due(Instant(100)).map(|d| d.bytes[0]), Some(7));
         assert_eq!(net.stats().forgotten, 2);
     }
@@ -427,7 +427,7 @@ mod tests {
                 ..LinkConfig::ideal(0)
             },
         );
-        net.send(Instant(0), PlayerId(0), PlayerId(1), vec![0; 11]);
+        net.send(Instant(0), SeatId(0), SeatId(1), vec![0; 11]);
         assert_eq!(net.stats().over_mtu, 1);
         assert_eq!(net.next_delivery(), None);
     }

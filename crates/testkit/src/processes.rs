@@ -23,7 +23,7 @@ use lockstep_lobby::{
 };
 use lockstep_peer::Spectator;
 use lockstep_protocol::Instant;
-use lockstep_protocol::PlayerId;
+use lockstep_protocol::SeatId;
 use lockstep_protocol::seal::Identity;
 use lockstep_sim::Match;
 
@@ -206,7 +206,7 @@ impl<G: Demo> Lan<G> {
     /// Replaces the link from node `from` to node `to`.
     pub fn set_link(&mut self, from: usize, to: usize, link: LinkConfig) {
         self.net
-            .set_link(PlayerId(from as u8), PlayerId(to as u8), link);
+            .set_link(SeatId(from as u8), SeatId(to as u8), link);
     }
 
     /// Starts a joiner asking the host for a seat; gives its node.
@@ -445,7 +445,7 @@ impl<G: Demo> Lan<G> {
     fn send(&mut self, from: usize, to: usize, bytes: Vec<u8>) {
         self.traffic[from][to] += bytes.len() as u64;
         self.net
-            .send(self.now, PlayerId(from as u8), PlayerId(to as u8), bytes);
+            .send(self.now, SeatId(from as u8), SeatId(to as u8), bytes);
     }
 
     /// Takes what node `i` did: its events, its datagrams; turns a joiner

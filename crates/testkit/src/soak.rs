@@ -34,7 +34,7 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::{PeerEvent, SpectatorEvent, StopReason};
-use lockstep_protocol::{InputDelay, Mode, PlayerId, PlayerSet, Rollback};
+use lockstep_protocol::{InputDelay, Mode, Rollback, SeatId, SeatSet};
 use lockstep_sim::Game;
 
 use crate::faulty::{Fault, Faulty, Recurring};
@@ -231,7 +231,7 @@ pub fn plan(seed: u64) -> Plan {
         // seat 0 of two is found out by its own second run and healed.
         let seat = rng.below(u32::from(players)) as u8;
         s.flip = Some(Flip {
-            seat: PlayerId(seat),
+            seat: SeatId(seat),
             frame: 30 + rng.below(FRAMES / 3),
             entity: format!("body {}", 1 + rng.below(8)),
             field: "position".into(),
@@ -253,7 +253,7 @@ pub fn plan(seed: u64) -> Plan {
         let micros = 500_000 + u64::from(rng.below(11_500_001));
         if fault == 0 {
             s.pause = Some(Pause {
-                seat: PlayerId(rng.below(u32::from(players)) as u8),
+                seat: SeatId(rng.below(u32::from(players)) as u8),
                 frame,
                 micros,
             });
@@ -261,7 +261,7 @@ pub fn plan(seed: u64) -> Plan {
             // A side that is neither empty nor every seat.
             let side = 1 + rng.below((1u32 << players) - 2);
             s.partition = Some(Partition {
-                side: PlayerSet(side as u8),
+                side: SeatSet(side as u8),
                 frame,
                 micros,
             });
@@ -286,7 +286,7 @@ pub fn plan(seed: u64) -> Plan {
             until_frame: FRAMES,
         });
         if rng.chance(1, 2) {
-            let relay = PlayerId(rng.below(u32::from(players)) as u8);
+            let relay = SeatId(rng.below(u32::from(players)) as u8);
             s.spectate = Some((relay, 5 + rng.below(20)));
             s.session.arbiter = Some(relay);
         }
@@ -323,7 +323,7 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
         .as_ref()
         .filter(|_| flipped)
         .map(|f| f.seat)
-        .or(s.fault.map(|f| PlayerId(f.seat)));
+        .or(s.fault.map(|f| SeatId(f.seat)));
     let reports = run.events(|e| match e {
         PeerEvent::Desync { drifted, .. } => Some(*drifted),
         _ => None,
@@ -472,18 +472,18 @@ mod tests {
             p.scenario
                 .flip
                 .as_ref()
-                .is_some_and(|f| f.seat == PlayerId(0))
+                .is_some_and(|f| f.seat == SeatId(0))
         }));
         assert!(plans.iter().any(|p| p.game == SoakGame::Rts));
         assert!(plans.iter().any(|p| p.scenario.pause.is_some()));
         assert!(plans.iter().any(|p| p.scenario.partition.is_some()));
         for p in &plans {
             if let Some(part) = p.scenario.partition {
-                let all = PlayerSet::first(p.scenario.setup.players);
+                let all = SeatSet::first(p.scenario.setup.players);
                 assert!(
                     !part.side.is_empty() && part.side != all && !all.without(part.side).is_empty()
                 );
-                assert_eq!(part.side.without(all), PlayerSet::EMPTY);
+                assert_eq!(part.side.without(all), SeatSet::EMPTY);
             }
         }
     }

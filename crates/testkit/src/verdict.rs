@@ -19,7 +19,7 @@
 use core::fmt;
 
 use lockstep_peer::StopReason;
-use lockstep_protocol::PlayerId;
+use lockstep_protocol::SeatId;
 use lockstep_sim::Game;
 use lockstep_sim::replay::{self, RunOptions};
 
@@ -41,7 +41,7 @@ pub enum Failure {
         /// The first such frame.
         frame: u32,
         /// The two seats.
-        seats: (PlayerId, PlayerId),
+        seats: (SeatId, SeatId),
     },
     /// A process that played from the start and did not die has no log
     /// (recording stopped).

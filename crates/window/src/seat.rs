@@ -9,7 +9,7 @@
 use std::io::Write;
 
 use lockstep_peer::Peer;
-use lockstep_protocol::PlayerId;
+use lockstep_protocol::SeatId;
 use lockstep_render::Depict;
 use lockstep_sim::Game;
 
@@ -26,7 +26,7 @@ pub fn link_status<G: Game, W: Write>(peer: &Peer<G, W>) -> LinkStatus {
     LinkStatus {
         rtt_ms: (0..config.players)
             .filter(|p| *p != config.local.0)
-            .filter_map(|p| session.rtt_micros(PlayerId(p)))
+            .filter_map(|p| session.rtt_micros(SeatId(p)))
             .max()
             .map(|r| r / 1000),
         delay_frames,
@@ -77,7 +77,7 @@ mod tests {
         config.field.grid = 4;
         let mut peers: Vec<Peer<Cubes, std::io::Sink>> = (0..2u8)
             .map(|seat| {
-                let settings = PeerSettings::new(&setup, PlayerId(seat), 40 + u32::from(seat));
+                let settings = PeerSettings::new(&setup, SeatId(seat), 40 + u32::from(seat));
                 let mut peer = Peer::new(&config, setup, settings, std::io::sink()).unwrap();
                 peer.set_bot(Box::new(Cubes::bot(seat, setup.seed)));
                 peer
@@ -99,7 +99,7 @@ mod tests {
             let (due, later): (Vec<_>, Vec<_>) = flight.drain(..).partition(|d| d.0 <= now);
             flight = later;
             for (_, to, from, bytes) in due {
-                peers[to].handle_datagram(now, PlayerId(from), &bytes);
+                peers[to].handle_datagram(now, SeatId(from), &bytes);
             }
             now = now.plus(1_000);
         }

@@ -17,7 +17,7 @@ use lockstep_peer::{Peer, PeerEvent, PeerSettings};
 use lockstep_protocol::packet::{MAX_DATAGRAM, Message, Packet};
 use lockstep_protocol::seal::{Identity, Link, PairKeys, PublicKey};
 use lockstep_protocol::stats::Dropped;
-use lockstep_protocol::{Config, Instant, PlayerId, Security, Stats};
+use lockstep_protocol::{Config, Instant, SeatId, Security, Stats};
 use lockstep_sim::Match;
 
 type CubesPeer = Peer<Cubes, Vec<u8>>;
@@ -45,7 +45,7 @@ fn sealed_peers(players: u8) -> (Vec<Identity>, Vec<CubesPeer>) {
     let keys: Vec<PublicKey> = ids.iter().map(Identity::public).collect();
     let peers = (0..players)
         .map(|seat| {
-            let mut settings = PeerSettings::new(&setup, PlayerId(seat), 1000 + u32::from(seat));
+            let mut settings = PeerSettings::new(&setup, SeatId(seat), 1000 + u32::from(seat));
             settings.session = Config {
                 security: Security::Sealed {
                     identity: ids[usize::from(seat)].clone(),
@@ -95,7 +95,7 @@ impl Match3 {
             assert!(self.now.as_micros() < 60_000_000, "the match stalled");
             while self.wire.front().is_some_and(|f| f.0 <= self.now) {
                 let (_, from, to, bytes) = self.wire.pop_front().unwrap();
-                self.peers[usize::from(to)].handle_datagram(self.now, PlayerId(from), &bytes);
+                self.peers[usize::from(to)].handle_datagram(self.now, SeatId(from), &bytes);
             }
             attack(&mut self.peers, self.now);
             for i in 0..self.peers.len() {
@@ -262,7 +262,7 @@ fn a_hundred_thousand_forged_packets_change_nothing_and_are_counted_by_reason() 
             // A fresh forgery batch from one recent genuine packet ...
             let (sealed, plain, seq) = &seen[newest - rng.below(newest.min(8) as u32 + 1) as usize];
             for f in forgeries(sealed, plain, *seq, &eve_link, &mut rng) {
-                peers[0].handle_datagram(now, PlayerId(1), &f);
+                peers[0].handle_datagram(now, SeatId(1), &f);
                 injected += 1;
             }
             // ... and genuine packets replayed verbatim, once delivered (a
@@ -271,7 +271,7 @@ fn a_hundred_thousand_forged_packets_change_nothing_and_are_counted_by_reason() 
             let delivered = seen.len().saturating_sub(8);
             for _ in 0..8.min(delivered) {
                 let (sealed, _, _) = &seen[rng.below(delivered as u32) as usize];
-                peers[0].handle_datagram(now, PlayerId(1), sealed);
+                peers[0].handle_datagram(now, SeatId(1), sealed);
                 injected_replays += 1;
             }
         },
@@ -375,8 +375,8 @@ fn a_player_who_knows_every_public_value_cannot_speak_for_another_seat() {
                     let mut f = forged.clone();
                     link.seal(s, &mut f).unwrap();
                     // From seat 1's address, and from her own.
-                    peers[0].handle_datagram(now, PlayerId(1), &f);
-                    peers[0].handle_datagram(now, PlayerId(2), &f);
+                    peers[0].handle_datagram(now, SeatId(1), &f);
+                    peers[0].handle_datagram(now, SeatId(2), &f);
                     tried += 2;
                 }
             }

@@ -7,7 +7,7 @@
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_peer::{DesyncPolicy, PeerEvent, SpectatorEvent, StopReason};
-use lockstep_protocol::{Cause, PlayerId, ResyncFailure};
+use lockstep_protocol::{Cause, ResyncFailure, SeatId};
 use lockstep_sim::replay::{self, Note, ReplayLog, RunOptions, StopCause};
 use lockstep_testkit::faulty::{Fault, Faulty, Recurring};
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
@@ -162,14 +162,14 @@ fn a_recurring_self_inconsistent_bug_on_seat_0_stops_the_match_and_never_overwri
     assert!(
         matches!(
             failed[..],
-            [(PlayerId(0), _, ResyncFailure::Recurring { desyncs: 3, .. })]
+            [(SeatId(0), _, ResyncFailure::Recurring { desyncs: 3, .. })]
         ),
         "{failed:?}"
     );
     let inv = run.peers[1].invalidation.expect("seat 1 heard it");
     assert_eq!(
         (inv.cause, inv.seat),
-        (Cause::Nondeterministic, Some(PlayerId(0)))
+        (Cause::Nondeterministic, Some(SeatId(0)))
     );
     // The faulty seat's report says which fields kept differing.
     let Some(StopReason::MatchInvalid {
@@ -244,7 +244,7 @@ fn a_seat_that_keeps_drifting_among_three_is_flagged_and_every_seat_stops() {
     assert!(run.peers[..2].iter().all(|p| p.stats.states_loaded == 0));
     assert_eq!(
         run.peers[0].invalidation.map(|i| (i.cause, i.seat)),
-        Some((Cause::Nondeterministic, Some(PlayerId(2))))
+        Some((Cause::Nondeterministic, Some(SeatId(2))))
     );
     logs_verify(&run);
     logs_say_invalid(&run);
@@ -324,7 +324,7 @@ fn a_healed_seats_log_records_the_healed_trajectory() {
 fn the_host_flipped_in_a_two_seat_match_is_the_one_healed() {
     let mut s = Scenario::new(2, 41, LinkConfig::ideal(1_000), 900);
     s.flip = Some(Flip {
-        seat: PlayerId(0),
+        seat: SeatId(0),
         frame: 200,
         entity: "body 5".into(),
         field: "position".into(),
@@ -366,7 +366,7 @@ fn with_an_arbiter_a_self_consistent_bug_on_seat_0_is_healed_to_seat_1() {
         (1, LinkConfig::ideal(1_000)),
         (0, Condition::POOR.link()),
     ] {
-        let relay = PlayerId(relay);
+        let relay = SeatId(relay);
         let mut s = faulty_scenario(2, link, once, DesyncPolicy::Stop);
         s.spectate = Some((relay, 60));
         s.session.arbiter = Some(relay);
@@ -412,7 +412,7 @@ fn an_arbiter_that_is_not_there_changes_nothing() {
         recurring(0, Recurring::SelfConsistent),
         DesyncPolicy::Stop,
     );
-    s.session.arbiter = Some(PlayerId(1));
+    s.session.arbiter = Some(SeatId(1));
     let run = mesh::run::<Game>(&s, &small());
     stopped_invalid(&run);
     assert!(run.peers.iter().all(|p| p.stats.states_loaded == 0));

@@ -6,7 +6,7 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::{PeerEvent, SpectatorEvent};
-use lockstep_protocol::PlayerId;
+use lockstep_protocol::SeatId;
 use lockstep_sim::Game;
 use lockstep_sim::replay::{self, RunOptions};
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
@@ -82,7 +82,7 @@ fn both_games_agree_at_two_seconds_and_a_quarter_lost() {
 fn a_flipped_bit_is_reported_live_by_frame_entity_and_field_and_healed() {
     let mut scenario = Scenario::new(2, 5, Condition::GOOD.link(), 600);
     scenario.flip = Some(Flip {
-        seat: PlayerId(1),
+        seat: SeatId(1),
         frame: 200,
         entity: "body 40".into(),
         field: "position".into(),
@@ -98,7 +98,7 @@ fn a_flipped_bit_is_reported_live_by_frame_entity_and_field_and_healed() {
     });
     assert_eq!(healed.len(), 1, "{healed:?}");
     let (seat, _, (loaded, diagnosis)) = &healed[0];
-    assert_eq!(*seat, PlayerId(1));
+    assert_eq!(*seat, SeatId(1));
     assert!(*loaded >= 200);
     let d = diagnosis.as_ref().expect("a live report");
     let text = d.report.to_text();
@@ -129,7 +129,7 @@ fn a_desync_heals_at_every_one_way_delay_from_0_to_40_ms() {
         link.reorder_ppm = 0;
         let mut scenario = Scenario::new(2, 40 + ms, link, 300);
         scenario.flip = Some(Flip {
-            seat: PlayerId(1),
+            seat: SeatId(1),
             frame: 120,
             entity: "body 7".into(),
             field: "position".into(),
@@ -148,7 +148,7 @@ fn a_desync_heals_at_every_one_way_delay_from_0_to_40_ms() {
 #[test]
 fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
     let mut scenario = Scenario::new(4, 21, Condition::GOOD.link(), 1000);
-    scenario.vanish = Some((PlayerId(2), 600));
+    scenario.vanish = Some((SeatId(2), 600));
     let run = mesh::run::<Rts>(&scenario, &small_rts());
     let dropped = run.events(|e| match e {
         PeerEvent::SeatDropped { seat, last_frame } => Some((*seat, *last_frame)),
@@ -156,7 +156,7 @@ fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
     });
     assert_eq!(dropped.len(), 3, "{dropped:?}");
     let (_, _, (seat, last)) = dropped[0];
-    assert_eq!(seat, PlayerId(2));
+    assert_eq!(seat, SeatId(2));
     let last = last.expect("it played");
     assert!((600..700).contains(&last), "last frame {last}");
     assert!(
@@ -165,7 +165,7 @@ fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
     );
     // The others play on to the end, agree, and their logs replay the
     // match, the absent seat included.
-    assert_eq!(run.vanished, Some(PlayerId(2)));
+    assert_eq!(run.vanished, Some(SeatId(2)));
     assert!(run.common_frames() >= 1000);
     assert_eq!(run.first_disagreement(), None);
     for (i, p) in run.peers.iter().enumerate().filter(|(i, _)| *i != 2) {
@@ -190,7 +190,7 @@ fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
 #[test]
 fn a_restarted_peer_rejoins_and_agrees_from_its_rejoin_frame_on() {
     let mut scenario = Scenario::new(4, 31, Condition::GOOD.link(), 1500);
-    scenario.vanish = Some((PlayerId(3), 600));
+    scenario.vanish = Some((SeatId(3), 600));
     scenario.rejoin_at = Some(900);
     let run = mesh::run::<Rts>(&scenario, &small_rts());
     let returned = run.events(|e| match e {
@@ -201,7 +201,7 @@ fn a_restarted_peer_rejoins_and_agrees_from_its_rejoin_frame_on() {
     assert_eq!(returned.len(), 4, "{returned:?}");
     let frame = returned[0].2.1;
     assert!(
-        returned.iter().all(|(_, _, r)| *r == (PlayerId(3), frame)),
+        returned.iter().all(|(_, _, r)| *r == (SeatId(3), frame)),
         "{returned:?}"
     );
     let rejoined = &run.peers[3];
@@ -248,7 +248,7 @@ fn a_restarted_peer_rejoins_and_agrees_from_its_rejoin_frame_on() {
 fn a_spectator_joining_at_frame_1200_agrees_from_its_join_frame_on() {
     for (cond, seed) in [(Condition::GOOD, 41), (Condition::POOR, 42)] {
         let mut scenario = Scenario::new(4, seed, cond.link(), 1800);
-        scenario.spectate = Some((PlayerId(1), 1200));
+        scenario.spectate = Some((SeatId(1), 1200));
         let run = mesh::run::<Cubes>(&scenario, &small_cubes());
         let s = run.spectator.as_ref().expect("the spectator joined");
         let (loaded, _) = s.loaded.expect("the spectator loaded a state");
@@ -291,9 +291,9 @@ fn a_spectator_joining_at_frame_1200_agrees_from_its_join_frame_on() {
 #[test]
 fn a_drifted_spectator_reloads_the_relays_state_and_agrees_again() {
     let mut scenario = Scenario::new(2, 43, Condition::POOR.link(), 1500);
-    scenario.spectate = Some((PlayerId(0), 300));
+    scenario.spectate = Some((SeatId(0), 300));
     scenario.flip = Some(Flip {
-        seat: PlayerId(2),
+        seat: SeatId(2),
         frame: 700,
         entity: "body 40".into(),
         field: "position".into(),

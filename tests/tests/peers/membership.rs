@@ -9,7 +9,7 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::{PeerEvent, StopReason};
-use lockstep_protocol::{PlayerId, PlayerSet};
+use lockstep_protocol::{SeatId, SeatSet};
 use lockstep_sim::Game;
 use lockstep_sim::replay;
 use lockstep_testkit::mesh::{self, Condition, Partition, Pause, PeerRun, Run, Scenario};
@@ -27,10 +27,10 @@ fn tiny_rts() -> RtsConfig {
     c
 }
 
-fn set(seats: &[u8]) -> PlayerSet {
-    let mut s = PlayerSet::EMPTY;
+fn set(seats: &[u8]) -> SeatSet {
+    let mut s = SeatSet::EMPTY;
     for &p in seats {
-        s.insert(PlayerId(p));
+        s.insert(SeatId(p));
     }
     s
 }
@@ -77,7 +77,7 @@ fn logged<G: Game>(p: &PeerRun) -> u32 {
 
 /// The quorum a stopped process lost: the seats that counted and those it
 /// still heard, and where its log ends.
-fn lost(p: &PeerRun) -> (u32, PlayerSet, PlayerSet) {
+fn lost(p: &PeerRun) -> (u32, SeatSet, SeatSet) {
     match &p.stopped {
         Some(StopReason::LostQuorum { frame, live, heard }) => (*frame, *live, *heard),
         other => panic!("expected a lost quorum, got {other:?}"),
@@ -85,7 +85,7 @@ fn lost(p: &PeerRun) -> (u32, PlayerSet, PlayerSet) {
 }
 
 /// The processes that stopped, with their seats.
-fn stopped(run: &Run) -> Vec<(PlayerId, &PeerRun)> {
+fn stopped(run: &Run) -> Vec<(SeatId, &PeerRun)> {
     run.processes()
         .filter(|(_, p)| p.stopped.is_some())
         .collect()
@@ -95,7 +95,7 @@ fn stopped(run: &Run) -> Vec<(PlayerId, &PeerRun)> {
 fn a_joiner_paused_for_10_s_stops_on_waking_and_takes_its_seat_back() {
     let mut s = long_scenario(2, 51);
     s.pause = Some(Pause {
-        seat: PlayerId(1),
+        seat: SeatId(1),
         frame: 120,
         micros: 10_000_000,
     });
@@ -111,7 +111,7 @@ fn a_joiner_paused_for_10_s_stops_on_waking_and_takes_its_seat_back() {
         run.events(|e| matches!(
             e,
             PeerEvent::SeatDropped {
-                seat: PlayerId(1),
+                seat: SeatId(1),
                 ..
             }
         )
@@ -123,7 +123,7 @@ fn a_joiner_paused_for_10_s_stops_on_waking_and_takes_its_seat_back() {
     let gone = stopped(&run);
     assert_eq!(gone.len(), 1);
     let (seat, sleeper) = gone[0];
-    assert_eq!(seat, PlayerId(1));
+    assert_eq!(seat, SeatId(1));
     let (frame, live, heard) = lost(sleeper);
     assert_eq!((live, heard), (set(&[0, 1]), set(&[1])));
     assert_eq!(
@@ -140,7 +140,7 @@ fn a_joiner_paused_for_10_s_stops_on_waking_and_takes_its_seat_back() {
 fn an_rts_seat_of_four_paused_for_10_s_stops_on_waking_and_the_others_play_on() {
     let mut s = scenario(4, 52);
     s.pause = Some(Pause {
-        seat: PlayerId(3),
+        seat: SeatId(3),
         frame: 120,
         micros: 10_000_000,
     });
@@ -148,10 +148,10 @@ fn an_rts_seat_of_four_paused_for_10_s_stops_on_waking_and_the_others_play_on() 
     judge::<Rts>(&run, 600);
     let gone = stopped(&run);
     assert_eq!(gone.len(), 1);
-    assert_eq!(gone[0].0, PlayerId(3));
+    assert_eq!(gone[0].0, SeatId(3));
     let (frame, live, heard) = lost(gone[0].1);
     assert_eq!(live, set(&[0, 1, 2, 3]));
-    assert!(heard.len() <= 2 && heard.contains(PlayerId(3)), "{heard:?}");
+    assert!(heard.len() <= 2 && heard.contains(SeatId(3)), "{heard:?}");
     assert_eq!(logged::<Rts>(gone[0].1), frame);
     for p in &run.peers[..3] {
         assert_eq!(p.stopped, None);
@@ -166,7 +166,7 @@ fn an_rts_seat_of_four_paused_for_10_s_stops_on_waking_and_the_others_play_on() 
 #[test]
 fn the_joiner_of_a_host_that_died_stops_instead_of_playing_on() {
     let mut s = scenario(2, 53);
-    s.vanish = Some((PlayerId(0), 120));
+    s.vanish = Some((SeatId(0), 120));
     let run = mesh::run::<Cubes>(&s, &tiny_cubes());
     judge::<Cubes>(&run, 600);
     let joiner = &run.peers[1];
@@ -190,13 +190,13 @@ fn a_partition_of_four_into_two_halves_for_10_s_leaves_the_half_with_seat_0() {
     let run = mesh::run::<Rts>(&s, &tiny_rts());
     judge::<Rts>(&run, 1200);
     let gone = stopped(&run);
-    let mut seats: Vec<PlayerId> = gone.iter().map(|(s, _)| *s).collect();
+    let mut seats: Vec<SeatId> = gone.iter().map(|(s, _)| *s).collect();
     seats.sort();
-    assert_eq!(seats, vec![PlayerId(2), PlayerId(3)]);
+    assert_eq!(seats, vec![SeatId(2), SeatId(3)]);
     for (_, p) in &gone {
         let (frame, live, heard) = lost(p);
         assert_eq!(live, set(&[0, 1, 2, 3]));
-        assert_eq!(heard.intersection(set(&[0, 1])), PlayerSet::EMPTY);
+        assert_eq!(heard.intersection(set(&[0, 1])), SeatSet::EMPTY);
         assert_eq!(logged::<Rts>(p), frame);
     }
     for p in &run.peers[..2] {
@@ -222,7 +222,7 @@ fn three_seats_split_one_against_two_leave_the_two_playing_without_the_host() {
     judge::<Cubes>(&run, 1200);
     let gone = stopped(&run);
     assert_eq!(gone.len(), 1);
-    assert_eq!(gone[0].0, PlayerId(0));
+    assert_eq!(gone[0].0, SeatId(0));
     let (frame, live, heard) = lost(gone[0].1);
     assert_eq!((live, heard), (set(&[0, 1, 2]), set(&[0])));
     assert_eq!(logged::<Cubes>(gone[0].1), frame);
@@ -238,7 +238,7 @@ fn three_seats_split_one_against_two_leave_the_two_playing_without_the_host() {
         _ => None,
     });
     assert!(
-        returned.iter().all(|(_, _, s)| *s == PlayerId(0)) && returned.len() == 3,
+        returned.iter().all(|(_, _, s)| *s == SeatId(0)) && returned.len() == 3,
         "{returned:?}"
     );
 }

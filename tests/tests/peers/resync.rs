@@ -6,7 +6,7 @@
 use lockstep_games::Demo;
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::{PeerEvent, StopReason};
-use lockstep_protocol::{PlayerId, ResyncFailure};
+use lockstep_protocol::{ResyncFailure, SeatId};
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
 use lockstep_testkit::netsim::{LinkConfig, Loss};
 
@@ -21,7 +21,7 @@ fn small_rts() -> RtsConfig {
 fn flip(players: u8, link: LinkConfig, seat: u8, k: u32, repeat: bool) -> Run {
     let mut s = Scenario::new(players, 40 + u64::from(players), link, 900);
     s.flip = Some(Flip {
-        seat: PlayerId(seat),
+        seat: SeatId(seat),
         frame: k,
         entity: "body 5".into(),
         field: "position".into(),
@@ -33,7 +33,7 @@ fn flip(players: u8, link: LinkConfig, seat: u8, k: u32, repeat: bool) -> Run {
 
 /// Frames from the flip to the first desync event anywhere, and the seats
 /// that healed (loaded the authority's state).
-fn detection(r: &Run) -> (u64, Vec<PlayerId>) {
+fn detection(r: &Run) -> (u64, Vec<SeatId>) {
     let at = r.flipped_at.expect("flipped");
     let first = r
         .events(|e| matches!(e, PeerEvent::Desync { .. }).then_some(()))
@@ -54,7 +54,7 @@ fn a_flip_is_detected_within_two_frames_and_healed_two_peers() {
     let r = flip(2, LinkConfig::ideal(1_000), 1, 300, false);
     let (frames, healed) = detection(&r);
     assert!(frames <= 2, "detected {frames} frames after the flip");
-    assert_eq!(healed, vec![PlayerId(1)]);
+    assert_eq!(healed, vec![SeatId(1)]);
     assert_eq!(r.first_disagreement(), None);
 }
 
@@ -63,7 +63,7 @@ fn a_flip_is_detected_within_two_frames_and_healed_four_peers() {
     let r = flip(4, LinkConfig::ideal(1_000), 2, 300, false);
     let (frames, healed) = detection(&r);
     assert!(frames <= 2, "detected {frames} frames after the flip");
-    assert_eq!(healed, vec![PlayerId(2)]);
+    assert_eq!(healed, vec![SeatId(2)]);
     assert_eq!(r.first_disagreement(), None);
     assert_eq!(r.peers[2].session.resyncs_completed, 1);
     assert_eq!(r.peers[0].session.resyncs_served, 1);
@@ -80,7 +80,7 @@ fn a_peer_that_keeps_drifting_gives_up_with_an_event() {
         _ => None,
     });
     assert_eq!(failed.len(), 1, "{failed:?}");
-    assert_eq!(failed[0].0, PlayerId(1));
+    assert_eq!(failed[0].0, SeatId(1));
     assert!(
         matches!(failed[0].2, ResyncFailure::Recurring { desyncs: 3, .. }),
         "{failed:?}"

@@ -8,7 +8,7 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::PeerEvent;
-use lockstep_protocol::{InputDelay, Mode, PlayerId, Rollback};
+use lockstep_protocol::{InputDelay, Mode, Rollback, SeatId};
 use lockstep_sim::Game;
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
 use lockstep_testkit::verdict;
@@ -114,7 +114,7 @@ fn a_flipped_bit_in_rollback_mode_is_found_on_confirmed_frames_and_healed() {
     // so the flip (made when no prediction is outstanding) happens soon.
     let mut s = scenario(3, 24, Condition::GOOD, 600, rollback(InputDelay::Fixed(4)));
     s.flip = Some(Flip {
-        seat: PlayerId(2),
+        seat: SeatId(2),
         frame: 200,
         entity: "body 40".into(),
         field: "position".into(),
@@ -129,10 +129,10 @@ fn a_flipped_bit_in_rollback_mode_is_found_on_confirmed_frames_and_healed() {
         _ => None,
     });
     assert!(!drifted.is_empty());
-    assert!(drifted.iter().all(|(_, _, d)| d.iter().eq([PlayerId(2)])));
+    assert!(drifted.iter().all(|(_, _, d)| d.iter().eq([SeatId(2)])));
     let healed = run.events(|e| matches!(e, PeerEvent::Healed { .. }).then_some(()));
     assert_eq!(healed.len(), 1);
-    assert_eq!(healed[0].0, PlayerId(2));
+    assert_eq!(healed[0].0, SeatId(2));
     assert_agree::<Cubes>(&run, 600);
 }
 
@@ -174,7 +174,7 @@ fn clocks_that_start_apart_are_measured_and_brought_together() {
 #[test]
 fn in_rollback_mode_a_vanished_seat_is_dropped_and_its_restarted_process_rejoins() {
     let mut s = scenario(4, 27, Condition::GOOD, 900, Mode::ROLLBACK);
-    s.vanish = Some((PlayerId(3), 300));
+    s.vanish = Some((SeatId(3), 300));
     s.rejoin_at = Some(500);
     let run = mesh::run::<Rts>(&s, &small_rts());
     let dropped = run.events(|e| matches!(e, PeerEvent::SeatDropped { .. }).then_some(()));
@@ -195,7 +195,7 @@ fn in_rollback_mode_a_vanished_seat_is_dropped_and_its_restarted_process_rejoins
 #[test]
 fn in_rollback_mode_a_spectator_is_fed_confirmed_frames_only_and_agrees() {
     let mut s = scenario(3, 28, Condition::POOR, 900, Mode::ROLLBACK);
-    s.spectate = Some((PlayerId(1), 300));
+    s.spectate = Some((SeatId(1), 300));
     let run = mesh::run::<Cubes>(&s, &small_cubes());
     assert_agree::<Cubes>(&run, 900);
     let w = run.spectator.as_ref().expect("the spectator joined");

@@ -25,7 +25,7 @@ use super::{controls, katamari};
 /// Fewest players.
 pub const MIN_PLAYERS: u8 = 1;
 /// Most players (one per side of the field).
-pub const MAX_PLAYERS: u8 = 4;
+pub const MAX_SEATS: u8 = 4;
 
 /// The cube demo: 1 to 4 players' cubes and a grid of small cubes on the
 /// ground.
@@ -124,7 +124,7 @@ impl Game for Cubes {
     const VERSION: u32 = VERSION;
 
     fn new(config: &CubesConfig, setup: &Match) -> Result<Cubes, SetupError> {
-        setup.check(Self::ID, MIN_PLAYERS..=MAX_PLAYERS)?;
+        setup.check(Self::ID, MIN_PLAYERS..=MAX_SEATS)?;
         config.validate()?;
         let settings = scene::world_settings(config, setup.tick_rate, setup.seed);
         let (world, layout) = Layout::build(config, setup.players, settings)?;
@@ -198,9 +198,9 @@ impl Game for Cubes {
             StateError::Invalid(format!("setting `{field}`: {reason}"))
         })?;
         let players = r.read_u8()?;
-        if !(MIN_PLAYERS..=MAX_PLAYERS).contains(&players) {
+        if !(MIN_PLAYERS..=MAX_SEATS).contains(&players) {
             return Err(StateError::Invalid(format!(
-                "{players} players, not {MIN_PLAYERS} to {MAX_PLAYERS}"
+                "{players} players, not {MIN_PLAYERS} to {MAX_SEATS}"
             )));
         }
         let cubes = config.cube_count();

@@ -42,7 +42,7 @@ mod snapshot;
 
 pub use bot::CubesBot;
 pub use config::{BlowConfig, CubesConfig, FieldConfig, KatamariConfig, PlayerConfig};
-pub use game::{Cubes, MAX_PLAYERS, MIN_PLAYERS};
+pub use game::{Cubes, MAX_SEATS, MIN_PLAYERS};
 pub use input::CubesInput;
 pub use scene::Layout;
 

@@ -44,7 +44,7 @@ impl Rts {
     /// Fewest players.
     pub const MIN_PLAYERS: u8 = 2;
     /// Most players (one collision group each, beside the terrain's).
-    pub const MAX_PLAYERS: u8 = 8;
+    pub const MAX_SEATS: u8 = 8;
 
     /// The settings.
     pub fn config(&self) -> &RtsConfig {
@@ -183,7 +183,7 @@ impl Rts {
     /// without a unit.
     fn check(&self) -> Result<(), String> {
         let players = self.players;
-        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&players) {
+        if !(Self::MIN_PLAYERS..=Self::MAX_SEATS).contains(&players) {
             return Err(format!("{players} players"));
         }
         self.config.validate().map_err(|e| e.to_string())?;
@@ -239,7 +239,7 @@ impl Game for Rts {
     const VERSION: u32 = crate::version(1);
 
     fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
-        setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_PLAYERS)?;
+        setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_SEATS)?;
         config.validate()?;
         let (world, units) = map::build(config, setup).map_err(|e| SetupError::Setting {
             game: Self::ID,
@@ -296,7 +296,7 @@ impl Game for Rts {
         let mut r = StateReader::new(bytes);
         read_version::<Rts>(&mut r)?;
         let players = r.read_u8()?;
-        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&players) {
+        if !(Self::MIN_PLAYERS..=Self::MAX_SEATS).contains(&players) {
             return Err(StateError::Invalid(format!("{players} players")));
         }
         let config = RtsConfig::decode(&mut r)?;

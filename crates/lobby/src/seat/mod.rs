@@ -25,7 +25,7 @@ use std::net::SocketAddr;
 
 use lockstep_peer::{Node, Party, Peer, PeerStats, StopReason};
 use lockstep_protocol::seal::Identity;
-use lockstep_protocol::{Instant, PlayerId, Security};
+use lockstep_protocol::{Instant, SeatId, Security};
 use lockstep_sim::{Game, Match};
 
 use crate::Datagram;
@@ -45,7 +45,7 @@ fn worst_rtt<G: Game, W: Write>(p: &Peer<G, W>) -> Option<u64> {
     let s = p.session();
     let local = s.config().local;
     (0..s.config().players)
-        .map(PlayerId)
+        .map(SeatId)
         .filter(|q| *q != local)
         .filter_map(|q| s.rtt_micros(q))
         .max()
@@ -358,13 +358,9 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         } else {
             Security::Plain
         };
-        let settings = self.settings.for_seat(
-            &self.setup,
-            PlayerId(seat),
-            self.plan.token,
-            security,
-            rejoin,
-        );
+        let settings =
+            self.settings
+                .for_seat(&self.setup, SeatId(seat), self.plan.token, security, rejoin);
         let log = match (rejoin, self.plan.log.take()) {
             (false, Some(open)) => {
                 SeatLog::Log(open().map_err(|e| format!("cannot open the replay log: {e}"))?)

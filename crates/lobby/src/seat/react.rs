@@ -9,7 +9,7 @@
 use std::io::Write;
 
 use lockstep_peer::{Node, PeerEvent, StopReason};
-use lockstep_protocol::{Instant, PlayerId};
+use lockstep_protocol::{Instant, SeatId};
 use lockstep_sim::Game;
 
 use super::{Phase, Role, SeatEndpoint};
@@ -40,10 +40,10 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             HostEvent::Rejoining { seat, from, key } => {
                 if let Some(p) = &mut self.peer {
                     if sealed {
-                        let _ = p.expect_return(PlayerId(*seat), *key);
+                        let _ = p.expect_return(SeatId(*seat), *key);
                     }
                 }
-                self.router.move_seat(PlayerId(*seat), *from);
+                self.router.move_seat(SeatId(*seat), *from);
             }
             HostEvent::SpectatorAdmitted {
                 watcher,

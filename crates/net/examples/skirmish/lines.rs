@@ -111,7 +111,7 @@ fn join_line(e: &JoinEvent) -> String {
 }
 
 fn peer_line(e: &PeerEvent) -> String {
-    let seats = |s: lockstep_protocol::PlayerSet| {
+    let seats = |s: lockstep_protocol::SeatSet| {
         let v: Vec<String> = s.iter().map(|p| format!("seat {}", p.0)).collect();
         v.join(", ")
     };

@@ -17,7 +17,7 @@ use super::message::*;
 use super::watch::*;
 use crate::bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 use crate::input::Input;
-use crate::player::PlayerId;
+use crate::seat::SeatId;
 
 /// A datagram.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub enum Packet<I> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Routed<I> {
     /// The sender's seat.
-    pub sender: PlayerId,
+    pub sender: SeatId,
     /// The receiver's session token.
     pub token: u32,
     /// The sender's packet sequence number toward this receiver.
@@ -131,7 +131,7 @@ impl<I: Input> Packet<I> {
     /// The seat the header names: the sender's, except in a spectator's
     /// packets to its relay, where it is the relay's (the seat watched
     /// through). A [`WatchHello`] names none.
-    pub const fn seat(&self) -> Option<PlayerId> {
+    pub const fn seat(&self) -> Option<SeatId> {
         match self {
             Packet::Hello(h) => Some(h.sender),
             Packet::WatchHello(_) => None,
@@ -157,7 +157,7 @@ impl<I: Input> Packet<I> {
             Kind::Hello => Packet::Hello(Hello::default()),
             Kind::WatchHello => Packet::WatchHello(WatchHello::default()),
             k => Packet::Routed(Routed {
-                sender: PlayerId(0),
+                sender: SeatId(0),
                 token: 0,
                 seq: 0,
                 message: match k {

@@ -12,7 +12,7 @@ use super::header::{PROTOCOL_ID, VERSION};
 use super::{MAX_INPUTS_PER_PACKET, MAX_SHORT_CHECKSUMS};
 use crate::bits::{BitError, BitStream};
 use crate::input::Input;
-use crate::player::{MAX_PLAYERS, PlayerId};
+use crate::seat::{MAX_SEATS, SeatId};
 
 /// Why a datagram was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -62,9 +62,9 @@ pub struct ShortChecksums {
     pub shorts: Vec<u64>,
 }
 
-pub(super) fn ser_player<S: BitStream>(s: &mut S, p: &mut PlayerId) -> Result<(), BitError> {
+pub(super) fn ser_player<S: BitStream>(s: &mut S, p: &mut SeatId) -> Result<(), BitError> {
     let mut v = u32::from(p.0);
-    s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "sender seat")?;
+    s.ranged(&mut v, 0, u32::from(MAX_SEATS) - 1, "sender seat")?;
     p.0 = v as u8;
     Ok(())
 }
@@ -105,7 +105,7 @@ pub(super) fn ser_greeting<S: BitStream>(
 
 pub(super) fn ser_players<S: BitStream>(s: &mut S, players: &mut u8) -> Result<(), DecodeError> {
     let mut n = u32::from(*players);
-    s.ranged(&mut n, 2, u32::from(MAX_PLAYERS), "player count")?;
+    s.ranged(&mut n, 2, u32::from(MAX_SEATS), "player count")?;
     *players = n as u8;
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! kind; a kind is 4 bits and value 12 is never one (the lobby's setup
 //! messages use it).
 
-use crate::player::PlayerId;
+use crate::seat::SeatId;
 
 /// The protocol id every handshake starts with ("LKSP" read as big-endian).
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
@@ -42,7 +42,7 @@ pub struct Header {
     /// The low 16 bits of its packet number.
     pub seq: u16,
     /// The seat it names (none in a [`WatchHello`](super::WatchHello)).
-    pub seat: Option<PlayerId>,
+    pub seat: Option<SeatId>,
 }
 
 impl Header {
@@ -54,7 +54,7 @@ impl Header {
         let seq = peek_seq(bytes)?;
         let seat = match kind {
             Kind::WatchHello => None,
-            _ => Some(PlayerId((*bytes.get(2)? >> 4) & 0x07)),
+            _ => Some(SeatId((*bytes.get(2)? >> 4) & 0x07)),
         };
         Some(Header { kind, seq, seat })
     }

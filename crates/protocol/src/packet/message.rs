@@ -12,8 +12,8 @@ use super::field::{
 use super::{CHUNK_BYTES, MAX_PAYLOAD_BYTES, MAX_STATE_BYTES};
 use crate::bits::{BitError, BitStream};
 use crate::input::Input;
-use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
 use crate::seal::PublicKey;
+use crate::seat::{MAX_SEATS, SeatId, SeatSet};
 use lockstep_fx::Checksum;
 
 /// The handshake: sent until the peer has echoed our token.
@@ -24,7 +24,7 @@ pub struct Hello {
     /// sealed session never repeats a nonce.
     pub seq: u16,
     /// The sender's seat.
-    pub sender: PlayerId,
+    pub sender: SeatId,
     /// The hash of the game's input schema ([`Input::schema_hash`]).
     pub schema_hash: u64,
     /// How many players the sender expects, `2..=8`.
@@ -71,13 +71,13 @@ pub struct Evidence {
     pub finding: Finding,
     /// The seats whose finding on this dispute the sender holds (its own
     /// bit included).
-    pub heard: PlayerSet,
+    pub heard: SeatSet,
     /// The arbiter's word, once the sender holds it (the seat whose relay
     /// serves the arbiter learns it from the arbiter, every other seat
     /// from that seat and echoes it): the disputed seats whose checksum of
     /// the disputed frame equals the arbiter's (empty: it could not tell,
     /// or matched nobody).
-    pub arbiter: Option<PlayerSet>,
+    pub arbiter: Option<SeatSet>,
 }
 
 /// Why a match is invalid.
@@ -102,7 +102,7 @@ pub struct Invalid {
     /// Why.
     pub cause: Cause,
     /// The seat found at fault, if one was.
-    pub seat: Option<PlayerId>,
+    pub seat: Option<SeatId>,
     /// The match plays on unchecked (its policy says so) instead of
     /// stopping: every frame from `first_frame` on is unchecked.
     pub play_on: bool,
@@ -300,13 +300,13 @@ pub struct Disconnect {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SeatDrop<I> {
     /// The seat dropped.
-    pub seat: PlayerId,
+    pub seat: SeatId,
     /// The session token of the seat's process the sender dropped (a seat
     /// that came back runs a new process with a new token): a report on an
     /// earlier process of the seat is stale.
     pub token: u32,
     /// The remaining seats whose report on `seat` the sender has received.
-    pub heard: PlayerSet,
+    pub heard: SeatSet,
     /// Low 16 bits of the frame of `inputs[0]` (0 when `inputs` is empty).
     pub first_frame: u16,
     /// The dropped seat's newest inputs the sender holds, oldest first, the
@@ -320,7 +320,7 @@ pub struct SeatDrop<I> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SeatReturn {
     /// The seat returning.
-    pub seat: PlayerId,
+    pub seat: SeatId,
     /// Low 16 bits of the first frame the seat plays again.
     pub frame: u16,
     /// The returning process's session token.
@@ -329,7 +329,7 @@ pub struct SeatReturn {
     /// (dropped, not back by then): the returning process must not wait
     /// for their inputs. Only the host's own announcement to the returning
     /// process needs it; the others know.
-    pub absent: PlayerSet,
+    pub absent: SeatSet,
     /// The returning process's public key, in a sealed session (the host
     /// heard it at match setup and vouches for it).
     pub key: Option<PublicKey>,
@@ -372,8 +372,8 @@ impl SeatReturn {
     /// Serializes the message (after the variant bit).
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         let mut v = u32::from(self.seat.0);
-        s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "returning seat")?;
-        self.seat = PlayerId(v as u8);
+        s.ranged(&mut v, 0, u32::from(MAX_SEATS) - 1, "returning seat")?;
+        self.seat = SeatId(v as u8);
         s.u16(&mut self.frame)?;
         s.u32(&mut self.token)?;
         s.u8(&mut self.absent.0)?;
@@ -398,8 +398,8 @@ impl<I: Input> SeatDrop<I> {
     /// Serializes the message (after the variant bit).
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         let mut v = u32::from(self.seat.0);
-        s.ranged(&mut v, 0, u32::from(MAX_PLAYERS) - 1, "dropped seat")?;
-        self.seat = PlayerId(v as u8);
+        s.ranged(&mut v, 0, u32::from(MAX_SEATS) - 1, "dropped seat")?;
+        self.seat = SeatId(v as u8);
         s.u32(&mut self.token)?;
         s.u8(&mut self.heard.0)?;
         ser_input_run(s, &mut self.first_frame, &mut self.inputs)

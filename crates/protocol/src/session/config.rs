@@ -1,8 +1,8 @@
 //! [`Config`]: a session's settings with their defaults, and
 //! [`ConfigError`], why [`Session::new`](super::Session::new) refused them.
 
-use crate::player::PlayerId;
 use crate::seal::{Identity, PublicKey};
+use crate::seat::SeatId;
 use crate::time::MICROS_PER_MILLI;
 
 /// How a session protects its packets.
@@ -127,7 +127,7 @@ pub struct Config {
     /// Players in the match, `2..=8`.
     pub players: u8,
     /// This peer's seat.
-    pub local: PlayerId,
+    pub local: SeatId,
     /// Tick length in microseconds (16 667 for 60 Hz).
     pub tick_micros: u64,
     /// The first packet sequence number toward each peer.
@@ -218,7 +218,7 @@ pub struct Config {
     /// Every seat then waits for that seat's word (bounded by the dispute's
     /// time limit) before deciding a dispute; see
     /// `checksums::attribute`.
-    pub arbiter: Option<PlayerId>,
+    pub arbiter: Option<SeatId>,
     /// Whether every packet repeats all unacked inputs (the default). Set
     /// `false` only over a reliable, ordered transport (the TCP-like model,
     /// a TCP baseline): each input is then sent once and the unacked cap is
@@ -244,13 +244,13 @@ pub struct Config {
 impl Default for Config {
     /// [`Config::new`] for seat 0 of two players.
     fn default() -> Config {
-        Config::new(2, PlayerId(0))
+        Config::new(2, SeatId(0))
     }
 }
 
 impl Config {
     /// Defaults for `players` players at 60 Hz, this peer at `local`.
-    pub fn new(players: u8, local: PlayerId) -> Config {
+    pub fn new(players: u8, local: SeatId) -> Config {
         Config {
             players,
             local,

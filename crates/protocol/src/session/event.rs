@@ -2,7 +2,7 @@
 //! it sends ([`Transmit`]), and why a call was refused ([`CallError`]).
 
 use crate::packet::{Cause, SnapshotAck, SnapshotPart};
-use crate::player::{PlayerId, PlayerSet};
+use crate::seat::{SeatId, SeatSet};
 use crate::send_window::InputError;
 
 /// Why an app call was refused.
@@ -38,20 +38,20 @@ pub enum CallError {
     #[error("seat {} is not a dropped seat of a sealed session", seat.0)]
     NotDropped {
         /// The seat passed.
-        seat: PlayerId,
+        seat: SeatId,
     },
     /// A returning process's public key is unusable (a low-order point).
     #[error("the key offered for seat {} is unusable", seat.0)]
     WeakKey {
         /// The seat passed.
-        seat: PlayerId,
+        seat: SeatId,
     },
     /// A message for a seat that is not a connected peer of a running
     /// match.
     #[error("seat {} is not a connected peer", peer.0)]
     NotConnected {
         /// The seat passed.
-        peer: PlayerId,
+        peer: SeatId,
     },
     /// A resync retry while resync had not failed.
     #[error("resync has not failed")]
@@ -72,7 +72,7 @@ pub enum CallError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transmit {
     /// The peer to send it to.
-    pub to: PlayerId,
+    pub to: SeatId,
     /// Its bytes.
     pub bytes: Vec<u8>,
 }
@@ -133,7 +133,7 @@ pub struct Invalidation {
     /// Why.
     pub cause: Cause,
     /// The seat found at fault, if one was.
-    pub seat: Option<PlayerId>,
+    pub seat: Option<SeatId>,
     /// The match plays on unchecked (its policy says so) instead of
     /// stopping.
     pub play_on: bool,
@@ -145,7 +145,7 @@ pub enum Event<I> {
     /// The handshake with `peer` completed.
     PeerConnected {
         /// The peer.
-        peer: PlayerId,
+        peer: SeatId,
     },
     /// Every peer is connected; the frame clock runs from frame 0.
     Started,
@@ -189,16 +189,16 @@ pub enum Event<I> {
         /// The first frame found to differ.
         frame: u32,
         /// The seats disputing it.
-        seats: PlayerSet,
+        seats: SeatSet,
     },
     /// Checksums for `frame` differ.
     Desync {
         /// The first frame found to differ.
         frame: u32,
         /// The seat whose state is right, if one could be chosen.
-        authority: Option<PlayerId>,
+        authority: Option<SeatId>,
         /// The seats that drifted.
-        drifted: PlayerSet,
+        drifted: SeatSet,
         /// Whether this peer is one of them (it will resync).
         local_drifted: bool,
     },
@@ -243,7 +243,7 @@ pub enum Event<I> {
     /// report. Do not load it.
     CompareState {
         /// The seat it came from.
-        from: PlayerId,
+        from: SeatId,
         /// Its frame.
         frame: u32,
         /// The snapshot bytes.
@@ -252,7 +252,7 @@ pub enum Event<I> {
     /// The state asked for with `compare_with` did not arrive in time.
     CompareFailed {
         /// The seat asked.
-        from: PlayerId,
+        from: SeatId,
     },
     /// The match is invalid: a seat (`by`, this one or a peer) found it so.
     /// Unless it plays on unchecked, this session has stopped: it releases
@@ -260,7 +260,7 @@ pub enum Event<I> {
     /// and still answers their state requests.
     Invalidated {
         /// The seat that told us (our own seat when we decided it).
-        by: PlayerId,
+        by: SeatId,
         /// What was found.
         invalidation: Invalidation,
     },
@@ -272,14 +272,14 @@ pub enum Event<I> {
     /// `peer` was timed out; nothing more is sent to it.
     PeerTimedOut {
         /// The peer.
-        peer: PlayerId,
+        peer: SeatId,
         /// Why.
         reason: TimeoutReason,
     },
     /// `peer` said it leaves.
     PeerDisconnected {
         /// The peer.
-        peer: PlayerId,
+        peer: SeatId,
     },
     /// The remaining peers agreed that `seat`, which timed out or left,
     /// played its last frame at `last_frame` (`None`: it played none); from
@@ -287,7 +287,7 @@ pub enum Event<I> {
     /// ([`Input::absent`](crate::input::Input::absent)).
     SeatDropped {
         /// The seat.
-        seat: PlayerId,
+        seat: SeatId,
         /// Its last frame.
         last_frame: Option<u32>,
     },
@@ -305,11 +305,11 @@ pub enum Event<I> {
         frame: u32,
         /// The seats that counted: those live in the match as this seat knew
         /// it, less those that said goodbye.
-        live: PlayerSet,
+        live: SeatSet,
         /// The seats of `live` on its side, itself included: those it
         /// still heard or, when no seat it heard would join its drop of a
         /// seat it lost (see `seat_drop.rs`), those that had.
-        heard: PlayerSet,
+        heard: SeatSet,
     },
     /// No other seat is left in the match and [`Config::play_on_alone`](super::Config::play_on_alone)
     /// lets this one play on: from `from` on its frames are compared with
@@ -324,27 +324,27 @@ pub enum Event<I> {
     /// absent input). On the rejoining process itself, `seat` is its own.
     SeatReturned {
         /// The seat.
-        seat: PlayerId,
+        seat: SeatId,
         /// The first frame it plays again.
         frame: u32,
     },
     /// `peer`'s handshake names another input schema, player count or tick.
     Incompatible {
         /// The peer.
-        peer: PlayerId,
+        peer: SeatId,
     },
     /// A part of a snapshot from `from` (this peer asked it for a snapshot
     /// stream: see [`Session::send_snapshot_ack`](super::Session::send_snapshot_ack)).
     SnapshotPart {
         /// The sender.
-        from: PlayerId,
+        from: SeatId,
         /// The part.
         part: SnapshotPart,
     },
     /// `from` asks for, acks or ends a snapshot stream from this peer.
     SnapshotAck {
         /// The receiver of the stream.
-        from: PlayerId,
+        from: SeatId,
         /// Its ack.
         ack: SnapshotAck,
     },

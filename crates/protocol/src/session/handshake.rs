@@ -7,8 +7,8 @@ use crate::clock_sync::OffsetEstimator;
 use crate::delay::SampleWindow;
 use crate::input::Input;
 use crate::packet::{Disconnect, Hello, Message, Routed};
-use crate::player::PlayerId;
 use crate::seal::Link;
+use crate::seat::SeatId;
 use crate::seq::{SeqWindow, unwrap_frame};
 use crate::time::Instant;
 use lockstep_fx::Checksum;
@@ -159,7 +159,7 @@ impl<I: Input> Session<I> {
         self.update_connected(now, h.sender);
     }
 
-    pub(super) fn update_connected(&mut self, now: Instant, who: PlayerId) {
+    pub(super) fn update_connected(&mut self, now: Instant, who: SeatId) {
         let peer = &mut self.peers[who.index()];
         if !peer.connected && peer.token.is_some() && peer.knows_us {
             peer.connected = true;
@@ -370,7 +370,7 @@ impl<I: Input> Session<I> {
         for i in 0..self.peers.len() {
             if i != self.cfg.local.index() && !self.peers[i].gone && self.peers[i].token.is_some() {
                 self.send_routed(
-                    PlayerId(i as u8),
+                    SeatId(i as u8),
                     Message::Disconnect(Disconnect { reason: 0 }),
                 );
             }

@@ -7,7 +7,7 @@ use super::{CallError, Event, Session, TimeoutReason};
 use crate::bits::BitMeasurer;
 use crate::input::Input;
 use crate::packet::{InputsMsg, MAX_INPUTS_PER_PACKET, ShortChecksums};
-use crate::player::PlayerId;
+use crate::seat::SeatId;
 use crate::send_window::InputError;
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::Instant;
@@ -20,7 +20,7 @@ impl<I: Input> Session<I> {
     pub(super) fn on_inputs(
         &mut self,
         now: Instant,
-        who: PlayerId,
+        who: SeatId,
         m: InputsMsg<I>,
     ) -> Result<(), Refused> {
         let p = who.index();
@@ -124,7 +124,7 @@ impl<I: Input> Session<I> {
             // it out instead.
             let reachable = p.connected && p.token.is_some();
             if self.cfg.redundant_inputs && reachable && count > self.cfg.max_unacked_inputs {
-                behind.push(PlayerId(i as u8));
+                behind.push(SeatId(i as u8));
                 continue;
             }
             min_acked = Some(match min_acked {

@@ -53,7 +53,7 @@ use super::{CallError, Event, Invalidation, Phase, ResyncFailure, Session};
 use crate::checksum_book::{SelfCheck, attribute};
 use crate::input::Input;
 use crate::packet::{Evidence, Finding, Invalid, Message};
-use crate::player::{PlayerId, PlayerSet};
+use crate::seat::{SeatId, SeatSet};
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::Instant;
 
@@ -63,7 +63,7 @@ pub(super) struct Dispute {
     /// The disputed frame, as this seat saw it.
     frame: u32,
     /// The disputed seats.
-    seats: PlayerSet,
+    seats: SeatSet,
     /// When it began: it is decided with what is in after its time limit.
     since: Instant,
 }
@@ -78,25 +78,25 @@ pub(super) struct Integrity {
     /// the finding is about.
     findings: Vec<Option<(u32, SelfCheck)>>,
     /// The seats our Evidence goes to, until each holds it.
-    evidence_to: PlayerSet,
+    evidence_to: SeatSet,
     /// Seats whose Evidence said they hold ours.
-    acked: PlayerSet,
+    acked: SeatSet,
     /// Seats we sent an Evidence saying we hold theirs.
-    told: PlayerSet,
+    told: SeatSet,
     evidence_due: bool,
     /// The arbiter's word on the current dispute, once the arbiter's seat
     /// has it: the disputed seats whose checksum equals the arbiter's.
-    vouched: Option<PlayerSet>,
+    vouched: Option<SeatSet>,
     /// Frames of the desyncs this seat drifted in, within the window.
     recent: VecDeque<u32>,
     /// The newest desync verdict: its frame and the seats that drifted.
-    current: Option<(u32, PlayerSet)>,
+    current: Option<(u32, SeatSet)>,
     /// The match's invalidation, once decided or heard.
     invalid: Option<Invalidation>,
     /// Seats that sent us an Invalid: they know.
-    informed: PlayerSet,
+    informed: SeatSet,
     /// Seats owed an answer to the Invalid they sent.
-    answer: PlayerSet,
+    answer: SeatSet,
     invalid_due: bool,
     /// When a stopped session next repeats what it owes.
     next_at: Instant,
@@ -108,16 +108,16 @@ impl Integrity {
             dispute: None,
             floor: 0,
             findings: vec![None; players],
-            evidence_to: PlayerSet::EMPTY,
-            acked: PlayerSet::EMPTY,
-            told: PlayerSet::EMPTY,
+            evidence_to: SeatSet::EMPTY,
+            acked: SeatSet::EMPTY,
+            told: SeatSet::EMPTY,
             evidence_due: false,
             vouched: None,
             recent: VecDeque::new(),
             current: None,
             invalid: None,
-            informed: PlayerSet::EMPTY,
-            answer: PlayerSet::EMPTY,
+            informed: SeatSet::EMPTY,
+            answer: SeatSet::EMPTY,
             invalid_due: false,
             next_at: Instant::ZERO,
         }
@@ -131,11 +131,11 @@ impl Integrity {
 
     /// The seats whose finding this seat holds for the current (or last)
     /// dispute, its own included.
-    fn heard(&self, local: PlayerId) -> PlayerSet {
-        let mut heard = PlayerSet::EMPTY;
+    fn heard(&self, local: SeatId) -> SeatSet {
+        let mut heard = SeatSet::EMPTY;
         for (i, f) in self.findings.iter().enumerate() {
             if f.is_some_and(|(frame, _)| frame >= self.floor) {
-                heard.insert(PlayerId(i as u8));
+                heard.insert(SeatId(i as u8));
             }
         }
         heard.insert(local);
@@ -161,7 +161,7 @@ impl<I: Input> Session<I> {
     }
 
     /// The dispute awaiting evidence, if any: its frame and seats.
-    pub fn dispute(&self) -> Option<(u32, PlayerSet)> {
+    pub fn dispute(&self) -> Option<(u32, SeatSet)> {
         self.integrity.dispute.as_ref().map(|d| (d.frame, d.seats))
     }
 
@@ -226,7 +226,7 @@ impl<I: Input> Session<I> {
         if self.arbiter_question() != Some(frame) {
             return Err(CallError::NotDisputed { frame });
         }
-        let mut vouched = PlayerSet::EMPTY;
+        let mut vouched = SeatSet::EMPTY;
         if let (Some(short), Some((_, sums))) = (short, self.book.dispute()) {
             for (p, s) in sums {
                 if *s == short {
@@ -242,7 +242,7 @@ impl<I: Input> Session<I> {
             i.evidence_to = d.seats;
             i.evidence_to.remove(self.cfg.local);
         }
-        i.acked = PlayerSet::EMPTY;
+        i.acked = SeatSet::EMPTY;
         i.evidence_due = true;
         self.try_decide(now);
         Ok(())
@@ -269,7 +269,7 @@ impl<I: Input> Session<I> {
 
     /// Takes `invalidation`, decided here (`by` = our seat) or heard from
     /// seat `by`.
-    fn adopt_invalid(&mut self, by: PlayerId, invalidation: Invalidation) -> Result<(), CallError> {
+    fn adopt_invalid(&mut self, by: SeatId, invalidation: Invalidation) -> Result<(), CallError> {
         let stop = !invalidation.play_on;
         match self.integrity.invalid {
             Some(old) if !(stop && old.play_on) => return Err(CallError::Invalidated),
@@ -309,7 +309,7 @@ impl<I: Input> Session<I> {
         Ok(())
     }
 
-    pub(super) fn on_invalid(&mut self, who: PlayerId, m: Invalid) -> Result<(), Refused> {
+    pub(super) fn on_invalid(&mut self, who: SeatId, m: Invalid) -> Result<(), Refused> {
         let reference = self.own_newest.unwrap_or(self.playout.next_release());
         let Some(first_frame) = unwrap_frame(m.first_frame, reference) else {
             return Err(Refused::Invalid);
@@ -336,7 +336,7 @@ impl<I: Input> Session<I> {
     }
 
     /// A verdict of [`Verdict::Disputed`]: asks the app for its self-check.
-    pub(super) fn begin_dispute(&mut self, now: Instant, frame: u32, seats: PlayerSet) {
+    pub(super) fn begin_dispute(&mut self, now: Instant, frame: u32, seats: SeatSet) {
         let floor = self.book.newest_clean().map_or(0, |c| c + 1);
         let local = self.cfg.local;
         let i = &mut self.integrity;
@@ -350,8 +350,8 @@ impl<I: Input> Session<I> {
         let mut to = seats;
         to.0 &= !(1 << local.0);
         i.evidence_to = to;
-        i.acked = PlayerSet::EMPTY;
-        i.told = PlayerSet::EMPTY;
+        i.acked = SeatSet::EMPTY;
+        i.told = SeatSet::EMPTY;
         i.vouched = None;
         self.events.push_back(Event::Disputed { frame, seats });
     }
@@ -359,7 +359,7 @@ impl<I: Input> Session<I> {
     pub(super) fn on_evidence(
         &mut self,
         now: Instant,
-        who: PlayerId,
+        who: SeatId,
         m: Evidence,
     ) -> Result<(), Refused> {
         let reference = self.own_newest.unwrap_or(self.playout.next_release());
@@ -412,11 +412,11 @@ impl<I: Input> Session<I> {
         };
         let local = self.cfg.local;
         let floor = self.integrity.floor;
-        let finding = |p: PlayerId| self.integrity.findings[p.index()].filter(|(f, _)| *f >= floor);
+        let finding = |p: SeatId| self.integrity.findings[p.index()].filter(|(f, _)| *f >= floor);
         if finding(local).is_none() {
             return;
         }
-        let live: Vec<PlayerId> = d
+        let live: Vec<SeatId> = d
             .seats
             .iter()
             .filter(|p| *p == local || !self.peers[p.index()].gone)
@@ -427,7 +427,7 @@ impl<I: Input> Session<I> {
         if (!all_in || awaits_arbiter) && now.since(d.since) <= self.dispute_limit_micros() {
             return;
         }
-        let sums: Vec<(PlayerId, u64)> = self
+        let sums: Vec<(SeatId, u64)> = self
             .book
             .dispute()
             .map(|(_, s)| {
@@ -437,7 +437,7 @@ impl<I: Input> Session<I> {
                     .collect()
             })
             .unwrap_or_default();
-        let findings: Vec<(PlayerId, SelfCheck)> = live
+        let findings: Vec<(SeatId, SelfCheck)> = live
             .iter()
             .filter_map(|p| Some((*p, finding(*p)?.1)))
             .collect();
@@ -450,7 +450,7 @@ impl<I: Input> Session<I> {
             .map(|(f, _)| f)
             .fold(d.frame, u32::min);
         self.integrity.dispute = None;
-        let vouched = self.integrity.vouched.unwrap_or(PlayerSet::EMPTY);
+        let vouched = self.integrity.vouched.unwrap_or(SeatSet::EMPTY);
         let verdict = attribute(frame, &sums, &findings, vouched);
         match self.book.resolve(verdict) {
             Some(v) => self.on_verdict(now, Some(v)),
@@ -462,7 +462,7 @@ impl<I: Input> Session<I> {
 
     /// A verdict that `drifted` drifted at `frame`: kept to tell a peer's
     /// news about the same desync the earliest frame known.
-    pub(super) fn note_desync(&mut self, frame: u32, drifted: PlayerSet) {
+    pub(super) fn note_desync(&mut self, frame: u32, drifted: SeatSet) {
         self.integrity.current = Some((frame, drifted));
     }
 
@@ -543,13 +543,13 @@ impl<I: Input> Session<I> {
     /// Live seats that have not sent us an Invalid and were heard from
     /// recently (a stopped session does not time peers out, but stops
     /// talking to one silent that long).
-    fn uninformed(&self) -> PlayerSet {
-        let mut out = PlayerSet::EMPTY;
+    fn uninformed(&self) -> SeatSet {
+        let mut out = SeatSet::EMPTY;
         if self.integrity.invalid.is_none() {
             return out;
         }
         for (i, p) in self.peers.iter().enumerate() {
-            let seat = PlayerId(i as u8);
+            let seat = SeatId(i as u8);
             let silent = self.now.since(p.last_recv) > self.cfg.peer_timeout_micros;
             if seat != self.cfg.local
                 && !p.gone
@@ -584,7 +584,7 @@ impl<I: Input> Session<I> {
                     heard,
                     arbiter: self.integrity.vouched,
                 };
-                let targets: Vec<PlayerId> = self
+                let targets: Vec<SeatId> = self
                     .integrity
                     .evidence_to
                     .iter()

@@ -38,8 +38,8 @@
 use super::{Event, Phase, Session};
 use crate::input::Input;
 use crate::packet::{Disconnect, Message, SeatDrop};
-use crate::player::{PlayerId, PlayerSet};
 use crate::quorum;
+use crate::seat::{SeatId, SeatSet};
 use crate::time::Instant;
 
 /// Disconnect reason: the session gave up (here: it lost its quorum).
@@ -49,7 +49,7 @@ impl<I: Input> Session<I> {
     /// The seats in the match as agreed here (this one included): those
     /// not dropped, or dropped and returned. A seat being dropped stays
     /// live until its last frame is agreed.
-    pub fn live(&self) -> PlayerSet {
+    pub fn live(&self) -> SeatSet {
         self.live
     }
 
@@ -68,7 +68,7 @@ impl<I: Input> Session<I> {
     /// The newest frame compared clean by seats making, with this one, a
     /// quorum of the voters as they are now.
     pub(super) fn vouched_now(&self) -> Option<u32> {
-        let matched: Vec<(PlayerId, Option<u32>)> = self
+        let matched: Vec<(SeatId, Option<u32>)> = self
             .remaining()
             .iter()
             .filter(|&p| p != self.cfg.local)
@@ -88,11 +88,11 @@ impl<I: Input> Session<I> {
     }
 
     /// The seats that count toward a quorum: live, and not gone by goodbye.
-    pub(super) fn voters(&self) -> PlayerSet {
-        let mut gone_by_goodbye = PlayerSet::EMPTY;
+    pub(super) fn voters(&self) -> SeatSet {
+        let mut gone_by_goodbye = SeatSet::EMPTY;
         for (i, p) in self.peers.iter().enumerate() {
             if p.left {
-                gone_by_goodbye.insert(PlayerId(i as u8));
+                gone_by_goodbye.insert(SeatId(i as u8));
             }
         }
         self.live.without(gone_by_goodbye)
@@ -121,7 +121,7 @@ impl<I: Input> Session<I> {
 
     /// This seat's side, `side`, is not a quorum: it says so, says goodbye
     /// to the seats it still hears and closes.
-    fn lose_quorum(&mut self, side: PlayerSet) {
+    fn lose_quorum(&mut self, side: SeatSet) {
         self.events.push_back(Event::LostQuorum {
             frame: self.next_step,
             live: self.voters(),
@@ -135,7 +135,7 @@ impl<I: Input> Session<I> {
     }
 
     /// Whether `seat` was heard within a quarter of the peer timeout.
-    fn heard_lately(&self, seat: PlayerId) -> bool {
+    fn heard_lately(&self, seat: SeatId) -> bool {
         let last = self.peers[seat.index()].last_recv;
         self.now.since(last) <= self.cfg.peer_timeout_micros / 4
     }
@@ -146,7 +146,7 @@ impl<I: Input> Session<I> {
     /// tie-break every seat applies alike), else once the seats reporting
     /// the drop are a quorum of the voters (the report is kept until then;
     /// its sender repeats it).
-    pub(super) fn joins_drop(&mut self, from: PlayerId, seat: PlayerId) -> bool {
+    pub(super) fn joins_drop(&mut self, from: SeatId, seat: SeatId) -> bool {
         if self.peers[seat.index()].gone || self.drops.is_dropping(seat) || from < seat {
             return true;
         }
@@ -166,7 +166,7 @@ impl<I: Input> Session<I> {
         let remaining = self.remaining();
         for (i, began) in self.drop_began.iter().enumerate() {
             let Some(began) = *began else { continue };
-            let seat = PlayerId(i as u8);
+            let seat = SeatId(i as u8);
             let missing = self.drops.missing(seat, remaining);
             if now.since(began) > limit && missing.iter().any(|p| self.heard_lately(p)) {
                 let side = self.drops.heard(seat).intersection(remaining);
@@ -178,10 +178,10 @@ impl<I: Input> Session<I> {
 
     /// `seat`'s last frame was agreed: it leaves the live set, and if no
     /// other seat is left this one now plays alone.
-    pub(super) fn seat_settled(&mut self, seat: PlayerId) {
+    pub(super) fn seat_settled(&mut self, seat: SeatId) {
         self.drop_began[seat.index()] = None;
         self.live.remove(seat);
-        if self.live == PlayerSet::only(self.cfg.local) && self.alone_since.is_none() {
+        if self.live == SeatSet::only(self.cfg.local) && self.alone_since.is_none() {
             let from = self.newest_clean().map_or(0, |c| c + 1);
             self.alone_since = Some(from);
             self.events.push_back(Event::PlayingAlone { from });
@@ -189,7 +189,7 @@ impl<I: Input> Session<I> {
     }
 
     /// `seat` came back: it is live again and checks our frames again.
-    pub(super) fn seat_back(&mut self, seat: PlayerId) {
+    pub(super) fn seat_back(&mut self, seat: SeatId) {
         self.drop_began[seat.index()] = None;
         self.live.insert(seat);
         self.alone_since = None;
@@ -198,7 +198,7 @@ impl<I: Input> Session<I> {
     /// A packet from `seat`, which this session dropped, arrived: once its
     /// drop is agreed it is told so (it may not know yet, e.g. a paused
     /// process that just woke up).
-    pub(super) fn notice_due(&mut self, seat: PlayerId) {
+    pub(super) fn notice_due(&mut self, seat: SeatId) {
         if self.drops.agreed(seat).is_some() {
             self.notices.insert(seat);
         }
@@ -213,7 +213,7 @@ impl<I: Input> Session<I> {
                 Message::SeatDrop(SeatDrop {
                     seat,
                     token: self.peers[seat.index()].token.unwrap_or(0),
-                    heard: PlayerSet::EMPTY,
+                    heard: SeatSet::EMPTY,
                     first_frame: 0,
                     inputs: Vec::new(),
                 }),

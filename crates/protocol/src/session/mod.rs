@@ -63,10 +63,10 @@ use crate::inbound::{Opening, open_packet};
 use crate::input::Input;
 use crate::input_delay::DelaySchedule;
 use crate::packet::{MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Packet};
-use crate::player::{MAX_PLAYERS, PlayerId, PlayerSet};
 use crate::playout::PlayoutBuffer;
 use crate::prediction::Predictions;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
+use crate::seat::{MAX_SEATS, SeatId, SeatSet};
 use crate::seat_drop::SeatDrops;
 use crate::send_window::SendWindow;
 use crate::stats::Stats;
@@ -141,14 +141,14 @@ pub struct Session<I: Input> {
     integrity: Integrity,
     drops: SeatDrops,
     /// When each drop this seat takes part in began here (until agreed).
-    drop_began: [Option<Instant>; MAX_PLAYERS as usize],
+    drop_began: [Option<Instant>; MAX_SEATS as usize],
     drop_reports_due: bool,
     /// The seats in the match as agreed: a seat leaves it once its last
     /// frame is agreed, and comes back when its new process returns.
-    live: PlayerSet,
+    live: SeatSet,
     /// Dropped seats whose packets still arrive: each is told once per
     /// packet (at most once per transmit round) that it was dropped.
-    notices: PlayerSet,
+    notices: SeatSet,
     /// While no other seat is left: the first frame compared with nobody.
     alone_since: Option<u32>,
     /// The newest frame a quorum had compared clean when last looked at
@@ -159,7 +159,7 @@ pub struct Session<I: Input> {
     /// frames. They are never reported as held when a seat is dropped.
     filled_through: Option<u32>,
     returns: Vec<seats::Return>,
-    echoes: Vec<(PlayerId, crate::packet::SeatReturn)>,
+    echoes: Vec<(SeatId, crate::packet::SeatReturn)>,
     awaiting_state: bool,
     events: VecDeque<Event<I>>,
     out: VecDeque<Transmit>,
@@ -170,7 +170,7 @@ impl<I: Input> Session<I> {
     /// A session for `cfg`, identified on the wire by `token` (random, never
     /// 0; the app draws it, e.g. from a seeded `lockstep_fx::Rng`).
     pub fn new(cfg: Config, token: u32) -> Result<Session<I>, ConfigError> {
-        if !(2..=MAX_PLAYERS).contains(&cfg.players) {
+        if !(2..=MAX_SEATS).contains(&cfg.players) {
             return Err(ConfigError::Players(cfg.players));
         }
         if cfg.local.0 >= cfg.players {
@@ -312,10 +312,10 @@ impl<I: Input> Session<I> {
             resync: Resync::new(n),
             integrity: Integrity::new(n),
             drops: SeatDrops::new(cfg.local),
-            drop_began: [None; MAX_PLAYERS as usize],
+            drop_began: [None; MAX_SEATS as usize],
             drop_reports_due: false,
-            live: PlayerSet::first(cfg.players),
-            notices: PlayerSet::EMPTY,
+            live: SeatSet::first(cfg.players),
+            notices: SeatSet::EMPTY,
             alone_since: None,
             vouched: None,
             filled_through: None,
@@ -445,7 +445,7 @@ impl<I: Input> Session<I> {
 
     /// The median round trip to `peer` in microseconds (from sending an
     /// input to its ack), once measured.
-    pub fn rtt_micros(&self, peer: PlayerId) -> Option<u64> {
+    pub fn rtt_micros(&self, peer: SeatId) -> Option<u64> {
         let p = self.peers.get(peer.index())?;
         p.rtt.quantile(500).map(|v| v.max(0) as u64)
     }
@@ -455,7 +455,7 @@ impl<I: Input> Session<I> {
     /// from that seat: it decoded and, in a sealed session, opened under
     /// the seat's key (so a runtime may move the seat to the address it
     /// came from); what the session then made of it is in its counters.
-    pub fn handle_datagram(&mut self, now: Instant, from: PlayerId, bytes: &[u8]) -> bool {
+    pub fn handle_datagram(&mut self, now: Instant, from: SeatId, bytes: &[u8]) -> bool {
         self.now = self.now.max(now);
         self.stats.received.packets += 1;
         self.stats.received.bytes += bytes.len() as u64;
@@ -526,7 +526,7 @@ impl<I: Input> Session<I> {
     /// a restarted process asking to rejoin): its handshake then opens, and
     /// the host passes the key on to the other peers with the seat's
     /// return. Only for a sealed session and a dropped seat.
-    pub fn expect_return(&mut self, seat: PlayerId, key: PublicKey) -> Result<(), CallError> {
+    pub fn expect_return(&mut self, seat: SeatId, key: PublicKey) -> Result<(), CallError> {
         let p = seat.index();
         let gone = seat != self.cfg.local && self.peers.get(p).is_some_and(|p| p.gone);
         let Some(keys) = self.keys.as_mut().filter(|_| gone) else {
@@ -546,7 +546,7 @@ impl<I: Input> Session<I> {
     }
 
     /// `seat`'s public key as now bound, in a sealed session.
-    pub fn seat_key(&self, seat: PlayerId) -> Option<PublicKey> {
+    pub fn seat_key(&self, seat: SeatId) -> Option<PublicKey> {
         self.keys.as_ref()?.seats.get(seat.index()).copied()
     }
 
@@ -568,7 +568,7 @@ impl<I: Input> Session<I> {
                 && !p.gone
                 && now.since(p.last_recv) > self.cfg.peer_timeout_micros
             {
-                silent.push(PlayerId(i as u8));
+                silent.push(SeatId(i as u8));
             }
         }
         for peer in silent {
@@ -587,7 +587,7 @@ impl<I: Input> Session<I> {
             if !p.gone && p.leaves_at(grace).is_some_and(|at| now >= at) {
                 if let Some((_, _, why)) = p.leaving.take() {
                     p.left = why == Farewell::Goodbye;
-                    left.push((PlayerId(i as u8), why));
+                    left.push((SeatId(i as u8), why));
                 }
             }
         }

@@ -10,7 +10,7 @@ use super::handshake::Refused;
 use super::{CallError, Event, Phase, ResyncFailure, Session};
 use crate::input::Input;
 use crate::packet::{Purpose, ResyncAck, ResyncChunk, ResyncRequest};
-use crate::player::PlayerId;
+use crate::seat::SeatId;
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::state_transfer::{Incoming, Outgoing, Received, ResyncError};
 use crate::time::{Instant, MICROS_PER_MILLI};
@@ -18,7 +18,7 @@ use lockstep_fx::Checksum;
 
 #[derive(Debug, Clone)]
 pub(super) struct Requester {
-    pub(super) authority: PlayerId,
+    pub(super) authority: SeatId,
     pub(super) desync_frame: u32,
     /// What the state is for (a compare request's state is not loaded).
     pub(super) purpose: Purpose,
@@ -39,7 +39,7 @@ pub(super) struct Resync {
     /// Our own request, while this peer is drifted.
     pub(super) requester: Option<Requester>,
     /// The transfer that last completed, kept to ack its late chunks.
-    pub(super) finished_incoming: Option<(PlayerId, Incoming, bool)>,
+    pub(super) finished_incoming: Option<(SeatId, Incoming, bool)>,
     /// The id of our next request.
     pub(super) next_request_id: u8,
     /// Attempts since the last stable stretch.
@@ -47,7 +47,7 @@ pub(super) struct Resync {
     /// The frame of the last state loaded, until enough clean frames follow.
     pub(super) load_frame: Option<u32>,
     /// Transfers we are serving.
-    pub(super) serving: Vec<(PlayerId, Outgoing)>,
+    pub(super) serving: Vec<(SeatId, Outgoing)>,
     /// Per peer, the request id last served to completion.
     pub(super) served: Vec<Option<u8>>,
     /// Requests waiting for the app's state, at most one per seat.
@@ -64,7 +64,7 @@ pub(super) struct Resync {
 /// A state request waiting for the app's state.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Pending {
-    pub(super) who: PlayerId,
+    pub(super) who: SeatId,
     pub(super) id: u8,
     /// The oldest frame whose state answers it (a returning seat needs the
     /// state after the frame before its first), or the only one (a compare
@@ -109,7 +109,7 @@ impl<I: Input> Session<I> {
         Ok(())
     }
 
-    pub(super) fn begin_resync(&mut self, now: Instant, authority: PlayerId, desync_frame: u32) {
+    pub(super) fn begin_resync(&mut self, now: Instant, authority: SeatId, desync_frame: u32) {
         if self.phase == Phase::Stopped {
             return;
         }
@@ -162,7 +162,7 @@ impl<I: Input> Session<I> {
     pub fn compare_with(
         &mut self,
         now: Instant,
-        seat: PlayerId,
+        seat: SeatId,
         frame: u32,
     ) -> Result<(), CallError> {
         self.now = self.now.max(now);
@@ -200,7 +200,7 @@ impl<I: Input> Session<I> {
     /// the request goes (as a new attempt) to the lowest seat still heard
     /// whose state is not in doubt. With none, the attempt runs out as any
     /// unanswered one does.
-    pub(super) fn authority_dropped(&mut self, seat: PlayerId) {
+    pub(super) fn authority_dropped(&mut self, seat: SeatId) {
         let Some(req) = &self.resync.requester else {
             return;
         };
@@ -229,7 +229,7 @@ impl<I: Input> Session<I> {
     /// its earlier process, or had served, is forgotten, so its new
     /// process's first request (whose id may repeat an old one) is served
     /// afresh and no old chunk reaches it.
-    pub(super) fn forget_transfers(&mut self, seat: PlayerId) {
+    pub(super) fn forget_transfers(&mut self, seat: SeatId) {
         self.resync.serving.retain(|(to, _)| *to != seat);
         self.resync.pending_requests.retain(|r| r.who != seat);
         if let Some(s) = self.resync.served.get_mut(seat.index()) {
@@ -239,7 +239,7 @@ impl<I: Input> Session<I> {
 
     pub(super) fn on_resync_request(
         &mut self,
-        who: PlayerId,
+        who: SeatId,
         m: ResyncRequest,
     ) -> Result<(), Refused> {
         let p = who.index();
@@ -322,7 +322,7 @@ impl<I: Input> Session<I> {
     pub(super) fn on_resync_chunk(
         &mut self,
         now: Instant,
-        who: PlayerId,
+        who: SeatId,
         chunk: ResyncChunk,
     ) -> Result<(), Refused> {
         if let Some((auth, done, ack_due)) = &mut self.resync.finished_incoming {
@@ -387,7 +387,7 @@ impl<I: Input> Session<I> {
 
     /// The current request failed or went unanswered: asks again (a load
     /// counts an attempt); a compare request, only for a report, gives up.
-    fn retry_request(&mut self, now: Instant, authority: PlayerId, frame: u32) {
+    fn retry_request(&mut self, now: Instant, authority: SeatId, frame: u32) {
         let compare = self
             .resync
             .requester
@@ -499,7 +499,7 @@ impl<I: Input> Session<I> {
         self.last_released = Some(next - 1);
     }
 
-    pub(super) fn on_resync_ack(&mut self, who: PlayerId, ack: ResyncAck) -> Result<(), Refused> {
+    pub(super) fn on_resync_ack(&mut self, who: SeatId, ack: ResyncAck) -> Result<(), Refused> {
         let Some(i) = self
             .resync
             .serving
@@ -654,7 +654,7 @@ impl<I: Input> Session<I> {
         Ok(())
     }
 
-    fn serve(&mut self, who: PlayerId, out: Outgoing) {
+    fn serve(&mut self, who: SeatId, out: Outgoing) {
         self.resync.serving.retain(|(to, _)| *to != who);
         self.resync.serving.push((who, out));
         self.resync.resync_tick = true;

@@ -13,19 +13,19 @@ use super::handshake::{Peer, Refused};
 use super::{Event, Phase, Session};
 use crate::input::Input;
 use crate::packet::{Hello, SeatDrop, SeatReturn};
-use crate::player::{PlayerId, PlayerSet};
 use crate::seal::PublicKey;
+use crate::seat::{SeatId, SeatSet};
 use crate::send_window::SendWindow;
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::Instant;
 
 impl<I: Input> Session<I> {
     /// The seats still in the match: ours and every peer not gone.
-    pub(super) fn remaining(&self) -> PlayerSet {
-        let mut set = PlayerSet::EMPTY;
+    pub(super) fn remaining(&self) -> SeatSet {
+        let mut set = SeatSet::EMPTY;
         for (i, p) in self.peers.iter().enumerate() {
             if i == self.cfg.local.index() || !p.gone {
-                set.insert(PlayerId(i as u8));
+                set.insert(SeatId(i as u8));
             }
         }
         set
@@ -35,7 +35,7 @@ impl<I: Input> Session<I> {
     /// remaining peers on its last frame (see [`crate::seat_drop`]) — if
     /// the seats still heard are a quorum; otherwise this seat stops (see
     /// `membership.rs`).
-    pub(super) fn drop_seat(&mut self, seat: PlayerId) {
+    pub(super) fn drop_seat(&mut self, seat: SeatId) {
         if seat == self.cfg.local || self.drops.is_dropping(seat) || self.phase != Phase::Running {
             return;
         }
@@ -53,7 +53,7 @@ impl<I: Input> Session<I> {
         self.settle_drops();
     }
 
-    pub(super) fn on_seat_drop(&mut self, who: PlayerId, m: SeatDrop<I>) -> Result<(), Refused> {
+    pub(super) fn on_seat_drop(&mut self, who: SeatId, m: SeatDrop<I>) -> Result<(), Refused> {
         let seat = m.seat;
         if seat.0 >= self.cfg.players || seat == who {
             return Err(Refused::Unexpected);
@@ -111,7 +111,7 @@ impl<I: Input> Session<I> {
     /// stand-ins are not held (a returning process's filler must not push
     /// the agreed last frame past what the seat really sent, nor its
     /// inputs replace the real ones).
-    pub(super) fn held_for_report(&self, seat: PlayerId) -> Option<u32> {
+    pub(super) fn held_for_report(&self, seat: SeatId) -> Option<u32> {
         let through = self.playout.through(seat.index())?;
         self.filled_through
             .is_none_or(|f| through > f)
@@ -120,7 +120,7 @@ impl<I: Input> Session<I> {
 
     /// `seat`'s inputs received from frame `from` on, at most `max` (a run
     /// relayed to a peer that lacks them).
-    pub(super) fn relay_run(&self, seat: PlayerId, from: u32, max: u32) -> Vec<I> {
+    pub(super) fn relay_run(&self, seat: SeatId, from: u32, max: u32) -> Vec<I> {
         let Some(held) = self.held_for_report(seat) else {
             return Vec::new();
         };
@@ -143,7 +143,7 @@ impl<I: Input> Session<I> {
 
     /// `seat`'s newest inputs for a drop report, at most `max`: only those
     /// received, with the frame of the first.
-    pub(super) fn report_tail(&self, seat: PlayerId, max: u32) -> (u32, Vec<I>) {
+    pub(super) fn report_tail(&self, seat: SeatId, max: u32) -> (u32, Vec<I>) {
         let (first, mut inputs) = self.playout.tail(seat.index(), max);
         let Some(f) = self.filled_through else {
             return (first, inputs);
@@ -159,7 +159,7 @@ impl<I: Input> Session<I> {
     /// Inputs of `seat` a peer relays because our report said we held fewer
     /// than it does (a SeatDrop with `heard` empty): taken if they follow on
     /// from what we hold.
-    fn on_relayed(&mut self, seat: PlayerId, m: SeatDrop<I>) -> Result<(), Refused> {
+    fn on_relayed(&mut self, seat: SeatId, m: SeatDrop<I>) -> Result<(), Refused> {
         let p = seat.index();
         if self.peers[p].token.unwrap_or(0) != m.token || !self.drops.is_dropping(seat) {
             return Err(Refused::Unexpected);
@@ -200,14 +200,14 @@ impl<I: Input> Session<I> {
 /// the returning process) has echoed the announcement.
 #[derive(Debug, Clone)]
 pub(super) struct Return {
-    pub(super) seat: PlayerId,
+    pub(super) seat: SeatId,
     pub(super) frame: u32,
     pub(super) token: u32,
     /// The other seats absent at `frame`.
-    pub(super) absent: PlayerSet,
+    pub(super) absent: SeatSet,
     /// The returning process's public key, in a sealed session.
     pub(super) key: Option<PublicKey>,
-    pub(super) acked: PlayerSet,
+    pub(super) acked: SeatSet,
 }
 
 /// Frames of margin, beyond a round trip, between the host's newest sampled
@@ -219,7 +219,7 @@ const RETURN_MARGIN_FRAMES: u32 = 30;
 impl<I: Input> Session<I> {
     /// The host: the lowest seat still in the match. It decides returns and
     /// relays nothing else.
-    pub(super) fn host(&self) -> PlayerId {
+    pub(super) fn host(&self) -> SeatId {
         self.remaining().iter().next().unwrap_or(self.cfg.local)
     }
 
@@ -273,7 +273,7 @@ impl<I: Input> Session<I> {
             self.stats.dropped.from_gone += 1;
             return;
         }
-        let mut absent = PlayerSet::first(self.cfg.players).without(self.live);
+        let mut absent = SeatSet::first(self.cfg.players).without(self.live);
         absent.remove(seat);
         // In a sealed session the Hello opened under the key the app bound
         // with `expect_return`: that is the key the others must learn.
@@ -285,7 +285,7 @@ impl<I: Input> Session<I> {
                 token: h.token,
                 absent,
                 key,
-                acked: PlayerSet::EMPTY,
+                acked: SeatSet::EMPTY,
             });
             self.drop_reports_due = true;
         }
@@ -297,7 +297,7 @@ impl<I: Input> Session<I> {
     fn apply_return(
         &mut self,
         now: Instant,
-        seat: PlayerId,
+        seat: SeatId,
         frame: u32,
         token: u32,
         key: Option<PublicKey>,
@@ -353,7 +353,7 @@ impl<I: Input> Session<I> {
     pub(super) fn on_seat_return(
         &mut self,
         now: Instant,
-        who: PlayerId,
+        who: SeatId,
         m: SeatReturn,
     ) -> Result<(), Refused> {
         let Some(frame) = unwrap_frame(m.frame, self.clock.next_frame()) else {
@@ -414,7 +414,7 @@ impl<I: Input> Session<I> {
     /// then are ended before it (dropped, as the host's side agreed), and
     /// it asks the host for the exact state after the frame before (any
     /// later state will do: it holds every input from `frame` on).
-    fn begin_rejoin(&mut self, now: Instant, host: PlayerId, frame: u32, absent: PlayerSet) {
+    fn begin_rejoin(&mut self, now: Instant, host: SeatId, frame: u32, absent: SeatSet) {
         self.phase = Phase::Running;
         self.clock.start_at(now, frame);
         self.window = SendWindow::starting_at(frame);
@@ -446,7 +446,7 @@ impl<I: Input> Session<I> {
 
     /// The announcements the host still owes, and the echoes we owe: one
     /// datagram each.
-    pub(super) fn due_returns(&mut self) -> Vec<(PlayerId, SeatReturn)> {
+    pub(super) fn due_returns(&mut self) -> Vec<(SeatId, SeatReturn)> {
         let mut out = std::mem::take(&mut self.echoes);
         let remaining = self.remaining();
         let local = self.cfg.local;
@@ -475,7 +475,7 @@ impl<I: Input> Session<I> {
     pub(super) fn send_limit(&self, peer: usize) -> Option<u32> {
         self.returns
             .iter()
-            .filter(|r| r.seat.index() != peer && !r.acked.contains(PlayerId(peer as u8)))
+            .filter(|r| r.seat.index() != peer && !r.acked.contains(SeatId(peer as u8)))
             .map(|r| r.frame - 1)
             .min()
     }

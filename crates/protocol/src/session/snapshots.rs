@@ -7,11 +7,11 @@
 use super::{CallError, Phase, Session};
 use crate::input::Input;
 use crate::packet::{Message, SnapshotAck, SnapshotPart};
-use crate::player::PlayerId;
+use crate::seat::SeatId;
 use crate::time::Instant;
 
 impl<I: Input> Session<I> {
-    fn snapshot_peer(&self, to: PlayerId) -> Result<(), CallError> {
+    fn snapshot_peer(&self, to: SeatId) -> Result<(), CallError> {
         let ok = self.phase == Phase::Running
             && to != self.cfg.local
             && self
@@ -33,11 +33,7 @@ impl<I: Input> Session<I> {
     ///
     /// [`CallError::NotConnected`] unless `to` is a connected seat of a
     /// running match.
-    pub fn send_snapshot_part(
-        &mut self,
-        to: PlayerId,
-        part: SnapshotPart,
-    ) -> Result<(), CallError> {
+    pub fn send_snapshot_part(&mut self, to: SeatId, part: SnapshotPart) -> Result<(), CallError> {
         self.snapshot_peer(to)?;
         self.send_routed(to, Message::SnapshotPart(part));
         Ok(())
@@ -50,7 +46,7 @@ impl<I: Input> Session<I> {
     ///
     /// [`CallError::NotConnected`] unless `to` is a connected seat of a
     /// running match.
-    pub fn send_snapshot_ack(&mut self, to: PlayerId, ack: SnapshotAck) -> Result<(), CallError> {
+    pub fn send_snapshot_ack(&mut self, to: SeatId, ack: SnapshotAck) -> Result<(), CallError> {
         self.snapshot_peer(to)?;
         self.send_routed(to, Message::SnapshotAck(ack));
         Ok(())
@@ -74,7 +70,7 @@ impl<I: Input> Session<I> {
     /// [`CallError::NotConnected`] unless `authority` is a connected seat
     /// of a running match; [`CallError::ResyncNotFailed`] unless resync had
     /// failed.
-    pub fn retry_resync(&mut self, now: Instant, authority: PlayerId) -> Result<(), CallError> {
+    pub fn retry_resync(&mut self, now: Instant, authority: SeatId) -> Result<(), CallError> {
         self.now = self.now.max(now);
         self.snapshot_peer(authority)?;
         if !self.book.gave_up() {

@@ -21,7 +21,7 @@ use crate::clock_sync::{ClockEstimate, ClockSample};
 use crate::input::Input;
 use crate::input_delay::wanted_delay;
 use crate::packet::{DelayPlan, Echo, Message, TickStamp, Timing};
-use crate::player::PlayerId;
+use crate::seat::SeatId;
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::Instant;
 
@@ -38,14 +38,14 @@ const DELAY_PLAN_LEAD_FRAMES: u32 = 30;
 
 impl<I: Input> Session<I> {
     /// The clock offset of `peer` (its clock minus ours), once estimated.
-    pub fn clock_offset(&self, peer: PlayerId) -> Option<ClockEstimate> {
+    pub fn clock_offset(&self, peer: SeatId) -> Option<ClockEstimate> {
         self.peers.get(peer.index())?.offsets.estimate()
     }
 
     /// How far ahead of `peer`'s frame clock ours runs, in microseconds
     /// (positive: we sample each frame before it does), once its clock
     /// offset is estimated and it reported a tick.
-    pub fn frame_advantage(&self, peer: PlayerId) -> Option<i64> {
+    pub fn frame_advantage(&self, peer: SeatId) -> Option<i64> {
         let p = self.peers.get(peer.index())?;
         let offset = p.offsets.estimate()?.offset_micros;
         let (frame, their_time) = p.tick?;
@@ -80,7 +80,7 @@ impl<I: Input> Session<I> {
             if i == local || self.peers[i].gone {
                 continue;
             }
-            if let Some(ahead) = self.frame_advantage(PlayerId(i as u8)) {
+            if let Some(ahead) = self.frame_advantage(SeatId(i as u8)) {
                 sum += i128::from(ahead);
                 n += 1;
             }
@@ -168,7 +168,7 @@ impl<I: Input> Session<I> {
     pub(super) fn on_timing(
         &mut self,
         now: Instant,
-        who: PlayerId,
+        who: SeatId,
         m: Timing,
     ) -> Result<(), Refused> {
         let reference = self.clock.next_frame();

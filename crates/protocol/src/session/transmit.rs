@@ -7,7 +7,7 @@
 use super::{Phase, Session, Transmit};
 use crate::input::Input;
 use crate::packet::{ChecksumMsg, Hello, Kind, Message, Packet, ResyncRequest, Routed, SeatDrop};
-use crate::player::{PlayerId, PlayerSet};
+use crate::seat::{SeatId, SeatSet};
 use crate::seq::wire_frame;
 use crate::time::Instant;
 
@@ -28,7 +28,7 @@ impl<I: Input> Session<I> {
             if i == local || self.peers[i].gone || self.peers[i].incompatible {
                 continue;
             }
-            let to = PlayerId(i as u8);
+            let to = SeatId(i as u8);
             let peer = &mut self.peers[i];
             if peer.hello_reply || (!peer.connected && now >= peer.next_hello_at) {
                 peer.hello_reply = false;
@@ -105,7 +105,7 @@ impl<I: Input> Session<I> {
                     let relay = SeatDrop {
                         seat,
                         token: self.peers[seat.index()].token.unwrap_or(0),
-                        heard: PlayerSet::EMPTY,
+                        heard: SeatSet::EMPTY,
                         first_frame: wire_frame(from),
                         inputs,
                     };
@@ -152,7 +152,7 @@ impl<I: Input> Session<I> {
         }
     }
 
-    pub(super) fn send_routed(&mut self, to: PlayerId, message: Message<I>) {
+    pub(super) fn send_routed(&mut self, to: SeatId, message: Message<I>) {
         let Some(token) = self.peers[to.index()].token else {
             return;
         };
@@ -169,7 +169,7 @@ impl<I: Input> Session<I> {
 
     /// Numbers `packet` with the peer's next packet number, encodes it,
     /// seals it in a sealed session, and queues it.
-    pub(super) fn send(&mut self, to: PlayerId, mut packet: Packet<I>) {
+    pub(super) fn send(&mut self, to: SeatId, mut packet: Packet<I>) {
         let kind: Kind = packet.kind();
         let peer = &mut self.peers[to.index()];
         let seq = peer.next_seq;

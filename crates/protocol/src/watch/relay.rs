@@ -26,8 +26,8 @@ use crate::packet::{
     Feed, FeedAck, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Message, Packet,
     ResyncAck, Routed, ShortChecksums, SnapshotAck, SnapshotPart, WatchHello,
 };
-use crate::player::PlayerId;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
+use crate::seat::SeatId;
 use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
 use crate::state_transfer::Outgoing;
 use crate::stats::{Dropped, KindCount};
@@ -131,7 +131,7 @@ struct Slot {
 #[derive(Debug)]
 pub struct Relay<I> {
     cfg: WatchConfig,
-    seat: PlayerId,
+    seat: SeatId,
     token_seed: u32,
     tokens_issued: u32,
     frames_from: u32,
@@ -156,7 +156,7 @@ impl<I: Input> Relay<I> {
     /// A relay run by `seat`; `token_seed` makes the tokens it gives its
     /// spectators differ from another relay's (the seat's session token is a
     /// fine seed).
-    pub fn new(cfg: WatchConfig, seat: PlayerId, token_seed: u32) -> Relay<I> {
+    pub fn new(cfg: WatchConfig, seat: SeatId, token_seed: u32) -> Relay<I> {
         Relay {
             cfg,
             seat,
@@ -652,7 +652,7 @@ impl<I: Input> Relay<I> {
 const SEQ_JUMP: i32 = 64 + 512;
 
 /// Whether `feed` fits one datagram once the header is added.
-fn fits<I: Input>(seat: PlayerId, feed: &Feed<I>) -> bool {
+fn fits<I: Input>(seat: SeatId, feed: &Feed<I>) -> bool {
     let packet = Packet::Routed(Routed {
         sender: seat,
         token: 0,

@@ -20,8 +20,8 @@ use crate::packet::{
     ArbiterAnswer, Feed, FeedAck, Message, Packet, ResyncAck, ResyncChunk, Routed, SnapshotAck,
     SnapshotPart, WatchHello,
 };
-use crate::player::PlayerId;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
+use crate::seat::SeatId;
 use crate::seq::{SeqWindow, unwrap_frame, wire_frame};
 use crate::state_transfer::Incoming;
 use crate::stats::{Dropped, KindCount};
@@ -97,7 +97,7 @@ pub struct Watcher<I> {
     /// It watches snapshots instead of simulating.
     snapshots: bool,
     relay_token: Option<u32>,
-    relay_seat: Option<PlayerId>,
+    relay_seat: Option<SeatId>,
     /// The relay holds our echo: its routed packets arrive.
     confirmed: bool,
     closed: bool,

@@ -32,7 +32,7 @@ use lockstep_games::Demo;
 use lockstep_peer::{Peer, PeerEvent, PeerSettings, Spectator, SpectatorEvent, StopReason};
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::watch::{WatchConfig, WatcherId};
-use lockstep_protocol::{Config, Instant, PlayerId, Security};
+use lockstep_protocol::{Config, Instant, SeatId, Security};
 use lockstep_sim::StateMap;
 
 /// A seeded key pair (tests only: real endpoints draw their secret from
@@ -65,8 +65,8 @@ fn return_host<G: Demo>(
         let live = peers[j].session().live();
         j != seat
             && playing(j)
-            && live.lowest() == Some(PlayerId(j as u8))
-            && !live.contains(PlayerId(seat as u8))
+            && live.lowest() == Some(SeatId(j as u8))
+            && !live.contains(SeatId(seat as u8))
     })
 }
 
@@ -75,7 +75,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let n = scenario.setup.players;
     let mut rng = Rng::new(scenario.setup.seed, 0x6d65_7368);
     // The spectator, if any, is the network's last node.
-    let watcher_node = PlayerId(n);
+    let watcher_node = SeatId(n);
     let mut net = Network::new(scenario.setup.seed, n + 1, scenario.link);
     let mut spectator: Option<(Spectator<G>, SpectatorRun)> = None;
     let identities: Vec<Identity> = (0..n).map(|_| identity(&mut rng)).collect();
@@ -92,10 +92,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     };
     let mut peers: Vec<Peer<G, Vec<u8>>> = (0..n)
         .map(|seat| {
-            let mut settings =
-                PeerSettings::new(&scenario.setup, PlayerId(seat), rng.next_u32() | 1);
+            let mut settings = PeerSettings::new(&scenario.setup, SeatId(seat), rng.next_u32() | 1);
             settings.session = Config {
-                local: PlayerId(seat),
+                local: SeatId(seat),
                 security: security(&identities[usize::from(seat)], &seat_keys),
                 ..scenario.session.clone()
             };
@@ -115,7 +114,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     // through this frame: the last wanted one, or the first a flip made
     // wrong, whichever is later.
     let mut settle_through = scenario.frames.saturating_sub(1);
-    let mut vanished: Option<PlayerId> = None;
+    let mut vanished: Option<SeatId> = None;
     let mut vanish_done = false;
     let mut paused: Option<Paused> = None;
     let mut pause_done = false;
@@ -251,7 +250,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             if let Some(host) = host {
                 // The restarted process draws a new key pair; the match
                 // setup tells the host, which vouches for it to the rest.
-                let v = PlayerId(i as u8);
+                let v = SeatId(i as u8);
                 let fresh = identity(&mut rng);
                 seat_keys[i] = fresh.public();
                 if scenario.sealed {
@@ -315,7 +314,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             if peers[seat].session().is_running() || peers[seat].stopped().is_some() {
                 return false;
             }
-            let v = PlayerId(seat as u8);
+            let v = SeatId(seat as u8);
             for peer in peers
                 .iter_mut()
                 .filter(|p| p.seat() != v && p.stopped().is_none())
@@ -453,7 +452,7 @@ fn cut_partition(net: &mut Network, scenario: &Scenario, cut: bool) {
     let nodes = scenario.setup.players + 1;
     for a in 0..nodes {
         for b in 0..nodes {
-            let (a, b) = (PlayerId(a), PlayerId(b));
+            let (a, b) = (SeatId(a), SeatId(b));
             if part.side.contains(a) != part.side.contains(b) {
                 net.set_cut(a, b, cut);
             }
@@ -469,10 +468,10 @@ fn close_run<G: Demo>(peer: Peer<G, Vec<u8>>, r: &mut PeerRun, warm_stalls: u64,
     r.stalls_after_warmup = r.session.stall_ticks.saturating_sub(warm_stalls);
     r.confirmed_before = peer.session().confirmed_before();
     r.clock_offsets = (0..n)
-        .map(|s| peer.session().clock_offset(PlayerId(s)))
+        .map(|s| peer.session().clock_offset(SeatId(s)))
         .collect();
     r.frame_advantage = (0..n)
-        .map(|s| peer.session().frame_advantage(PlayerId(s)))
+        .map(|s| peer.session().frame_advantage(SeatId(s)))
         .collect();
     r.stopped = peer.stopped().cloned();
     r.settled_through = peer.session().newest_clean();
@@ -493,7 +492,7 @@ fn deliver<G: Demo>(
     run: &mut PeerRun,
     net: &mut Network,
     d: Datagram,
-    watcher_node: PlayerId,
+    watcher_node: SeatId,
 ) {
     let local = now.plus(offset);
     let t = std::time::Instant::now();
@@ -528,7 +527,7 @@ fn drain_spectator<G: Demo>(
         }
     }
     let (relay, _) = scenario.spectate.unwrap_or_default();
-    let me = PlayerId(scenario.setup.players);
+    let me = SeatId(scenario.setup.players);
     while let Some(bytes) = s.poll_transmit(now) {
         net.send(now, me, relay, bytes);
     }
@@ -591,7 +590,7 @@ fn drain<G: Demo>(
         net.send(now, seat, t.to, t.bytes);
     }
     // The harness's only spectator is the network's last node.
-    let watcher_node = PlayerId(peer.session().config().players);
+    let watcher_node = SeatId(peer.session().config().players);
     while let Some(t) = peer.poll_watcher_transmit(local) {
         net.send(now, seat, watcher_node, t.bytes);
     }

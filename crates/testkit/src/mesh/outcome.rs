@@ -13,7 +13,7 @@ use lockstep_fx::Checksum;
 use lockstep_peer::{PeerEvent, PeerStats, SpectatorEvent, SpectatorStats, StopReason};
 use lockstep_protocol::clock_sync::ClockEstimate;
 use lockstep_protocol::watch::WatcherStats;
-use lockstep_protocol::{Instant, Invalidation, PlayerId, Stats};
+use lockstep_protocol::{Instant, Invalidation, SeatId, Stats};
 
 /// One peer's side of a run.
 #[derive(Debug, Clone, Default)]
@@ -112,11 +112,11 @@ pub struct Run {
     /// When the scenario's bit was flipped.
     pub flipped_at: Option<Instant>,
     /// The peer that vanished, if one did (and did not rejoin).
-    pub vanished: Option<PlayerId>,
+    pub vanished: Option<SeatId>,
     /// The processes replaced by a restarted one (a vanished process, or
     /// one that stopped), oldest first, with their seats; the seat's entry
     /// in `peers` is its newest process.
-    pub replaced: Vec<(PlayerId, PeerRun)>,
+    pub replaced: Vec<(SeatId, PeerRun)>,
     /// When a seat's restarted process last started.
     pub rejoined_at: Option<Instant>,
     /// Datagrams a paused seat's full socket buffer dropped.
@@ -139,12 +139,12 @@ impl Run {
 
     /// Every process that played, with its seat: those replaced first,
     /// then the newest of each seat.
-    pub fn processes(&self) -> impl Iterator<Item = (PlayerId, &PeerRun)> {
+    pub fn processes(&self) -> impl Iterator<Item = (SeatId, &PeerRun)> {
         self.replaced.iter().map(|(s, p)| (*s, p)).chain(
             self.peers
                 .iter()
                 .enumerate()
-                .map(|(i, p)| (PlayerId(i as u8), p)),
+                .map(|(i, p)| (SeatId(i as u8), p)),
         )
     }
 
@@ -152,8 +152,8 @@ impl Run {
     /// final checksums for, among the frames both confirmed (for one that
     /// stopped, the frames before its stop: what it stepped after the last
     /// frame a quorum settled is no part of the match), with the two seats.
-    pub fn first_parting(&self) -> Option<(u32, PlayerId, PlayerId)> {
-        let held: Vec<(PlayerId, &PeerRun, u32)> = self
+    pub fn first_parting(&self) -> Option<(u32, SeatId, SeatId)> {
+        let held: Vec<(SeatId, &PeerRun, u32)> = self
             .processes()
             .filter(|(_, p)| !p.vanished)
             .map(|(s, p)| {
@@ -164,7 +164,7 @@ impl Run {
                 (s, p, end)
             })
             .collect();
-        let mut first: Option<(u32, PlayerId, PlayerId)> = None;
+        let mut first: Option<(u32, SeatId, SeatId)> = None;
         for (i, (sa, a, ea)) in held.iter().enumerate() {
             for (sb, b, eb) in &held[i + 1..] {
                 let end = (*ea).min(*eb);
@@ -217,7 +217,7 @@ impl Run {
 
     /// Every event `pick` selects, at any process (replaced ones too),
     /// with the seat and time.
-    pub fn events<T>(&self, pick: impl Fn(&PeerEvent) -> Option<T>) -> Vec<(PlayerId, Instant, T)> {
+    pub fn events<T>(&self, pick: impl Fn(&PeerEvent) -> Option<T>) -> Vec<(SeatId, Instant, T)> {
         let mut out = Vec::new();
         for (seat, p) in self.processes() {
             for (at, e) in &p.events {

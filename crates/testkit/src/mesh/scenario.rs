@@ -9,7 +9,7 @@
 use crate::faulty::Fault;
 use crate::netsim::{LinkConfig, Loss, Transport};
 use lockstep_peer::{DesyncPolicy, PeerSettings};
-use lockstep_protocol::{Config, PlayerId, PlayerSet};
+use lockstep_protocol::{Config, SeatId, SeatSet};
 use lockstep_sim::Match;
 
 /// A network condition: round-trip time, loss, jitter, duplication and
@@ -95,9 +95,9 @@ impl Condition {
 /// A bit to flip in one peer's state, outside the simulation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flip {
-    /// The peer whose state is changed; `PlayerId(players)` is the
+    /// The peer whose state is changed; `SeatId(players)` is the
     /// scenario's spectator.
-    pub seat: PlayerId,
+    pub seat: SeatId,
     /// Flipped just before this frame is stepped (in rollback mode, the
     /// first moment from then on that no predicted frame is outstanding,
     /// so that no rollback can undo the change).
@@ -122,7 +122,7 @@ pub struct Flip {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pause {
     /// The seat.
-    pub seat: PlayerId,
+    pub seat: SeatId,
     /// Paused once it has stepped this frame.
     pub frame: u32,
     /// For this long, in microseconds.
@@ -134,7 +134,7 @@ pub struct Pause {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partition {
     /// One side; the other is every other seat (and the spectator).
-    pub side: PlayerSet,
+    pub side: SeatSet,
     /// Starts once every seat still playing has stepped this frame.
     pub frame: u32,
     /// Lasts this long, in microseconds.
@@ -165,7 +165,7 @@ pub struct Scenario {
     pub flip: Option<Flip>,
     /// A peer that vanishes (its process dies: it sends and receives
     /// nothing more) once it has stepped this frame.
-    pub vanish: Option<(PlayerId, u32)>,
+    pub vanish: Option<(SeatId, u32)>,
     /// Once every other peer has stepped this frame, the vanished seat's
     /// process restarts and rejoins the match (a new `Peer` with
     /// `rejoin` set and a new token).
@@ -188,7 +188,7 @@ pub struct Scenario {
     /// A spectator that joins through the relay of seat `.0` once that
     /// seat has stepped frame `.1`; with `session.arbiter` naming that seat,
     /// it is the match's arbiter.
-    pub spectate: Option<(PlayerId, u32)>,
+    pub spectate: Option<(SeatId, u32)>,
     /// Session settings for every seat (`local` is set per seat; the
     /// security is set by `sealed`).
     pub session: Config,
@@ -236,7 +236,7 @@ impl Scenario {
             restart_stopped: false,
             socket_buffer_bytes: 212_992,
             spectate: None,
-            session: PeerSettings::new(&setup, PlayerId(0), 1).session,
+            session: PeerSettings::new(&setup, SeatId(0), 1).session,
             sealed: true,
             settle: false,
             clock_offsets: Vec::new(),
