@@ -119,7 +119,7 @@ fn engine_histories_bisect_to_the_flipped_frame() {
     let d = first_divergence(&ca, &cb).unwrap();
     assert_eq!(d, k);
     let before =
-        |e: &Engine<Cubes>| StateMap::decode::<Cubes>(&e.snapshot_of(d).unwrap().bytes).unwrap();
+        |e: &Engine<Cubes>| StateMap::decode::<Cubes>(&e.saved_state_of(d).unwrap().bytes).unwrap();
     let found = diff(&before(&a), &before(&b));
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].entity.to_string(), "body 12");

@@ -19,7 +19,7 @@ use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
 use lockstep_render::{Camera, Canvas, Depict, Overlay, draw_scene};
 use lockstep_sim::replay::{self, Header, LogEnd, ReplayLog, RunOptions};
-use lockstep_sim::{Engine, EngineSettings, Game, Snapshot};
+use lockstep_sim::{Engine, EngineSettings, Game, SavedState};
 
 #[cfg(target_family = "wasm")]
 mod wasm;
@@ -75,7 +75,7 @@ struct Replay<G: Game> {
     cursor: Option<Engine<G>>,
     /// Saved states every `index_every` frames, by the next frame to
     /// step: where a seek starts (a log's own keyframes are sparse).
-    index: Vec<Snapshot>,
+    index: Vec<SavedState>,
     /// Frames between two saved states: [`INDEX_EVERY`], or more when the
     /// log's states would not fit [`INDEX_BYTES`] that often.
     index_every: u32,

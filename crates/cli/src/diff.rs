@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use clap::Args;
 use lockstep_sim::desync::diagnose_logs;
 use lockstep_sim::replay::{MAGIC as LOG_MAGIC, ReplayLog};
-use lockstep_sim::{FieldDiff, Game, STATE_MAGIC, StateFile, diff_snapshots};
+use lockstep_sim::{FieldDiff, Game, STATE_MAGIC, StateFile, diff_states};
 
 use crate::error::CliError;
 use crate::games::with_game;
@@ -59,7 +59,7 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
         }
     };
     match (kind(&left), kind(&right)) {
-        (Some("state"), Some("state")) => diff_states(args, &left, &right),
+        (Some("state"), Some("state")) => diff_states_of(args, &left, &right),
         (Some("log"), Some("log")) => {
             let (a, b) = (game_of(&args.left)?, game_of(&args.right)?);
             if a != b {
@@ -86,7 +86,7 @@ fn not_ours(path: &Path) -> CliError {
     ))
 }
 
-fn diff_states(args: &DiffArgs, left: &[u8], right: &[u8]) -> Result<ExitCode, CliError> {
+fn diff_states_of(args: &DiffArgs, left: &[u8], right: &[u8]) -> Result<ExitCode, CliError> {
     let open = |path: &Path, bytes: &[u8]| {
         StateFile::decode(bytes).map_err(|e| CliError::new(format!("{}: {e}", path.display())))
     };
@@ -119,7 +119,7 @@ fn diff_state_files<G: Game>(
             r.frame()
         );
     }
-    let diff = diff_snapshots::<G>(&l.snapshot.bytes, &r.snapshot.bytes)
+    let diff = diff_states::<G>(&l.state.bytes, &r.state.bytes)
         .map_err(|e| CliError::new(format!("cannot decode a state: {e}")))?;
     print_fields(&diff, args.all, "");
     Ok(if diff.is_empty() && l.frame() == r.frame() {

@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use lockstep_fx::Checksum;
 use lockstep_protocol::{SeatId, SelfCheck};
 use lockstep_sim::desync::{DesyncReport, Diagnosis};
-use lockstep_sim::{Engine, EngineSettings, Game, Snapshot, diff_snapshots};
+use lockstep_sim::{Engine, EngineSettings, Game, SavedState, diff_states};
 
 use crate::history::History;
 
@@ -43,7 +43,7 @@ pub(crate) struct Found {
     /// The corrected results of the open frames through the loaded frame
     /// (states where the history keeps them), when the re-simulation
     /// reproduced the authority's state.
-    pub corrected: Option<Vec<(Checksum, Option<Snapshot>)>>,
+    pub corrected: Option<Vec<(Checksum, Option<SavedState>)>>,
     /// A frame two re-runs stepped differently: the game is not
     /// deterministic (with both checksums).
     pub not_deterministic: Option<(u32, Checksum, Checksum)>,
@@ -215,12 +215,12 @@ pub(crate) fn diagnose<G: Game>(
         }
     };
     if reproduced {
-        let corrected: Vec<(Checksum, Option<Snapshot>)> = history
+        let corrected: Vec<(Checksum, Option<SavedState>)> = history
             .open()
             .take_while(|s| s.frame <= frame)
             .zip(&first.checksums)
             .map(|(s, c)| {
-                let after = first.states.get(&s.frame).map(|b| Snapshot {
+                let after = first.states.get(&s.frame).map(|b| SavedState {
                     frame: s.frame + 1,
                     bytes: b.clone(),
                 });
@@ -264,11 +264,11 @@ pub(crate) fn diagnose<G: Game>(
             found.diagnosis = Some(Diagnosis {
                 report: r,
                 states: [
-                    Snapshot {
+                    SavedState {
                         frame: t,
                         bytes: recorded_before,
                     },
-                    Snapshot {
+                    SavedState {
                         frame: t,
                         bytes: resim_before,
                     },
@@ -337,11 +337,11 @@ pub(crate) fn diagnose<G: Game>(
         found.diagnosis = Some(Diagnosis {
             report: r,
             states: [
-                Snapshot {
+                SavedState {
                     frame: at + 1,
                     bytes: after_left,
                 },
-                Snapshot {
+                SavedState {
                     frame: at + 1,
                     bytes: after_right,
                 },
@@ -382,11 +382,11 @@ pub(crate) fn diagnose<G: Game>(
         diagnosis: Some(Diagnosis {
             report: r,
             states: [
-                Snapshot {
+                SavedState {
                     frame: frame + 1,
                     bytes: own_state,
                 },
-                Snapshot {
+                SavedState {
                     frame: frame + 1,
                     bytes: state.to_vec(),
                 },
@@ -450,11 +450,11 @@ pub(crate) fn compare<G: Game>(
     Some(Diagnosis {
         report: r,
         states: [
-            Snapshot {
+            SavedState {
                 frame: frame + 1,
                 bytes: own.state,
             },
-            Snapshot {
+            SavedState {
                 frame: frame + 1,
                 bytes: other.to_vec(),
             },
@@ -474,7 +474,7 @@ fn report<G: Game>(
         if s[0].is_empty() || s[1].is_empty() {
             Vec::new()
         } else {
-            diff_snapshots::<G>(s[0], s[1]).unwrap_or_default()
+            diff_states::<G>(s[0], s[1]).unwrap_or_default()
         }
     };
     DesyncReport {

@@ -45,7 +45,7 @@ use std::io::Write;
 
 use lockstep_fx::Checksum;
 use lockstep_sim::replay::LogWriter;
-use lockstep_sim::{Engine, EngineSettings, Game, Snapshot};
+use lockstep_sim::{Engine, EngineSettings, Game, SavedState};
 
 /// How many states a [`History`] keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -403,7 +403,7 @@ impl<G: Game> History<G> {
     /// `corrected` (re-simulated from the base, reproducing the
     /// authority's state), in order; the states given are kept where a
     /// state is kept.
-    pub fn correct(&mut self, corrected: Vec<(Checksum, Option<Snapshot>)>) {
+    pub fn correct(&mut self, corrected: Vec<(Checksum, Option<SavedState>)>) {
         let settled = (self.base_frame - self.anchor_frame) as usize;
         let recent_from = self.next_frame().saturating_sub(self.settings.recent);
         let every = self.settings.state_every;
@@ -580,7 +580,7 @@ impl<G: Game> History<G> {
                     .map(|r| r.state),
             };
             if let Some(bytes) = before {
-                let keyframe = Snapshot { frame, bytes };
+                let keyframe = SavedState { frame, bytes };
                 rec.writer
                     .keyframe(&keyframe)
                     .map_err(|e| fail(format!("writing the keyframe of frame {frame}: {e}")))?;

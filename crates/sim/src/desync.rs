@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use lockstep_fx::Checksum;
 
 use crate::diff::FieldDiff;
-use crate::engine::{Engine, EngineSettings, Snapshot};
+use crate::engine::{Engine, EngineSettings, SavedState};
 use crate::game::{Frame, Game};
 use crate::replay::{FrameCheck, ReplayLog, RunError, check_game};
 use crate::state_file::StateFile;
@@ -113,7 +113,7 @@ pub struct Diagnosis {
     /// The readable report.
     pub report: DesyncReport,
     /// The left and right states before [`DesyncReport::frame`].
-    pub states: [Snapshot; 2],
+    pub states: [SavedState; 2],
 }
 
 impl Diagnosis {
@@ -123,7 +123,7 @@ impl Diagnosis {
     /// (`<path stem>.left.state`, `<path stem>.right.state`, which `lockstep
     /// diff` compares field by field).
     pub fn files<G: Game>(&self, path: &Path) -> [(PathBuf, Vec<u8>); 3] {
-        let state = |side: &str, snapshot: &Snapshot| {
+        let state = |side: &str, snapshot: &SavedState| {
             (
                 path.with_extension(format!("{side}.state")),
                 StateFile::of::<G>(snapshot.clone()).encode(),
@@ -139,8 +139,8 @@ impl Diagnosis {
 
 /// One log's states around frame `d`, rebuilt on this machine.
 struct Around {
-    before: Snapshot,
-    after: Snapshot,
+    before: SavedState,
+    after: SavedState,
     after_checksum: Checksum,
     notes: Vec<String>,
 }
@@ -243,8 +243,8 @@ pub fn diagnose_logs<G: Game>(
             "the logs' inputs differ from frame {f} on: they are not the same match"
         ));
     }
-    let diff_of = |a: &Snapshot, b: &Snapshot| -> Result<Vec<FieldDiff>, RunError> {
-        crate::diff::diff_snapshots::<G>(&a.bytes, &b.bytes).map_err(|error| RunError::Keyframe {
+    let diff_of = |a: &SavedState, b: &SavedState| -> Result<Vec<FieldDiff>, RunError> {
+        crate::diff::diff_states::<G>(&a.bytes, &b.bytes).map_err(|error| RunError::Keyframe {
             frame: a.frame,
             error,
         })

@@ -123,7 +123,7 @@ pub fn summary(diffs: &[FieldDiff]) -> Vec<(&'static str, &'static str, usize)> 
 }
 
 /// Decodes two `G` snapshots and compares them field by field.
-pub fn diff_snapshots<G: Game>(left: &[u8], right: &[u8]) -> Result<Vec<FieldDiff>, StateError> {
+pub fn diff_states<G: Game>(left: &[u8], right: &[u8]) -> Result<Vec<FieldDiff>, StateError> {
     Ok(diff(
         &StateMap::decode::<G>(left)?,
         &StateMap::decode::<G>(right)?,

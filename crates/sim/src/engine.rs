@@ -1,16 +1,16 @@
 //! The frame loop: [`Engine`] steps a [`Game`], checksums every frame, and
-//! keeps rings of recent checksums and exact snapshots for rollback, resync
+//! keeps rings of recent checksums and saved states for rollback, resync
 //! and desync reports.
 //!
 //! Frames: the engine's [`Engine::frame`] is the next frame to step. A
-//! [`Snapshot`] of frame `f` is the state *before* frame `f` is stepped, so
+//! [`SavedState`] of frame `f` is the state *before* frame `f` is stepped, so
 //! loading it and stepping frames `f, f+1, …` with the same inputs gives the
 //! same states again. The checksum of frame `f` is that of the state *after*
-//! stepping `f` (the state a snapshot of `f + 1` holds).
+//! stepping `f` (the state a saved state of `f + 1` holds).
 //!
 //! Invariants: the checksum ring holds consecutive frames ending at the last
-//! frame stepped; the snapshot ring is in frame order; loading a snapshot
-//! drops every checksum and snapshot of a later state, since they belong to a
+//! frame stepped; the saved-state ring is in frame order; loading a saved
+//! state drops every checksum and saved state of a later state, since they belong to a
 //! history that no longer holds.
 
 use std::collections::VecDeque;
@@ -45,14 +45,14 @@ impl Default for EngineSettings {
 
 /// An exact saved state: the canonical bytes of the state before `frame`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snapshot {
+pub struct SavedState {
     /// The next frame to step from this state.
     pub frame: Frame,
     /// The canonical bytes.
     pub bytes: Vec<u8>,
 }
 
-impl Snapshot {
+impl SavedState {
     /// BLAKE3 of the bytes: equal to the game's checksum of this state.
     pub fn checksum(&self) -> Checksum {
         Checksum::of(&self.bytes)
@@ -63,15 +63,15 @@ impl Snapshot {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RollbackError {
     /// No kept snapshot is of that frame.
-    #[error("no snapshot of frame {frame} is kept (kept: {kept:?})")]
-    NoSnapshot {
+    #[error("no saved state of frame {frame} is kept (kept: {kept:?})")]
+    NoSavedState {
         /// The frame asked for.
         frame: Frame,
         /// The frames of the kept snapshots.
         kept: Vec<Frame>,
     },
     /// The snapshot did not decode (a game bug: it encoded it).
-    #[error("snapshot of frame {frame}: {error}")]
+    #[error("saved state of frame {frame}: {error}")]
     State {
         /// The snapshot's frame.
         frame: Frame,
@@ -87,7 +87,7 @@ pub struct Engine<G: Game> {
     frame: Frame,
     settings: EngineSettings,
     checksums: VecDeque<Checksum>,
-    snapshots: VecDeque<Snapshot>,
+    snapshots: VecDeque<SavedState>,
 }
 
 impl<G: Game> Engine<G> {
@@ -147,7 +147,7 @@ impl<G: Game> Engine<G> {
     /// exact snapshot of the state after it. The checksum is hashed from
     /// those same bytes, so keeping every frame's state costs one encoding,
     /// not two.
-    pub fn advance_saving(&mut self, inputs: &[G::Input]) -> (Checksum, Snapshot) {
+    pub fn advance_saving(&mut self, inputs: &[G::Input]) -> (Checksum, SavedState) {
         let interval = self.settings.snapshot_interval;
         if interval != 0 && self.frame % interval == 0 && self.snapshots_kept() > 0 {
             self.keep_snapshot();
@@ -198,18 +198,18 @@ impl<G: Game> Engine<G> {
     }
 
     /// The kept snapshots, oldest first.
-    pub fn snapshots(&self) -> impl Iterator<Item = &Snapshot> {
+    pub fn saved_states(&self) -> impl Iterator<Item = &SavedState> {
         self.snapshots.iter()
     }
 
     /// The kept snapshot of `frame`.
-    pub fn snapshot_of(&self, frame: Frame) -> Option<&Snapshot> {
+    pub fn saved_state_of(&self, frame: Frame) -> Option<&SavedState> {
         self.snapshots.iter().find(|s| s.frame == frame)
     }
 
     /// An exact snapshot of the current state.
-    pub fn save(&self) -> Snapshot {
-        Snapshot {
+    pub fn save(&self) -> SavedState {
+        SavedState {
             frame: self.frame,
             bytes: self.game.snapshot(),
         }
@@ -217,7 +217,7 @@ impl<G: Game> Engine<G> {
 
     /// Replaces the state with `snapshot`. Checksums of frames at or after
     /// its frame, and snapshots after it, are dropped; earlier ones are kept.
-    pub fn load(&mut self, snapshot: &Snapshot) -> Result<(), StateError> {
+    pub fn load(&mut self, snapshot: &SavedState) -> Result<(), StateError> {
         let game = G::decode(&snapshot.bytes)?;
         self.restore(game, snapshot.frame);
         Ok(())
@@ -225,8 +225,8 @@ impl<G: Game> Engine<G> {
 
     /// Goes back to the kept snapshot of `frame`.
     pub fn rollback(&mut self, frame: Frame) -> Result<(), RollbackError> {
-        let Some(snapshot) = self.snapshot_of(frame) else {
-            return Err(RollbackError::NoSnapshot {
+        let Some(snapshot) = self.saved_state_of(frame) else {
+            return Err(RollbackError::NoSavedState {
                 frame,
                 kept: self.snapshots.iter().map(|s| s.frame).collect(),
             });

@@ -33,8 +33,8 @@ pub mod settings_file;
 mod state_file;
 mod synctest;
 
-pub use diff::{FieldDiff, diff, diff_snapshots};
-pub use engine::{Engine, EngineSettings, RollbackError, Snapshot};
+pub use diff::{FieldDiff, diff, diff_states};
+pub use engine::{Engine, EngineSettings, RollbackError, SavedState};
 pub use fields::{EntityKey, StateMap};
 pub use game::{Bot, Frame, Game, Match, SetupError, StateError, read_version};
 pub use lockstep_codec::Input;

@@ -19,7 +19,7 @@
 //! version with [`StateFileError::Version`] (a version 1 file must be saved
 //! again). The checksum of the state itself (the engine's checksum of the
 //! frame before) is BLAKE3 of the snapshot bytes, recomputed on demand
-//! ([`Snapshot::checksum`]).
+//! ([`SavedState::checksum`]).
 //!
 //! The decoder is safe on untrusted bytes: it checks the magic, then the
 //! version, then the check over the whole file, and only then reads the
@@ -27,7 +27,7 @@
 
 use lockstep_fx::{Checksum, DecodeError, StateReader, StateWriter};
 
-use crate::engine::Snapshot;
+use crate::engine::SavedState;
 use crate::game::{Frame, Game};
 
 /// The first 8 bytes of every state file.
@@ -84,23 +84,23 @@ pub struct StateFile {
     pub game: String,
     /// The game's version.
     pub game_version: u32,
-    /// The snapshot (the state before `snapshot.frame`).
-    pub snapshot: Snapshot,
+    /// The saved state (the state before `state.frame`).
+    pub state: SavedState,
 }
 
 impl StateFile {
-    /// A state file of `snapshot`, a state of `G`.
-    pub fn of<G: Game>(snapshot: Snapshot) -> StateFile {
+    /// A state file of `state`, a state of `G`.
+    pub fn of<G: Game>(state: SavedState) -> StateFile {
         StateFile {
             game: G::ID.to_string(),
             game_version: G::VERSION,
-            snapshot,
+            state,
         }
     }
 
     /// The frame the state is before.
     pub fn frame(&self) -> Frame {
-        self.snapshot.frame
+        self.state.frame
     }
 
     /// The file's bytes.
@@ -110,8 +110,8 @@ impl StateFile {
         w.write_u16(STATE_FILE_VERSION);
         w.write_bytes(self.game.as_bytes());
         w.write_u32(self.game_version);
-        w.write_u32(self.snapshot.frame);
-        w.write_bytes(&self.snapshot.bytes);
+        w.write_u32(self.state.frame);
+        w.write_bytes(&self.state.bytes);
         let check = Checksum::of(w.bytes());
         w.write_raw(check.as_bytes());
         w.into_inner()
@@ -148,7 +148,7 @@ impl StateFile {
         Ok(StateFile {
             game,
             game_version,
-            snapshot: Snapshot {
+            state: SavedState {
                 frame,
                 bytes: snapshot,
             },

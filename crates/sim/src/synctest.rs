@@ -13,8 +13,8 @@ use std::collections::VecDeque;
 
 use lockstep_fx::Checksum;
 
-use crate::diff::{FieldDiff, diff_snapshots};
-use crate::engine::{Engine, EngineSettings, Snapshot};
+use crate::diff::{FieldDiff, diff_states};
+use crate::engine::{Engine, EngineSettings, SavedState};
 use crate::game::{Frame, Game, StateError};
 
 /// A determinism failure found by a [`SyncTest`].
@@ -60,7 +60,7 @@ pub struct SyncTest<G: Game> {
     engine: Engine<G>,
     depth: u32,
     /// States of the first run: `states[i]` is before frame `first + i`.
-    states: VecDeque<Snapshot>,
+    states: VecDeque<SavedState>,
     /// Inputs of the frames since the oldest state.
     inputs: VecDeque<Vec<G::Input>>,
     resimulated: u64,
@@ -137,7 +137,7 @@ impl<G: Game> SyncTest<G> {
             })?;
         let reloaded = self.engine.game().snapshot();
         if reloaded != oldest.bytes {
-            let diff = diff_snapshots::<G>(&oldest.bytes, &reloaded).unwrap_or_default();
+            let diff = diff_states::<G>(&oldest.bytes, &reloaded).unwrap_or_default();
             return Err(SyncTestError::RoundTrip { frame: start, diff });
         }
         for (i, inputs) in self.inputs.iter().enumerate() {
@@ -146,7 +146,7 @@ impl<G: Game> SyncTest<G> {
             self.resimulated += 1;
             if again != first[i] {
                 let diff =
-                    diff_snapshots::<G>(&self.states[i + 1].bytes, &self.engine.game().snapshot())
+                    diff_states::<G>(&self.states[i + 1].bytes, &self.engine.game().snapshot())
                         .unwrap_or_default();
                 return Err(SyncTestError::Mismatch {
                     frame,

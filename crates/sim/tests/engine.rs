@@ -28,7 +28,7 @@ fn rollback_and_resimulation_give_the_same_checksums() {
     let first: Vec<_> = (0..60).map(|f| engine.advance(&inputs(f))).collect();
     assert_eq!(engine.checksum_of(59), Some(first[59]));
     assert_eq!(
-        engine.snapshots().map(|s| s.frame).collect::<Vec<_>>(),
+        engine.saved_states().map(|s| s.frame).collect::<Vec<_>>(),
         [20, 30, 40, 50]
     );
     engine.rollback(30).unwrap();
@@ -40,7 +40,7 @@ fn rollback_and_resimulation_give_the_same_checksums() {
     }
     assert!(engine.rollback(10).is_err());
     // A snapshot's checksum is the checksum of the frame before it.
-    let s = engine.snapshot_of(40).unwrap();
+    let s = engine.saved_state_of(40).unwrap();
     assert_eq!(s.checksum(), first[39]);
 }
 
@@ -166,9 +166,10 @@ fn a_flipped_bit_is_found_at_its_frame_with_its_entity_and_field() {
     let b: Vec<_> = flipped.checksums().collect();
     let frame = first_divergence(&a, &b).unwrap();
     assert_eq!(frame, k + 1);
-    let left = StateMap::decode::<Walkers>(&clean.snapshot_of(frame + 1).unwrap().bytes).unwrap();
+    let left =
+        StateMap::decode::<Walkers>(&clean.saved_state_of(frame + 1).unwrap().bytes).unwrap();
     let right =
-        StateMap::decode::<Walkers>(&flipped.snapshot_of(frame + 1).unwrap().bytes).unwrap();
+        StateMap::decode::<Walkers>(&flipped.saved_state_of(frame + 1).unwrap().bytes).unwrap();
     let d = diff(&left, &right);
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0].entity.to_string(), "walker 5");

@@ -10,7 +10,7 @@ use lockstep_sim::replay::{
     self, FORMAT_VERSION, FrameCheck, Header, LogEnd, LogError, LogWriter, Logged, RecordSettings,
     Recorder, ReplayLog, RunError, RunOptions, TruncReason,
 };
-use lockstep_sim::{EngineSettings, Frame, Game, Match, SetupError, Snapshot, StateError};
+use lockstep_sim::{EngineSettings, Frame, Game, Match, SavedState, SetupError, StateError};
 
 fn inputs(frame: Frame) -> Vec<Buttons> {
     (0..2).map(|seat| script(seat, frame)).collect()
@@ -633,7 +633,7 @@ fn the_writer_refuses_what_it_cannot_log() {
     let mut w = LogWriter::<_, Buttons>::new(Vec::new(), header.clone(), 10).unwrap();
     assert!(w.frame(&[Buttons(1)], &Checksum::default()).is_err());
     assert!(
-        w.keyframe(&Snapshot {
+        w.keyframe(&SavedState {
             frame: 3,
             bytes: vec![]
         })

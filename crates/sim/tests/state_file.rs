@@ -56,8 +56,8 @@ fn a_version_1_state_file_is_refused_by_name() {
     w.write_bytes(file.game.as_bytes());
     w.write_u32(file.game_version);
     w.write_u32(file.frame());
-    w.write_bytes(&file.snapshot.bytes);
-    w.write_raw(Checksum::of(&file.snapshot.bytes).as_bytes());
+    w.write_bytes(&file.state.bytes);
+    w.write_raw(Checksum::of(&file.state.bytes).as_bytes());
     let err = StateFile::decode(&w.into_inner()).unwrap_err();
     assert_eq!(err, StateFileError::Version { found: 1 });
     let text = err.to_string();

@@ -10,7 +10,7 @@
 //! self-delimiting, integrity-checked *records*: chunks of bit-packed frames
 //! (every player's input with the 1-bit "same as previous" encoding, a 16-bit
 //! [`FrameCheck`] every frame, the full 32-byte [`Checksum`] every
-//! `full_checksum_interval` frames), keyframes (exact [`Snapshot`]s, deflated
+//! `full_checksum_interval` frames), keyframes (exact [`SavedState`]s, deflated
 //! when that is smaller) for seeking, [`Note`]s saying what happened to the
 //! log (healed and unchecked spans, seats dropped and back, where and why it
 //! stopped early), and an end record written by [`LogWriter::finish`].
@@ -36,7 +36,7 @@
 //! anything is allocated).
 //!
 //! [`Checksum`]: lockstep_fx::Checksum
-//! [`Snapshot`]: crate::Snapshot
+//! [`SavedState`]: crate::SavedState
 
 mod header;
 mod note;

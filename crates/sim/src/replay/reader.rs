@@ -32,7 +32,7 @@ use super::record::{
 };
 use super::trunc::TruncReason;
 use super::{FrameCheck, LogWriter};
-use crate::engine::Snapshot;
+use crate::engine::SavedState;
 use crate::game::Frame;
 
 /// How a log's valid data ends.
@@ -110,7 +110,7 @@ pub struct ReplayLog<I> {
     inputs: Vec<I>,
     checks: Vec<FrameCheck>,
     full: Vec<(Frame, Checksum)>,
-    keyframes: Vec<Snapshot>,
+    keyframes: Vec<SavedState>,
     notes: Vec<Noted>,
     /// For each note, the keyframes read before it: where it goes among
     /// the keyframes of its frame when the log is written again.
@@ -351,12 +351,12 @@ impl<I: Input> ReplayLog<I> {
     }
 
     /// The keyframes, in frame order.
-    pub fn keyframes(&self) -> &[Snapshot] {
+    pub fn keyframes(&self) -> &[SavedState] {
         &self.keyframes
     }
 
     /// The keyframe of `frame` (the state before it), if the log has one.
-    pub fn keyframe(&self, frame: Frame) -> Option<&Snapshot> {
+    pub fn keyframe(&self, frame: Frame) -> Option<&SavedState> {
         let i = self
             .keyframes
             .binary_search_by_key(&frame, |k| k.frame)
@@ -365,7 +365,7 @@ impl<I: Input> ReplayLog<I> {
     }
 
     /// The latest keyframe at or before `frame`.
-    pub fn keyframe_at_or_before(&self, frame: Frame) -> Option<&Snapshot> {
+    pub fn keyframe_at_or_before(&self, frame: Frame) -> Option<&SavedState> {
         self.keyframes.iter().rev().find(|k| k.frame <= frame)
     }
 

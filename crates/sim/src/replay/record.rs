@@ -27,7 +27,7 @@ use lockstep_fx::Checksum;
 use super::FrameCheck;
 use super::header::{Header, check_of_parts};
 use super::trunc::TruncReason;
-use crate::engine::Snapshot;
+use crate::engine::SavedState;
 use crate::game::Frame;
 
 /// A chunk of frames.
@@ -237,7 +237,7 @@ pub(crate) fn decode_frames<I: Input>(
 
 /// A keyframe record body: deflated if that is smaller. `None` if the
 /// snapshot is longer than a `u32` length can say.
-pub(crate) fn encode_keyframe(snapshot: &Snapshot) -> Option<Vec<u8>> {
+pub(crate) fn encode_keyframe(snapshot: &SavedState) -> Option<Vec<u8>> {
     let len = u32::try_from(snapshot.bytes.len()).ok()?;
     let (compressed, data) = deflate::pack(&snapshot.bytes);
     let encoding = if compressed { DEFLATED } else { STORED };
@@ -250,7 +250,7 @@ pub(crate) fn encode_keyframe(snapshot: &Snapshot) -> Option<Vec<u8>> {
 }
 
 /// Reads a keyframe record body.
-pub(crate) fn decode_keyframe(body: &[u8]) -> Result<Snapshot, TruncReason> {
+pub(crate) fn decode_keyframe(body: &[u8]) -> Result<SavedState, TruncReason> {
     if body.len() < 9 {
         return Err(TruncReason::Malformed {
             what: "keyframe record (shorter than its fields)",
@@ -275,7 +275,7 @@ pub(crate) fn decode_keyframe(body: &[u8]) -> Result<Snapshot, TruncReason> {
             }
         })
     })?;
-    Ok(Snapshot { frame, bytes })
+    Ok(SavedState { frame, bytes })
 }
 
 /// An end record body.

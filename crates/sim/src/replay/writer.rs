@@ -25,7 +25,7 @@ use super::record::{
     FramesEncoder, KIND_END, KIND_FRAMES, KIND_KEYFRAME, KIND_NOTE, encode_end, encode_keyframe,
     seal,
 };
-use crate::engine::Snapshot;
+use crate::engine::SavedState;
 use crate::game::Frame;
 
 /// Writes a replay log to `W` as the match is played.
@@ -171,7 +171,7 @@ impl<W: Write, I: Input> LogWriter<W, I> {
     /// Logs a keyframe: an exact snapshot of the state before the next frame
     /// (`snapshot.frame` must be [`LogWriter::frames`], after the previous
     /// keyframe). Writes the pending chunk first.
-    pub fn keyframe(&mut self, snapshot: &Snapshot) -> io::Result<()> {
+    pub fn keyframe(&mut self, snapshot: &SavedState) -> io::Result<()> {
         self.usable()?;
         self.going()?;
         if snapshot.frame != self.frames || self.last_keyframe.is_some_and(|k| k >= snapshot.frame)
