@@ -201,15 +201,7 @@ impl SnapshotAck {
     /// Serializes the message (after the variant bit).
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         s.u8(&mut self.stream)?;
-        let mut has = self.newest.is_some();
-        s.bool(&mut has)?;
-        if has {
-            let mut f = self.newest.unwrap_or(0);
-            s.u16(&mut f)?;
-            self.newest = Some(f);
-        } else {
-            self.newest = None;
-        }
+        ser_optional_u16(s, &mut self.newest)?;
         s.bool(&mut self.done)?;
         Ok(())
     }
