@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::seal::{Identity, Link, PairKeys, PublicKey};
-use lockstep_protocol::watch::{Relay, WatchConfig, Watcher, WatcherId};
+use lockstep_protocol::watch::{Relay, SpectatorId, WatchConfig, Watcher};
 use lockstep_protocol::{Config, Instant, SeatId, Security, Session};
 
 /// Seat 0 (the receiver, and the relay), seat 1 (the genuine sender) and a
@@ -77,29 +77,29 @@ fuzz_target!(|data: &[u8]| {
         }
         1 => {
             let mut relay = Relay::<Buttons>::new(watch, SeatId(0), 7).sealed(a.clone());
-            relay.admit(WatcherId(1), w.public()).unwrap();
+            relay.admit(SpectatorId(1), w.public()).unwrap();
             relay.push_frame(0, &[Buttons(1), Buttons(2)]);
-            relay.handle_datagram(Instant(1), WatcherId(1), &bytes);
+            relay.handle_datagram(Instant(1), SpectatorId(1), &bytes);
             if mode & 1 == 0 {
-                assert_eq!(relay.watchers(), 0, "forged bytes opened a slot");
+                assert_eq!(relay.spectators(), 0, "forged bytes opened a slot");
             }
             while relay.poll_event().is_some() {}
             while relay.poll_transmit(Instant(20_000)).is_some() {}
         }
         _ => {
-            let mut watcher = Watcher::<Buttons>::new(watch, 0x5eed, Instant(0))
+            let mut spectator = Watcher::<Buttons>::new(watch, 0x5eed, Instant(0))
                 .sealed(w, a.public())
                 .unwrap();
-            watcher.handle_datagram(Instant(1), &bytes);
+            spectator.handle_datagram(Instant(1), &bytes);
             if mode & 1 == 0 {
                 assert_eq!(
-                    watcher.stats().dropped.total(),
+                    spectator.stats().dropped.total(),
                     1,
                     "forged bytes were taken"
                 );
             }
-            while watcher.poll_event().is_some() {}
-            while watcher.poll_transmit(Instant(20_000)).is_some() {}
+            while spectator.poll_event().is_some() {}
+            while spectator.poll_transmit(Instant(20_000)).is_some() {}
         }
     }
 });

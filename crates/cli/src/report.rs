@@ -313,11 +313,13 @@ fn host_note(e: &HostEvent) -> Option<String> {
             format!("seat {seat} cannot play the match: {refusal}")
         }
         HostEvent::Rejoining { seat, from, .. } => format!("seat {seat} rejoins from {from}"),
-        HostEvent::SpectatorAdmitted { watcher, from, .. } => {
-            format!("spectator {} admitted from {from}", watcher.0)
+        HostEvent::SpectatorAdmitted {
+            spectator, from, ..
+        } => {
+            format!("spectator {} admitted from {from}", spectator.0)
         }
-        HostEvent::SpectatorExpired { watcher } => {
-            format!("spectator {} never arrived", watcher.0)
+        HostEvent::SpectatorExpired { spectator } => {
+            format!("spectator {} never arrived", spectator.0)
         }
         HostEvent::Refused { from, refusal } => format!("refused {from}: {refusal}"),
     })
@@ -374,12 +376,12 @@ fn peer_note(e: &PeerEvent) -> Option<String> {
         PeerEvent::RecordingStopped { frame, reason } => {
             format!("the replay log stopped at frame {frame}: {reason}")
         }
-        PeerEvent::WatcherJoined { watcher } => format!("spectator {} joined", watcher.0),
-        PeerEvent::WatcherLeft { watcher, reason } => {
-            format!("spectator {} left ({reason:?})", watcher.0)
+        PeerEvent::SpectatorJoined { spectator } => format!("spectator {} joined", spectator.0),
+        PeerEvent::SpectatorLeft { spectator, reason } => {
+            format!("spectator {} left ({reason:?})", spectator.0)
         }
-        PeerEvent::WatcherIncompatible { watcher } => {
-            format!("spectator {} plays another game", watcher.0)
+        PeerEvent::SpectatorIncompatible { spectator } => {
+            format!("spectator {} plays another game", spectator.0)
         }
         PeerEvent::SwitchedToSnapshots { authority, reason } => {
             format!("showing seat {}'s snapshots ({reason:?})", authority.0)

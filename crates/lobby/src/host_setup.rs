@@ -31,7 +31,7 @@ use std::net::SocketAddr;
 
 use lockstep_fx::{Canonical, Checksum};
 use lockstep_protocol::seal::{Identity, PublicKey};
-use lockstep_protocol::watch::WatcherId;
+use lockstep_protocol::watch::SpectatorId;
 use lockstep_protocol::{Instant, SeatSet};
 use lockstep_sim::{Game, Match};
 
@@ -131,11 +131,11 @@ pub enum HostEvent {
         key: PublicKey,
     },
     /// A spectator was admitted: let the relay take its packets under
-    /// `key` (`Peer::admit_watcher`) and route `from` to `watcher`; an
+    /// `key` (`Peer::admit_spectator`) and route `from` to `spectator`; an
     /// arbiter is named so too (`Peer::name_arbiter`).
     SpectatorAdmitted {
         /// The spectator's id.
-        watcher: WatcherId,
+        spectator: SpectatorId,
         /// Its address.
         from: SocketAddr,
         /// Its public key.
@@ -147,7 +147,7 @@ pub enum HostEvent {
     /// (revoke its key, stop routing its address).
     SpectatorExpired {
         /// The spectator's id.
-        watcher: WatcherId,
+        spectator: SpectatorId,
     },
     /// A proven address was refused for good (refusals that say "ask
     /// again" are not reported).
@@ -235,8 +235,8 @@ pub struct HostSetup {
     dropped: SeatSet,
     /// Too near the match's end for a seat to come back.
     returns_closed: bool,
-    spectators: BTreeMap<WatcherId, SpectatorSlot>,
-    next_watcher: u32,
+    spectators: BTreeMap<SpectatorId, SpectatorSlot>,
+    next_spectator: u32,
     /// An abort being repeated: the message, the sends left, when next.
     aborting: Option<(Abort, u32, Instant)>,
     events: VecDeque<HostEvent>,
@@ -267,7 +267,7 @@ impl HostSetup {
             dropped: SeatSet::EMPTY,
             returns_closed: false,
             spectators: BTreeMap::new(),
-            next_watcher: 0,
+            next_spectator: 0,
             aborting: None,
             events: VecDeque::new(),
             out: VecDeque::new(),
@@ -327,17 +327,17 @@ impl HostSetup {
         self.dropped.0 &= !(1u8.checked_shl(u32::from(seat)).unwrap_or(0));
     }
 
-    /// Spectator `watcher` completed its handshake with the relay: its
+    /// Spectator `spectator` completed its handshake with the relay: its
     /// admission no longer lapses.
-    pub fn spectator_joined(&mut self, watcher: WatcherId) {
-        if let Some(s) = self.spectators.get_mut(&watcher) {
+    pub fn spectator_joined(&mut self, spectator: SpectatorId) {
+        if let Some(s) = self.spectators.get_mut(&spectator) {
             s.pending_until = None;
         }
     }
 
-    /// Spectator `watcher` left the relay.
-    pub fn spectator_left(&mut self, watcher: WatcherId) {
-        self.spectators.remove(&watcher);
+    /// Spectator `spectator` left the relay.
+    pub fn spectator_left(&mut self, spectator: SpectatorId) {
+        self.spectators.remove(&spectator);
     }
 
     /// The match is too near its end for a dropped seat to come back in
@@ -634,7 +634,7 @@ impl HostSetup {
                 // A new process at the same address: the old one is gone.
                 self.spectators.remove(&old);
                 self.events
-                    .push_back(HostEvent::SpectatorExpired { watcher: old });
+                    .push_back(HostEvent::SpectatorExpired { spectator: old });
             }
             None => {}
         }
@@ -652,10 +652,10 @@ impl HostSetup {
             self.refuse(from, Refusal::NoArbiter);
             return;
         }
-        let watcher = WatcherId(self.next_watcher);
-        self.next_watcher = self.next_watcher.wrapping_add(1);
+        let spectator = SpectatorId(self.next_spectator);
+        self.next_spectator = self.next_spectator.wrapping_add(1);
         self.spectators.insert(
-            watcher,
+            spectator,
             SpectatorSlot {
                 addr: from,
                 key,
@@ -664,7 +664,7 @@ impl HostSetup {
             },
         );
         self.events.push_back(HostEvent::SpectatorAdmitted {
-            watcher,
+            spectator,
             from,
             key,
             arbiter,
@@ -685,16 +685,16 @@ impl HostSetup {
                 }
             }
         }
-        let lapsed: Vec<WatcherId> = self
+        let lapsed: Vec<SpectatorId> = self
             .spectators
             .iter()
             .filter(|(_, s)| s.pending_until.is_some_and(|t| now >= t))
             .map(|(w, _)| *w)
             .collect();
-        for watcher in lapsed {
-            self.spectators.remove(&watcher);
+        for spectator in lapsed {
+            self.spectators.remove(&spectator);
             self.events
-                .push_back(HostEvent::SpectatorExpired { watcher });
+                .push_back(HostEvent::SpectatorExpired { spectator });
         }
         if let Some((reason, left, at)) = self.aborting.take() {
             if now >= at {
@@ -907,10 +907,10 @@ mod tests {
         let full = ask(&mut h, t, addr(99), join(Want::Spectate, key(40)));
         assert_eq!(full, vec![Message::Refused(Refusal::SpectatorsFull)]);
         let events: Vec<HostEvent> = std::iter::from_fn(|| h.poll_event()).collect();
-        let admitted: Vec<WatcherId> = events
+        let admitted: Vec<SpectatorId> = events
             .iter()
             .filter_map(|e| match e {
-                HostEvent::SpectatorAdmitted { watcher, .. } => Some(*watcher),
+                HostEvent::SpectatorAdmitted { spectator, .. } => Some(*spectator),
                 _ => None,
             })
             .collect();

@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 
 use lockstep_peer::Party;
 use lockstep_protocol::packet::{Header, Kind};
-use lockstep_protocol::watch::WatcherId;
+use lockstep_protocol::watch::SpectatorId;
 use lockstep_protocol::{SeatId, SeatSet};
 
 use crate::message::is_setup;
@@ -42,7 +42,7 @@ pub enum Route {
 pub struct Router {
     seats: Vec<Option<SocketAddr>>,
     moving: SeatSet,
-    spectators: BTreeMap<SocketAddr, WatcherId>,
+    spectators: BTreeMap<SocketAddr, SpectatorId>,
     relay: Option<SocketAddr>,
     stray: u64,
 }
@@ -134,18 +134,18 @@ impl Router {
         self.moving.0 &= !(1u8.checked_shl(u32::from(seat.0)).unwrap_or(0));
     }
 
-    /// Spectator `watcher` is at `addr`.
-    pub fn add_spectator(&mut self, watcher: WatcherId, addr: SocketAddr) {
+    /// Spectator `spectator` is at `addr`.
+    pub fn add_spectator(&mut self, spectator: SpectatorId, addr: SocketAddr) {
         if self.seats.contains(&Some(addr)) {
             return;
         }
-        self.spectators.retain(|_, w| *w != watcher);
-        self.spectators.insert(addr, watcher);
+        self.spectators.retain(|_, w| *w != spectator);
+        self.spectators.insert(addr, spectator);
     }
 
-    /// Forgets spectator `watcher`'s address.
-    pub fn remove_spectator(&mut self, watcher: WatcherId) {
-        self.spectators.retain(|_, w| *w != watcher);
+    /// Forgets spectator `spectator`'s address.
+    pub fn remove_spectator(&mut self, spectator: SpectatorId) {
+        self.spectators.retain(|_, w| *w != spectator);
     }
 
     /// Spectators routed.
@@ -165,21 +165,21 @@ mod tests {
     #[test]
     fn addresses_go_to_their_parties_and_strangers_nowhere() {
         let mut r = Router::seats(vec![None, Some(a(1)), Some(a(2))]);
-        r.add_spectator(WatcherId(5), a(9));
+        r.add_spectator(SpectatorId(5), a(9));
         assert_eq!(
             r.route(a(2), &[0x21, 0, 0]),
             Route::Party(Party::Seat(SeatId(2)))
         );
         assert_eq!(
             r.route(a(9), &[0x21, 0, 0]),
-            Route::Party(Party::Spectator(WatcherId(5)))
+            Route::Party(Party::Spectator(SpectatorId(5)))
         );
         assert_eq!(r.route(a(7), &[0x21, 0, 0]), Route::Stray);
         assert_eq!(r.route(a(7), b"LKSJ\x04"), Route::Setup);
         assert_eq!(r.address(Party::Seat(SeatId(1))), Some(a(1)));
-        assert_eq!(r.address(Party::Spectator(WatcherId(5))), Some(a(9)));
+        assert_eq!(r.address(Party::Spectator(SpectatorId(5))), Some(a(9)));
         assert_eq!(r.stray(), 1);
-        r.remove_spectator(WatcherId(5));
+        r.remove_spectator(SpectatorId(5));
         assert_eq!(r.route(a(9), &[0x21, 0, 0]), Route::Stray);
     }
 

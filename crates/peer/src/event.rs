@@ -4,7 +4,7 @@
 //! of these, so the app only watches and shows.
 
 use lockstep_fx::Checksum;
-use lockstep_protocol::watch::{WatcherId, WatcherLeft};
+use lockstep_protocol::watch::{SpectatorId, SpectatorLeft};
 use lockstep_protocol::{ResyncFailure, SeatId, SeatSet, TimeoutReason};
 use lockstep_sim::desync::Diagnosis;
 
@@ -145,21 +145,21 @@ pub enum PeerEvent {
     },
     /// A spectator completed its handshake with this peer's relay; the
     /// relay sends it a settled state, then every frame.
-    WatcherJoined {
+    SpectatorJoined {
         /// The app's id for the spectator's address.
-        watcher: WatcherId,
+        spectator: SpectatorId,
     },
     /// A spectator's slot was closed.
-    WatcherLeft {
+    SpectatorLeft {
         /// Which.
-        watcher: WatcherId,
+        spectator: SpectatorId,
         /// Why.
-        reason: WatcherLeft,
+        reason: SpectatorLeft,
     },
     /// A spectator's handshake names another game, player count or tick.
-    WatcherIncompatible {
+    SpectatorIncompatible {
         /// Which.
-        watcher: WatcherId,
+        spectator: SpectatorId,
     },
     /// This peer now shows a compressed snapshot stream from `authority`
     /// instead of its own simulation (draw

@@ -40,8 +40,8 @@
 //! configured as a viewer shows the snapshots from the start.
 //!
 //! Every peer is also a relay for spectators: a [`Spectator`] joins through
-//! one seat (the app passes its datagrams to [`Peer::handle_watcher_datagram`]
-//! and sends what [`Peer::poll_watcher_transmit`] gives), receives the state
+//! one seat (the app passes its datagrams to [`Peer::handle_spectator_datagram`]
+//! and sends what [`Peer::poll_spectator_transmit`] gives), receives the state
 //! of a frame every seat agreed on, then steps every frame the relay streams
 //! and checks the checksums the seats settled on. It cannot send inputs. A
 //! [`SnapshotSpectator`] watches by snapshots instead, without simulating.

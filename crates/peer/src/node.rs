@@ -11,7 +11,7 @@
 
 use std::io::Write;
 
-use lockstep_protocol::watch::WatcherId;
+use lockstep_protocol::watch::SpectatorId;
 use lockstep_protocol::{Instant, SeatId};
 use lockstep_sim::Game;
 
@@ -26,7 +26,7 @@ pub enum Party {
     Seat(SeatId),
     /// A spectator watching through this seat's relay (the driver's id for
     /// its address).
-    Spectator(WatcherId),
+    Spectator(SpectatorId),
     /// The seat a spectator watches through.
     Relay,
 }
@@ -61,7 +61,7 @@ impl<G: Game, W: Write> Node for Peer<G, W> {
         match from {
             Party::Seat(seat) => Peer::handle_datagram(self, now, seat, bytes),
             Party::Spectator(w) => {
-                self.handle_watcher_datagram(now, w, bytes);
+                self.handle_spectator_datagram(now, w, bytes);
                 true
             }
             Party::Relay => false,
@@ -80,7 +80,7 @@ impl<G: Game, W: Write> Node for Peer<G, W> {
         if let Some(t) = Peer::poll_transmit(self, now) {
             return Some((Party::Seat(t.to), t.bytes));
         }
-        let t = self.poll_watcher_transmit(now)?;
+        let t = self.poll_spectator_transmit(now)?;
         Some((Party::Spectator(t.to), t.bytes))
     }
 

@@ -28,7 +28,7 @@ use std::io::Write;
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::seal::{PublicKey, SealError};
-use lockstep_protocol::watch::{Relay, RelayEvent, WatchTransmit, WatcherId};
+use lockstep_protocol::watch::{Relay, RelayEvent, SpectatorId, WatchTransmit};
 use lockstep_protocol::{
     CallError, Event, Instant, Mode, SeatId, SeatSet, Security, Session, Stats, Transmit,
 };
@@ -223,30 +223,34 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.session.expect_return(seat, key)
     }
 
-    /// Admits spectator `watcher` with the public key it gave at match
+    /// Admits spectator `spectator` with the public key it gave at match
     /// setup: a sealed peer's relay takes nothing from it before.
-    pub fn admit_watcher(&mut self, watcher: WatcherId, key: PublicKey) -> Result<(), SealError> {
-        self.relay.admit(watcher, key)
+    pub fn admit_spectator(
+        &mut self,
+        spectator: SpectatorId,
+        key: PublicKey,
+    ) -> Result<(), SealError> {
+        self.relay.admit(spectator, key)
     }
 
-    /// Names spectator `watcher` the match's arbiter: in a dispute this
+    /// Names spectator `spectator` the match's arbiter: in a dispute this
     /// seat (the match's [`Config::arbiter`](lockstep_protocol::Config::arbiter))
     /// asks it for its checksum of the disputed frame.
-    pub fn name_arbiter(&mut self, watcher: WatcherId) {
-        self.relay.name_arbiter(watcher);
+    pub fn name_arbiter(&mut self, spectator: SpectatorId) {
+        self.relay.name_arbiter(spectator);
     }
 
-    /// Forgets spectator `watcher` (admitted, but its handshake never came,
+    /// Forgets spectator `spectator` (admitted, but its handshake never came,
     /// or its address is gone): the relay drops its key and slot.
-    pub fn revoke_watcher(&mut self, watcher: WatcherId) {
-        self.relay.revoke(watcher);
+    pub fn revoke_spectator(&mut self, spectator: SpectatorId) {
+        self.relay.revoke(spectator);
     }
 
     /// Feeds a datagram received from spectator `from` (the app's id for
     /// a spectator's address; a [`WatchHello`](lockstep_protocol::packet::WatchHello)
     /// from an unknown address is a new one). It reaches only this peer's
     /// spectator relay, never the session: a spectator cannot send inputs.
-    pub fn handle_watcher_datagram(&mut self, now: Instant, from: WatcherId, bytes: &[u8]) {
+    pub fn handle_spectator_datagram(&mut self, now: Instant, from: SpectatorId, bytes: &[u8]) {
         self.relay.handle_datagram(now, from, bytes);
         self.answer(now);
     }
@@ -270,7 +274,7 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// The next datagram to send to a spectator.
     #[must_use]
-    pub fn poll_watcher_transmit(&mut self, now: Instant) -> Option<WatchTransmit> {
+    pub fn poll_spectator_transmit(&mut self, now: Instant) -> Option<WatchTransmit> {
         self.relay.poll_transmit(now)
     }
 
@@ -479,7 +483,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         self.confirm();
         self.settle();
-        self.serve_watchers(now);
+        self.serve_spectators(now);
         let back = match &mut self.snapshots {
             Some(s) => s.poll(now, &mut self.session, &mut self.relay, &mut self.events),
             None => false,
@@ -494,7 +498,7 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// Gives the relay the settled frames, a state for new spectators, and
     /// passes its events on.
-    fn serve_watchers(&mut self, now: Instant) {
+    fn serve_spectators(&mut self, now: Instant) {
         for &(frame, checksum) in self.history.recently_settled() {
             self.relay.settle(frame, checksum);
         }
@@ -507,27 +511,29 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         while let Some(e) = self.relay.poll_event() {
             let event = match e {
-                RelayEvent::Joined { watcher } => {
-                    let for_snapshots = self.relay.snapshot_watchers().contains(&watcher);
+                RelayEvent::Joined { spectator } => {
+                    let for_snapshots = self.relay.snapshot_spectators().contains(&spectator);
                     if let Some(s) = &mut self.snapshots {
-                        s.on_watcher(now, watcher, true, for_snapshots);
+                        s.on_spectator(now, spectator, true, for_snapshots);
                     }
-                    PeerEvent::WatcherJoined { watcher }
+                    PeerEvent::SpectatorJoined { spectator }
                 }
-                RelayEvent::Left { watcher, reason } => {
+                RelayEvent::Left { spectator, reason } => {
                     if let Some(s) = &mut self.snapshots {
-                        s.on_watcher(now, watcher, false, false);
+                        s.on_spectator(now, spectator, false, false);
                     }
-                    PeerEvent::WatcherLeft { watcher, reason }
+                    PeerEvent::SpectatorLeft { spectator, reason }
                 }
-                RelayEvent::Incompatible { watcher } => PeerEvent::WatcherIncompatible { watcher },
+                RelayEvent::Incompatible { spectator } => {
+                    PeerEvent::SpectatorIncompatible { spectator }
+                }
                 RelayEvent::Arbiter { frame, short } => {
                     self.arbiter_said = Some((frame, short));
                     continue;
                 }
-                RelayEvent::SnapshotAck { watcher, ack } => {
+                RelayEvent::SnapshotAck { spectator, ack } => {
                     if let Some(s) = &mut self.snapshots {
-                        s.on_ack(now, Receiver::Watcher(watcher), ack, self.engine.frame());
+                        s.on_ack(now, Receiver::Watcher(spectator), ack, self.engine.frame());
                     }
                     continue;
                 }

@@ -43,7 +43,7 @@ pub enum SnapshotSpectatorEvent {
 
 /// A spectator of a match of `G` that shows snapshots.
 pub struct SnapshotSpectator<G: Game> {
-    watcher: Watcher<G::Input>,
+    spectator: Watcher<G::Input>,
     view: SnapshotView,
     events: VecDeque<SnapshotSpectatorEvent>,
     game: PhantomData<fn() -> G>,
@@ -80,7 +80,7 @@ impl<G: Game + Bodies> SnapshotSpectator<G> {
         let initial = bodies::quantize(&game, &bounds);
         let tick = watch.tick_micros;
         Ok(SnapshotSpectator {
-            watcher: Watcher::snapshots(watch, token, now),
+            spectator: Watcher::snapshots(watch, token, now),
             view: SnapshotView::new(0, initial, bounds, tick, settings.view_mode()),
             events: VecDeque::new(),
             game: PhantomData,
@@ -97,33 +97,33 @@ impl<G: Game> SnapshotSpectator<G> {
         identity: &Identity,
         relay: PublicKey,
     ) -> Result<SnapshotSpectator<G>, PeerError> {
-        self.watcher = self.watcher.sealed(identity, relay)?;
+        self.spectator = self.spectator.sealed(identity, relay)?;
         Ok(self)
     }
 
     /// Feeds a datagram received from the relay.
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
-        self.watcher.handle_datagram(now, bytes);
+        self.spectator.handle_datagram(now, bytes);
         self.answer(now);
     }
 
     /// Runs the timers once `now` reaches [`SnapshotSpectator::poll_timeout`].
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.watcher.handle_timeout(now);
+        self.spectator.handle_timeout(now);
         self.answer(now);
     }
 
     /// The next datagram for the relay.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        self.watcher.poll_transmit(now)
+        self.spectator.poll_transmit(now)
     }
 
     /// When [`SnapshotSpectator::handle_timeout`] next needs calling.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         // At least every keepalive, so acks keep the relay's slot.
-        Some(self.watcher.poll_timeout()?.min(self.view.ack_at()))
+        Some(self.spectator.poll_timeout()?.min(self.view.ack_at()))
     }
 
     /// The next thing that happened, in order.
@@ -155,21 +155,21 @@ impl<G: Game> SnapshotSpectator<G> {
 
     /// The connection's counters.
     pub fn watcher_stats(&self) -> &WatcherStats {
-        self.watcher.stats()
+        self.spectator.stats()
     }
 
     /// Ends the stream and says goodbye to the relay.
     pub fn disconnect(&mut self) {
-        let _ = self.watcher.send_snapshot_ack(self.view.goodbye());
-        self.watcher.disconnect();
+        let _ = self.spectator.send_snapshot_ack(self.view.goodbye());
+        self.spectator.disconnect();
     }
 
     fn answer(&mut self, now: Instant) {
-        while let Some(event) = self.watcher.poll_event() {
+        while let Some(event) = self.spectator.poll_event() {
             match event {
                 WatchEvent::Connected => self.events.push_back(SnapshotSpectatorEvent::Connected),
                 WatchEvent::SnapshotPart(part) => {
-                    let reference = self.watcher.reference_frame();
+                    let reference = self.spectator.reference_frame();
                     let before = self.view.stats().snapshots;
                     self.view.on_part(now, part, reference);
                     if self.view.stats().snapshots > before {
@@ -183,7 +183,7 @@ impl<G: Game> SnapshotSpectator<G> {
                     self.events.push_back(SnapshotSpectatorEvent::Incompatible)
                 }
                 // It steps nothing, so it has no checksum to give.
-                WatchEvent::Asked { frame } => self.watcher.answer(frame, None),
+                WatchEvent::Asked { frame } => self.spectator.answer(frame, None),
                 WatchEvent::RelayLost => self.events.push_back(SnapshotSpectatorEvent::RelayLost),
                 // Asked for snapshots: no state or frames come.
                 WatchEvent::LoadState { .. }
@@ -192,7 +192,7 @@ impl<G: Game> SnapshotSpectator<G> {
             }
         }
         if let Some(ack) = self.view.ack(now) {
-            self.watcher.send_snapshot_ack(ack);
+            self.spectator.send_snapshot_ack(ack);
         }
     }
 }

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
-use lockstep_protocol::watch::{Relay, WatcherId};
+use lockstep_protocol::watch::{Relay, SpectatorId};
 use lockstep_protocol::{Input, Instant, ResyncFailure, SeatId, Session};
 
 use crate::event::{FallbackReason, PeerEvent};
@@ -75,17 +75,17 @@ impl<G> Snapshots<G> {
     }
 
     /// A spectator joined (`watches_snapshots`: for snapshots) or left.
-    pub(crate) fn on_watcher(
+    pub(crate) fn on_spectator(
         &mut self,
         now: Instant,
-        watcher: WatcherId,
+        spectator: SpectatorId,
         joined: bool,
         watches_snapshots: bool,
     ) {
         if joined && watches_snapshots {
-            self.server.start(now, Receiver::Watcher(watcher), 0);
+            self.server.start(now, Receiver::Watcher(spectator), 0);
         } else if !joined {
-            self.server.stop(Receiver::Watcher(watcher));
+            self.server.stop(Receiver::Watcher(spectator));
         }
     }
 

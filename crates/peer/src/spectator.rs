@@ -81,7 +81,7 @@ const KEPT_CHECKSUMS: usize = 1_024;
 
 /// A spectator of a match of `G`.
 pub struct Spectator<G: Game> {
-    watcher: Watcher<G::Input>,
+    spectator: Watcher<G::Input>,
     engine: Option<Engine<G>>,
     mine: VecDeque<(u32, ShortChecksum)>,
     settled: VecDeque<(u32, u64)>,
@@ -94,7 +94,7 @@ pub struct Spectator<G: Game> {
 impl<G: Game> core::fmt::Debug for Spectator<G> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Spectator")
-            .field("next_frame", &self.watcher.next_frame())
+            .field("next_frame", &self.spectator.next_frame())
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
@@ -122,7 +122,7 @@ impl<G: Game> Spectator<G> {
         // from the relay.
         G::new(config, &setup)?;
         Ok(Spectator {
-            watcher: Watcher::new(watch, token, now),
+            spectator: Watcher::new(watch, token, now),
             engine: None,
             mine: VecDeque::new(),
             settled: VecDeque::new(),
@@ -140,32 +140,32 @@ impl<G: Game> Spectator<G> {
         identity: &Identity,
         relay: PublicKey,
     ) -> Result<Spectator<G>, PeerError> {
-        self.watcher = self.watcher.sealed(identity, relay)?;
+        self.spectator = self.spectator.sealed(identity, relay)?;
         Ok(self)
     }
 
     /// Feeds a datagram received from the relay.
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
-        self.watcher.handle_datagram(now, bytes);
+        self.spectator.handle_datagram(now, bytes);
         self.answer();
     }
 
     /// Runs the timers once `now` reaches [`Spectator::poll_timeout`].
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.watcher.handle_timeout(now);
+        self.spectator.handle_timeout(now);
         self.answer();
     }
 
     /// The next datagram for the relay.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        self.watcher.poll_transmit(now)
+        self.spectator.poll_transmit(now)
     }
 
     /// When [`Spectator::handle_timeout`] next needs calling, if ever.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.watcher.poll_timeout()
+        self.spectator.poll_timeout()
     }
 
     /// The next thing that happened, in order.
@@ -198,16 +198,16 @@ impl<G: Game> Spectator<G> {
 
     /// The connection's counters.
     pub fn watcher_stats(&self) -> &WatcherStats {
-        self.watcher.stats()
+        self.spectator.stats()
     }
 
     /// Says goodbye to the relay.
     pub fn disconnect(&mut self) {
-        self.watcher.disconnect();
+        self.spectator.disconnect();
     }
 
     fn answer(&mut self) {
-        while let Some(event) = self.watcher.poll_event() {
+        while let Some(event) = self.spectator.poll_event() {
             match event {
                 WatchEvent::Connected => self.events.push_back(SpectatorEvent::Connected),
                 WatchEvent::LoadState { frame, state } => self.load(frame, &state),
@@ -244,16 +244,16 @@ impl<G: Game> Spectator<G> {
             }
         };
         self.asked = None;
-        self.watcher.answer(frame, short.map(|s| s.0));
+        self.spectator.answer(frame, short.map(|s| s.0));
         self.events
             .push_back(SpectatorEvent::Arbitrated { frame, short });
     }
 
     fn load(&mut self, frame: u32, state: &[u8]) {
-        // The watcher verified the bytes against the relay's checksum; a
+        // The spectator verified the bytes against the relay's checksum; a
         // state that still does not decode is the relay's bug: ask again.
         let Ok(game) = G::decode(state) else {
-            self.watcher.request_state();
+            self.spectator.request_state();
             return;
         };
         let settings = EngineSettings {
@@ -308,7 +308,7 @@ impl<G: Game> Spectator<G> {
                 self.engine = None;
                 self.mine.clear();
                 self.settled.clear();
-                self.watcher.request_state();
+                self.spectator.request_state();
                 return;
             }
         }

@@ -239,7 +239,7 @@ fn a_viewer_shows_snapshots_from_the_start_and_keeps_playing() {
 #[test]
 fn a_spectator_watching_snapshots_sees_the_relays_state_within_the_quantization_bound() {
     use lockstep_peer::{SnapshotSpectator, SnapshotSpectatorEvent};
-    use lockstep_protocol::watch::{WatchConfig, WatcherId};
+    use lockstep_protocol::watch::{SpectatorId, WatchConfig};
 
     let mut m = Match2::new(SnapshotSettings::default());
     let setup = Match {
@@ -273,9 +273,9 @@ fn a_spectator_watching_snapshots_sees_the_relays_state_within_the_quantization_
         }
         while to_relay.front().is_some_and(|d| d.0 <= m.now) {
             let (_, bytes) = to_relay.pop_front().unwrap();
-            m.peers[0].handle_watcher_datagram(m.now, WatcherId(1), &bytes);
+            m.peers[0].handle_spectator_datagram(m.now, SpectatorId(1), &bytes);
         }
-        while let Some(t) = m.peers[0].poll_watcher_transmit(m.now) {
+        while let Some(t) = m.peers[0].poll_spectator_transmit(m.now) {
             to_spectator.push_back((m.now.plus(LATENCY), t.bytes));
         }
         while to_spectator.front().is_some_and(|d| d.0 <= m.now) {

@@ -8,12 +8,12 @@ use lockstep_fx::{Checksum, Rng};
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{InputsMsg, Message, Packet, Routed};
 use lockstep_protocol::watch::{
-    Relay, RelayEvent, WatchConfig, WatchEvent, Watcher, WatcherId, WatcherLeft,
+    Relay, RelayEvent, SpectatorId, SpectatorLeft, WatchConfig, WatchEvent, Watcher,
 };
 use lockstep_protocol::{Config, Instant, SeatId, Session};
 
 const TICK: u64 = 16_667;
-const W: WatcherId = WatcherId(5);
+const W: SpectatorId = SpectatorId(5);
 
 /// The match the relay serves: frame `f`'s inputs and the "state" after it.
 fn inputs(f: u32) -> Vec<Buttons> {
@@ -31,7 +31,7 @@ fn state(f: u32) -> Vec<u8> {
 /// datagrams with 30 ms one way. Frames settle 10 frames after release.
 struct Rig {
     relay: Relay<Buttons>,
-    watcher: Option<Watcher<Buttons>>,
+    spectator: Option<Watcher<Buttons>>,
     rng: Rng,
     loss_pct: u32,
     /// (arrival, to the spectator?, bytes)
@@ -45,7 +45,7 @@ impl Rig {
     fn new(loss_pct: u32) -> Rig {
         Rig {
             relay: Relay::new(WatchConfig::new(3, TICK), SeatId(2), 99),
-            watcher: None,
+            spectator: None,
             rng: Rng::new(7, 1),
             loss_pct,
             wire: Vec::new(),
@@ -55,14 +55,15 @@ impl Rig {
         }
     }
 
-    fn send(&mut self, now: Instant, to_watcher: bool, bytes: Vec<u8>) {
+    fn send(&mut self, now: Instant, to_spectator: bool, bytes: Vec<u8>) {
         let copies = if self.rng.below(100) < 5 { 2 } else { 1 };
         for _ in 0..copies {
             if self.rng.below(100) < self.loss_pct {
                 continue;
             }
             let delay = 30_000 + u64::from(self.rng.below(5_000));
-            self.wire.push((now.plus(delay), to_watcher, bytes.clone()));
+            self.wire
+                .push((now.plus(delay), to_spectator, bytes.clone()));
         }
     }
 
@@ -78,7 +79,7 @@ impl Rig {
                 }
                 self.released += 1;
                 if f == join_at {
-                    self.watcher = Some(Watcher::new(WatchConfig::new(3, TICK), 0xabc, now));
+                    self.spectator = Some(Watcher::new(WatchConfig::new(3, TICK), 0xabc, now));
                 }
             }
             let due: Vec<_> = {
@@ -87,9 +88,9 @@ impl Rig {
                 self.wire = later;
                 due
             };
-            for (_, to_watcher, bytes) in due {
-                if to_watcher {
-                    if let Some(w) = self.watcher.as_mut() {
+            for (_, to_spectator, bytes) in due {
+                if to_spectator {
+                    if let Some(w) = self.spectator.as_mut() {
                         w.handle_datagram(now, &bytes);
                     }
                 } else {
@@ -110,7 +111,7 @@ impl Rig {
                 assert_eq!(t.to, W);
                 self.send(now, true, t.bytes);
             }
-            if let Some(w) = self.watcher.as_mut() {
+            if let Some(w) = self.spectator.as_mut() {
                 if w.poll_timeout().is_some_and(|t| t <= now) {
                     w.handle_timeout(now);
                 }
@@ -172,7 +173,7 @@ fn a_spectator_gets_the_state_then_every_frame_in_order_over_a_lossy_link() {
             rig.released
         );
         assert!(settled >= 500, "{loss}%: {settled} settled checksums");
-        assert_eq!(rig.relay_events, vec![RelayEvent::Joined { watcher: W }]);
+        assert_eq!(rig.relay_events, vec![RelayEvent::Joined { spectator: W }]);
         assert_eq!(rig.relay.stats().states_served, 1);
     }
 }
@@ -182,17 +183,17 @@ fn a_silent_spectator_is_dropped_and_the_relay_forgets_its_frames() {
     let mut rig = Rig::new(0);
     rig.run(10_000_000, 100);
     // The spectator goes away without a word.
-    rig.watcher = None;
+    rig.spectator = None;
     rig.run(20_000_000, u32::MAX);
     assert!(
         rig.relay_events.contains(&RelayEvent::Left {
-            watcher: W,
-            reason: WatcherLeft::TimedOut
+            spectator: W,
+            reason: SpectatorLeft::TimedOut
         }),
         "{:?}",
         rig.relay_events
     );
-    assert_eq!(rig.relay.watchers(), 0);
+    assert_eq!(rig.relay.spectators(), 0);
 }
 
 #[test]
@@ -202,7 +203,7 @@ fn a_spectator_cannot_send_inputs_and_hostile_bytes_are_counted() {
     let before = rig.relay.stats().dropped;
     // The spectator's genuine packets name the relay's seat and its token:
     // take one and make it an inputs message.
-    let w = rig.watcher.as_mut().unwrap();
+    let w = rig.spectator.as_mut().unwrap();
     let genuine = loop {
         if let Some(b) = w.poll_transmit(Instant(6_000_000)) {
             break b;
@@ -258,7 +259,7 @@ fn a_spectator_of_another_game_or_tick_is_refused() {
         relay.handle_datagram(Instant(0), W, &hello);
     }
     assert_eq!(relay.stats().dropped.incompatible, 2);
-    assert_eq!(relay.watchers(), 0);
+    assert_eq!(relay.spectators(), 0);
     assert!(relay.poll_transmit(Instant(0)).is_none());
 }
 
@@ -271,9 +272,9 @@ fn a_relay_serves_at_most_its_spectator_slots() {
         let hello = Watcher::<Buttons>::new(cfg.clone(), 100 + id, Instant(0))
             .poll_transmit(Instant(0))
             .unwrap();
-        relay.handle_datagram(Instant(0), WatcherId(id), &hello);
+        relay.handle_datagram(Instant(0), SpectatorId(id), &hello);
     }
-    assert_eq!(relay.watchers(), 2);
+    assert_eq!(relay.spectators(), 2);
     assert_eq!(relay.stats().dropped.unexpected, 3);
     // One reply per accepted hello, each the size of the hello.
     let mut replies = 0;

@@ -185,14 +185,14 @@ fn spectator_figures<G: Demo>(players: u8, cond: Condition) -> (u64, u64, u64, u
     )
     .saturating_sub(u64::from(newest));
     let secs = run.end.since(sp.joined_at).max(1);
-    let rate = sp.watcher.received.bytes * 8 * 1000 / secs;
+    let rate = sp.connection.received.bytes * 8 * 1000 / secs;
     let agree = sp
         .checksums
         .iter()
         .all(|(f, c)| run.peers.iter().all(|p| p.checksums.get(f) == Some(c)));
     (
         state,
-        sp.watcher.received.bytes,
+        sp.connection.received.bytes,
         loaded_at.since(sp.joined_at) / 1000,
         lag,
         rate,

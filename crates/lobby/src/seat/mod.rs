@@ -547,7 +547,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             dropped: s.stats().dropped.total()
                 + p.relay().stats().dropped.total()
                 + self.router.stray(),
-            spectators: p.relay().watchers() as u64,
+            spectators: p.relay().spectators() as u64,
             ..LinkStatus::default()
         }
     }

@@ -46,25 +46,25 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                 self.router.move_seat(SeatId(*seat), *from);
             }
             HostEvent::SpectatorAdmitted {
-                watcher,
+                spectator,
                 from,
                 key,
                 arbiter,
             } => {
                 if let Some(p) = &mut self.peer {
-                    if p.admit_watcher(*watcher, *key).is_ok() {
-                        self.router.add_spectator(*watcher, *from);
+                    if p.admit_spectator(*spectator, *key).is_ok() {
+                        self.router.add_spectator(*spectator, *from);
                         if *arbiter {
-                            p.name_arbiter(*watcher);
+                            p.name_arbiter(*spectator);
                         }
                     }
                 }
             }
-            HostEvent::SpectatorExpired { watcher } => {
+            HostEvent::SpectatorExpired { spectator } => {
                 if let Some(p) = &mut self.peer {
-                    p.revoke_watcher(*watcher);
+                    p.revoke_spectator(*spectator);
                 }
-                self.router.remove_spectator(*watcher);
+                self.router.remove_spectator(*spectator);
             }
             HostEvent::RosterRefused { seat, refusal } => {
                 self.abort = Some(Abort::JoinerRefused {
@@ -127,16 +127,17 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     h.seat_returned(seat.0);
                 }
             }
-            PeerEvent::WatcherJoined { watcher } => {
+            PeerEvent::SpectatorJoined { spectator } => {
                 if let Role::Host(h) = &mut self.role {
-                    h.spectator_joined(*watcher);
+                    h.spectator_joined(*spectator);
                 }
             }
-            PeerEvent::WatcherLeft { watcher, .. } | PeerEvent::WatcherIncompatible { watcher } => {
+            PeerEvent::SpectatorLeft { spectator, .. }
+            | PeerEvent::SpectatorIncompatible { spectator } => {
                 if let Role::Host(h) = &mut self.role {
-                    h.spectator_left(*watcher);
+                    h.spectator_left(*spectator);
                 }
-                self.router.remove_spectator(*watcher);
+                self.router.remove_spectator(*spectator);
             }
             PeerEvent::RecordingStopped { frame, reason } => {
                 self.log_error = Some(format!("the replay log stopped at frame {frame}: {reason}"));

@@ -74,10 +74,14 @@ fn host_line(e: &HostEvent) -> String {
             format!("seat {seat} refused the roster: {refusal}")
         }
         HostEvent::Rejoining { seat, from, .. } => format!("seat {seat} rejoins from {from}"),
-        HostEvent::SpectatorAdmitted { watcher, from, .. } => {
-            format!("spectator {} admitted from {from}", watcher.0)
+        HostEvent::SpectatorAdmitted {
+            spectator, from, ..
+        } => {
+            format!("spectator {} admitted from {from}", spectator.0)
         }
-        HostEvent::SpectatorExpired { watcher } => format!("spectator {} never came", watcher.0),
+        HostEvent::SpectatorExpired { spectator } => {
+            format!("spectator {} never came", spectator.0)
+        }
         HostEvent::Refused { from, refusal } => format!("refused {from}: {refusal}"),
     }
 }

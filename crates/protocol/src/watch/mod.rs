@@ -13,30 +13,30 @@
 //! stream each from the relay, and nothing from the other seats.
 //!
 //! Addresses stay the app's business, as in the session: the app gives each
-//! spectator's address a [`WatcherId`] (a datagram of kind
+//! spectator's address a [`SpectatorId`] (a datagram of kind
 //! [`Kind::WatchHello`](crate::packet::Kind::WatchHello) from an unknown
 //! address is a new spectator) and maps it back when sending.
 //!
 //! - `relay.rs`: the relay's side, one slot per spectator;
-//! - `watcher.rs`: the spectator's side.
+//! - `spectator.rs`: the spectator's side.
 
 mod relay;
 mod watcher;
 
-pub use relay::{Relay, RelayEvent, RelayStats, WatcherLeft};
+pub use relay::{Relay, RelayEvent, RelayStats, SpectatorLeft};
 pub use watcher::{WatchEvent, Watcher, WatcherStats};
 
 use crate::time::MICROS_PER_MILLI;
 
 /// The app's name for one spectator's address, chosen by the app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct WatcherId(pub u32);
+pub struct SpectatorId(pub u32);
 
 /// A datagram for one spectator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchTransmit {
     /// The spectator to send it to.
-    pub to: WatcherId,
+    pub to: SpectatorId,
     /// Its bytes.
     pub bytes: Vec<u8>,
 }

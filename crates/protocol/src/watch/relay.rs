@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use lockstep_fx::Checksum;
 
-use super::{WatchConfig, WatchTransmit, WatcherId};
+use super::{SpectatorId, WatchConfig, WatchTransmit};
 use crate::inbound::{Opening, open_packet};
 use crate::input::Input;
 use crate::packet::{
@@ -35,7 +35,7 @@ use crate::time::Instant;
 
 /// Why a spectator's slot was closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WatcherLeft {
+pub enum SpectatorLeft {
     /// It said goodbye.
     Disconnected,
     /// Nothing from it for `timeout_micros`.
@@ -50,19 +50,19 @@ pub enum RelayEvent {
     /// A spectator completed the handshake; its state transfer follows.
     Joined {
         /// Which.
-        watcher: WatcherId,
+        spectator: SpectatorId,
     },
     /// A spectator's slot was closed.
     Left {
         /// Which.
-        watcher: WatcherId,
+        spectator: SpectatorId,
         /// Why.
-        reason: WatcherLeft,
+        reason: SpectatorLeft,
     },
     /// A spectator's handshake named another game, player count or tick.
     Incompatible {
         /// Which.
-        watcher: WatcherId,
+        spectator: SpectatorId,
     },
     /// The arbiter answered [`Relay::ask`]: its short checksum of `frame`,
     /// or `None` when it did not step it.
@@ -76,7 +76,7 @@ pub enum RelayEvent {
     /// ended it (answer with [`Relay::send_snapshot_part`]).
     SnapshotAck {
         /// Which.
-        watcher: WatcherId,
+        spectator: SpectatorId,
         /// Its ack.
         ack: SnapshotAck,
     },
@@ -137,14 +137,14 @@ pub struct Relay<I> {
     frames_from: u32,
     frames: VecDeque<Vec<I>>,
     settled: VecDeque<(u32, u64)>,
-    slots: BTreeMap<WatcherId, Slot>,
+    slots: BTreeMap<SpectatorId, Slot>,
     /// Sealed relays: our key pair, and the link to each spectator the app
     /// admitted with its public key.
     identity: Option<Identity>,
-    links: BTreeMap<WatcherId, Link>,
+    links: BTreeMap<SpectatorId, Link>,
     next_feed_at: Instant,
     /// The spectator the app named the match's arbiter, if any.
-    arbiter: Option<WatcherId>,
+    arbiter: Option<SpectatorId>,
     /// The frame whose checksum the arbiter is asked for, until it answers.
     ask: Option<u32>,
     events: VecDeque<RelayEvent>,
@@ -185,31 +185,31 @@ impl<I: Input> Relay<I> {
         self
     }
 
-    /// Admits spectator `watcher` (the app's id for its address) with the
+    /// Admits spectator `spectator` (the app's id for its address) with the
     /// public key it gave at match setup. Needed, and only meaningful, for a
     /// sealed relay.
-    pub fn admit(&mut self, watcher: WatcherId, key: PublicKey) -> Result<(), SealError> {
+    pub fn admit(&mut self, spectator: SpectatorId, key: PublicKey) -> Result<(), SealError> {
         if let Some(identity) = &self.identity {
             let keys = PairKeys::agree(identity, &key)?;
-            self.links.insert(watcher, Link::new(keys, 0));
+            self.links.insert(spectator, Link::new(keys, 0));
         }
         Ok(())
     }
 
-    /// Forgets spectator `watcher`: its key (an admitted spectator that
+    /// Forgets spectator `spectator`: its key (an admitted spectator that
     /// never completed its handshake) and its slot, if it has one, without
     /// an event. Its datagrams are refused from then on.
-    pub fn revoke(&mut self, watcher: WatcherId) {
-        self.links.remove(&watcher);
-        self.slots.remove(&watcher);
+    pub fn revoke(&mut self, spectator: SpectatorId) {
+        self.links.remove(&spectator);
+        self.slots.remove(&spectator);
         self.trim();
     }
 
-    /// Names `watcher` the match's arbiter: the one spectator [`Relay::ask`]
+    /// Names `spectator` the match's arbiter: the one spectator [`Relay::ask`]
     /// puts the seats' question to. The app decides who may be it (the
     /// match setup admits one arbiter, when the match has one).
-    pub fn name_arbiter(&mut self, watcher: WatcherId) {
-        self.arbiter = Some(watcher);
+    pub fn name_arbiter(&mut self, spectator: SpectatorId) {
+        self.arbiter = Some(spectator);
     }
 
     /// Whether the arbiter is connected and stepping frames (it holds a
@@ -233,7 +233,7 @@ impl<I: Input> Relay<I> {
     }
 
     /// Spectators holding a slot (handshake done or not).
-    pub fn watchers(&self) -> usize {
+    pub fn spectators(&self) -> usize {
         self.slots.len()
     }
 
@@ -305,7 +305,7 @@ impl<I: Input> Relay<I> {
     }
 
     /// The spectators watching snapshots whose handshake completed.
-    pub fn snapshot_watchers(&self) -> Vec<WatcherId> {
+    pub fn snapshot_spectators(&self) -> Vec<SpectatorId> {
         self.slots
             .iter()
             .filter(|(_, s)| s.validated && s.snapshots)
@@ -316,7 +316,7 @@ impl<I: Input> Relay<I> {
     /// Sends `part` of a snapshot stream to spectator `to` (one watching
     /// snapshots); goes out at the next [`Relay::poll_transmit`]. `false`
     /// if `to` is not such a spectator.
-    pub fn send_snapshot_part(&mut self, to: WatcherId, part: SnapshotPart) -> bool {
+    pub fn send_snapshot_part(&mut self, to: SpectatorId, part: SnapshotPart) -> bool {
         if !self
             .slots
             .get(&to)
@@ -329,7 +329,7 @@ impl<I: Input> Relay<I> {
     }
 
     /// Feeds a datagram from spectator `from` (the app's id for its address).
-    pub fn handle_datagram(&mut self, now: Instant, from: WatcherId, bytes: &[u8]) {
+    pub fn handle_datagram(&mut self, now: Instant, from: SpectatorId, bytes: &[u8]) {
         self.stats.received.packets += 1;
         self.stats.received.bytes += bytes.len() as u64;
         let opening = match self.identity {
@@ -348,14 +348,14 @@ impl<I: Input> Relay<I> {
         }
     }
 
-    fn on_hello(&mut self, now: Instant, from: WatcherId, h: WatchHello) {
+    fn on_hello(&mut self, now: Instant, from: SpectatorId, h: WatchHello) {
         if h.schema_hash != I::schema_hash()
             || h.players != self.cfg.players
             || u64::from(h.tick_micros) != self.cfg.tick_micros
         {
             self.stats.dropped.incompatible += 1;
             self.events
-                .push_back(RelayEvent::Incompatible { watcher: from });
+                .push_back(RelayEvent::Incompatible { spectator: from });
             return;
         }
         if h.token == 0 {
@@ -406,14 +406,15 @@ impl<I: Input> Relay<I> {
             if !slot.validated {
                 slot.validated = true;
                 slot.wants_state = !slot.snapshots;
-                self.events.push_back(RelayEvent::Joined { watcher: from });
+                self.events
+                    .push_back(RelayEvent::Joined { spectator: from });
             }
         } else {
             slot.hello_due = true;
         }
     }
 
-    fn on_routed(&mut self, now: Instant, from: WatcherId, r: Routed<I>) {
+    fn on_routed(&mut self, now: Instant, from: SpectatorId, r: Routed<I>) {
         let Some(slot) = self.slots.get_mut(&from) else {
             self.stats.dropped.unknown_sender += 1;
             return;
@@ -446,15 +447,17 @@ impl<I: Input> Relay<I> {
             }
             Message::ResyncAck(ack) => on_state_ack(now, slot, &ack, &mut self.stats),
             Message::SnapshotAck(ack) if slot.snapshots => {
-                self.events
-                    .push_back(RelayEvent::SnapshotAck { watcher: from, ack });
+                self.events.push_back(RelayEvent::SnapshotAck {
+                    spectator: from,
+                    ack,
+                });
                 Ok(())
             }
             Message::Disconnect(_) => {
                 self.slots.remove(&from);
                 self.events.push_back(RelayEvent::Left {
-                    watcher: from,
-                    reason: WatcherLeft::Disconnected,
+                    spectator: from,
+                    reason: SpectatorLeft::Disconnected,
                 });
                 return;
             }
@@ -476,17 +479,18 @@ impl<I: Input> Relay<I> {
         let mut left = Vec::new();
         for (id, slot) in &self.slots {
             if now.since(slot.last_recv) > self.cfg.timeout_micros {
-                left.push((*id, WatcherLeft::TimedOut));
+                left.push((*id, SpectatorLeft::TimedOut));
             } else if slot
                 .next
                 .is_some_and(|n| newest.saturating_sub(n) > self.cfg.max_lag_frames)
             {
-                left.push((*id, WatcherLeft::TooSlow));
+                left.push((*id, SpectatorLeft::TooSlow));
             }
         }
-        for (watcher, reason) in left {
-            self.slots.remove(&watcher);
-            self.events.push_back(RelayEvent::Left { watcher, reason });
+        for (spectator, reason) in left {
+            self.slots.remove(&spectator);
+            self.events
+                .push_back(RelayEvent::Left { spectator, reason });
         }
         self.trim();
     }
@@ -542,7 +546,7 @@ impl<I: Input> Relay<I> {
     fn build(&mut self, now: Instant) {
         self.build_hellos();
         let mut budget = self.cfg.chunks_per_tick;
-        let ids: Vec<WatcherId> = self.slots.keys().copied().collect();
+        let ids: Vec<SpectatorId> = self.slots.keys().copied().collect();
         for id in ids {
             let Some(slot) = self.slots.get(&id) else {
                 continue;
@@ -605,7 +609,7 @@ impl<I: Input> Relay<I> {
         }
     }
 
-    fn send(&mut self, to: WatcherId, message: Message<I>) {
+    fn send(&mut self, to: SpectatorId, message: Message<I>) {
         let Some(slot) = self.slots.get_mut(&to) else {
             return;
         };

@@ -31,7 +31,7 @@ use lockstep_fx::Rng;
 use lockstep_games::Demo;
 use lockstep_peer::{Peer, PeerEvent, PeerSettings, Spectator, SpectatorEvent, StopReason};
 use lockstep_protocol::seal::{Identity, PublicKey};
-use lockstep_protocol::watch::{WatchConfig, WatcherId};
+use lockstep_protocol::watch::{SpectatorId, WatchConfig};
 use lockstep_protocol::{Config, Instant, SeatId, Security};
 use lockstep_sim::StateMap;
 
@@ -75,7 +75,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let n = scenario.setup.players;
     let mut rng = Rng::new(scenario.setup.seed, 0x6d65_7368);
     // The spectator, if any, is the network's last node.
-    let watcher_node = SeatId(n);
+    let spectator_node = SeatId(n);
     let mut net = Network::new(scenario.setup.seed, n + 1, scenario.link);
     let mut spectator: Option<(Spectator<G>, SpectatorRun)> = None;
     let identities: Vec<Identity> = (0..n).map(|_| identity(&mut rng)).collect();
@@ -144,7 +144,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                     &mut runs[i],
                     &mut net,
                     d,
-                    watcher_node,
+                    spectator_node,
                 );
             }
         }
@@ -156,9 +156,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             if vanished.is_some_and(|v| v == d.to || v == d.from) {
                 continue;
             }
-            if d.to == watcher_node {
+            if d.to == spectator_node {
                 if let Some((s, r)) = spectator.as_mut() {
-                    faulty::enter(watcher_node.0);
+                    faulty::enter(spectator_node.0);
                     s.handle_datagram(now, &d.bytes);
                     faulty::leave();
                     drain_spectator(now, s, r, &mut net, scenario);
@@ -183,7 +183,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 &mut runs[i],
                 &mut net,
                 d,
-                watcher_node,
+                spectator_node,
             );
         }
         if let Some(part) = scenario.partition {
@@ -338,11 +338,11 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                         .sealed(&own, seat_keys[relay.index()])
                         .expect("seeded keys are usable");
                     peers[relay.index()]
-                        .admit_watcher(WatcherId(0), own.public())
+                        .admit_spectator(SpectatorId(0), own.public())
                         .expect("seeded keys are usable");
                 }
                 if scenario.session.arbiter == Some(relay) {
-                    peers[relay.index()].name_arbiter(WatcherId(0));
+                    peers[relay.index()].name_arbiter(SpectatorId(0));
                 }
                 let r = SpectatorRun {
                     joined_at: now,
@@ -353,12 +353,12 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         }
         if let Some((s, r)) = spectator.as_mut() {
             if s.poll_timeout().is_some_and(|t| t <= now) {
-                faulty::enter(watcher_node.0);
+                faulty::enter(spectator_node.0);
                 s.handle_timeout(now);
                 faulty::leave();
             }
             drain_spectator(now, s, r, &mut net, scenario);
-            if let Some(f) = flip.as_ref().filter(|f| f.seat == watcher_node) {
+            if let Some(f) = flip.as_ref().filter(|f| f.seat == spectator_node) {
                 if s.frame() >= f.frame {
                     if let Some(game) = s.game_mut() {
                         *game = flipped(game, f);
@@ -437,7 +437,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         buffer_overflow,
         spectator: spectator.map(|(s, mut r)| {
             r.stats = *s.stats();
-            r.watcher = *s.watcher_stats();
+            r.connection = *s.watcher_stats();
             r
         }),
     }
@@ -492,13 +492,13 @@ fn deliver<G: Demo>(
     run: &mut PeerRun,
     net: &mut Network,
     d: Datagram,
-    watcher_node: SeatId,
+    spectator_node: SeatId,
 ) {
     let local = now.plus(offset);
     let t = std::time::Instant::now();
     faulty::enter(peer.seat().0);
-    if d.from == watcher_node {
-        peer.handle_watcher_datagram(local, WatcherId(0), &d.bytes);
+    if d.from == spectator_node {
+        peer.handle_spectator_datagram(local, SpectatorId(0), &d.bytes);
     } else {
         peer.handle_datagram(local, d.from, &d.bytes);
     }
@@ -590,9 +590,9 @@ fn drain<G: Demo>(
         net.send(now, seat, t.to, t.bytes);
     }
     // The harness's only spectator is the network's last node.
-    let watcher_node = SeatId(peer.session().config().players);
-    while let Some(t) = peer.poll_watcher_transmit(local) {
-        net.send(now, seat, watcher_node, t.bytes);
+    let spectator_node = SeatId(peer.session().config().players);
+    while let Some(t) = peer.poll_spectator_transmit(local) {
+        net.send(now, seat, spectator_node, t.bytes);
     }
 }
 

@@ -97,7 +97,7 @@ pub struct SpectatorRun {
     /// Its counters.
     pub stats: SpectatorStats,
     /// Its connection's counters.
-    pub watcher: WatcherStats,
+    pub connection: WatcherStats,
 }
 
 /// What a run did.
