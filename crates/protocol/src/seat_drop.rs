@@ -34,6 +34,7 @@
 //! the same one; a report's frame only grows.
 
 use crate::seat::{MAX_SEATS, SeatId, SeatSet};
+use crate::time::Instant;
 
 /// One seat being dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,8 @@ struct Drop {
     outsiders: SeatSet,
     /// The agreed last frame, once known.
     agreed: Option<Option<u32>>,
+    /// When this peer began it (it joined, or reported first).
+    began: Instant,
 }
 
 /// The seats being dropped, and what each remaining peer said about them.
@@ -73,9 +76,9 @@ impl SeatDrops {
         }
     }
 
-    /// Starts dropping `seat` with this peer holding its inputs through
-    /// `held`. Does nothing if already started.
-    pub fn begin(&mut self, seat: SeatId, held: Option<u32>) {
+    /// Starts dropping `seat` at `now` with this peer holding its inputs
+    /// through `held`. Does nothing if already started.
+    pub fn begin(&mut self, seat: SeatId, held: Option<u32>, now: Instant) {
         if self.is_dropping(seat) {
             return;
         }
@@ -89,7 +92,16 @@ impl SeatDrops {
             told_heard: SeatSet::EMPTY,
             outsiders: SeatSet::EMPTY,
             agreed: None,
+            began: now,
         });
+    }
+
+    /// The drops not yet agreed, each with when this peer began it.
+    pub fn pending(&self) -> impl Iterator<Item = (SeatId, Instant)> + '_ {
+        self.drops
+            .iter()
+            .filter(|d| d.agreed.is_none())
+            .map(|d| (d.seat, d.began))
     }
 
     /// `from` reported dropping `seat` and this peer, still hearing the
@@ -278,6 +290,7 @@ impl SeatDrops {
             told_heard: SeatSet::EMPTY,
             outsiders: SeatSet(u8::MAX),
             agreed: Some(last),
+            began: Instant::ZERO,
         });
     }
 
@@ -303,7 +316,7 @@ mod tests {
     fn the_newest_frame_any_remaining_peer_holds_is_agreed() {
         let (me, gone) = (SeatId(0), SeatId(3));
         let mut d = SeatDrops::new(me);
-        d.begin(gone, Some(598));
+        d.begin(gone, Some(598), Instant::ZERO);
         let remaining = set(&[0, 1, 2]);
         assert!(d.decide(remaining).is_empty(), "waits for every report");
         assert_eq!(d.due(remaining), vec![(gone, SeatId(1)), (gone, SeatId(2))]);
@@ -324,7 +337,7 @@ mod tests {
     fn a_peer_that_holds_fewer_inputs_stays_due_until_it_catches_up() {
         let (me, gone) = (SeatId(0), SeatId(3));
         let mut d = SeatDrops::new(me);
-        d.begin(gone, Some(1068));
+        d.begin(gone, Some(1068), Instant::ZERO);
         assert!(d.on_report(SeatId(1), gone, Some(874), set(&[0, 1])));
         assert!(
             !d.on_report(SeatId(1), gone, Some(874), set(&[0, 1])),
@@ -347,7 +360,7 @@ mod tests {
     fn relayed_inputs_raise_what_this_peer_reports() {
         let (me, gone) = (SeatId(0), SeatId(3));
         let mut d = SeatDrops::new(me);
-        d.begin(gone, Some(874));
+        d.begin(gone, Some(874), Instant::ZERO);
         d.on_report(SeatId(1), gone, Some(1068), set(&[0, 1]));
         assert_eq!(d.decide(set(&[0, 1])), vec![(gone, Some(1068))]);
         d.now_holding(gone, Some(1068));
@@ -368,9 +381,9 @@ mod tests {
     #[test]
     fn a_returned_seat_is_not_told_of_older_drops_nor_waited_for() {
         let mut d = SeatDrops::new(SeatId(0));
-        d.begin(SeatId(3), Some(450));
+        d.begin(SeatId(3), Some(450), Instant::ZERO);
         d.settle(SeatId(3), Some(450));
-        d.begin(SeatId(1), Some(700));
+        d.begin(SeatId(1), Some(700), Instant::ZERO);
         let remaining = set(&[0, 2]);
         assert!(d.decide(remaining).is_empty(), "waits for seat 2");
         d.newcomer(SeatId(2));
@@ -389,7 +402,7 @@ mod tests {
             set(&[1]),
             "a returned reporter's word is gone"
         );
-        d.begin(SeatId(3), Some(40));
+        d.begin(SeatId(3), Some(40), Instant::ZERO);
         assert_eq!(d.missing(SeatId(3), set(&[0, 1, 2])), set(&[1, 2]));
         d.on_report(SeatId(1), SeatId(3), Some(41), set(&[0, 1]));
         assert_eq!(d.missing(SeatId(3), set(&[0, 1, 2])), set(&[2]));
@@ -403,7 +416,7 @@ mod tests {
     fn a_peer_that_leaves_in_turn_is_not_waited_for() {
         let me = SeatId(1);
         let mut d = SeatDrops::new(me);
-        d.begin(SeatId(0), None);
+        d.begin(SeatId(0), None, Instant::ZERO);
         d.on_report(SeatId(2), SeatId(0), None, set(&[1, 2]));
         assert!(d.decide(set(&[1, 2, 3])).is_empty());
         assert_eq!(d.decide(set(&[1, 2])), vec![(SeatId(0), None)]);

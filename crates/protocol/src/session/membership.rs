@@ -164,22 +164,23 @@ impl<I: Input> Session<I> {
     pub(super) fn drops_joined(&mut self, now: Instant) {
         let limit = self.cfg.peer_timeout_micros * 3 / 4;
         let remaining = self.remaining();
-        for (i, began) in self.drop_began.iter().enumerate() {
-            let Some(began) = *began else { continue };
-            let seat = SeatId(i as u8);
-            let missing = self.drops.missing(seat, remaining);
-            if now.since(began) > limit && missing.iter().any(|p| self.heard_lately(p)) {
-                let side = self.drops.heard(seat).intersection(remaining);
-                self.lose_quorum(side);
-                return;
-            }
+        let unjoined = self.drops.pending().find(|&(seat, began)| {
+            now.since(began) > limit
+                && self
+                    .drops
+                    .missing(seat, remaining)
+                    .iter()
+                    .any(|p| self.heard_lately(p))
+        });
+        if let Some((seat, _)) = unjoined {
+            let side = self.drops.heard(seat).intersection(remaining);
+            self.lose_quorum(side);
         }
     }
 
     /// `seat`'s last frame was agreed: it leaves the live set, and if no
     /// other seat is left this one now plays alone.
     pub(super) fn seat_settled(&mut self, seat: SeatId) {
-        self.drop_began[seat.index()] = None;
         self.live.remove(seat);
         if self.live == SeatSet::only(self.cfg.local) && self.alone_since.is_none() {
             let from = self.newest_clean().map_or(0, |c| c + 1);
@@ -190,7 +191,6 @@ impl<I: Input> Session<I> {
 
     /// `seat` came back: it is live again and checks our frames again.
     pub(super) fn seat_back(&mut self, seat: SeatId) {
-        self.drop_began[seat.index()] = None;
         self.live.insert(seat);
         self.alone_since = None;
     }

@@ -140,8 +140,6 @@ pub struct Session<I: Input> {
     resync: Resync,
     integrity: Integrity,
     drops: SeatDrops,
-    /// When each drop this seat takes part in began here (until agreed).
-    drop_began: [Option<Instant>; MAX_SEATS as usize],
     drop_reports_due: bool,
     /// The seats in the match as agreed: a seat leaves it once its last
     /// frame is agreed, and comes back when its new process returns.
@@ -312,7 +310,6 @@ impl<I: Input> Session<I> {
             resync: Resync::new(n),
             integrity: Integrity::new(n),
             drops: SeatDrops::new(cfg.local),
-            drop_began: [None; MAX_SEATS as usize],
             drop_reports_due: false,
             live: SeatSet::first(cfg.players),
             notices: SeatSet::EMPTY,

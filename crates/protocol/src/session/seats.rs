@@ -47,8 +47,7 @@ impl<I: Input> Session<I> {
         self.book.drop_seat(seat);
         self.authority_dropped(seat);
         let held = self.held_for_report(seat);
-        self.drops.begin(seat, held);
-        self.drop_began[seat.index()] = Some(self.now);
+        self.drops.begin(seat, held, self.now);
         self.drop_reports_due = true;
         self.settle_drops();
     }
