@@ -9,7 +9,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::input::Buttons;
-use lockstep_protocol::watch::{Relay, SpectatorId, WatchConfig, Watcher};
+use lockstep_protocol::spectate::{Relay, SpectatorId, SpectateConfig, SpectatorSession};
 use lockstep_protocol::{
     Cause, Config, Event, Instant, Invalidation, Mode, Packet, SeatId, Session,
 };
@@ -56,13 +56,13 @@ fuzz_target!(|data: &[u8]| {
     }
     while s.poll_transmit(Instant(10)).is_some() {}
     // And through the spectator paths.
-    let cfg = WatchConfig::new(3, 16_667);
+    let cfg = SpectateConfig::new(3, 16_667);
     let mut relay = Relay::<Buttons>::new(cfg.clone(), SeatId(0), 7);
     relay.push_frame(0, &[Buttons(1), Buttons(2), Buttons(3)]);
     relay.handle_datagram(Instant(1), SpectatorId(1), data);
     while relay.poll_event().is_some() {}
     while relay.poll_transmit(Instant(20_000)).is_some() {}
-    let mut spectator = Watcher::<Buttons>::new(cfg, 0x5eed, Instant(0));
+    let mut spectator = SpectatorSession::<Buttons>::new(cfg, 0x5eed, Instant(0));
     spectator.handle_datagram(Instant(1), data);
     while spectator.poll_event().is_some() {}
     while spectator.poll_transmit(Instant(20_000)).is_some() {}

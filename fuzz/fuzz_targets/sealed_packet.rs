@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::seal::{Identity, Link, PairKeys, PublicKey};
-use lockstep_protocol::watch::{Relay, SpectatorId, WatchConfig, Watcher};
+use lockstep_protocol::spectate::{Relay, SpectatorId, SpectateConfig, SpectatorSession};
 use lockstep_protocol::{Config, Instant, SeatId, Security, Session};
 
 /// Seat 0 (the receiver, and the relay), seat 1 (the genuine sender) and a
@@ -54,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
         }
         sealed
     };
-    let watch = WatchConfig::new(2, 16_667);
+    let spectate = SpectateConfig::new(2, 16_667);
     match receiver {
         0 => {
             let keys: Vec<PublicKey> = vec![a.public(), b.public()];
@@ -76,7 +76,7 @@ fuzz_target!(|data: &[u8]| {
             while s.poll_transmit(Instant(10)).is_some() {}
         }
         1 => {
-            let mut relay = Relay::<Buttons>::new(watch, SeatId(0), 7).sealed(a.clone());
+            let mut relay = Relay::<Buttons>::new(spectate, SeatId(0), 7).sealed(a.clone());
             relay.admit(SpectatorId(1), w.public()).unwrap();
             relay.push_frame(0, &[Buttons(1), Buttons(2)]);
             relay.handle_datagram(Instant(1), SpectatorId(1), &bytes);
@@ -87,7 +87,7 @@ fuzz_target!(|data: &[u8]| {
             while relay.poll_transmit(Instant(20_000)).is_some() {}
         }
         _ => {
-            let mut spectator = Watcher::<Buttons>::new(watch, 0x5eed, Instant(0))
+            let mut spectator = SpectatorSession::<Buttons>::new(spectate, 0x5eed, Instant(0))
                 .sealed(w, a.public())
                 .unwrap();
             spectator.handle_datagram(Instant(1), &bytes);

@@ -57,7 +57,7 @@ enum Command {
     Spectate(net::SpectateArgs),
     /// Watch a match hosted with `--arbiter` as its arbiter: a headless
     /// spectator whose checksum settles the disputes two seats cannot.
-    Arbiter(net::WatchArgs),
+    Arbiter(net::ConnectArgs),
     /// Play the cube demo in a window: against bots, or hosting or joining
     /// a match over UDP (arrows push, space blows, Z sticks).
     Play(play::PlayArgs),

@@ -31,7 +31,7 @@ use std::net::SocketAddr;
 
 use lockstep_fx::{Canonical, Checksum};
 use lockstep_protocol::seal::{Identity, PublicKey};
-use lockstep_protocol::watch::SpectatorId;
+use lockstep_protocol::spectate::SpectatorId;
 use lockstep_protocol::{Instant, SeatSet};
 use lockstep_sim::{Game, Match};
 

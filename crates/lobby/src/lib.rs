@@ -134,7 +134,7 @@ pub use router::{Route, Router};
 pub use seat::SeatEndpoint;
 pub use seat_plan::{BotMaker, LogOpener, Preparation, SeatLog, SeatPlan, SeatTiming};
 pub use settings::MatchSettings;
-pub use spectate::{SpectateEndpoint, Watching};
+pub use spectate::{SpectateEndpoint, Spectating};
 
 /// A datagram to send.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 
 use lockstep_peer::Party;
 use lockstep_protocol::packet::{Header, Kind};
-use lockstep_protocol::watch::SpectatorId;
+use lockstep_protocol::spectate::SpectatorId;
 use lockstep_protocol::{SeatId, SeatSet};
 
 use crate::message::is_setup;

@@ -117,7 +117,7 @@ impl MatchSettings {
         p.session.match_frames = Some(self.frames);
         // The host is seat 0 and its relay serves the arbiter.
         p.session.arbiter = self.arbiter.then_some(SeatId(0));
-        p.watch.players = setup.players;
+        p.spectate.players = setup.players;
         p
     }
 
@@ -145,14 +145,14 @@ impl MatchSettings {
             DesyncPolicy::Snapshots => 1,
             DesyncPolicy::Continue => 2,
         });
-        let watch = &self.peer.watch;
-        w.write_u64(watch.tick_micros);
-        w.write_u64(watch.hello_interval_micros);
-        w.write_u64(watch.timeout_micros);
-        w.write_u32(watch.chunks_per_tick);
-        w.write_u64(watch.chunk_rto_micros);
-        w.write_u32(watch.max_lag_frames);
-        w.write_u32(watch.max_watchers);
+        let spectate = &self.peer.spectate;
+        w.write_u64(spectate.tick_micros);
+        w.write_u64(spectate.hello_interval_micros);
+        w.write_u64(spectate.timeout_micros);
+        w.write_u32(spectate.chunks_per_tick);
+        w.write_u64(spectate.chunk_rto_micros);
+        w.write_u32(spectate.max_lag_frames);
+        w.write_u32(spectate.max_spectators);
     }
 
     /// Reads what [`MatchSettings::write`] wrote for a match of `setup`.
@@ -181,14 +181,14 @@ impl MatchSettings {
             2 => DesyncPolicy::Continue,
             _ => return Err(MessageError::Malformed("desync policy".into())),
         };
-        let watch = &mut s.peer.watch;
-        watch.tick_micros = r.read_u64()?;
-        watch.hello_interval_micros = r.read_u64()?;
-        watch.timeout_micros = r.read_u64()?;
-        watch.chunks_per_tick = r.read_u32()?;
-        watch.chunk_rto_micros = r.read_u64()?;
-        watch.max_lag_frames = r.read_u32()?;
-        watch.max_watchers = r.read_u32()?;
+        let spectate = &mut s.peer.spectate;
+        spectate.tick_micros = r.read_u64()?;
+        spectate.hello_interval_micros = r.read_u64()?;
+        spectate.timeout_micros = r.read_u64()?;
+        spectate.chunks_per_tick = r.read_u32()?;
+        spectate.chunk_rto_micros = r.read_u64()?;
+        spectate.max_lag_frames = r.read_u32()?;
+        spectate.max_spectators = r.read_u32()?;
         Ok(s)
     }
 }
@@ -358,7 +358,7 @@ mod tests {
         "peer.session.local",
         "peer.session.rejoin",
         "peer.session.match_frames",
-        "peer.watch.players",
+        "peer.spectate.players",
     ];
 
     /// Every leaf of the settings (as serde sees them) with its path.
@@ -448,7 +448,7 @@ mod tests {
         let p = s.for_seat(&setup(), SeatId(3), 77, Security::Plain, true);
         assert_eq!(p.session.local, SeatId(3));
         assert_eq!(p.session.players, 4);
-        assert_eq!(p.watch.players, 4);
+        assert_eq!(p.spectate.players, 4);
         assert_eq!(p.token, 77);
         assert!(p.session.rejoin);
         assert_eq!(p.session.match_frames, Some(90));

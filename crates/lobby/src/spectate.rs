@@ -16,7 +16,7 @@ use lockstep_peer::{
 };
 use lockstep_protocol::Instant;
 use lockstep_protocol::seal::Identity;
-use lockstep_protocol::watch::WatchConfig;
+use lockstep_protocol::spectate::SpectateConfig;
 use lockstep_sim::Game;
 
 use crate::Datagram;
@@ -27,7 +27,7 @@ use crate::message::{Refusal, Roster, RosterProblem};
 use crate::router::{Route, Router};
 
 /// A spectator's node, as a [`SpectateEndpoint`] drives it.
-pub trait Watching: Node<Event: Into<MatchEvent>> {
+pub trait Spectating: Node<Event: Into<MatchEvent>> {
     /// The newest frame seen (stepped, or shown by snapshot).
     fn newest_frame(&self) -> u32;
     /// Whether it has seen the match to its end (`frames` long).
@@ -39,7 +39,7 @@ pub trait Watching: Node<Event: Into<MatchEvent>> {
     fn fill(&self, status: &mut LinkStatus, tick_micros: u64);
 }
 
-impl<G: Game> Watching for Spectator<G> {
+impl<G: Game> Spectating for Spectator<G> {
     fn newest_frame(&self) -> u32 {
         self.frame()
     }
@@ -60,7 +60,7 @@ impl<G: Game> Watching for Spectator<G> {
     }
 }
 
-impl<G: Game + Bodies> Watching for SnapshotSpectator<G> {
+impl<G: Game + Bodies> Spectating for SnapshotSpectator<G> {
     fn newest_frame(&self) -> u32 {
         self.newest_snapshot().map_or(0, |(f, _)| f)
     }
@@ -98,7 +98,7 @@ pub struct SpectateEndpoint<N> {
     out: VecDeque<Datagram>,
 }
 
-impl<N: Watching> SpectateEndpoint<N> {
+impl<N: Spectating> SpectateEndpoint<N> {
     /// The node.
     pub fn node(&self) -> &N {
         &self.node
@@ -189,8 +189,8 @@ impl<G: Game> SpectateEndpoint<Spectator<G>> {
     /// the match and checks every checksum the seats settled on. A roster
     /// it cannot watch is refused to the host and `joining` comes back.
     pub fn from_roster(now: Instant, joining: Joining, token: u32) -> Result<Self, Refused> {
-        let (joining, roster, config, watch) = accept::<G>(now, joining)?;
-        let made = Spectator::<G>::new(&config, roster.setup, watch, token, now)
+        let (joining, roster, config, spectate) = accept::<G>(now, joining)?;
+        let made = Spectator::<G>::new(&config, roster.setup, spectate, token, now)
             .and_then(|s| seal(s, &roster, joining.setup.identity(), Spectator::sealed));
         match made {
             Ok(node) => Ok(SpectateEndpoint::with(now, joining, node, &roster)),
@@ -209,16 +209,17 @@ impl<G: Game + Bodies> SpectateEndpoint<SnapshotSpectator<G>> {
         token: u32,
         snapshots: SnapshotSettings,
     ) -> Result<Self, Refused> {
-        let (joining, roster, config, watch) = accept::<G>(now, joining)?;
-        let made = SnapshotSpectator::<G>::new(&config, roster.setup, watch, snapshots, token, now)
-            .and_then(|s| {
-                seal(
-                    s,
-                    &roster,
-                    joining.setup.identity(),
-                    SnapshotSpectator::sealed,
-                )
-            });
+        let (joining, roster, config, spectate) = accept::<G>(now, joining)?;
+        let made =
+            SnapshotSpectator::<G>::new(&config, roster.setup, spectate, snapshots, token, now)
+                .and_then(|s| {
+                    seal(
+                        s,
+                        &roster,
+                        joining.setup.identity(),
+                        SnapshotSpectator::sealed,
+                    )
+                });
         match made {
             Ok(node) => Ok(SpectateEndpoint::with(now, joining, node, &roster)),
             Err(e) => Err(refuse(now, joining, settings_refusal(e.to_string()))),
@@ -231,7 +232,7 @@ impl<G: Game + Bodies> SpectateEndpoint<SnapshotSpectator<G>> {
 fn accept<G: Game>(
     now: Instant,
     joining: Joining,
-) -> Result<(Joining, Roster, G::Config, WatchConfig), Refused> {
+) -> Result<(Joining, Roster, G::Config, SpectateConfig), Refused> {
     let Some(roster) = joining.setup.roster().cloned() else {
         let r = Refusal::Roster {
             problem: RosterProblem::Malformed,
@@ -243,9 +244,9 @@ fn accept<G: Game>(
         Ok(c) => c,
         Err(r) => return Err(refuse(now, joining, r)),
     };
-    let mut watch = roster.settings.peer.watch.clone();
-    watch.players = roster.setup.players;
-    Ok((joining, roster, config, watch))
+    let mut spectate = roster.settings.peer.spectate.clone();
+    spectate.players = roster.setup.players;
+    Ok((joining, roster, config, spectate))
 }
 
 fn settings_refusal(detail: String) -> Refusal {
@@ -268,7 +269,7 @@ fn seal<N, E>(
     }
 }
 
-impl<N: Watching> SpectateEndpoint<N> {
+impl<N: Spectating> SpectateEndpoint<N> {
     fn with(now: Instant, joining: Joining, node: N, roster: &Roster) -> SpectateEndpoint<N> {
         let host = joining.setup.host();
         let mut me = SpectateEndpoint {
@@ -276,7 +277,7 @@ impl<N: Watching> SpectateEndpoint<N> {
             node,
             router: Router::relay(host),
             frames: roster.settings.frames,
-            tick_micros: roster.settings.peer.watch.tick_micros,
+            tick_micros: roster.settings.peer.spectate.tick_micros,
             ended: false,
             events: VecDeque::new(),
             out: VecDeque::new(),
@@ -286,7 +287,7 @@ impl<N: Watching> SpectateEndpoint<N> {
     }
 }
 
-impl<N: Watching> Endpoint for SpectateEndpoint<N> {
+impl<N: Spectating> Endpoint for SpectateEndpoint<N> {
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
         if self.ended {
             return;

@@ -4,7 +4,7 @@
 //! of these, so the app only watches and shows.
 
 use lockstep_fx::Checksum;
-use lockstep_protocol::watch::{SpectatorId, SpectatorLeft};
+use lockstep_protocol::spectate::{SpectatorId, SpectatorLeft};
 use lockstep_protocol::{ResyncFailure, SeatId, SeatSet, TimeoutReason};
 use lockstep_sim::desync::Diagnosis;
 

@@ -11,7 +11,7 @@
 
 use std::io::Write;
 
-use lockstep_protocol::watch::SpectatorId;
+use lockstep_protocol::spectate::SpectatorId;
 use lockstep_protocol::{Instant, SeatId};
 use lockstep_sim::Game;
 

@@ -28,7 +28,7 @@ use std::io::Write;
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::seal::{PublicKey, SealError};
-use lockstep_protocol::watch::{Relay, RelayEvent, SpectatorId, WatchTransmit};
+use lockstep_protocol::spectate::{Relay, RelayEvent, SpectatorId, SpectatorTransmit};
 use lockstep_protocol::{
     CallError, Event, Instant, Mode, SeatId, SeatSet, Security, Session, Stats, Transmit,
 };
@@ -122,7 +122,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         let game = G::new(config, &setup)?;
         let seat = settings.session.local;
-        let relay = Relay::new(settings.watch, seat, settings.token);
+        let relay = Relay::new(settings.spectate, seat, settings.token);
         // A sealed session's spectators are sealed with the same key pair.
         let relay = match &settings.session.security {
             Security::Sealed { identity, .. } => relay.sealed(identity.clone()),
@@ -247,7 +247,7 @@ impl<G: Game, W: Write> Peer<G, W> {
     }
 
     /// Feeds a datagram received from spectator `from` (the app's id for
-    /// a spectator's address; a [`WatchHello`](lockstep_protocol::packet::WatchHello)
+    /// a spectator's address; a [`SpectateHello`](lockstep_protocol::packet::SpectateHello)
     /// from an unknown address is a new one). It reaches only this peer's
     /// spectator relay, never the session: a spectator cannot send inputs.
     pub fn handle_spectator_datagram(&mut self, now: Instant, from: SpectatorId, bytes: &[u8]) {
@@ -274,7 +274,7 @@ impl<G: Game, W: Write> Peer<G, W> {
 
     /// The next datagram to send to a spectator.
     #[must_use]
-    pub fn poll_spectator_transmit(&mut self, now: Instant) -> Option<WatchTransmit> {
+    pub fn poll_spectator_transmit(&mut self, now: Instant) -> Option<SpectatorTransmit> {
         self.relay.poll_transmit(now)
     }
 
@@ -533,7 +533,12 @@ impl<G: Game, W: Write> Peer<G, W> {
                 }
                 RelayEvent::SnapshotAck { spectator, ack } => {
                     if let Some(s) = &mut self.snapshots {
-                        s.on_ack(now, Receiver::Watcher(spectator), ack, self.engine.frame());
+                        s.on_ack(
+                            now,
+                            Receiver::Spectator(spectator),
+                            ack,
+                            self.engine.frame(),
+                        );
                     }
                     continue;
                 }

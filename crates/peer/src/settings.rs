@@ -5,7 +5,7 @@
 //! Invariant: the defaults are what a match over the internet wants; every
 //! seat of a match must agree on the fields the session checks.
 
-use lockstep_protocol::watch::WatchConfig;
+use lockstep_protocol::spectate::SpectateConfig;
 use lockstep_protocol::{Config, SeatId};
 use lockstep_sim::Match;
 use lockstep_sim::replay::RecordSettings;
@@ -30,8 +30,8 @@ pub struct PeerSettings {
     /// ([`Session::history_frames`](lockstep_protocol::Session::history_frames),
     /// ten round trips), and then that bound is used instead.
     pub max_unsettled_frames: u32,
-    /// The spectator relay's settings (`max_watchers = 0`: serve none).
-    pub watch: WatchConfig,
+    /// The spectator relay's settings (`max_spectators = 0`: serve none).
+    pub spectate: SpectateConfig,
     /// What the match does with a desync it cannot heal (`Stop`: every
     /// seat stops with [`StopReason::MatchInvalid`](crate::StopReason::MatchInvalid)). Every seat of a
     /// match must have the same.
@@ -70,7 +70,7 @@ impl PeerSettings {
             token,
             record: RecordSettings::default(),
             max_unsettled_frames: 600,
-            watch: WatchConfig::new(setup.players, tick_micros),
+            spectate: SpectateConfig::new(setup.players, tick_micros),
             desync_policy: DesyncPolicy::Stop,
             state_every: 60,
         }

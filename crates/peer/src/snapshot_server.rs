@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
 use lockstep_protocol::seq::unwrap_frame;
 use lockstep_protocol::snapshot_parts::split;
-use lockstep_protocol::watch::SpectatorId;
+use lockstep_protocol::spectate::SpectatorId;
 use lockstep_protocol::{Instant, SeatId};
 use lockstep_snapshot::interpolate::ViewMode;
 use lockstep_snapshot::stream::SnapshotSender;
@@ -89,7 +89,7 @@ pub enum Receiver {
     /// A seat that fell back to snapshots.
     Seat(SeatId),
     /// A spectator watching snapshots.
-    Watcher(SpectatorId),
+    Spectator(SpectatorId),
 }
 
 /// One receiver's stream.

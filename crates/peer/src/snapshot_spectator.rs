@@ -16,7 +16,9 @@ use std::marker::PhantomData;
 
 use lockstep_protocol::Instant;
 use lockstep_protocol::seal::{Identity, PublicKey};
-use lockstep_protocol::watch::{WatchConfig, WatchEvent, Watcher, WatcherStats};
+use lockstep_protocol::spectate::{
+    SpectateConfig, SpectatorSession, SpectatorSessionEvent, SpectatorSessionStats,
+};
 use lockstep_sim::{Game, Match};
 use lockstep_snapshot::interpolate::Pose;
 use lockstep_snapshot::{Bodies, bodies};
@@ -43,7 +45,7 @@ pub enum SnapshotSpectatorEvent {
 
 /// A spectator of a match of `G` that shows snapshots.
 pub struct SnapshotSpectator<G: Game> {
-    spectator: Watcher<G::Input>,
+    spectator: SpectatorSession<G::Input>,
     view: SnapshotView,
     events: VecDeque<SnapshotSpectatorEvent>,
     game: PhantomData<fn() -> G>,
@@ -64,23 +66,23 @@ impl<G: Game + Bodies> SnapshotSpectator<G> {
     pub fn new(
         config: &G::Config,
         setup: Match,
-        watch: WatchConfig,
+        spectate: SpectateConfig,
         settings: SnapshotSettings,
         token: u32,
         now: Instant,
     ) -> Result<SnapshotSpectator<G>, PeerError> {
-        if watch.players != setup.players {
+        if spectate.players != setup.players {
             return Err(PeerError::Players {
-                session: watch.players,
+                session: spectate.players,
                 setup: setup.players,
             });
         }
         let game = G::new(config, &setup)?;
         let bounds = settings.bounds(game.snapshot_bounds());
         let initial = bodies::quantize(&game, &bounds);
-        let tick = watch.tick_micros;
+        let tick = spectate.tick_micros;
         Ok(SnapshotSpectator {
-            spectator: Watcher::snapshots(watch, token, now),
+            spectator: SpectatorSession::snapshots(spectate, token, now),
             view: SnapshotView::new(0, initial, bounds, tick, settings.view_mode()),
             events: VecDeque::new(),
             game: PhantomData,
@@ -154,7 +156,7 @@ impl<G: Game> SnapshotSpectator<G> {
     }
 
     /// The connection's counters.
-    pub fn watcher_stats(&self) -> &WatcherStats {
+    pub fn connection_stats(&self) -> &SpectatorSessionStats {
         self.spectator.stats()
     }
 
@@ -167,8 +169,10 @@ impl<G: Game> SnapshotSpectator<G> {
     fn answer(&mut self, now: Instant) {
         while let Some(event) = self.spectator.poll_event() {
             match event {
-                WatchEvent::Connected => self.events.push_back(SnapshotSpectatorEvent::Connected),
-                WatchEvent::SnapshotPart(part) => {
+                SpectatorSessionEvent::Connected => {
+                    self.events.push_back(SnapshotSpectatorEvent::Connected)
+                }
+                SpectatorSessionEvent::SnapshotPart(part) => {
                     let reference = self.spectator.reference_frame();
                     let before = self.view.stats().snapshots;
                     self.view.on_part(now, part, reference);
@@ -179,16 +183,18 @@ impl<G: Game> SnapshotSpectator<G> {
                         }
                     }
                 }
-                WatchEvent::Incompatible => {
+                SpectatorSessionEvent::Incompatible => {
                     self.events.push_back(SnapshotSpectatorEvent::Incompatible)
                 }
                 // It steps nothing, so it has no checksum to give.
-                WatchEvent::Asked { frame } => self.spectator.answer(frame, None),
-                WatchEvent::RelayLost => self.events.push_back(SnapshotSpectatorEvent::RelayLost),
+                SpectatorSessionEvent::Asked { frame } => self.spectator.answer(frame, None),
+                SpectatorSessionEvent::RelayLost => {
+                    self.events.push_back(SnapshotSpectatorEvent::RelayLost)
+                }
                 // Asked for snapshots: no state or frames come.
-                WatchEvent::LoadState { .. }
-                | WatchEvent::Frame { .. }
-                | WatchEvent::Settled { .. } => {}
+                SpectatorSessionEvent::LoadState { .. }
+                | SpectatorSessionEvent::Frame { .. }
+                | SpectatorSessionEvent::Settled { .. } => {}
             }
         }
         if let Some(ack) = self.view.ack(now) {

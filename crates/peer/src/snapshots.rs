@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
-use lockstep_protocol::watch::{Relay, SpectatorId};
+use lockstep_protocol::spectate::{Relay, SpectatorId};
 use lockstep_protocol::{Input, Instant, ResyncFailure, SeatId, Session};
 
 use crate::event::{FallbackReason, PeerEvent};
@@ -83,9 +83,9 @@ impl<G> Snapshots<G> {
         watches_snapshots: bool,
     ) {
         if joined && watches_snapshots {
-            self.server.start(now, Receiver::Watcher(spectator), 0);
+            self.server.start(now, Receiver::Spectator(spectator), 0);
         } else if !joined {
-            self.server.stop(Receiver::Watcher(spectator));
+            self.server.stop(Receiver::Spectator(spectator));
         }
     }
 
@@ -112,7 +112,7 @@ impl<G> Snapshots<G> {
                 Receiver::Seat(seat) => {
                     let _ = session.send_snapshot_part(seat, part);
                 }
-                Receiver::Watcher(w) => {
+                Receiver::Spectator(w) => {
                     relay.send_snapshot_part(w, part);
                 }
             }

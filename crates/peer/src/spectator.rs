@@ -14,7 +14,9 @@ use std::collections::VecDeque;
 use lockstep_fx::{Checksum, ShortChecksum};
 use lockstep_protocol::Instant;
 use lockstep_protocol::seal::{Identity, PublicKey};
-use lockstep_protocol::watch::{WatchConfig, WatchEvent, Watcher, WatcherStats};
+use lockstep_protocol::spectate::{
+    SpectateConfig, SpectatorSession, SpectatorSessionEvent, SpectatorSessionStats,
+};
 use lockstep_sim::{Engine, EngineSettings, Game, Match};
 
 use crate::error::PeerError;
@@ -81,7 +83,7 @@ const KEPT_CHECKSUMS: usize = 1_024;
 
 /// A spectator of a match of `G`.
 pub struct Spectator<G: Game> {
-    spectator: Watcher<G::Input>,
+    spectator: SpectatorSession<G::Input>,
     engine: Option<Engine<G>>,
     mine: VecDeque<(u32, ShortChecksum)>,
     settled: VecDeque<(u32, u64)>,
@@ -108,13 +110,13 @@ impl<G: Game> Spectator<G> {
     pub fn new(
         config: &G::Config,
         setup: Match,
-        watch: WatchConfig,
+        spectate: SpectateConfig,
         token: u32,
         now: Instant,
     ) -> Result<Spectator<G>, PeerError> {
-        if watch.players != setup.players {
+        if spectate.players != setup.players {
             return Err(PeerError::Players {
-                session: watch.players,
+                session: spectate.players,
                 setup: setup.players,
             });
         }
@@ -122,7 +124,7 @@ impl<G: Game> Spectator<G> {
         // from the relay.
         G::new(config, &setup)?;
         Ok(Spectator {
-            spectator: Watcher::new(watch, token, now),
+            spectator: SpectatorSession::new(spectate, token, now),
             engine: None,
             mine: VecDeque::new(),
             settled: VecDeque::new(),
@@ -197,7 +199,7 @@ impl<G: Game> Spectator<G> {
     }
 
     /// The connection's counters.
-    pub fn watcher_stats(&self) -> &WatcherStats {
+    pub fn connection_stats(&self) -> &SpectatorSessionStats {
         self.spectator.stats()
     }
 
@@ -209,20 +211,26 @@ impl<G: Game> Spectator<G> {
     fn answer(&mut self) {
         while let Some(event) = self.spectator.poll_event() {
             match event {
-                WatchEvent::Connected => self.events.push_back(SpectatorEvent::Connected),
-                WatchEvent::LoadState { frame, state } => self.load(frame, &state),
-                WatchEvent::Frame { frame, inputs } => self.step(frame, &inputs),
-                WatchEvent::Settled { frame, short } => {
+                SpectatorSessionEvent::Connected => {
+                    self.events.push_back(SpectatorEvent::Connected)
+                }
+                SpectatorSessionEvent::LoadState { frame, state } => self.load(frame, &state),
+                SpectatorSessionEvent::Frame { frame, inputs } => self.step(frame, &inputs),
+                SpectatorSessionEvent::Settled { frame, short } => {
                     self.settled.push_back((frame, short));
                     if self.settled.len() > KEPT_CHECKSUMS {
                         self.settled.pop_front();
                     }
                 }
-                WatchEvent::Asked { frame } => self.asked = Some(frame),
-                WatchEvent::Incompatible => self.events.push_back(SpectatorEvent::Incompatible),
-                WatchEvent::RelayLost => self.events.push_back(SpectatorEvent::RelayLost),
+                SpectatorSessionEvent::Asked { frame } => self.asked = Some(frame),
+                SpectatorSessionEvent::Incompatible => {
+                    self.events.push_back(SpectatorEvent::Incompatible)
+                }
+                SpectatorSessionEvent::RelayLost => {
+                    self.events.push_back(SpectatorEvent::RelayLost)
+                }
                 // Only a spectator that asked for snapshots gets parts.
-                WatchEvent::SnapshotPart(_) => {}
+                SpectatorSessionEvent::SnapshotPart(_) => {}
             }
             self.check();
             self.arbitrate();

@@ -239,7 +239,7 @@ fn a_viewer_shows_snapshots_from_the_start_and_keeps_playing() {
 #[test]
 fn a_spectator_watching_snapshots_sees_the_relays_state_within_the_quantization_bound() {
     use lockstep_peer::{SnapshotSpectator, SnapshotSpectatorEvent};
-    use lockstep_protocol::watch::{SpectatorId, WatchConfig};
+    use lockstep_protocol::spectate::{SpectateConfig, SpectatorId};
 
     let mut m = Match2::new(SnapshotSettings::default());
     let setup = Match {
@@ -247,14 +247,14 @@ fn a_spectator_watching_snapshots_sees_the_relays_state_within_the_quantization_
         seed: 5,
         tick_rate: 60,
     };
-    let watch = WatchConfig::new(
+    let spectate = SpectateConfig::new(
         2,
         PeerSettings::new(&setup, SeatId(0), 1).session.tick_micros,
     );
     let mut spectator: SnapshotSpectator<Cubes> = SnapshotSpectator::new(
         &tiny(),
         setup,
-        watch,
+        spectate,
         SnapshotSettings::default(),
         77,
         m.now,

@@ -101,7 +101,7 @@
 //! [`packet`] (the wire format, drawn in `protocol/SPEC.md`), [`seal`]
 //! (authenticated encryption of every packet with per-pair keys),
 //! [`clock_sync`] (peers' clock offsets from timestamped round trips),
-//! [`session`] (the state machine), [`watch`] (spectators: the relay a seat
+//! [`session`] (the state machine), [`spectate`] (spectators: the relay a seat
 //! runs for them and the spectator's side), [`snapshot_parts`] (snapshot
 //! payloads cut into datagrams and put back together, for the snapshot
 //! fall-back and spectators watching snapshots), [`seat`] and [`stats`].
@@ -139,10 +139,10 @@ mod send_window;
 pub mod seq;
 pub mod session;
 pub mod snapshot_parts;
+pub mod spectate;
 mod state_transfer;
 pub mod stats;
 mod time;
-pub mod watch;
 
 pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 pub use checksum_book::SelfCheck;

@@ -13,7 +13,7 @@ use lockstep_protocol::packet::{
     ArbiterAnswer, Cause, ChecksumMsg, DelayPlan, Disconnect, Echo, Evidence, Feed, FeedAck,
     Finding, Hello, InputsMsg, Invalid, Message, Packet, Purpose, ResyncAck, ResyncChunk,
     ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums, SnapshotAck, SnapshotPart,
-    TickStamp, Timing, WatchHello,
+    SpectateHello, TickStamp, Timing,
 };
 use lockstep_protocol::seal::{Identity, Link, PairKeys};
 use lockstep_protocol::{Input, SeatId, SeatSet};
@@ -234,9 +234,9 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             })),
         ),
         (
-            "watch_hello",
+            "spectate_hello",
             "a spectator's handshake to a 4-player 60 Hz match, token 0x5eed_0001, relay's token not known yet",
-            Packet::WatchHello(WatchHello {
+            Packet::SpectateHello(SpectateHello {
                 seq: 7,
                 schema_hash: Buttons::schema_hash(),
                 players: 4,

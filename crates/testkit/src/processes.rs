@@ -89,7 +89,7 @@ struct StrangerState {
 enum Proc<G: Demo> {
     Joining(Box<Joining>, SeatRole),
     Seat(SeatEndpoint<G, Vec<u8>>),
-    Watching(SpectateEndpoint<Spectator<G>>),
+    Spectating(SpectateEndpoint<Spectator<G>>),
     Stranger(StrangerState),
     /// The process is gone (killed, or its endpoint closed).
     Gone,
@@ -394,7 +394,7 @@ impl<G: Demo> Lan<G> {
         match &mut self.procs[to] {
             Proc::Joining(j, _) => j.handle_datagram(now, from, bytes),
             Proc::Seat(s) => s.handle_datagram(now, from, bytes),
-            Proc::Watching(w) => w.handle_datagram(now, from, bytes),
+            Proc::Spectating(w) => w.handle_datagram(now, from, bytes),
             Proc::Stranger(s) => {
                 if let Ok(m) = Message::decode(bytes) {
                     s.heard.push(m.clone());
@@ -426,7 +426,7 @@ impl<G: Demo> Lan<G> {
                     s.handle_timeout(now);
                 }
             }
-            Proc::Watching(w) => {
+            Proc::Spectating(w) => {
                 if w.poll_timeout().is_some_and(|t| t <= now) {
                     w.handle_timeout(now);
                 }
@@ -458,7 +458,7 @@ impl<G: Demo> Lan<G> {
             let endpoint: &mut dyn Endpoint = match &mut self.procs[i] {
                 Proc::Joining(j, _) => j.as_mut(),
                 Proc::Seat(s) => s,
-                Proc::Watching(w) => w,
+                Proc::Spectating(w) => w,
                 _ => return,
             };
             while let Some(e) = endpoint.poll_event() {
@@ -530,7 +530,7 @@ impl<G: Demo> Lan<G> {
                 }
             }
             SeatRole::Spectator => match SpectateEndpoint::from_roster(now, *joining, token) {
-                Ok(w) => Proc::Watching(w),
+                Ok(w) => Proc::Spectating(w),
                 Err((j, _)) => Proc::Joining(j, role),
             },
         };
@@ -542,7 +542,7 @@ fn poll_timeout<G: Demo>(p: &Proc<G>) -> Option<Instant> {
     match p {
         Proc::Joining(j, _) => j.poll_timeout(),
         Proc::Seat(s) => s.poll_timeout(),
-        Proc::Watching(w) => w.poll_timeout(),
+        Proc::Spectating(w) => w.poll_timeout(),
         Proc::Stranger(s) => match s.script {
             Stranger::Spray {
                 every_micros: _,

@@ -233,10 +233,10 @@ pub struct JoinArgs {
     pub output: OutputArgs,
 }
 
-/// Where a watching process joins, and how it prints: what `lockstep
+/// Where a process without a seat connects, and how it prints: what `lockstep
 /// spectate` and `lockstep arbiter` share.
 #[derive(Debug, Args)]
-pub struct WatchArgs {
+pub struct ConnectArgs {
     /// The host's address, e.g. 127.0.0.1:7777.
     pub host: String,
     #[command(flatten)]
@@ -251,7 +251,7 @@ pub struct WatchArgs {
 #[derive(Debug, Args)]
 pub struct SpectateArgs {
     #[command(flatten)]
-    pub watch: WatchArgs,
+    pub connect: ConnectArgs,
     /// Watch compressed snapshots (30 a second, range-coded against acked
     /// baselines, shown interpolated) instead of simulating the match.
     #[arg(long, conflicts_with = "arbiter")]
@@ -266,9 +266,9 @@ pub struct SpectateArgs {
 
 impl SpectateArgs {
     /// `lockstep arbiter`: `lockstep spectate --arbiter`.
-    pub fn arbiter(watch: WatchArgs) -> SpectateArgs {
+    pub fn arbiter(connect: ConnectArgs) -> SpectateArgs {
         SpectateArgs {
-            watch,
+            connect,
             snapshots: false,
             arbiter: true,
         }

@@ -40,7 +40,7 @@ use crate::report::{OutputArgs, Printer, Report};
 mod args;
 
 pub use args::{
-    BindArgs, HostArgs, JoinArgs, LinkArgs, ModeArgs, SpectateArgs, WatchArgs, parse_percent_arg,
+    BindArgs, ConnectArgs, HostArgs, JoinArgs, LinkArgs, ModeArgs, SpectateArgs, parse_percent_arg,
 };
 
 /// The replay log's writer in the networked commands.
@@ -137,7 +137,7 @@ fn match_settings(args: &HostArgs, setup: &Match) -> Result<MatchSettings, CliEr
             if !text.contains("tick_micros") {
                 let ticked = MatchSettings::new(setup);
                 s.peer.session.tick_micros = ticked.peer.session.tick_micros;
-                s.peer.watch.tick_micros = ticked.peer.watch.tick_micros;
+                s.peer.spectate.tick_micros = ticked.peer.spectate.tick_micros;
             }
             s
         }
@@ -553,7 +553,7 @@ fn read_key(path: &Path) -> Result<Identity, CliError> {
 
 /// Runs `lockstep spectate`.
 pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
-    let w = &args.watch;
+    let w = &args.connect;
     let host = resolve(&w.host)?;
     let rt = runtime()?;
     rt.block_on(async {
@@ -577,11 +577,11 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
         if !GAMES.contains(&roster.game.as_str()) {
             return refuse_unknown(joining, &roster, &mut printer).await;
         }
-        with_game!(roster.game.as_str(), G => watch_game::<G>(joining, args, printer).await)
+        with_game!(roster.game.as_str(), G => spectate_game::<G>(joining, args, printer).await)
     })
 }
 
-async fn watch_game<G: Demo + Bodies>(
+async fn spectate_game<G: Demo + Bodies>(
     joining: Runtime<Joining>,
     args: &SpectateArgs,
     mut printer: Printer<'_>,

@@ -14,7 +14,7 @@
 use super::field::{DecodeError, ser_player};
 use super::header::{Kind, MAX_DATAGRAM};
 use super::message::*;
-use super::watch::*;
+use super::spectate::*;
 use crate::bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 use crate::input::Input;
 use crate::seat::SeatId;
@@ -25,7 +25,7 @@ pub enum Packet<I> {
     /// Handshake between two seats (kind 0).
     Hello(Hello),
     /// Handshake between a spectator and the seat relaying to it (kind 8).
-    WatchHello(WatchHello),
+    SpectateHello(SpectateHello),
     /// Everything after a handshake (kinds 1–7, 9–11, 13 and 14).
     Routed(Routed<I>),
 }
@@ -114,7 +114,7 @@ impl<I: Input> Packet<I> {
     pub const fn kind(&self) -> Kind {
         match self {
             Packet::Hello(_) => Kind::Hello,
-            Packet::WatchHello(_) => Kind::WatchHello,
+            Packet::SpectateHello(_) => Kind::SpectateHello,
             Packet::Routed(r) => r.message.kind(),
         }
     }
@@ -123,18 +123,18 @@ impl<I: Input> Packet<I> {
     pub fn set_seq(&mut self, seq: u16) {
         match self {
             Packet::Hello(h) => h.seq = seq,
-            Packet::WatchHello(h) => h.seq = seq,
+            Packet::SpectateHello(h) => h.seq = seq,
             Packet::Routed(r) => r.seq = seq,
         }
     }
 
     /// The seat the header names: the sender's, except in a spectator's
     /// packets to its relay, where it is the relay's (the seat watched
-    /// through). A [`WatchHello`] names none.
+    /// through). A [`SpectateHello`] names none.
     pub const fn seat(&self) -> Option<SeatId> {
         match self {
             Packet::Hello(h) => Some(h.sender),
-            Packet::WatchHello(_) => None,
+            Packet::SpectateHello(_) => None,
             Packet::Routed(r) => Some(r.sender),
         }
     }
@@ -155,7 +155,7 @@ impl<I: Input> Packet<I> {
         }
         *self = match kind {
             Kind::Hello => Packet::Hello(Hello::default()),
-            Kind::WatchHello => Packet::WatchHello(WatchHello::default()),
+            Kind::SpectateHello => Packet::SpectateHello(SpectateHello::default()),
             k => Packet::Routed(Routed {
                 sender: SeatId(0),
                 token: 0,
@@ -190,7 +190,7 @@ impl<I: Input> Packet<I> {
                 s.align()?;
                 h.serialize(s)
             }
-            Packet::WatchHello(h) => {
+            Packet::SpectateHello(h) => {
                 s.u16(&mut h.seq)?;
                 s.align()?;
                 h.serialize(s)

@@ -69,7 +69,7 @@ pub(super) fn ser_player<S: BitStream>(s: &mut S, p: &mut SeatId) -> Result<(), 
     Ok(())
 }
 
-/// The greeting both handshakes ([`super::Hello`], [`super::WatchHello`])
+/// The greeting both handshakes ([`super::Hello`], [`super::SpectateHello`])
 /// open with after their header: the protocol id and version (anything
 /// else is not this protocol, or not this version of it), the input
 /// schema's hash, the seat count, the tick length, the sender's token and

@@ -41,7 +41,7 @@ pub struct Header {
     pub kind: Kind,
     /// The low 16 bits of its packet number.
     pub seq: u16,
-    /// The seat it names (none in a [`WatchHello`](super::WatchHello)).
+    /// The seat it names (none in a [`SpectateHello`](super::SpectateHello)).
     pub seat: Option<SeatId>,
 }
 
@@ -53,7 +53,7 @@ impl Header {
         let kind = Kind::from_wire(*bytes.first()? & 0x0f)?;
         let seq = peek_seq(bytes)?;
         let seat = match kind {
-            Kind::WatchHello => None,
+            Kind::SpectateHello => None,
             _ => Some(SeatId((*bytes.get(2)? >> 4) & 0x07)),
         };
         Some(Header { kind, seq, seat })
@@ -80,8 +80,8 @@ pub enum Kind {
     Disconnect = 6,
     /// [`SeatDrop`](super::SeatDrop) and [`SeatReturn`](super::SeatReturn): a seat leaving or coming back.
     Seat = 7,
-    /// [`WatchHello`](super::WatchHello).
-    WatchHello = 8,
+    /// [`SpectateHello`](super::SpectateHello).
+    SpectateHello = 8,
     /// [`Feed`](super::Feed).
     Feed = 9,
     /// [`FeedAck`](super::FeedAck).
@@ -114,7 +114,7 @@ impl Kind {
             // kind 4 + seq 16 + seat 3, padded.
             Kind::Hello => 3,
             // kind 4 + seq 16, padded.
-            Kind::WatchHello => 3,
+            Kind::SpectateHello => 3,
             // kind 4 + seq 16 + seat 3 + token 32, padded.
             _ => 7,
         }
@@ -130,7 +130,7 @@ impl Kind {
         Kind::ResyncAck,
         Kind::Disconnect,
         Kind::Seat,
-        Kind::WatchHello,
+        Kind::SpectateHello,
         Kind::Feed,
         Kind::FeedAck,
         Kind::Snapshot,
@@ -149,7 +149,7 @@ impl Kind {
             Kind::ResyncAck => "resync_ack",
             Kind::Disconnect => "disconnect",
             Kind::Seat => "seat",
-            Kind::WatchHello => "watch_hello",
+            Kind::SpectateHello => "spectate_hello",
             Kind::Feed => "feed",
             Kind::FeedAck => "feed_ack",
             Kind::Snapshot => "snapshot",

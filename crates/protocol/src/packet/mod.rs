@@ -1,7 +1,7 @@
 //! Every datagram on the wire, in four rooms: the clear [`Header`] and the
 //! limits (`header.rs`, all that `seal.rs` reads), the fields messages share
 //! (`field.rs`), the messages — between seats (`message.rs`) and between a
-//! relay and its spectator (`watch.rs`) — and the whole [`Packet`] with its
+//! relay and its spectator (`spectate.rs`) — and the whole [`Packet`] with its
 //! canonical encode and decode (`codec.rs`). Each type has one `serialize`
 //! that writes, reads and measures it (see [`crate::bits`]);
 //! `protocol/SPEC.md` draws the same layouts bit by bit.
@@ -18,7 +18,7 @@ mod codec;
 mod field;
 pub(crate) mod header;
 mod message;
-mod watch;
+mod spectate;
 
 pub use codec::{Message, Packet, Routed};
 pub use field::{DecodeError, ShortChecksums};
@@ -26,7 +26,7 @@ pub use header::{
     Header, KIND_VALUES, Kind, MAX_DATAGRAM, PROTOCOL_ID, VERSION, header_bytes, peek_seq,
 };
 pub use message::*;
-pub use watch::*;
+pub use spectate::*;
 
 /// The largest packet the protocol builds: a sealed datagram adds a
 /// [`crate::seal::TAG_BYTES`]-byte tag and must still fit [`MAX_DATAGRAM`].

@@ -506,14 +506,14 @@ impl<I: Input> Session<I> {
                         self.notice_due(sender);
                     }
                 }
-                Packet::WatchHello(_) => self.stats.dropped.from_gone += 1,
+                Packet::SpectateHello(_) => self.stats.dropped.from_gone += 1,
             }
             return true;
         }
         match packet {
             Packet::Hello(h) => self.on_hello(now, h),
             Packet::Routed(r) => self.on_routed(now, r),
-            Packet::WatchHello(_) => self.stats.dropped.unexpected += 1,
+            Packet::SpectateHello(_) => self.stats.dropped.unexpected += 1,
         }
         true
     }

@@ -31,7 +31,7 @@ use lockstep_fx::Rng;
 use lockstep_games::Demo;
 use lockstep_peer::{Peer, PeerEvent, PeerSettings, Spectator, SpectatorEvent, StopReason};
 use lockstep_protocol::seal::{Identity, PublicKey};
-use lockstep_protocol::watch::{SpectatorId, WatchConfig};
+use lockstep_protocol::spectate::{SpectateConfig, SpectatorId};
 use lockstep_protocol::{Config, Instant, SeatId, Security};
 use lockstep_sim::StateMap;
 
@@ -328,9 +328,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         });
         if let Some((relay, at)) = scenario.spectate {
             if spectator.is_none() && peers[relay.index()].frame() > at {
-                let watch = WatchConfig::new(n, scenario.session.tick_micros);
+                let spectate = SpectateConfig::new(n, scenario.session.tick_micros);
                 let token = rng.next_u32() | 1;
-                let mut s = Spectator::new(config, scenario.setup, watch, token, now)
+                let mut s = Spectator::new(config, scenario.setup, spectate, token, now)
                     .expect("the scenario's match is valid");
                 if scenario.sealed {
                     let own = identity(&mut rng);
@@ -437,7 +437,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         buffer_overflow,
         spectator: spectator.map(|(s, mut r)| {
             r.stats = *s.stats();
-            r.connection = *s.watcher_stats();
+            r.connection = *s.connection_stats();
             r
         }),
     }

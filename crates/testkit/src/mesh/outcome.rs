@@ -12,7 +12,7 @@ use crate::netsim::NetStats;
 use lockstep_fx::Checksum;
 use lockstep_peer::{PeerEvent, PeerStats, SpectatorEvent, SpectatorStats, StopReason};
 use lockstep_protocol::clock_sync::ClockEstimate;
-use lockstep_protocol::watch::WatcherStats;
+use lockstep_protocol::spectate::SpectatorSessionStats;
 use lockstep_protocol::{Instant, Invalidation, SeatId, Stats};
 
 /// One peer's side of a run.
@@ -97,7 +97,7 @@ pub struct SpectatorRun {
     /// Its counters.
     pub stats: SpectatorStats,
     /// Its connection's counters.
-    pub connection: WatcherStats,
+    pub connection: SpectatorSessionStats,
 }
 
 /// What a run did.

@@ -7,8 +7,9 @@
 use lockstep_fx::{Checksum, Rng};
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{InputsMsg, Message, Packet, Routed};
-use lockstep_protocol::watch::{
-    Relay, RelayEvent, SpectatorId, SpectatorLeft, WatchConfig, WatchEvent, Watcher,
+use lockstep_protocol::spectate::{
+    Relay, RelayEvent, SpectateConfig, SpectatorId, SpectatorLeft, SpectatorSession,
+    SpectatorSessionEvent,
 };
 use lockstep_protocol::{Config, Instant, SeatId, Session};
 
@@ -31,20 +32,20 @@ fn state(f: u32) -> Vec<u8> {
 /// datagrams with 30 ms one way. Frames settle 10 frames after release.
 struct Rig {
     relay: Relay<Buttons>,
-    spectator: Option<Watcher<Buttons>>,
+    spectator: Option<SpectatorSession<Buttons>>,
     rng: Rng,
     loss_pct: u32,
     /// (arrival, to the spectator?, bytes)
     wire: Vec<(Instant, bool, Vec<u8>)>,
     released: u32,
-    watched: Vec<WatchEvent<Buttons>>,
+    watched: Vec<SpectatorSessionEvent<Buttons>>,
     relay_events: Vec<RelayEvent>,
 }
 
 impl Rig {
     fn new(loss_pct: u32) -> Rig {
         Rig {
-            relay: Relay::new(WatchConfig::new(3, TICK), SeatId(2), 99),
+            relay: Relay::new(SpectateConfig::new(3, TICK), SeatId(2), 99),
             spectator: None,
             rng: Rng::new(7, 1),
             loss_pct,
@@ -79,7 +80,11 @@ impl Rig {
                 }
                 self.released += 1;
                 if f == join_at {
-                    self.spectator = Some(Watcher::new(WatchConfig::new(3, TICK), 0xabc, now));
+                    self.spectator = Some(SpectatorSession::new(
+                        SpectateConfig::new(3, TICK),
+                        0xabc,
+                        now,
+                    ));
                 }
             }
             let due: Vec<_> = {
@@ -137,22 +142,22 @@ fn check_stream(rig: &Rig) -> (u32, u32, usize) {
     let mut settled = 0;
     for e in &rig.watched {
         match e {
-            WatchEvent::LoadState { frame, state: s } => {
+            SpectatorSessionEvent::LoadState { frame, state: s } => {
                 assert_eq!(*s, state(*frame), "the state of frame {frame}");
                 loaded = Some(*frame);
                 next = frame + 1;
             }
-            WatchEvent::Frame { frame, inputs: i } => {
+            SpectatorSessionEvent::Frame { frame, inputs: i } => {
                 assert!(loaded.is_some(), "a frame before the state");
                 assert_eq!(*frame, next, "frames in order");
                 assert_eq!(*i, inputs(*frame));
                 next += 1;
             }
-            WatchEvent::Settled { frame, short } => {
+            SpectatorSessionEvent::Settled { frame, short } => {
                 assert_eq!(*short, Checksum::of(&state(*frame)).short().0);
                 settled += 1;
             }
-            WatchEvent::Connected => {}
+            SpectatorSessionEvent::Connected => {}
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -241,7 +246,7 @@ fn a_spectator_cannot_send_inputs_and_hostile_bytes_are_counted() {
     // A session takes nothing from the spectator stream.
     let mut session = Session::<Buttons>::new(Config::new(3, SeatId(0)), 5).unwrap();
     session.handle_datagram(Instant(0), SeatId(2), &genuine);
-    let hello = Watcher::<Buttons>::new(WatchConfig::new(3, TICK), 9, Instant(0))
+    let hello = SpectatorSession::<Buttons>::new(SpectateConfig::new(3, TICK), 9, Instant(0))
         .poll_transmit(Instant(0))
         .unwrap();
     session.handle_datagram(Instant(0), SeatId(1), &hello);
@@ -251,9 +256,12 @@ fn a_spectator_cannot_send_inputs_and_hostile_bytes_are_counted() {
 
 #[test]
 fn a_spectator_of_another_game_or_tick_is_refused() {
-    let mut relay = Relay::<Buttons>::new(WatchConfig::new(3, TICK), SeatId(0), 1);
-    for cfg in [WatchConfig::new(4, TICK), WatchConfig::new(3, TICK + 1)] {
-        let hello = Watcher::<Buttons>::new(cfg, 9, Instant(0))
+    let mut relay = Relay::<Buttons>::new(SpectateConfig::new(3, TICK), SeatId(0), 1);
+    for cfg in [
+        SpectateConfig::new(4, TICK),
+        SpectateConfig::new(3, TICK + 1),
+    ] {
+        let hello = SpectatorSession::<Buttons>::new(cfg, 9, Instant(0))
             .poll_transmit(Instant(0))
             .unwrap();
         relay.handle_datagram(Instant(0), W, &hello);
@@ -265,11 +273,11 @@ fn a_spectator_of_another_game_or_tick_is_refused() {
 
 #[test]
 fn a_relay_serves_at_most_its_spectator_slots() {
-    let mut cfg = WatchConfig::new(3, TICK);
-    cfg.max_watchers = 2;
+    let mut cfg = SpectateConfig::new(3, TICK);
+    cfg.max_spectators = 2;
     let mut relay = Relay::<Buttons>::new(cfg.clone(), SeatId(0), 1);
     for id in 0..5u32 {
-        let hello = Watcher::<Buttons>::new(cfg.clone(), 100 + id, Instant(0))
+        let hello = SpectatorSession::<Buttons>::new(cfg.clone(), 100 + id, Instant(0))
             .poll_transmit(Instant(0))
             .unwrap();
         relay.handle_datagram(Instant(0), SpectatorId(id), &hello);

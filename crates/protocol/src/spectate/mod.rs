@@ -1,5 +1,5 @@
 //! Spectators: people who watch a match without a seat. One seat's peer acts
-//! as the [`Relay`] for its spectators; each spectator runs a [`Watcher`].
+//! as the [`Relay`] for its spectators; each spectator runs a [`SpectatorSession`].
 //!
 //! The relay sends a new spectator the exact state of a frame every seat
 //! agreed on (the same chunked, verified transfer a resync uses), then
@@ -14,17 +14,17 @@
 //!
 //! Addresses stay the app's business, as in the session: the app gives each
 //! spectator's address a [`SpectatorId`] (a datagram of kind
-//! [`Kind::WatchHello`](crate::packet::Kind::WatchHello) from an unknown
+//! [`Kind::SpectateHello`](crate::packet::Kind::SpectateHello) from an unknown
 //! address is a new spectator) and maps it back when sending.
 //!
 //! - `relay.rs`: the relay's side, one slot per spectator;
 //! - `spectator.rs`: the spectator's side.
 
 mod relay;
-mod watcher;
+mod spectator;
 
 pub use relay::{Relay, RelayEvent, RelayStats, SpectatorLeft};
-pub use watcher::{WatchEvent, Watcher, WatcherStats};
+pub use spectator::{SpectatorSession, SpectatorSessionEvent, SpectatorSessionStats};
 
 use crate::time::MICROS_PER_MILLI;
 
@@ -34,7 +34,7 @@ pub struct SpectatorId(pub u32);
 
 /// A datagram for one spectator.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WatchTransmit {
+pub struct SpectatorTransmit {
     /// The spectator to send it to.
     pub to: SpectatorId,
     /// Its bytes.
@@ -43,10 +43,10 @@ pub struct WatchTransmit {
 
 /// Settings shared by the relay and the spectator; both must agree on
 /// `players` and `tick_micros` (the handshake checks them with the input
-/// schema). [`WatchConfig::new`] gives the defaults.
+/// schema). [`SpectateConfig::new`] gives the defaults.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct WatchConfig {
+pub struct SpectateConfig {
     /// Players in the match, `2..=8`.
     pub players: u8,
     /// Tick length in microseconds: the relay sends a feed each tick, the
@@ -66,20 +66,20 @@ pub struct WatchConfig {
     /// its slowest spectator has not acked, so this bounds its memory.
     pub max_lag_frames: u32,
     /// Spectators one relay serves at most (8).
-    pub max_watchers: u32,
+    pub max_spectators: u32,
 }
 
-impl Default for WatchConfig {
-    /// [`WatchConfig::new`] for two players at 60 Hz.
-    fn default() -> WatchConfig {
-        WatchConfig::new(2, 16_667)
+impl Default for SpectateConfig {
+    /// [`SpectateConfig::new`] for two players at 60 Hz.
+    fn default() -> SpectateConfig {
+        SpectateConfig::new(2, 16_667)
     }
 }
 
-impl WatchConfig {
+impl SpectateConfig {
     /// Defaults for a match of `players` players with a `tick_micros` tick.
-    pub fn new(players: u8, tick_micros: u64) -> WatchConfig {
-        WatchConfig {
+    pub fn new(players: u8, tick_micros: u64) -> SpectateConfig {
+        SpectateConfig {
             players,
             tick_micros,
             hello_interval_micros: 100 * MICROS_PER_MILLI,
@@ -87,7 +87,7 @@ impl WatchConfig {
             chunks_per_tick: 16,
             chunk_rto_micros: 200 * MICROS_PER_MILLI,
             max_lag_frames: 1_800,
-            max_watchers: 8,
+            max_spectators: 8,
         }
     }
 }

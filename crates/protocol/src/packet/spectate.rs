@@ -1,5 +1,5 @@
 //! The messages between a seat's relay and a spectator: the spectator
-//! handshake ([`WatchHello`]), the feed of released frames and its ack
+//! handshake ([`SpectateHello`]), the feed of released frames and its ack
 //! (with the arbiter's question and answer), and the parts and acks of the
 //! snapshot stream.
 //!
@@ -50,7 +50,7 @@ pub struct SnapshotAck {
 /// other's token: by the spectator to the seat it watches through (the
 /// relay), and by the relay in reply. It names no seat: a spectator has none.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct WatchHello {
+pub struct SpectateHello {
     /// The sender's packet number toward the receiver (low 16 bits).
     pub seq: u16,
     /// The hash of the game's input schema ([`Input::schema_hash`]).
@@ -66,12 +66,12 @@ pub struct WatchHello {
     pub echo: u32,
     /// From the relay: its newest released frame, in full (the spectator
     /// restores the 16-bit frames of later packets against it). From a
-    /// spectator: the stream it asks for, [`WatchHello::INPUTS`] or
-    /// [`WatchHello::SNAPSHOTS`].
+    /// spectator: the stream it asks for, [`SpectateHello::INPUTS`] or
+    /// [`SpectateHello::SNAPSHOTS`].
     pub frame: u32,
 }
 
-impl WatchHello {
+impl SpectateHello {
     /// A spectator's `frame`: it asks for every frame's inputs and an exact
     /// state, and simulates.
     pub const INPUTS: u32 = 0;
@@ -130,7 +130,7 @@ pub struct ArbiterAnswer {
     pub short: Option<u64>,
 }
 
-impl WatchHello {
+impl SpectateHello {
     /// Serializes the body after the header (see `SPEC.md`).
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
         ser_greeting(

@@ -19,12 +19,12 @@ use std::collections::{BTreeMap, VecDeque};
 
 use lockstep_fx::Checksum;
 
-use super::{SpectatorId, WatchConfig, WatchTransmit};
+use super::{SpectateConfig, SpectatorId, SpectatorTransmit};
 use crate::inbound::{Opening, open_packet};
 use crate::input::Input;
 use crate::packet::{
     Feed, FeedAck, MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Message, Packet,
-    ResyncAck, Routed, ShortChecksums, SnapshotAck, SnapshotPart, WatchHello,
+    ResyncAck, Routed, ShortChecksums, SnapshotAck, SnapshotPart, SpectateHello,
 };
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seat::SeatId;
@@ -130,7 +130,7 @@ struct Slot {
 /// settled; send what [`Relay::poll_transmit`] gives.
 #[derive(Debug)]
 pub struct Relay<I> {
-    cfg: WatchConfig,
+    cfg: SpectateConfig,
     seat: SeatId,
     token_seed: u32,
     tokens_issued: u32,
@@ -148,7 +148,7 @@ pub struct Relay<I> {
     /// The frame whose checksum the arbiter is asked for, until it answers.
     ask: Option<u32>,
     events: VecDeque<RelayEvent>,
-    out: VecDeque<WatchTransmit>,
+    out: VecDeque<SpectatorTransmit>,
     stats: RelayStats,
 }
 
@@ -156,7 +156,7 @@ impl<I: Input> Relay<I> {
     /// A relay run by `seat`; `token_seed` makes the tokens it gives its
     /// spectators differ from another relay's (the seat's session token is a
     /// fine seed).
-    pub fn new(cfg: WatchConfig, seat: SeatId, token_seed: u32) -> Relay<I> {
+    pub fn new(cfg: SpectateConfig, seat: SeatId, token_seed: u32) -> Relay<I> {
         Relay {
             cfg,
             seat,
@@ -341,14 +341,14 @@ impl<I: Input> Relay<I> {
             return;
         };
         match packet {
-            Packet::WatchHello(_) if !newest => self.stats.dropped.duplicate += 1,
-            Packet::WatchHello(h) => self.on_hello(now, from, h),
+            Packet::SpectateHello(_) if !newest => self.stats.dropped.duplicate += 1,
+            Packet::SpectateHello(h) => self.on_hello(now, from, h),
             Packet::Routed(r) => self.on_routed(now, from, r),
             Packet::Hello(_) => self.stats.dropped.unexpected += 1,
         }
     }
 
-    fn on_hello(&mut self, now: Instant, from: SpectatorId, h: WatchHello) {
+    fn on_hello(&mut self, now: Instant, from: SpectatorId, h: SpectateHello) {
         if h.schema_hash != I::schema_hash()
             || h.players != self.cfg.players
             || u64::from(h.tick_micros) != self.cfg.tick_micros
@@ -362,11 +362,11 @@ impl<I: Input> Relay<I> {
             self.stats.dropped.invalid += 1;
             return;
         }
-        // Our reply is a WatchHello too, one per WatchHello received: every
-        // WatchHello has the same length (the encoding is canonical), so a
+        // Our reply is a SpectateHello too, one per SpectateHello received: every
+        // SpectateHello has the same length (the encoding is canonical), so a
         // forged source address gets no more bytes than it sent.
         if !self.slots.contains_key(&from) {
-            if self.slots.len() as u32 >= self.cfg.max_watchers {
+            if self.slots.len() as u32 >= self.cfg.max_spectators {
                 self.stats.dropped.unexpected += 1;
                 return;
             }
@@ -377,7 +377,7 @@ impl<I: Input> Relay<I> {
                     their_token: h.token,
                     our_token,
                     validated: false,
-                    snapshots: h.frame == WatchHello::SNAPSHOTS,
+                    snapshots: h.frame == SpectateHello::SNAPSHOTS,
                     hello_due: false,
                     next_seq: 0,
                     seen: SeqWindow::default(),
@@ -396,7 +396,7 @@ impl<I: Input> Relay<I> {
         if h.token != slot.their_token {
             // Another process at the same address: start it over.
             slot.their_token = h.token;
-            slot.snapshots = h.frame == WatchHello::SNAPSHOTS;
+            slot.snapshots = h.frame == SpectateHello::SNAPSHOTS;
             slot.validated = false;
             slot.next = None;
             slot.transfer = None;
@@ -509,7 +509,7 @@ impl<I: Input> Relay<I> {
     /// The next datagram for a spectator. Builds a round (handshake
     /// replies, a feed per spectator with a state, due state chunks) once
     /// per tick.
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<WatchTransmit> {
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<SpectatorTransmit> {
         if self.out.is_empty() && now >= self.next_feed_at && !self.slots.is_empty() {
             self.next_feed_at = now.plus(self.cfg.tick_micros);
             self.build(now);
@@ -528,7 +528,7 @@ impl<I: Input> Relay<I> {
         let newest = (self.frames_from + self.frames.len() as u32).saturating_sub(1);
         for (id, slot) in &mut self.slots {
             if std::mem::take(&mut slot.hello_due) {
-                let hello = WatchHello {
+                let hello = SpectateHello {
                     seq: 0,
                     schema_hash: I::schema_hash(),
                     players: self.cfg.players,
@@ -537,8 +537,8 @@ impl<I: Input> Relay<I> {
                     echo: slot.their_token,
                     frame: newest,
                 };
-                let bytes = seal(slot, self.links.get(id), Packet::<I>::WatchHello(hello));
-                self.out.push_back(WatchTransmit { to: *id, bytes });
+                let bytes = seal(slot, self.links.get(id), Packet::<I>::SpectateHello(hello));
+                self.out.push_back(SpectatorTransmit { to: *id, bytes });
             }
         }
     }
@@ -620,7 +620,7 @@ impl<I: Input> Relay<I> {
             message,
         });
         let bytes = seal(slot, self.links.get(&to), packet);
-        self.out.push_back(WatchTransmit { to, bytes });
+        self.out.push_back(SpectatorTransmit { to, bytes });
     }
 
     /// Forgets the frames neither a spectator nor a future state needs.

@@ -1,4 +1,4 @@
-//! [`Watcher`]: a spectator's side of the relay stream. It shakes hands
+//! [`SpectatorSession`]: a spectator's side of the relay stream. It shakes hands
 //! with the relay, receives and verifies a settled state, then releases the
 //! match's frames in order, each with every seat's inputs, and passes on
 //! the checksums the seats settled on.
@@ -13,12 +13,12 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::WatchConfig;
+use super::SpectateConfig;
 use crate::inbound::{Opening, open_packet};
 use crate::input::Input;
 use crate::packet::{
     ArbiterAnswer, Feed, FeedAck, Message, Packet, ResyncAck, ResyncChunk, Routed, SnapshotAck,
-    SnapshotPart, WatchHello,
+    SnapshotPart, SpectateHello,
 };
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seat::SeatId;
@@ -29,7 +29,7 @@ use crate::time::Instant;
 
 /// What the spectator's app must act on, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WatchEvent<I> {
+pub enum SpectatorSessionEvent<I> {
     /// The relay answered the handshake.
     Connected,
     /// Replace the game state with `state`, the exact state after `frame`
@@ -60,11 +60,11 @@ pub enum WatchEvent<I> {
     /// The relay said goodbye or went silent: the stream is over.
     RelayLost,
     /// A part of a snapshot (a spectator watching snapshots: see
-    /// [`Watcher::snapshots`]); ack with [`Watcher::send_snapshot_ack`].
+    /// [`SpectatorSession::snapshots`]); ack with [`SpectatorSession::send_snapshot_ack`].
     SnapshotPart(SnapshotPart),
     /// The relay asks this spectator, the match's arbiter, for its
     /// checksum of `frame` (the seats dispute it): answer with
-    /// [`Watcher::answer`] once the frame is stepped, or with `None` if it
+    /// [`SpectatorSession::answer`] once the frame is stepped, or with `None` if it
     /// never will be.
     Asked {
         /// The disputed frame.
@@ -74,7 +74,7 @@ pub enum WatchEvent<I> {
 
 /// The spectator's counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WatcherStats {
+pub struct SpectatorSessionStats {
     /// Datagrams sent.
     pub sent: KindCount,
     /// Datagrams received.
@@ -91,8 +91,8 @@ pub struct WatcherStats {
 
 /// A spectator's connection to its relay (sans-IO).
 #[derive(Debug)]
-pub struct Watcher<I> {
-    cfg: WatchConfig,
+pub struct SpectatorSession<I> {
+    cfg: SpectateConfig,
     token: u32,
     /// It watches snapshots instead of simulating.
     snapshots: bool,
@@ -129,16 +129,16 @@ pub struct Watcher<I> {
     /// When the due acks go out: a moment after the first packet of a
     /// burst, so one ack answers the whole burst.
     ack_at: Option<Instant>,
-    events: VecDeque<WatchEvent<I>>,
+    events: VecDeque<SpectatorSessionEvent<I>>,
     out: VecDeque<Vec<u8>>,
-    stats: WatcherStats,
+    stats: SpectatorSessionStats,
 }
 
-impl<I: Input> Watcher<I> {
+impl<I: Input> SpectatorSession<I> {
     /// A spectator with session token `token` (never 0), starting at `now`;
-    /// it greets its relay at the first [`Watcher::poll_transmit`].
-    pub fn new(cfg: WatchConfig, token: u32, now: Instant) -> Watcher<I> {
-        Watcher {
+    /// it greets its relay at the first [`SpectatorSession::poll_transmit`].
+    pub fn new(cfg: SpectateConfig, token: u32, now: Instant) -> SpectatorSession<I> {
+        SpectatorSession {
             cfg,
             token: token.max(1),
             snapshots: false,
@@ -166,7 +166,7 @@ impl<I: Input> Watcher<I> {
             ack_at: None,
             events: VecDeque::new(),
             out: VecDeque::new(),
-            stats: WatcherStats::default(),
+            stats: SpectatorSessionStats::default(),
         }
     }
 
@@ -177,18 +177,18 @@ impl<I: Input> Watcher<I> {
         mut self,
         identity: &Identity,
         relay: PublicKey,
-    ) -> Result<Watcher<I>, SealError> {
+    ) -> Result<SpectatorSession<I>, SealError> {
         self.link = Some(Link::new(PairKeys::agree(identity, &relay)?, 0));
         Ok(self)
     }
 
     /// A spectator that watches snapshots: its handshake asks the relay for
     /// a snapshot stream instead of the inputs and a state; parts arrive as
-    /// [`WatchEvent::SnapshotPart`], and nothing else is released.
-    pub fn snapshots(cfg: WatchConfig, token: u32, now: Instant) -> Watcher<I> {
-        Watcher {
+    /// [`SpectatorSessionEvent::SnapshotPart`], and nothing else is released.
+    pub fn snapshots(cfg: SpectateConfig, token: u32, now: Instant) -> SpectatorSession<I> {
+        SpectatorSession {
             snapshots: true,
-            ..Watcher::new(cfg, token, now)
+            ..SpectatorSession::new(cfg, token, now)
         }
     }
 
@@ -203,7 +203,7 @@ impl<I: Input> Watcher<I> {
     }
 
     /// The counters.
-    pub fn stats(&self) -> &WatcherStats {
+    pub fn stats(&self) -> &SpectatorSessionStats {
         &self.stats
     }
 
@@ -218,14 +218,14 @@ impl<I: Input> Watcher<I> {
         self.next
     }
 
-    /// Whether the stream is over ([`WatchEvent::RelayLost`] or
-    /// [`WatchEvent::Incompatible`] was raised).
+    /// Whether the stream is over ([`SpectatorSessionEvent::RelayLost`] or
+    /// [`SpectatorSessionEvent::Incompatible`] was raised).
     pub fn is_closed(&self) -> bool {
         self.closed
     }
 
     /// The next thing that happened, in order.
-    pub fn poll_event(&mut self) -> Option<WatchEvent<I>> {
+    pub fn poll_event(&mut self) -> Option<SpectatorSessionEvent<I>> {
         self.events.pop_front()
     }
 
@@ -255,21 +255,21 @@ impl<I: Input> Watcher<I> {
             return;
         };
         match packet {
-            Packet::WatchHello(_) if !newest => self.stats.dropped.duplicate += 1,
-            Packet::WatchHello(h) => self.on_hello(now, h),
+            Packet::SpectateHello(_) if !newest => self.stats.dropped.duplicate += 1,
+            Packet::SpectateHello(h) => self.on_hello(now, h),
             Packet::Routed(r) => self.on_routed(now, r),
             Packet::Hello(_) => self.stats.dropped.unexpected += 1,
         }
     }
 
-    fn on_hello(&mut self, now: Instant, h: WatchHello) {
+    fn on_hello(&mut self, now: Instant, h: SpectateHello) {
         if h.schema_hash != I::schema_hash()
             || h.players != self.cfg.players
             || u64::from(h.tick_micros) != self.cfg.tick_micros
         {
             self.stats.dropped.incompatible += 1;
             self.closed = true;
-            self.events.push_back(WatchEvent::Incompatible);
+            self.events.push_back(SpectatorSessionEvent::Incompatible);
             return;
         }
         if h.echo != self.token || h.token == 0 {
@@ -280,7 +280,7 @@ impl<I: Input> Watcher<I> {
             self.relay_token = Some(h.token);
             self.reference = h.frame;
             self.next_hello_at = now;
-            self.events.push_back(WatchEvent::Connected);
+            self.events.push_back(SpectatorSessionEvent::Connected);
         } else if self.relay_token != Some(h.token) {
             self.stats.dropped.wrong_token += 1;
             return;
@@ -302,7 +302,8 @@ impl<I: Input> Watcher<I> {
         }
         let taken = match r.message {
             Message::SnapshotPart(part) if self.snapshots => {
-                self.events.push_back(WatchEvent::SnapshotPart(part));
+                self.events
+                    .push_back(SpectatorSessionEvent::SnapshotPart(part));
                 Ok(())
             }
             Message::Feed(feed) if !self.snapshots => self.on_feed(feed),
@@ -363,7 +364,7 @@ impl<I: Input> Watcher<I> {
                 self.stats.state_bytes += state.len() as u64;
                 self.ack_due = true;
                 self.events
-                    .push_back(WatchEvent::LoadState { frame, state });
+                    .push_back(SpectatorSessionEvent::LoadState { frame, state });
             }
             Some(Err(_)) => {
                 // The relay's bytes do not match its own checksum: ask again.
@@ -409,7 +410,8 @@ impl<I: Input> Watcher<I> {
                 };
                 if self.newest_settled.is_none_or(|s| frame > s) {
                     self.newest_settled = Some(frame);
-                    self.events.push_back(WatchEvent::Settled { frame, short });
+                    self.events
+                        .push_back(SpectatorSessionEvent::Settled { frame, short });
                 }
             }
         }
@@ -421,7 +423,8 @@ impl<I: Input> Watcher<I> {
                 let answered = self.answer.is_some_and(|a| a.frame == f);
                 if self.asked != Some(frame) && !answered {
                     self.answer = None;
-                    self.events.push_back(WatchEvent::Asked { frame });
+                    self.events
+                        .push_back(SpectatorSessionEvent::Asked { frame });
                 }
                 self.asked = Some(frame);
             }
@@ -431,7 +434,7 @@ impl<I: Input> Watcher<I> {
         Ok(())
     }
 
-    /// Answers [`WatchEvent::Asked`]: this spectator's short checksum of
+    /// Answers [`SpectatorSessionEvent::Asked`]: this spectator's short checksum of
     /// `frame`, or `None` when it did not (and will not) step it. Sent in
     /// every feed ack while the relay asks; an answer about a frame no
     /// longer asked is dropped.
@@ -449,7 +452,7 @@ impl<I: Input> Watcher<I> {
             return;
         }
         while let Some(inputs) = self.pending.remove(&self.next) {
-            self.events.push_back(WatchEvent::Frame {
+            self.events.push_back(SpectatorSessionEvent::Frame {
                 frame: self.next,
                 inputs,
             });
@@ -462,19 +465,19 @@ impl<I: Input> Watcher<I> {
     fn close(&mut self) {
         if !self.closed {
             self.closed = true;
-            self.events.push_back(WatchEvent::RelayLost);
+            self.events.push_back(SpectatorSessionEvent::RelayLost);
         }
     }
 
     /// Times the relay out after `timeout_micros` of silence: call when
-    /// `now` reaches [`Watcher::poll_timeout`].
+    /// `now` reaches [`SpectatorSession::poll_timeout`].
     pub fn handle_timeout(&mut self, now: Instant) {
         if !self.closed && now.since(self.last_recv) > self.cfg.timeout_micros {
             self.close();
         }
     }
 
-    /// When [`Watcher::handle_timeout`] or [`Watcher::poll_transmit`] next
+    /// When [`SpectatorSession::handle_timeout`] or [`SpectatorSession::poll_transmit`] next
     /// have something to do.
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.closed {
@@ -510,7 +513,7 @@ impl<I: Input> Watcher<I> {
     fn build(&mut self, now: Instant) {
         if !self.confirmed && now >= self.next_hello_at {
             self.next_hello_at = now.plus(self.cfg.hello_interval_micros);
-            let hello = WatchHello {
+            let hello = SpectateHello {
                 seq: 0,
                 schema_hash: I::schema_hash(),
                 players: self.cfg.players,
@@ -518,12 +521,12 @@ impl<I: Input> Watcher<I> {
                 token: self.token,
                 echo: self.relay_token.unwrap_or(0),
                 frame: if self.snapshots {
-                    WatchHello::SNAPSHOTS
+                    SpectateHello::SNAPSHOTS
                 } else {
-                    WatchHello::INPUTS
+                    SpectateHello::INPUTS
                 },
             };
-            self.push(Packet::WatchHello(hello));
+            self.push(Packet::SpectateHello(hello));
         }
         if !self.confirmed || self.ack_at.is_none_or(|at| now < at) {
             return;
