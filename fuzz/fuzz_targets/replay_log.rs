@@ -34,7 +34,7 @@ fn check_log(data: &[u8]) {
     for f in 0..log.frames() {
         assert_eq!(
             log.inputs(f).map(<[Buttons]>::len),
-            Some(usize::from(log.header().setup.players))
+            Some(usize::from(log.header().setup.seats))
         );
         assert!(log.logged(f).is_some());
     }
@@ -72,14 +72,14 @@ fn check_log(data: &[u8]) {
 /// A valid header chosen by the first two bytes, then the rest cut into
 /// records (`kind u8 | length u8 | body`), each sealed with its right check.
 fn sealed(data: &[u8]) -> Option<Vec<u8>> {
-    let (&[players, interval], mut rest) = data.split_first_chunk::<2>()?;
+    let (&[seats, interval], mut rest) = data.split_first_chunk::<2>()?;
     let header = Header {
-        format_version: if players & 0x80 == 0 { 2 } else { 1 },
+        format_version: if seats & 0x80 == 0 { 2 } else { 1 },
         game: "fuzz".into(),
         game_version: 1,
         schema_hash: Buttons::schema_hash(),
         setup: Match {
-            players: players % 4 + 1,
+            seats: seats % 4 + 1,
             ..Match::default()
         },
         full_checksum_interval: u32::from(interval % 8),

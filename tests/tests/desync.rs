@@ -9,9 +9,9 @@ use lockstep_sim::desync::{diagnose_logs, first_divergence};
 use lockstep_sim::replay::{self, RecordSettings, Recorder, RunOptions};
 use lockstep_sim::{Bot, Engine, EngineSettings, Frame, Game, Match, StateMap, diff};
 
-fn record<G: Demo>(players: u8, frames: Frame, flip: Option<(Frame, &str, &str, u32)>) -> Vec<u8> {
+fn record<G: Demo>(seats: u8, frames: Frame, flip: Option<(Frame, &str, &str, u32)>) -> Vec<u8> {
     let setup = Match {
-        players,
+        seats,
         seed: 7,
         tick_rate: 60,
     };
@@ -38,14 +38,14 @@ fn record<G: Demo>(players: u8, frames: Frame, flip: Option<(Frame, &str, &str, 
 /// Flips `bit` of `field` of `entity` before frame `k` and checks the
 /// diagnosis names exactly that.
 fn flipped_bit_is_found<G: Demo>(
-    players: u8,
+    seats: u8,
     k: Frame,
     entity: &str,
     field: &str,
     bit: u32,
 ) -> String {
-    let clean = record::<G>(players, k + 40, None);
-    let flipped = record::<G>(players, k + 40, Some((k, entity, field, bit)));
+    let clean = record::<G>(seats, k + 40, None);
+    let flipped = record::<G>(seats, k + 40, Some((k, entity, field, bit)));
     let clean = replay::read::<G::Input>(&clean).unwrap();
     let flipped = replay::read::<G::Input>(&flipped).unwrap();
 

@@ -128,12 +128,12 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
 /// the given settings and players, each frame stepped and checksummed by
 /// the engine as in a real match.
 fn game<G: Demo>(name: &str, runs: u32, frames: u32, custom: Option<(G::Config, u8)>) -> Row {
-    let (config, players) = match custom {
-        Some((config, players)) => (config, Some(players)),
+    let (config, seats) = match custom {
+        Some((config, seats)) => (config, Some(seats)),
         None => (G::default_config(), None),
     };
     let setup = Match {
-        players: players.unwrap_or(if G::ID == "rts" { 4 } else { 2 }),
+        seats: seats.unwrap_or(if G::ID == "rts" { 4 } else { 2 }),
         ..Match::default()
     };
     let mut state_bytes = 0;

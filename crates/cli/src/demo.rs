@@ -24,8 +24,8 @@ pub struct DemoArgs {
     #[arg(long, default_value = "cubes")]
     pub game: String,
     /// Seats, one process each (default: 2 for cubes, 4 for rts).
-    #[arg(long)]
-    pub players: Option<u8>,
+    #[arg(long, alias = "players")]
+    pub seats: Option<u8>,
     /// Frames to play (1200: 20 s at 60 Hz).
     #[arg(long, default_value_t = 1200)]
     pub frames: u32,
@@ -113,9 +113,7 @@ fn forward(index: usize, child: &mut Child, tx: mpsc::Sender<(usize, String)>) {
 
 /// Runs `lockstep demo`.
 pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
-    let players = args
-        .players
-        .unwrap_or(if args.game == "rts" { 4 } else { 2 });
+    let seat_count = args.seats.unwrap_or(if args.game == "rts" { 4 } else { 2 });
     std::fs::create_dir_all(&args.dir)
         .map_err(|e| CliError::new(format!("{}: {e}", args.dir.display())))?;
     let link = LinkArgs {
@@ -141,7 +139,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
         ]
     };
     outln!(
-        "demo: {players} processes play {} frames of {} ({}) over loopback UDP, {} ms ± {} ms one way, {}% loss",
+        "demo: {seat_count} processes play {} frames of {} ({}) over loopback UDP, {} ms ± {} ms one way, {}% loss",
         args.frames,
         args.game,
         if args.mode.rollback {
@@ -159,8 +157,8 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
     let mut host_args = vec![
         "host".to_string(),
         args.game.clone(),
-        "--players".into(),
-        players.to_string(),
+        "--seats".into(),
+        seat_count.to_string(),
         "--port".into(),
         "0".into(),
         "--bind".into(),
@@ -197,7 +195,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
             }
         }
     };
-    for i in 1..usize::from(players) {
+    for i in 1..usize::from(seat_count) {
         let log = args.dir.join(format!("join-{i}.log"));
         let mut a = vec![
             "join".to_string(),

@@ -218,7 +218,7 @@ fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> {
     }
     outln!("inputs of frame {}:", report.frame);
     for (seat, input) in report.inputs.iter().enumerate() {
-        outln!("  player {seat}: {input}");
+        outln!("  seat {seat}: {input}");
     }
     for (when, diff) in [("before", &report.before), ("after", &report.after)] {
         outln!("in the states {when} frame {}:", report.frame);

@@ -59,8 +59,8 @@ pub struct PlayArgs {
     pub join: Option<String>,
     /// Seats: this window and bots (local, 1 to 4) or windows and bots to
     /// wait for (hosting, 2 to 4). Default 2.
-    #[arg(long, conflicts_with = "join")]
-    pub players: Option<u8>,
+    #[arg(long, alias = "players", conflicts_with = "join")]
+    pub seats: Option<u8>,
     /// The match seed.
     #[arg(long, default_value_t = 1, conflicts_with = "join")]
     pub seed: u64,
@@ -118,11 +118,11 @@ fn parse_position(text: &str) -> Result<(i32, i32), String> {
 
 /// Runs `lockstep play`.
 pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
-    let players = args.players.unwrap_or(2);
+    let seats = args.seats.unwrap_or(2);
     let fewest = if args.host.is_some() { 2 } else { 1 };
-    if !(fewest..=MAX_SEATS).contains(&players) {
+    if !(fewest..=MAX_SEATS).contains(&seats) {
         return Err(CliError::new(format!(
-            "--players {players}: {} plays {fewest} to {MAX_SEATS} seats",
+            "--seats {seats}: {} plays {fewest} to {MAX_SEATS} seats",
             if args.host.is_some() {
                 "a hosted match"
             } else {
@@ -135,7 +135,7 @@ pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
         None => Cubes::default_config(),
     };
     let setup = Match {
-        players,
+        seats,
         seed: args.seed,
         tick_rate: 60,
     };
@@ -227,7 +227,7 @@ fn backdrop(config: &CubesConfig, setup: Match, args: &PlayArgs) -> Result<Pictu
         follow: None,
         hud: Hud {
             game: Cubes::ID.to_string(),
-            players: setup.players,
+            seats: setup.seats,
             bot: args.bot,
             link: (args.host.is_some() || args.join.is_some()).then(Default::default),
             phase: Phase::Waiting(waiting),
@@ -260,13 +260,13 @@ fn play_local(
     )
     .map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
     // Seat 0 is the keyboard's unless `--bot`; every other seat a bot's.
-    let mut bots: Vec<Option<<Cubes as Demo>::Bot>> = (0..setup.players)
+    let mut bots: Vec<Option<<Cubes as Demo>::Bot>> = (0..setup.seats)
         .map(|s| (s > 0 || args.bot).then(|| Cubes::bot(s, setup.seed)))
         .collect();
     let hud = |frame: u32, checksum: Option<u64>| Hud {
         game: Cubes::ID.to_string(),
         seat: 0,
-        players: setup.players,
+        seats: setup.seats,
         frame,
         checksum,
         link: None,
@@ -379,7 +379,7 @@ fn play_host(
         .unwrap_or_else(|| PathBuf::from("target/play/seat-0.log"));
     let host = HostArgs {
         game: Cubes::ID.to_string(),
-        players: Some(setup.players),
+        seats: Some(setup.seats),
         port,
         bind: None,
         settings: args.settings.clone(),

@@ -4,7 +4,7 @@
 //! Everything that can be checked before the match is (the flip's frame,
 //! that the log is not the match or settings file); the log is written to a
 //! temporary file and put in place once the match is recorded, so a refused
-//! argument found late (a player count, a flipped field that does not
+//! argument found late (a seat count, a flipped field that does not
 //! exist) leaves an existing log untouched. An interrupted recording
 //! (SIGINT, SIGTERM) ends its log after the last whole frame and puts it in
 //! place under the name asked for, says so, and exits non-zero: the valid
@@ -34,16 +34,16 @@ pub struct RecordArgs {
     #[arg(required_unless_present = "match_file")]
     pub game: Option<String>,
     /// A match file (TOML): game, frames, keyframe interval, settings file,
-    /// and a `[match]` table of players, seed and tick rate. Flags given on
+    /// and a `[match]` table of seats, seed and tick rate. Flags given on
     /// the command line override it.
     #[arg(long = "match", value_name = "FILE")]
     pub match_file: Option<PathBuf>,
     /// Where to write the log.
     #[arg(short, long)]
     pub out: PathBuf,
-    /// Players, each played by a bot (default: 2 for cubes, 4 for rts).
-    #[arg(long)]
-    pub players: Option<u8>,
+    /// Seats, each played by a bot (default: 2 for cubes, 4 for rts).
+    #[arg(long, alias = "players")]
+    pub seats: Option<u8>,
     /// The match seed (default 1).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -108,7 +108,7 @@ fn parse_flip(text: &str) -> Result<Flip, CliError> {
 /// A match to record: the match file's values, overridden by flags.
 struct Plan {
     game: String,
-    players: Option<u8>,
+    seats: Option<u8>,
     seed: u64,
     frames: u32,
     tick_rate: u16,
@@ -130,7 +130,7 @@ impl Plan {
         let setup = file.as_ref().map(|f| f.setup);
         Ok(Plan {
             game,
-            players: args.players.or(setup.map(|s| s.players)),
+            seats: args.seats.or(setup.map(|s| s.seats)),
             seed: args.seed.or(setup.map(|s| s.seed)).unwrap_or(1),
             frames: args
                 .frames
@@ -188,9 +188,9 @@ fn record<G: Demo>(
     interrupted: &AtomicBool,
 ) -> Result<ExitCode, CliError> {
     let config = load_config::<G>(plan.settings.as_deref())?;
-    let players = plan.players.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
+    let seats = plan.seats.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
     let setup = Match {
-        players,
+        seats,
         seed: plan.seed,
         tick_rate: plan.tick_rate,
     };
@@ -242,10 +242,10 @@ fn record<G: Demo>(
         );
         return Ok(ExitCode::from(INTERRUPTED));
     }
-    let per = bytes as f64 / f64::from(plan.frames.max(1)) / f64::from(players.max(1));
+    let per = bytes as f64 / f64::from(plan.frames.max(1)) / f64::from(seats.max(1));
     let game_seconds = f64::from(plan.frames) / f64::from(plan.tick_rate.max(1));
     outln!(
-        "recorded {} frames ({game_seconds:.0} s) of {} ({players} players, seed {}) in {seconds:.1} s, {:.1}× real time → {} ({bytes} bytes, {per:.2} bytes/frame/player)",
+        "recorded {} frames ({game_seconds:.0} s) of {} ({seats} seats, seed {}) in {seconds:.1} s, {:.1}× real time → {} ({bytes} bytes, {per:.2} bytes/frame/player)",
         plan.frames,
         G::ID,
         plan.seed,

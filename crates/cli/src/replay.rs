@@ -186,11 +186,11 @@ fn print_summary<G: Game>(path: &Path, header: &Header, outcome: &Outcome, secon
     let tick_rate = f64::from(header.setup.tick_rate.max(1));
     let fps = f64::from(outcome.replayed) / seconds.max(1e-9);
     outln!(
-        "{}: {} v{}, {} players, seed {}, {} Hz",
+        "{}: {} v{}, {} seats, seed {}, {} Hz",
         path.display(),
         G::ID,
         header.game_version,
-        header.setup.players,
+        header.setup.seats,
         header.setup.seed,
         header.setup.tick_rate
     );

@@ -177,15 +177,15 @@ impl<'a> Printer<'a> {
     }
 
     /// The host's first line: where to join it.
-    pub fn listening(&mut self, reach: SocketAddr, game: &str, players: u8) {
+    pub fn listening(&mut self, reach: SocketAddr, game: &str, seats: u8) {
         if self.machine {
             outln!("listening {reach}");
         } else {
             outln!(
-                "hosting {game} for {players} players at {reach}: join with `lockstep join {reach}`"
+                "hosting {game} for {seats} seats at {reach}: join with `lockstep join {reach}`"
             );
         }
-        (self.on_note)(&format!("waiting for players at {reach}"));
+        (self.on_note)(&format!("waiting for seats at {reach}"));
     }
 
     /// A line of its own.
@@ -331,8 +331,8 @@ fn join_note(e: &JoinEvent) -> Option<String> {
         JoinEvent::Waiting {
             seat,
             joined,
-            players,
-        } => format!("seat {seat}: {joined} of {players} seats taken, waiting"),
+            seats,
+        } => format!("seat {seat}: {joined} of {seats} seats taken, waiting"),
         JoinEvent::AskingAgain(r) => format!("the host says {r}: asking again"),
         JoinEvent::Failed(f) => format!("{f}"),
     })

@@ -27,7 +27,7 @@ pub struct VerifyArgs {
 }
 
 /// One log's result: whether it verified, its per-frame checks, and a key
-/// naming its match (game, settings, seed, players, tick rate).
+/// naming its match (game, settings, seed, seats, tick rate).
 struct Verified {
     path: PathBuf,
     game: String,
@@ -57,7 +57,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
             }
         }
     }
-    // Logs of one match (same game, settings, seed and players) must agree.
+    // Logs of one match (same game, settings, seed and seats) must agree.
     for (i, a) in streams.iter().enumerate() {
         for b in &streams[i + 1..] {
             if a.game == b.game && a.key == b.key {
@@ -143,7 +143,7 @@ fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
     let mut key = lockstep_fx::StateWriter::hasher();
     key.write_raw(h.config_hash.as_bytes());
     key.write_u64(h.setup.seed);
-    key.write_u8(h.setup.players);
+    key.write_u8(h.setup.seats);
     key.write_u16(h.setup.tick_rate);
     Ok(Verified {
         path: path.to_path_buf(),

@@ -214,8 +214,8 @@ fn bad_arguments_give_one_clear_line() {
     assert!(line.contains("--flip"), "{line}");
     let line = error_line(&record(&out, &["--flip", "10:body 99999:position"]));
     assert!(line.contains("body 99999"), "{line}");
-    let line = error_line(&record(&out, &["--players", "9"]));
-    assert!(line.contains("1 to 4 players"), "{line}");
+    let line = error_line(&record(&out, &["--seats", "9"]));
+    assert!(line.contains("1 to 4 seats"), "{line}");
     let settings = d.join("bad.toml");
     std::fs::write(&settings, "gravity = 9.81\n").unwrap();
     let line = error_line(&record(&out, &["--settings", settings.to_str().unwrap()]));
@@ -270,7 +270,7 @@ fn match_files_describe_a_recording_and_flags_override_them() {
     std::fs::write(d.join("scene.toml"), lockstep_scene_with_grid(10)).unwrap();
     std::fs::write(
         d.join("m.toml"),
-        "game = \"cubes\"\nframes = 50\nsettings = \"scene.toml\"\n[match]\nplayers = 3\nseed = 9\n",
+        "game = \"cubes\"\nframes = 50\nsettings = \"scene.toml\"\n[match]\nseats = 3\nseed = 9\n",
     )
     .unwrap();
     let log = d.join("m.log");
@@ -286,13 +286,13 @@ fn match_files_describe_a_recording_and_flags_override_them() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("recorded 40 frames"), "{}", text(&o));
-    assert!(text(&o).contains("3 players, seed 9"), "{}", text(&o));
+    assert!(text(&o).contains("3 seats, seed 9"), "{}", text(&o));
     let o = lockstep(&["replay", log.to_str().unwrap(), "-q"]);
     assert!(text(&o).contains("verified"), "{}", text(&o));
 
     std::fs::write(
         &m,
-        "game = \"cubes\"\nframes = 50\n[match]\nplayers = 3\nspeed = 2\n",
+        "game = \"cubes\"\nframes = 50\n[match]\nseats = 3\nspeed = 2\n",
     )
     .unwrap();
     let line = error_line(&lockstep(&[
@@ -371,8 +371,8 @@ fn issue_11_outputs_never_destroy_existing_files_or_inputs() {
     let d = dir("outputs");
     let keep = d.join("keep.log");
     std::fs::write(&keep, b"precious").unwrap();
-    // Refused early (players), and late (a field found missing at frame 10).
-    assert!(!record(&keep, &["--players", "9"]).status.success());
+    // Refused early (seats), and late (a field found missing at frame 10).
+    assert!(!record(&keep, &["--seats", "9"]).status.success());
     assert!(
         !record(&keep, &["--flip", "10:body 99999:position"])
             .status

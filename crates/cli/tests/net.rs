@@ -212,21 +212,21 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
         .map_or("", |(_, v)| v)
 }
 
-/// Starts a host of `game` for `players` seats; returns it and its address.
-fn host(dir: &Path, game: &str, players: u8, frames: u32) -> (Proc, String) {
-    host_with(dir, game, players, frames, &[])
+/// Starts a host of `game` for `seats` seats; returns it and its address.
+fn host(dir: &Path, game: &str, seats: u8, frames: u32) -> (Proc, String) {
+    host_with(dir, game, seats, frames, &[])
 }
 
 /// [`host`] with more arguments (`--rollback`, ...).
-fn host_with(dir: &Path, game: &str, players: u8, frames: u32, extra: &[&str]) -> (Proc, String) {
-    host_logging(dir, game, players, frames, extra, &dir.join("seat-0.log"))
+fn host_with(dir: &Path, game: &str, seats: u8, frames: u32, extra: &[&str]) -> (Proc, String) {
+    host_logging(dir, game, seats, frames, extra, &dir.join("seat-0.log"))
 }
 
 /// [`host_with`], its log written to `log`.
 fn host_logging(
     dir: &Path,
     game: &str,
-    players: u8,
+    seats: u8,
     frames: u32,
     extra: &[&str],
     log: &Path,
@@ -234,8 +234,8 @@ fn host_logging(
     let mut args: Vec<String> = [
         "host",
         game,
-        "--players",
-        &players.to_string(),
+        "--seats",
+        &seats.to_string(),
         "--port",
         "0",
         "--bind",
@@ -287,11 +287,11 @@ fn verify(logs: &[PathBuf]) {
     );
 }
 
-fn play(game: &str, players: u8, mode: &[&str]) -> String {
-    let dir = scratch(&format!("{game}{players}{}", mode.join("")));
+fn play(game: &str, seats: u8, mode: &[&str]) -> String {
+    let dir = scratch(&format!("{game}{seats}{}", mode.join("")));
     let frames = 600;
-    let (h, addr) = host_with(&dir, game, players, frames, mode);
-    let joiners: Vec<Proc> = (1..u32::from(players))
+    let (h, addr) = host_with(&dir, game, seats, frames, mode);
+    let joiners: Vec<Proc> = (1..u32::from(seats))
         .map(|i| joiner(&dir, &addr, i, &[]))
         .collect();
     let mut logs = vec![dir.join("seat-0.log")];
@@ -484,11 +484,11 @@ fn signal(child: &Child, signal: &str) {
 /// drop it and play on; it finds it lost the quorum and takes its seat back
 /// (or ends non-zero). No two logs part without saying so: every log
 /// verifies, and the paused seat's log ends where it stopped, saying why.
-fn pause_a_seat(game: &str, players: u8) {
-    let dir = scratch(&format!("pause{game}{players}"));
+fn pause_a_seat(game: &str, seats: u8) {
+    let dir = scratch(&format!("pause{game}{seats}"));
     let frames = 2400;
-    let (h, addr) = host(&dir, game, players, frames);
-    let mut joiners: Vec<Proc> = (1..u32::from(players))
+    let (h, addr) = host(&dir, game, seats, frames);
+    let mut joiners: Vec<Proc> = (1..u32::from(seats))
         .map(|i| joiner(&dir, &addr, i, &[]))
         .collect();
     let paused = joiners.len() - 1;

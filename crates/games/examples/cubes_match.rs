@@ -14,7 +14,7 @@ fn main() {
     let players: u8 = args.next().and_then(|a| a.parse().ok()).unwrap_or(2);
     let seed: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let setup = Match {
-        players,
+        seats: players,
         seed,
         tick_rate: 60,
     };

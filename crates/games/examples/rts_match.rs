@@ -13,7 +13,7 @@ fn main() {
     let frames: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(3600);
     let players: u8 = args.next().and_then(|a| a.parse().ok()).unwrap_or(4);
     let setup = Match {
-        players,
+        seats: players,
         seed: 7,
         tick_rate: 60,
     };

@@ -59,7 +59,7 @@ impl<G: Demo> Bots<G> {
     /// A bot for every seat of `setup`, seeded from its seed.
     pub fn new(setup: &Match) -> Bots<G> {
         Bots {
-            bots: (0..setup.players).map(|s| G::bot(s, setup.seed)).collect(),
+            bots: (0..setup.seats).map(|s| G::bot(s, setup.seed)).collect(),
         }
     }
 

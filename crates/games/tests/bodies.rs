@@ -14,7 +14,7 @@ fn cube_slots_are_the_players_cubes_then_the_field() {
     let mut config = Cubes::default_config();
     config.field.grid = 4;
     let setup = Match {
-        players: 2,
+        seats: 2,
         seed: 1,
         tick_rate: 60,
     };
@@ -42,7 +42,7 @@ fn rts_slots_are_unit_ids_and_selected_units_are_players() {
     let mut config = Rts::default_config();
     config.units_per_player = 9;
     let setup = Match {
-        players: 2,
+        seats: 2,
         seed: 3,
         tick_rate: 60,
     };

@@ -10,7 +10,7 @@ use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError, StateEr
 
 fn setup(players: u8) -> Match {
     Match {
-        players,
+        seats: players,
         seed: 5,
         tick_rate: 60,
     }
@@ -258,7 +258,7 @@ fn invalid_setups_are_refused() {
     for players in [0, 5, 8] {
         assert!(matches!(
             Cubes::new(&c, &setup(players)),
-            Err(SetupError::Players { found, min: 1, max: 4, .. }) if found == players
+            Err(SetupError::Seats { found, min: 1, max: 4, .. }) if found == players
         ));
     }
     let slow = Match {

@@ -22,7 +22,7 @@ fn small(units: u32) -> RtsConfig {
 
 fn setup(players: u8) -> Match {
     Match {
-        players,
+        seats: players,
         seed: 11,
         tick_rate: 60,
     }
@@ -259,7 +259,7 @@ fn invalid_setups_are_refused() {
     for players in [0, 1, 9, 255] {
         assert!(matches!(
             Rts::new(&c, &setup(players)),
-            Err(SetupError::Players { found, .. }) if found == players
+            Err(SetupError::Seats { found, .. }) if found == players
         ));
     }
     let bad_tick = Match {

@@ -73,7 +73,7 @@ pub enum MatchEnd {
         /// The last frame seen.
         frame: u32,
     },
-    /// The host plays another game, player count or tick (a spectator).
+    /// The host plays another game, seat count or tick (a spectator).
     Incompatible,
     /// Nothing moved for too long (no frame stepped).
     Stuck {

@@ -49,7 +49,7 @@ pub struct Offer {
     pub game_version: u32,
     /// The game's settings, canonically encoded.
     pub config: Vec<u8>,
-    /// Players, seed, tick rate.
+    /// Seats, seed, tick rate.
     pub setup: Match,
     /// How the match is played.
     pub settings: MatchSettings,
@@ -254,7 +254,7 @@ impl HostSetup {
         cookie_secret: [u8; 32],
         timing: SetupTiming,
     ) -> HostSetup {
-        let mut seats = vec![Seat::Empty; usize::from(offer.setup.players)];
+        let mut seats = vec![Seat::Empty; usize::from(offer.setup.seats)];
         seats[0] = Seat::Host;
         HostSetup {
             config_hash: Checksum::of(&offer.config),
@@ -513,7 +513,7 @@ impl HostSetup {
                 Message::Waiting {
                     seat: seat as u8,
                     joined,
-                    players: self.offer.setup.players,
+                    seats: self.offer.setup.seats,
                 },
             );
         }
@@ -749,9 +749,9 @@ mod tests {
         SocketAddr::from(([10, 0, 0, 1], port))
     }
 
-    fn setup(players: u8) -> HostSetup {
+    fn setup(seats: u8) -> HostSetup {
         let m = Match {
-            players,
+            seats,
             seed: 1,
             tick_rate: 60,
         };
@@ -826,7 +826,7 @@ mod tests {
             vec![Message::Waiting {
                 seat: 1,
                 joined: 2,
-                players: 2
+                seats: 2
             }]
         );
         assert!(!h.is_seated());

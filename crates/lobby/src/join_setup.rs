@@ -83,14 +83,14 @@ impl core::fmt::Display for JoinFailure {
 pub enum JoinEvent {
     /// The host proved our address (its challenge came back).
     Challenged,
-    /// We hold seat `seat`; `joined` of `players` seats are taken.
+    /// We hold seat `seat`; `joined` of `seats` seats are taken.
     Waiting {
         /// Our seat.
         seat: u8,
         /// Seats taken.
         joined: u8,
         /// Seats in the match.
-        players: u8,
+        seats: u8,
     },
     /// The host said "ask again" (the first time for each reason).
     AskingAgain(Refusal),
@@ -270,15 +270,15 @@ impl JoinSetup {
             Message::Waiting {
                 seat,
                 joined,
-                players,
+                seats,
             } => {
                 self.asking_again = None;
-                if self.waiting != Some((seat, joined, players)) {
-                    self.waiting = Some((seat, joined, players));
+                if self.waiting != Some((seat, joined, seats)) {
+                    self.waiting = Some((seat, joined, seats));
                     self.events.push_back(JoinEvent::Waiting {
                         seat,
                         joined,
-                        players,
+                        seats,
                     });
                 }
             }
@@ -304,9 +304,7 @@ impl JoinSetup {
 
     fn on_roster(&mut self, now: Instant, r: Box<Roster>) {
         let keys_fit = match r.seat {
-            Some(s) => {
-                r.keys.len() == usize::from(r.setup.players) && usize::from(s) < r.keys.len()
-            }
+            Some(s) => r.keys.len() == usize::from(r.setup.seats) && usize::from(s) < r.keys.len(),
             None => r.keys.len() == 1,
         };
         let wanted = match self.want {

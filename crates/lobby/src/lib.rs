@@ -50,7 +50,7 @@
 //!
 //! let host_addr: SocketAddr = "10.0.0.1:7000".parse().unwrap();
 //! let join_addr: SocketAddr = "10.0.0.2:7000".parse().unwrap();
-//! let setup = Match { players: 2, seed: 7, tick_rate: 60 };
+//! let setup = Match { seats: 2, seed: 7, tick_rate: 60 };
 //! let settings = MatchSettings::new(&setup).frames(30);
 //! let mut now = Instant::ZERO;
 //! let mut plan = SeatPlan::<Cubes, Vec<u8>>::new(11);

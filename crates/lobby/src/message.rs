@@ -138,7 +138,7 @@ pub enum Message {
         /// The host's public key.
         host_key: PublicKey,
     },
-    /// The joiner has seat `seat`; `joined` of `players` seats are taken.
+    /// The joiner has seat `seat`; `joined` of `seats` seats are taken.
     /// A joiner keeps its offered seat by asking again while it waits.
     Waiting {
         /// The joiner's seat.
@@ -146,7 +146,7 @@ pub enum Message {
         /// Seats taken, the host's included.
         joined: u8,
         /// Seats in the match.
-        players: u8,
+        seats: u8,
     },
     /// The match.
     Roster(Box<Roster>),
@@ -204,12 +204,12 @@ impl Message {
             Message::Waiting {
                 seat,
                 joined,
-                players,
+                seats,
             } => {
                 w.write_u8(TAG_WAITING);
                 w.write_u8(*seat);
                 w.write_u8(*joined);
-                w.write_u8(*players);
+                w.write_u8(*seats);
             }
             Message::Roster(r) => {
                 w.write_u8(TAG_ROSTER);
@@ -293,7 +293,7 @@ impl Message {
             TAG_WAITING => Message::Waiting {
                 seat: r.read_u8()?,
                 joined: r.read_u8()?,
-                players: r.read_u8()?,
+                seats: r.read_u8()?,
             },
             TAG_ROSTER => Message::Roster(Box::new(Roster::read(&mut r)?)),
             TAG_REFUSED => Message::Refused(read_refusal(&mut r)?),
@@ -324,7 +324,7 @@ mod tests {
 
     fn roster(seat: Option<u8>) -> Roster {
         let setup = Match {
-            players: 3,
+            seats: 3,
             seed: 99,
             tick_rate: 60,
         };
@@ -381,7 +381,7 @@ mod tests {
             Message::Waiting {
                 seat: 1,
                 joined: 2,
-                players: 4,
+                seats: 4,
             },
             Message::Roster(Box::new(roster(Some(2)))),
             Message::Roster(Box::new(roster(None))),

@@ -28,7 +28,7 @@ pub struct Roster {
     pub config: Vec<u8>,
     /// BLAKE3 of `config`.
     pub config_hash: Checksum,
-    /// Players, seed, tick rate.
+    /// Seats, seed, tick rate.
     pub setup: Match,
     /// The joiner's seat (`None`: it watches).
     pub seat: Option<u8>,
@@ -87,7 +87,7 @@ impl Roster {
         w.write_u32(r.game_version);
         w.write_bytes(&r.config);
         w.write_raw(r.config_hash.as_bytes());
-        w.write_u8(r.setup.players);
+        w.write_u8(r.setup.seats);
         w.write_u64(r.setup.seed);
         w.write_u16(r.setup.tick_rate);
         w.write_u8(r.seat.unwrap_or(u8::MAX));
@@ -112,24 +112,24 @@ impl Roster {
         let game_version = r.read_u32()?;
         let config = r.read_bytes()?.to_vec();
         let config_hash = Checksum::from_bytes(read_array(r)?);
-        let players = r.read_u8()?;
-        if !(2..=lockstep_protocol::seat::MAX_SEATS).contains(&players) {
-            return Err(bad("player count"));
+        let seats = r.read_u8()?;
+        if !(2..=lockstep_protocol::seat::MAX_SEATS).contains(&seats) {
+            return Err(bad("seat count"));
         }
         let setup = Match {
-            players,
+            seats,
             seed: r.read_u64()?,
             tick_rate: r.read_u16()?,
         };
         let seat = match r.read_u8()? {
             u8::MAX => None,
-            s if s < players => Some(s),
-            _ => return Err(bad("seat beyond the player count")),
+            s if s < seats => Some(s),
+            _ => return Err(bad("seat beyond the seat count")),
         };
         let rejoin = r.read_bool()?;
         let n = r.read_u8()?;
         // A seat's roster names every seat's address; a spectator's none.
-        if (seat.is_some() && n != players) || (seat.is_none() && n != 0) {
+        if (seat.is_some() && n != seats) || (seat.is_none() && n != 0) {
             return Err(bad("address count"));
         }
         let mut addresses = Vec::with_capacity(usize::from(n));
@@ -141,7 +141,7 @@ impl Roster {
         }
         let k = r.read_u8()?;
         // A seat's roster holds every seat's key; a spectator's the host's.
-        if (seat.is_some() && k != players) || (seat.is_none() && k != 1) {
+        if (seat.is_some() && k != seats) || (seat.is_none() && k != 1) {
             return Err(bad("key count"));
         }
         let mut keys = Vec::with_capacity(usize::from(k));
@@ -233,7 +233,7 @@ mod size_tests {
             lockstep_games::rts::Rts::default_config().to_snapshot(),
         ] {
             let setup = Match {
-                players: 8,
+                seats: 8,
                 seed: u64::MAX,
                 tick_rate: 240,
             };

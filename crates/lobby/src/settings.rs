@@ -6,7 +6,7 @@
 //!
 //! Invariants: the roster encoding carries every match-wide field of
 //! [`PeerSettings`] (a test walks every field through it); the per-process
-//! fields — the seat, the player count, the token, the keys, `rejoin` —
+//! fields — the seat, the seat count, the token, the keys, `rejoin` —
 //! never travel: each process sets its own ([`MatchSettings::for_seat`]).
 
 use lockstep_fx::{Sink, StateReader, StateWriter};
@@ -40,15 +40,15 @@ pub struct MatchSettings {
     pub arbiter: bool,
     /// Every seat's settings: the session (mode, delays, timeouts), the
     /// replay log's layout, the spectators' relay. Its per-process fields
-    /// (seat, player count, token, keys, rejoin) are ignored.
+    /// (seat, seat count, token, keys, rejoin) are ignored.
     pub peer: PeerSettings,
 }
 
 impl Default for MatchSettings {
-    /// [`MatchSettings::new`] for a two-player match at 60 Hz.
+    /// [`MatchSettings::new`] for a two-seat match at 60 Hz.
     fn default() -> MatchSettings {
         MatchSettings::new(&Match {
-            players: 2,
+            seats: 2,
             seed: 0,
             tick_rate: 60,
         })
@@ -110,14 +110,14 @@ impl MatchSettings {
     ) -> PeerSettings {
         let mut p = self.peer.clone();
         p.token = token;
-        p.session.players = setup.players;
+        p.session.seats = setup.seats;
         p.session.local = seat;
         p.session.security = security;
         p.session.rejoin = rejoin;
         p.session.match_frames = Some(self.frames);
         // The host is seat 0 and its relay serves the arbiter.
         p.session.arbiter = self.arbiter.then_some(SeatId(0));
-        p.spectate.players = setup.players;
+        p.spectate.seats = setup.seats;
         p
     }
 
@@ -336,7 +336,7 @@ mod tests {
 
     fn setup() -> Match {
         Match {
-            players: 4,
+            seats: 4,
             seed: 5,
             tick_rate: 30,
         }
@@ -354,11 +354,11 @@ mod tests {
     /// Fields each process sets for itself: they never travel.
     const PER_PROCESS: [&str; 6] = [
         "peer.token",
-        "peer.session.players",
+        "peer.session.seats",
         "peer.session.local",
         "peer.session.rejoin",
         "peer.session.match_frames",
-        "peer.spectate.players",
+        "peer.spectate.seats",
     ];
 
     /// Every leaf of the settings (as serde sees them) with its path.
@@ -447,8 +447,8 @@ mod tests {
         let s = MatchSettings::new(&setup()).frames(90);
         let p = s.for_seat(&setup(), SeatId(3), 77, Security::Plain, true);
         assert_eq!(p.session.local, SeatId(3));
-        assert_eq!(p.session.players, 4);
-        assert_eq!(p.spectate.players, 4);
+        assert_eq!(p.session.seats, 4);
+        assert_eq!(p.spectate.seats, 4);
         assert_eq!(p.token, 77);
         assert!(p.session.rejoin);
         assert_eq!(p.session.match_frames, Some(90));

@@ -245,7 +245,7 @@ fn accept<G: Game>(
         Err(r) => return Err(refuse(now, joining, r)),
     };
     let mut spectate = roster.settings.peer.spectate.clone();
-    spectate.players = roster.setup.players;
+    spectate.seats = roster.setup.seats;
     Ok((joining, roster, config, spectate))
 }
 

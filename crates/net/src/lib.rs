@@ -26,7 +26,7 @@
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! rt.block_on(async {
 //!     let socket = Socket::open("0.0.0.0:7000".parse().unwrap(), LinkShape::PERFECT, 1).unwrap();
-//!     let setup = Match { players: 2, seed: 1, tick_rate: 60 };
+//!     let setup = Match { seats: 2, seed: 1, tick_rate: 60 };
 //!     let settings = MatchSettings::new(&setup).frames(600);
 //!     let mut plan = SeatPlan::<Cubes, Vec<u8>>::new(entropy::token().unwrap());
 //!     plan.bot = Some(Box::new(|seat, m: &Match| Box::new(Cubes::bot(seat, m.seed))));

@@ -57,7 +57,7 @@ fn a_host_a_joiner_and_a_spectator_play_over_loopback() {
         .unwrap();
     rt.block_on(async {
         let setup = Match {
-            players: 2,
+            seats: 2,
             seed: 3,
             tick_rate: 60,
         };

@@ -163,7 +163,7 @@ fn inputs_of<G: Game>(history: &History<G>, frame: u32) -> Vec<String> {
 
 fn who(seat: Option<SeatId>, what: &str) -> String {
     match seat {
-        Some(s) => format!("player {} ({what})", s.0),
+        Some(s) => format!("seat {} ({what})", s.0),
         None => what.to_string(),
     }
 }

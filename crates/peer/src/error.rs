@@ -18,12 +18,12 @@ pub enum PeerError {
     /// The relay's public key is unusable (a low-order point).
     #[error("sealed spectator: {0}")]
     Seal(#[from] SealError),
-    /// The session's player count is not the match's.
-    #[error("the session has {session} seats but the match {setup} players")]
-    Players {
+    /// The session's seat count is not the match's.
+    #[error("the session has {session} seats but the match {setup} seats")]
+    Seats {
         /// Seats in the session settings.
         session: u8,
-        /// Players in the match.
+        /// Seats in the match.
         setup: u8,
     },
     /// Writing the replay log's header failed.

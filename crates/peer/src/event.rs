@@ -129,7 +129,7 @@ pub enum PeerEvent {
         /// The first frame it plays again.
         frame: u32,
     },
-    /// A seat's handshake names another game, player count or tick rate.
+    /// A seat's handshake names another game, seat count or tick rate.
     Incompatible {
         /// The seat.
         peer: SeatId,
@@ -156,7 +156,7 @@ pub enum PeerEvent {
         /// Why.
         reason: SpectatorLeft,
     },
-    /// A spectator's handshake names another game, player count or tick.
+    /// A spectator's handshake names another game, seat count or tick.
     SpectatorIncompatible {
         /// Which.
         spectator: SpectatorId,

@@ -608,7 +608,7 @@ mod tests {
     /// exact state after each frame.
     fn stepped(frames: u32) -> (History<Cubes>, Vec<Vec<u8>>) {
         let setup = Match {
-            players: 2,
+            seats: 2,
             seed: 9,
             tick_rate: 60,
         };

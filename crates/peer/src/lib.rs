@@ -69,7 +69,7 @@
 //! use lockstep_sim::Match;
 //! use lockstep_sim::replay;
 //!
-//! let setup = Match { players: 2, seed: 7, tick_rate: 60 };
+//! let setup = Match { seats: 2, seed: 7, tick_rate: 60 };
 //! let config = Cubes::default_config();
 //! let mut peers: Vec<Peer<Cubes, Vec<u8>>> = (0..2u8)
 //!     .map(|seat| {

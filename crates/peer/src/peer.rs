@@ -114,10 +114,10 @@ impl<G: Game, W: Write> Peer<G, W> {
         settings: PeerSettings,
         log: W,
     ) -> Result<Peer<G, W>, PeerError> {
-        if settings.session.players != setup.players {
-            return Err(PeerError::Players {
-                session: settings.session.players,
-                setup: setup.players,
+        if settings.session.seats != setup.seats {
+            return Err(PeerError::Seats {
+                session: settings.session.seats,
+                setup: setup.seats,
             });
         }
         let game = G::new(config, &setup)?;

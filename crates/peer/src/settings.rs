@@ -17,7 +17,7 @@ use crate::stop::DesyncPolicy;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PeerSettings {
-    /// The protocol session's settings (seat, player count, tick, delays).
+    /// The protocol session's settings (seat, seat count, tick, delays).
     pub session: Config,
     /// The session token (random, never 0): identifies this peer on the wire.
     pub token: u32,
@@ -46,10 +46,10 @@ pub struct PeerSettings {
 }
 
 impl Default for PeerSettings {
-    /// [`PeerSettings::new`] for seat 0 of a two-player match at 60 Hz.
+    /// [`PeerSettings::new`] for seat 0 of a two-seat match at 60 Hz.
     fn default() -> PeerSettings {
         let setup = Match {
-            players: 2,
+            seats: 2,
             seed: 0,
             tick_rate: 60,
         };
@@ -61,7 +61,7 @@ impl PeerSettings {
     /// Defaults for seat `seat` of `setup`, with the session's tick taken
     /// from the match's tick rate.
     pub fn new(setup: &Match, seat: SeatId, token: u32) -> PeerSettings {
-        let mut session = Config::new(setup.players, seat);
+        let mut session = Config::new(setup.seats, seat);
         let rate = u64::from(setup.tick_rate.max(1));
         session.tick_micros = (1_000_000 + rate / 2) / rate;
         let tick_micros = session.tick_micros;
@@ -70,7 +70,7 @@ impl PeerSettings {
             token,
             record: RecordSettings::default(),
             max_unsettled_frames: 600,
-            spectate: SpectateConfig::new(setup.players, tick_micros),
+            spectate: SpectateConfig::new(setup.seats, tick_micros),
             desync_policy: DesyncPolicy::Stop,
             state_every: 60,
         }

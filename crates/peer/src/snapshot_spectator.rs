@@ -37,7 +37,7 @@ pub enum SnapshotSpectatorEvent {
         /// Its frame.
         frame: u32,
     },
-    /// The relay plays another game, player count or tick.
+    /// The relay plays another game, seat count or tick.
     Incompatible,
     /// The relay said goodbye or went silent.
     RelayLost,
@@ -71,10 +71,10 @@ impl<G: Game + Bodies> SnapshotSpectator<G> {
         token: u32,
         now: Instant,
     ) -> Result<SnapshotSpectator<G>, PeerError> {
-        if spectate.players != setup.players {
-            return Err(PeerError::Players {
-                session: spectate.players,
-                setup: setup.players,
+        if spectate.seats != setup.seats {
+            return Err(PeerError::Seats {
+                session: spectate.seats,
+                setup: setup.seats,
             });
         }
         let game = G::new(config, &setup)?;

@@ -56,7 +56,7 @@ pub enum SpectatorEvent {
         /// Its checksum of the state after it.
         short: Option<ShortChecksum>,
     },
-    /// The relay plays another game, player count or tick.
+    /// The relay plays another game, seat count or tick.
     Incompatible,
     /// The relay said goodbye or went silent.
     RelayLost,
@@ -104,7 +104,7 @@ impl<G: Game> core::fmt::Debug for Spectator<G> {
 
 impl<G: Game> Spectator<G> {
     /// A spectator of the match `setup` of `G` with `config` (the same the
-    /// seats play; the handshake checks the input schema, player count and
+    /// seats play; the handshake checks the input schema, seat count and
     /// tick), token `token` (random, never 0), starting at `now`. It has no
     /// game until the relay's state arrives.
     pub fn new(
@@ -114,10 +114,10 @@ impl<G: Game> Spectator<G> {
         token: u32,
         now: Instant,
     ) -> Result<Spectator<G>, PeerError> {
-        if spectate.players != setup.players {
-            return Err(PeerError::Players {
-                session: spectate.players,
-                setup: setup.players,
+        if spectate.seats != setup.seats {
+            return Err(PeerError::Seats {
+                session: spectate.seats,
+                setup: setup.seats,
             });
         }
         // The setup must be one the game accepts, though the state comes

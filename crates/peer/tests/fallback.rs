@@ -40,7 +40,7 @@ impl Match2 {
 
     fn with_mode(settings: SnapshotSettings, mode: Mode) -> Match2 {
         let setup = Match {
-            players: 2,
+            seats: 2,
             seed: 5,
             tick_rate: 60,
         };
@@ -243,7 +243,7 @@ fn a_spectator_watching_snapshots_sees_the_relays_state_within_the_quantization_
 
     let mut m = Match2::new(SnapshotSettings::default());
     let setup = Match {
-        players: 2,
+        seats: 2,
         seed: 5,
         tick_rate: 60,
     };

@@ -50,7 +50,7 @@ fn packets() -> Vec<(&'static str, Packet<Buttons>)> {
                 seq: 7,
                 sender: SeatId(0),
                 schema_hash: Buttons::schema_hash(),
-                players: 4,
+                seats: 4,
                 tick_micros: 16_667,
                 token: 7,
                 echo: 9,

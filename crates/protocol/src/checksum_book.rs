@@ -197,12 +197,12 @@ fn epoch_newer(a: u8, b: u8) -> bool {
 }
 
 impl ChecksumBook {
-    /// An empty book for `players` seats, this peer at `local`.
-    pub fn new(players: u8, local: SeatId) -> ChecksumBook {
+    /// An empty book for `seats` seats, this peer at `local`.
+    pub fn new(seats: u8, local: SeatId) -> ChecksumBook {
         ChecksumBook {
             local,
             own_full: vec![None; OWN_CHECKSUM_HISTORY as usize],
-            peers: (0..players)
+            peers: (0..seats)
                 .map(|_| PeerReports {
                     shorts: Ring::new(),
                     epoch: None,

@@ -1,11 +1,11 @@
-//! The playout buffer: every player's received inputs by frame, released to
+//! The playout buffer: every seat's received inputs by frame, released to
 //! the game one whole frame at a time.
 //!
 //! Invariants:
-//! - Each player's inputs are held for consecutive frames from `base`; a run
+//! - Each seat's inputs are held for consecutive frames from `base`; a run
 //!   that would leave a gap is refused, so "received through frame f" (the
 //!   ack) always means every frame up to f is here.
-//! - Frame n is released only when every player's input for n is present, in
+//! - Frame n is released only when every seat's input for n is present, in
 //!   increasing order, each exactly once (replays after a resync excepted).
 //! - Released frames stay `history` frames for re-simulation after a resync;
 //!   older ones are dropped. The history only grows.
@@ -25,12 +25,12 @@ pub enum RunError {
     Gap {
         /// First frame of the run.
         first: u32,
-        /// The newest frame held for that player.
+        /// The newest frame held for that seat.
         through: Option<u32>,
     },
 }
 
-/// Every player's inputs from `base` on.
+/// Every seat's inputs from `base` on.
 #[derive(Debug, Clone)]
 pub struct PlayoutBuffer<I> {
     base: u32,
@@ -41,15 +41,15 @@ pub struct PlayoutBuffer<I> {
 }
 
 impl<I: Clone> PlayoutBuffer<I> {
-    /// An empty buffer for `players` players that keeps `history` released
+    /// An empty buffer for `seats` seats that keeps `history` released
     /// frames for replays.
-    pub fn new(players: usize, history: u32) -> Self {
+    pub fn new(seats: usize, history: u32) -> Self {
         PlayoutBuffer {
             base: 0,
             next_release: 0,
             history,
-            inputs: (0..players).map(|_| VecDeque::new()).collect(),
-            ended: vec![None; players],
+            inputs: (0..seats).map(|_| VecDeque::new()).collect(),
+            ended: vec![None; seats],
         }
     }
 
@@ -69,52 +69,52 @@ impl<I: Clone> PlayoutBuffer<I> {
         self.next_release
     }
 
-    /// Ends `player`'s seat after frame `last` (`None`: before frame 0):
+    /// Ends `seat` after frame `last` (`None`: before frame 0):
     /// its input for every later frame is `absent`. Refused (`false`) unless
     /// its inputs through `last` are held, or were released already.
-    pub fn end_seat(&mut self, player: usize, last: Option<u32>, absent: I) -> bool {
-        if player >= self.inputs.len() || self.through(player) < last {
+    pub fn end_seat(&mut self, seat: usize, last: Option<u32>, absent: I) -> bool {
+        if seat >= self.inputs.len() || self.through(seat) < last {
             return false;
         }
         let first_absent = last.map_or(0, |l| l + 1);
         if first_absent >= self.base {
             let keep = (first_absent - self.base) as usize;
-            self.inputs[player].truncate(keep);
+            self.inputs[seat].truncate(keep);
         }
-        self.ended[player] = Some((first_absent, absent));
+        self.ended[seat] = Some((first_absent, absent));
         true
     }
 
-    /// Reopens `player`'s ended seat from `frame`: its input stays absent
+    /// Reopens ended `seat` from `frame`: its input stays absent
     /// for the frames before `frame` and is taken from it again from
     /// `frame` on. Refused (`false`) if the seat has not ended or `frame` was
     /// already released.
-    pub fn reopen_seat(&mut self, player: usize, frame: u32) -> bool {
-        let Some(Some((first_absent, absent))) = self.ended.get(player).cloned() else {
+    pub fn reopen_seat(&mut self, seat: usize, frame: u32) -> bool {
+        let Some(Some((first_absent, absent))) = self.ended.get(seat).cloned() else {
             return false;
         };
         if frame < first_absent.max(self.next_release) {
             return false;
         }
-        let next = self.through(player).map_or(0, |t| t + 1).max(self.base);
+        let next = self.through(seat).map_or(0, |t| t + 1).max(self.base);
         for _ in next..frame {
-            self.inputs[player].push_back(absent.clone());
+            self.inputs[seat].push_back(absent.clone());
         }
-        self.ended[player] = None;
+        self.ended[seat] = None;
         true
     }
 
-    /// The first frame `player` is absent from, if its seat ended.
-    pub fn seat_end(&self, player: usize) -> Option<u32> {
+    /// The first frame `seat` is absent from, if it ended.
+    pub fn seat_end(&self, seat: usize) -> Option<u32> {
         self.ended
-            .get(player)
+            .get(seat)
             .and_then(|e| e.as_ref().map(|(f, _)| *f))
     }
 
-    /// `player`'s newest inputs held, at most `max`, with the frame of the
+    /// `seat`'s newest inputs held, at most `max`, with the frame of the
     /// first (empty: none held).
-    pub fn tail(&self, player: usize, max: u32) -> (u32, Vec<I>) {
-        let Some(q) = self.inputs.get(player) else {
+    pub fn tail(&self, seat: usize, max: u32) -> (u32, Vec<I>) {
+        let Some(q) = self.inputs.get(seat) else {
             return (0, Vec::new());
         };
         let n = q.len().min(max as usize);
@@ -122,9 +122,9 @@ impl<I: Clone> PlayoutBuffer<I> {
         (first, q.iter().skip(q.len() - n).cloned().collect())
     }
 
-    /// The newest frame held for `player` with every earlier frame.
-    pub fn through(&self, player: usize) -> Option<u32> {
-        let len = self.inputs.get(player).map_or(0, |q| q.len() as u32);
+    /// The newest frame held for `seat` with every earlier frame.
+    pub fn through(&self, seat: usize) -> Option<u32> {
+        let len = self.inputs.get(seat).map_or(0, |q| q.len() as u32);
         if len > 0 {
             Some(self.base + len - 1)
         } else {
@@ -132,24 +132,24 @@ impl<I: Clone> PlayoutBuffer<I> {
         }
     }
 
-    /// Adds `run` (inputs for frames `first..`) from `player`. Returns the
+    /// Adds `run` (inputs for frames `first..`) from `seat`. Returns the
     /// frames that were new, as `(first new frame, count)`.
     pub fn insert_run(
         &mut self,
-        player: usize,
+        seat: usize,
         first: u32,
         run: &[I],
     ) -> Result<(u32, u32), RunError> {
-        let through = self.through(player);
+        let through = self.through(seat);
         let next = through.map_or(0, |t| t + 1);
-        if let Some(end) = self.seat_end(player) {
+        if let Some(end) = self.seat_end(seat) {
             // Only frames before the seat's end are still taken.
             let keep = end.saturating_sub(first).min(run.len() as u32) as usize;
             if first > next || keep == 0 {
                 return Ok((next, 0));
             }
             let run = &run[..keep];
-            let Some(q) = self.inputs.get_mut(player) else {
+            let Some(q) = self.inputs.get_mut(seat) else {
                 return Ok((next, 0));
             };
             let skip = (next - first) as usize;
@@ -160,7 +160,7 @@ impl<I: Clone> PlayoutBuffer<I> {
         if first > next {
             return Err(RunError::Gap { first, through });
         }
-        let Some(q) = self.inputs.get_mut(player) else {
+        let Some(q) = self.inputs.get_mut(seat) else {
             return Ok((next, 0));
         };
         let skip = (next - first) as usize;
@@ -172,12 +172,12 @@ impl<I: Clone> PlayoutBuffer<I> {
         Ok((next, added))
     }
 
-    /// Whether every player's input for `frame` is here.
+    /// Whether every seat's input for `frame` is here.
     pub fn is_complete(&self, frame: u32) -> bool {
         self.missing(frame).is_empty() && frame >= self.base
     }
 
-    /// The players whose input for `frame` is missing.
+    /// The seats whose input for `frame` is missing.
     pub fn missing(&self, frame: u32) -> SeatSet {
         let mut set = SeatSet::EMPTY;
         for p in 0..self.inputs.len() {
@@ -191,7 +191,7 @@ impl<I: Clone> PlayoutBuffer<I> {
         set
     }
 
-    /// Every player's input for `frame`, if held.
+    /// Every seat's input for `frame`, if held.
     pub fn frame_inputs(&self, frame: u32) -> Option<Vec<I>> {
         let i = frame.checked_sub(self.base)? as usize;
         self.inputs
@@ -204,22 +204,22 @@ impl<I: Clone> PlayoutBuffer<I> {
             .collect()
     }
 
-    /// `player`'s input for `frame`: held, or the absent input of a seat
+    /// `seat`'s input for `frame`: held, or the absent input of a seat
     /// that ended before it; `None` when it has not arrived (or is older
     /// than the history kept).
-    pub fn input(&self, player: usize, frame: u32) -> Option<I> {
-        match self.ended.get(player)? {
+    pub fn input(&self, seat: usize, frame: u32) -> Option<I> {
+        match self.ended.get(seat)? {
             Some((end, absent)) if frame >= *end => Some(absent.clone()),
-            _ => self.inputs[player]
+            _ => self.inputs[seat]
                 .get(frame.checked_sub(self.base)? as usize)
                 .cloned(),
         }
     }
 
-    /// Every player's input for `frame` as far as it is known, and a
-    /// prediction for the rest: a missing input repeats that player's
+    /// Every seat's input for `frame` as far as it is known, and a
+    /// prediction for the rest: a missing input repeats that seat's
     /// newest one held (`none` when nothing is held). The prediction is
-    /// what most games see most often — a player keeps holding what they
+    /// what most games see most often — a seat keeps holding what they
     /// held — and costs nothing to make.
     pub fn predict(&self, frame: u32, none: &I) -> Vec<I> {
         (0..self.inputs.len())
@@ -242,7 +242,7 @@ impl<I: Clone> PlayoutBuffer<I> {
 
     /// Moves the release point forward to `frame` (after loading a state
     /// that already includes the frames before it), dropping what is older.
-    /// Every player then counts as received through `frame - 1` (the frames
+    /// Every seat then counts as received through `frame - 1` (the frames
     /// before it are never released again; `filler` stands in for the
     /// inputs that never arrived), so later runs from `frame` on fit.
     pub fn skip_to(&mut self, frame: u32, filler: I) {

@@ -90,7 +90,7 @@ impl<I: Clone + PartialEq> Predictions<I> {
         }
     }
 
-    /// The first frame stepped with an input that `known(frame, player)`
+    /// The first frame stepped with an input that `known(frame, seat)`
     /// now says was different (known inputs only: an input still missing
     /// proves nothing).
     pub fn first_wrong(&self, known: impl Fn(u32, usize) -> Option<I>) -> Option<u32> {
@@ -99,7 +99,7 @@ impl<I: Clone + PartialEq> Predictions<I> {
             p.inputs
                 .iter()
                 .enumerate()
-                .any(|(player, used)| known(frame, player).is_some_and(|k| k != *used))
+                .any(|(seat, used)| known(frame, seat).is_some_and(|k| k != *used))
                 .then_some(frame)
         })
     }
@@ -134,7 +134,7 @@ mod tests {
         assert!(p.set_checksum(11, Checksum::from_bytes([7; 32])));
         assert!(!p.set_checksum(13, Checksum::from_bytes([7; 32])));
         // Seat 1 really held 5, then 6 from frame 11 on.
-        let real = |f: u32, player: usize| (player == 1).then_some(if f < 11 { 5 } else { 6 });
+        let real = |f: u32, seat: usize| (seat == 1).then_some(if f < 11 { 5 } else { 6 });
         assert_eq!(p.first_wrong(real), Some(11));
         p.truncate_from(11);
         assert_eq!(p.len(), 1);

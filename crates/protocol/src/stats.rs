@@ -40,7 +40,7 @@ pub struct Dropped {
     pub too_far: u64,
     /// From a seat that is not a peer, or not from where it claims.
     pub unknown_sender: u64,
-    /// A handshake whose input schema, player count or tick differs.
+    /// A handshake whose input schema, seat count or tick differs.
     pub incompatible: u64,
     /// A handshake from a connected peer, after the start, that contradicts
     /// the agreed match (ignored: the match goes on).

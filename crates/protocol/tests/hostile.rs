@@ -220,7 +220,7 @@ fn incompatible_handshake_is_refused() {
         seq: 7,
         sender: SeatId(1),
         schema_hash: 42,
-        players: 2,
+        seats: 2,
         tick_micros: 16_667,
         token: 5,
         echo: 0,
@@ -377,7 +377,7 @@ fn disconnects(p: &Pair) -> usize {
 }
 
 /// After the start, a Hello from a connected seat that contradicts the
-/// agreed match (another player count, tick or schema) is ignored and
+/// agreed match (another seat count, tick or schema) is ignored and
 /// counted; the match goes on past the silence timeout.
 #[test]
 fn a_contradicting_hello_does_not_end_a_running_match() {
@@ -386,12 +386,12 @@ fn a_contradicting_hello_does_not_end_a_running_match() {
     p.run_ms(1000);
     use lockstep_protocol::Input;
     let ours = Buttons::schema_hash();
-    for (players, tick, schema) in [(3, 16_667, ours), (2, 10_000, ours), (2, 16_667, 42)] {
+    for (seats, tick, schema) in [(3, 16_667, ours), (2, 10_000, ours), (2, 16_667, 42)] {
         let hello = Hello {
             seq: 7,
             sender: SeatId(1),
             schema_hash: schema,
-            players,
+            seats,
             tick_micros: tick,
             token: 78,
             echo: 77,
@@ -492,7 +492,7 @@ fn a_rejoin_for_a_connected_seat_is_refused() {
         seq: 7,
         sender: SeatId(1),
         schema_hash: Buttons::schema_hash(),
-        players: 2,
+        seats: 2,
         tick_micros: 16_667,
         token: 0xdead,
         echo: 0,

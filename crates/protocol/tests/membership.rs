@@ -79,11 +79,11 @@ struct Mesh {
 }
 
 impl Mesh {
-    fn new(players: u8, latency_ms: u64, cfg: impl Fn(&mut Config)) -> Mesh {
-        let n = usize::from(players);
-        let seats = (0..players)
+    fn new(seats: u8, latency_ms: u64, cfg: impl Fn(&mut Config)) -> Mesh {
+        let n = usize::from(seats);
+        let seats = (0..seats)
             .map(|i| {
-                let mut c = Config::new(players, SeatId(i));
+                let mut c = Config::new(seats, SeatId(i));
                 cfg(&mut c);
                 Seat {
                     s: S::new(c, 500 + u32::from(i)).unwrap(),

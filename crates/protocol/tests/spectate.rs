@@ -27,7 +27,7 @@ fn state(f: u32) -> Vec<u8> {
         .collect()
 }
 
-/// A relay at seat 2 playing a 3-player match, a spectator joining at
+/// A relay at seat 2 playing a 3-seat match, a spectator joining at
 /// `join_at`, both over a link dropping `loss_pct`% and duplicating 5% of
 /// datagrams with 30 ms one way. Frames settle 10 frames after release.
 struct Rig {

@@ -53,7 +53,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                 seq: 7,
                 sender: SeatId(2),
                 schema_hash: Buttons::schema_hash(),
-                players: 4,
+                seats: 4,
                 tick_micros: 16_667,
                 token: 0xcafe_f00d,
                 echo: 0x1234_5678,
@@ -239,7 +239,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             Packet::SpectateHello(SpectateHello {
                 seq: 7,
                 schema_hash: Buttons::schema_hash(),
-                players: 4,
+                seats: 4,
                 tick_micros: 16_667,
                 token: 0x5eed_0001,
                 echo: 0,
@@ -250,7 +250,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "feed",
             "frames 1200-1202 of a 2-player match (seat 0: 3 3 3, seat 1: 0 8 8), settled checksums of frames 1190-1191",
             routed(Message::Feed(Feed {
-                players: 2,
+                seats: 2,
                 first_frame: 1200,
                 inputs: vec![
                     vec![Buttons(3), Buttons(3), Buttons(3)],
@@ -268,7 +268,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
             "feed_ask",
             "frame 1200 of a 2-player match (seat 0: 3, seat 1: 0), no settled checksums; to the arbiter: your checksum of frame 1188?",
             routed(Message::Feed(Feed {
-                players: 2,
+                seats: 2,
                 first_frame: 1200,
                 inputs: vec![vec![Buttons(3)], vec![Buttons(0)]],
                 checksums: None,

@@ -47,9 +47,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Plays 10 s of `G` with its bots, drawing every `EVERY`th frame into a
 /// GIF; prints the median draw and PNG-encode times and the GIF's size.
-fn figures<G: Demo + Depict>(name: &str, players: u8) {
+fn figures<G: Demo + Depict>(name: &str, seats: u8) {
     let setup = Match {
-        players,
+        seats,
         ..Match::default()
     };
     let mut game = G::new(&G::default_config(), &setup).expect("the default settings are valid");
@@ -106,6 +106,6 @@ fn main() {
         FRAMES / EVERY
     );
     println!("|---|---|---|---|---|---|---|");
-    figures::<Cubes>("cubes, 2 players (900 cubes)", 2);
-    figures::<Rts>("rts, 8 players (4 096 units)", 8);
+    figures::<Cubes>("cubes, 2 seats (900 cubes)", 2);
+    figures::<Rts>("rts, 8 seats (4 096 units)", 8);
 }

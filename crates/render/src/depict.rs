@@ -239,7 +239,7 @@ mod tests {
     #[test]
     fn cubes_players_are_coloured_and_the_field_is_grey() {
         let setup = Match {
-            players: 2,
+            seats: 2,
             ..Match::default()
         };
         let game = Cubes::new(&Cubes::default_config(), &setup).unwrap();
@@ -257,7 +257,7 @@ mod tests {
         let mut config = Rts::default_config();
         config.units_per_player = 8;
         let setup = Match {
-            players: 8,
+            seats: 8,
             ..Match::default()
         };
         let game = Rts::new(&config, &setup).unwrap();

@@ -88,7 +88,7 @@ impl DesyncReport {
         }
         let _ = writeln!(t, "\ninputs of frame {}:", self.frame);
         for (seat, input) in self.inputs.iter().enumerate() {
-            let _ = writeln!(t, "  player {seat}: {input}");
+            let _ = writeln!(t, "  seat {seat}: {input}");
         }
         for (when, diff) in [("before", &self.before), ("after", &self.after)] {
             let _ = writeln!(

@@ -26,8 +26,10 @@ pub type Frame = u32;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Match {
-    /// Players in the match (seats `0..players`).
-    pub players: u8,
+    /// Seats in the match (`0..seats`). Match files may still call it
+    /// `seats`, its name before seats had one word.
+    #[serde(alias = "players")]
+    pub seats: u8,
     /// The match seed: every random choice of the game derives from it.
     pub seed: u64,
     /// Frames per second of simulated time.
@@ -35,10 +37,10 @@ pub struct Match {
 }
 
 impl Default for Match {
-    /// Two players, seed 1, 60 Hz.
+    /// Two seats, seed 1, 60 Hz.
     fn default() -> Match {
         Match {
-            players: 2,
+            seats: 2,
             seed: 1,
             tick_rate: 60,
         }
@@ -46,19 +48,19 @@ impl Default for Match {
 }
 
 impl Match {
-    /// Checks a setup against what game `game` supports: a player count in
-    /// `players` and a tick rate of 1 to 240 Hz.
+    /// Checks a setup against what game `game` supports: a seat count in
+    /// `seats` and a tick rate of 1 to 240 Hz.
     pub fn check(
         &self,
         game: &'static str,
-        players: core::ops::RangeInclusive<u8>,
+        seats: core::ops::RangeInclusive<u8>,
     ) -> Result<(), SetupError> {
-        if !players.contains(&self.players) {
-            return Err(SetupError::Players {
+        if !seats.contains(&self.seats) {
+            return Err(SetupError::Seats {
                 game,
-                min: *players.start(),
-                max: *players.end(),
-                found: self.players,
+                min: *seats.start(),
+                max: *seats.end(),
+                found: self.seats,
             });
         }
         if !(1..=240).contains(&self.tick_rate) {
@@ -74,16 +76,16 @@ impl Match {
 /// Why a game refused a match setup.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SetupError {
-    /// The game does not support this many players.
-    #[error("{game} takes {min} to {max} players, not {found}")]
-    Players {
+    /// The game does not support this many seats.
+    #[error("{game} takes {min} to {max} seats, not {found}")]
+    Seats {
         /// The game's id.
         game: &'static str,
-        /// Fewest players.
+        /// Fewest seats.
         min: u8,
-        /// Most players.
+        /// Most seats.
         max: u8,
-        /// Players asked for.
+        /// Seats asked for.
         found: u8,
     },
     /// The tick rate is outside what the game supports.

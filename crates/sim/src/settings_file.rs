@@ -1,7 +1,7 @@
 //! Loading human-edited settings from TOML through serde, with errors that
 //! name the file, the line and column, and the field: a game's scene and
 //! rules (its `Config`), and a whole match ([`MatchFile`]: which game, the
-//! players, seed and tick rate, how long, and which scene).
+//! seats, seed and tick rate, how long, and which scene).
 //!
 //! Fixed-point values are written as decimal strings (`friction = "0.5"`)
 //! or integers; TOML floats are refused (see `lockstep_fx`'s serde support),
@@ -22,7 +22,7 @@ use crate::game::{Frame, Match};
 /// settings = "my-scene.toml"   # optional, relative to this file
 ///
 /// [match]
-/// players = 2
+/// seats = 2
 /// seed = 1
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -39,7 +39,7 @@ pub struct MatchFile {
     /// game's embedded default).
     #[serde(default)]
     pub settings: Option<PathBuf>,
-    /// Players, seed and tick rate.
+    /// Seats, seed and tick rate.
     #[serde(rename = "match", default)]
     pub setup: Match,
 }
@@ -152,13 +152,13 @@ mod tests {
 
     #[test]
     fn match_files_default_what_they_omit() {
-        let text = "game = \"cubes\"\nframes = 600\n[match]\nplayers = 3\n";
+        let text = "game = \"cubes\"\nframes = 600\n[match]\nseats = 3\n";
         let m: MatchFile = parse(text, Path::new("m.toml")).unwrap();
-        assert_eq!(m.setup.players, 3);
+        assert_eq!(m.setup.seats, 3);
         assert_eq!(m.setup.seed, Match::default().seed);
         assert_eq!(m.keyframe_interval, None);
         let e = parse::<MatchFile>(
-            "game = \"cubes\"\nframes = 1\n[match]\nplayer = 3\n",
+            "game = \"cubes\"\nframes = 1\n[match]\nseat = 3\n",
             Path::new("m.toml"),
         )
         .unwrap_err();

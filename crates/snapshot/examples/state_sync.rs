@@ -111,14 +111,14 @@ fn run(
     let mut smoother = Smoother::new(Smoothing::default(), slots as usize);
     // The frame number and every seat's inputs ride before the bodies.
     let header_bits =
-        16 + input_frames as u64 * u64::from(setup.players) * u64::from(CubesInput::MAX_BITS);
+        16 + input_frames as u64 * u64::from(setup.seats) * u64::from(CubesInput::MAX_BITS);
     let mut truth: Vec<Vec<Option<Pose>>> = Vec::new();
     let mut wire: Vec<(u64, u32, Vec<u8>)> = Vec::new();
     let mut acks: Vec<(u64, SyncAck)> = Vec::new();
     let (mut sum, mut max, mut n) = (0.0f64, 0.0f64, 0u64);
     let (mut sent_bits, mut carried) = (0u64, 0u64);
     let mut next = 0u32; // the receiver's next frame
-    let mut held_inputs = vec![CubesInput::default(); usize::from(setup.players)];
+    let mut held_inputs = vec![CubesInput::default(); usize::from(setup.seats)];
     for (f, frame_inputs) in inputs.iter().enumerate() {
         let f = f as u32;
         let now = u64::from(f) * TICK;

@@ -48,7 +48,7 @@ fn main() {
         "| seats | bug | network | stopped (all seats, MatchInvalid) | first desync → stop, median s | worst s | faulty seat loaded | others loaded | logs verify |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
-    for (players, seat) in [(2u8, 0u8), (3, 2)] {
+    for (seats, seat) in [(2u8, 0u8), (3, 2)] {
         for (kind, name) in [
             (Recurring::SelfInconsistent, "self-inconsistent"),
             (Recurring::SelfConsistent, "self-consistent"),
@@ -58,7 +58,7 @@ fn main() {
                 let (mut stopped, mut faulty_loaded, mut others_loaded, mut verified) =
                     (0, 0, 0, 0);
                 for seed in 0..seeds {
-                    let mut s = Scenario::new(players, 900 + seed, cond.link(), 1800);
+                    let mut s = Scenario::new(seats, 900 + seed, cond.link(), 1800);
                     s.fault = Some(Fault {
                         seat,
                         kind,
@@ -90,7 +90,7 @@ fn main() {
                 times.sort_unstable();
                 let secs = |t: u64| t as f64 / 1e6;
                 println!(
-                    "| {players} (bug on seat {seat}) | {name} | {} | {stopped}/{seeds} | {:.2} | {:.2} | {faulty_loaded} | {others_loaded} | {verified}/{seeds} |",
+                    "| {seats} (bug on seat {seat}) | {name} | {} | {stopped}/{seeds} | {:.2} | {:.2} | {faulty_loaded} | {others_loaded} | {verified}/{seeds} |",
                     cond.name,
                     secs(times.get(times.len() / 2).copied().unwrap_or(0)),
                     secs(times.last().copied().unwrap_or(0)),

@@ -59,13 +59,13 @@ struct Mesh {
 }
 
 impl Mesh {
-    fn new(players: u8, config: &RtsConfig, rtt_micros: u64, policy: DesyncPolicy) -> Mesh {
+    fn new(seats: u8, config: &RtsConfig, rtt_micros: u64, policy: DesyncPolicy) -> Mesh {
         let setup = Match {
-            players,
+            seats,
             seed: 11,
             tick_rate: 60,
         };
-        let peers = (0..players)
+        let peers = (0..seats)
             .map(|seat| {
                 let mut settings = PeerSettings::new(&setup, SeatId(seat), 500 + u32::from(seat));
                 settings.desync_policy = policy;
@@ -76,7 +76,7 @@ impl Mesh {
             .collect();
         Mesh {
             peers,
-            paused: vec![false; usize::from(players)],
+            paused: vec![false; usize::from(seats)],
             wire: VecDeque::new(),
             latency: rtt_micros / 2,
             now: Instant::ZERO,

@@ -61,7 +61,7 @@ fn desyncs(r: &Run) -> usize {
 
 /// One row of the conditions table, as the stalls chart needs it.
 struct StallPoint {
-    players: u8,
+    seats: u8,
     loss_percent: f64,
     tcp: bool,
     stalls: u64,
@@ -86,16 +86,16 @@ fn print_conditions() -> Vec<StallPoint> {
         "longest gap between two frames after warm-up. Game s = virtual time to play the 3 600 frames.\n"
     );
     println!(
-        "| players | condition | transport | frames | game s | desyncs | stalls after warm-up | worst hitch ms | max delay frames | bytes/packet | inputs/packet | kbit/s per peer | wall ms |"
+        "| seats | condition | transport | frames | game s | desyncs | stalls after warm-up | worst hitch ms | max delay frames | bytes/packet | inputs/packet | kbit/s per peer | wall ms |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut seed = 100;
-    for players in [2u8, 4] {
+    for seats in [2u8, 4] {
         for cond in [Condition::GOOD, Condition::POOR, Condition::AWFUL] {
             for tcp in [false, true] {
                 seed += 1;
                 let link = if tcp { cond.tcp_link() } else { cond.link() };
-                let mut s = Scenario::new(players, seed, link, FRAMES);
+                let mut s = Scenario::new(seats, seed, link, FRAMES);
                 if tcp {
                     // A reliable stream needs no redundancy: each input is
                     // sent once, and only a long silence ends the match.
@@ -120,13 +120,13 @@ fn print_conditions() -> Vec<StallPoint> {
                     .unwrap_or(0);
                 let secs = r.end.as_micros() as f64 / 1e6;
                 points.push(StallPoint {
-                    players,
+                    seats,
                     loss_percent: f64::from(cond.loss_ppm) / 10_000.0,
                     tcp,
                     stalls: r.stalls_after_warmup(),
                 });
                 println!(
-                    "| {players} | {} | {} | {} | {secs:.1} | {} | {} | {} | {max_delay} | {:.1} | {:.1} | {:.1} | {wall} |",
+                    "| {seats} | {} | {} | {} | {secs:.1} | {} | {} | {} | {max_delay} | {:.1} | {:.1} | {:.1} | {wall} |",
                     cond.name,
                     if tcp { "TCP-like" } else { "UDP redundant" },
                     r.common_frames(),
@@ -135,7 +135,7 @@ fn print_conditions() -> Vec<StallPoint> {
                     worst_hitch_ms(&r, 120),
                     per(bytes, packets),
                     per(carried, inputs_packets),
-                    bytes as f64 * 8.0 / 1000.0 / secs / f64::from(players),
+                    bytes as f64 * 8.0 / 1000.0 / secs / f64::from(seats),
                 );
             }
         }
@@ -144,7 +144,7 @@ fn print_conditions() -> Vec<StallPoint> {
     points
 }
 
-/// The playout delay of seat 0 over a 2-player match at 100 ms RTT and no
+/// The playout delay of seat 0 over a 2-seat match at 100 ms RTT and no
 /// loss, for each one-way jitter: `(jitter ms, [(seconds, frames)])`.
 #[allow(clippy::float_arithmetic)]
 fn print_delay_under_jitter() -> Vec<(u64, Vec<(f64, f64)>)> {
@@ -199,13 +199,13 @@ fn write_chart(dir: &std::path::Path, name: &str, chart: &LineChart) {
 fn write_plots(dir: &std::path::Path, stalls: &[StallPoint], delays: &[(u64, Vec<(f64, f64)>)]) {
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut series = Vec::new();
-    for (i, (players, tcp)) in [(2u8, false), (2, true), (4, false), (4, true)]
+    for (i, (seats, tcp)) in [(2u8, false), (2, true), (4, false), (4, true)]
         .into_iter()
         .enumerate()
     {
         let points: Vec<(f64, f64)> = stalls
             .iter()
-            .filter(|p| p.players == players && p.tcp == tcp)
+            .filter(|p| p.seats == seats && p.tcp == tcp)
             .map(|p| (p.loss_percent, p.stalls as f64))
             .collect();
         // The redundant-UDP lines lie on top of each other near 0: the
@@ -213,7 +213,7 @@ fn write_plots(dir: &std::path::Path, stalls: &[StallPoint], delays: &[(u64, Vec
         let most = points.iter().map(|p| p.1).fold(0.0, f64::max);
         series.push(Series {
             name: format!(
-                "{players} players, {} (at most {most})",
+                "{seats} seats, {} (at most {most})",
                 if tcp { "TCP-like" } else { "UDP redundant" }
             ),
             colour: player_colour(i as u8),
@@ -255,7 +255,7 @@ fn write_plots(dir: &std::path::Path, stalls: &[StallPoint], delays: &[(u64, Vec
 fn print_resync() {
     println!("## Resync after one flipped bit (body 5's position, bit 20)\n");
     println!(
-        "| players | link | flipped seat @ frame | detected after (frames) | healed after (frames) | state bytes | resync bytes on the wire | report names | peers agree |"
+        "| seats | link | flipped seat @ frame | detected after (frames) | healed after (frames) | state bytes | resync bytes on the wire | report names | peers agree |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     let cases: [(u8, &str, LinkConfig, u8); 4] = [
@@ -264,9 +264,9 @@ fn print_resync() {
         (2, Condition::GOOD.name, Condition::GOOD.link(), 1),
         (4, Condition::GOOD.name, Condition::GOOD.link(), 3),
     ];
-    for (players, name, link, seat) in cases {
+    for (seats, name, link, seat) in cases {
         let k = 300;
-        let mut s = Scenario::new(players, 7, link, 900);
+        let mut s = Scenario::new(seats, 7, link, 900);
         s.flip = Some(Flip {
             seat: SeatId(seat),
             frame: k,
@@ -302,13 +302,11 @@ fn print_resync() {
         let (Some(d), Some((_, h_at, (bytes, names)))) =
             (detected.iter().map(|d| d.1).min(), healed.first())
         else {
-            println!(
-                "| {players} | {name} | {seat} @ {k} | not detected or not healed | | | | | |"
-            );
+            println!("| {seats} | {name} | {seat} @ {k} | not detected or not healed | | | | | |");
             continue;
         };
         println!(
-            "| {players} | {name} | {seat} @ {k} | {} | {} | {bytes} | {wire} | {} | {} |",
+            "| {seats} | {name} | {seat} @ {k} | {} | {} | {bytes} | {wire} | {} | {} |",
             frames(d),
             frames(*h_at),
             names.clone().unwrap_or_default(),

@@ -120,9 +120,9 @@ fn overhead<G: Demo>(frames: u32) -> (f64, f64, f64) {
 /// others passed frame 1800: state bytes, bytes on the wire, virtual ms from
 /// the restart to the loaded state, and the longest gap between two frames
 /// at the other peers after the restart.
-fn rejoin_figures<G: Demo>(players: u8) -> (u64, u64, u64, u64, bool) {
-    let mut s = Scenario::new(players, 9, Condition::GOOD.link(), 2400);
-    let seat = SeatId(players - 1);
+fn rejoin_figures<G: Demo>(seats: u8) -> (u64, u64, u64, u64, bool) {
+    let mut s = Scenario::new(seats, 9, Condition::GOOD.link(), 2400);
+    let seat = SeatId(seats - 1);
     s.vanish = Some((seat, 1500));
     s.rejoin_at = Some(1800);
     let run = mesh::run::<G>(&s, &G::default_config());
@@ -160,8 +160,8 @@ fn rejoin_figures<G: Demo>(players: u8) -> (u64, u64, u64, u64, bool) {
 /// bytes, bytes the relay sent it, virtual ms from its first packet to the
 /// loaded state, its lag behind the relay at the end (frames), the relay's
 /// feed rate (kbit/s) and whether every frame it stepped agrees.
-fn spectator_figures<G: Demo>(players: u8, cond: Condition) -> (u64, u64, u64, u64, u64, bool) {
-    let mut s = Scenario::new(players, 11, cond.link(), 2400);
+fn spectator_figures<G: Demo>(seats: u8, cond: Condition) -> (u64, u64, u64, u64, u64, bool) {
+    let mut s = Scenario::new(seats, 11, cond.link(), 2400);
     s.spectate = Some((SeatId(0), 1200));
     let run = mesh::run::<G>(&s, &G::default_config());
     let sp = run.spectator.as_ref().expect("joined");

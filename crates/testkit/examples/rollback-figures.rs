@@ -64,14 +64,14 @@ fn link(rtt_ms: u64) -> LinkConfig {
 }
 
 fn play<G: Demo>(
-    players: u8,
+    seats: u8,
     seed: u64,
     rtt_ms: u64,
     mode: Mode,
     frames: u32,
     config: &G::Config,
 ) -> Run {
-    let mut s = Scenario::new(players, seed, link(rtt_ms), frames);
+    let mut s = Scenario::new(seats, seed, link(rtt_ms), frames);
     s.session.mode = mode;
     mesh::run::<G>(&s, config)
 }
@@ -86,7 +86,7 @@ fn mode_name(m: Mode) -> &'static str {
 /// Perceived latency, in frames, over every peer and seed: median and 95th
 /// percentile, after the two-second warm-up.
 fn latency<G: Demo>(
-    players: u8,
+    seats: u8,
     rtt_ms: u64,
     mode: Mode,
     seeds: u64,
@@ -94,7 +94,7 @@ fn latency<G: Demo>(
 ) -> (u64, u64) {
     let mut all = Vec::new();
     for seed in 0..seeds {
-        let run = play::<G>(players, 300 + seed, rtt_ms, mode, 900, config);
+        let run = play::<G>(seats, 300 + seed, rtt_ms, mode, 900, config);
         for p in &run.peers {
             let l = p.input_latency_frames(TICK_MICROS);
             all.extend(l.iter().skip(120).map(|&f| u64::from(f)));
@@ -105,12 +105,12 @@ fn latency<G: Demo>(
 
 /// Rolled-back frames per second of match, frames predicted per second,
 /// and µs of CPU per frame (medians over peers and seeds).
-fn cost<G: Demo>(players: u8, rtt_ms: u64, mode: Mode, seeds: u64) -> (f64, f64, u64) {
+fn cost<G: Demo>(seats: u8, rtt_ms: u64, mode: Mode, seeds: u64) -> (f64, f64, u64) {
     let (mut rolled, mut predicted, mut cpu) = (Vec::new(), Vec::new(), Vec::new());
     let frames = 600;
     for seed in 0..seeds {
         let run = play::<G>(
-            players,
+            seats,
             400 + seed,
             rtt_ms,
             mode,
@@ -144,34 +144,29 @@ fn main() {
         "| game | round trip | lockstep median | lockstep p95 | rollback median | rollback p95 | rollback input delay |"
     );
     println!("|---|---|---|---|---|---|---|");
-    for (name, players) in [("cubes", 2u8), ("rts", 4)] {
+    for (name, seats) in [("cubes", 2u8), ("rts", 4)] {
         for rtt in rtts {
             let mut cells = Vec::new();
             for mode in modes {
                 // The latency does not depend on the game's size: the soak's
                 // small games.
                 let (med, p95) = match name {
-                    "cubes" => latency::<Cubes>(players, rtt, mode, seeds, &soak::cubes_config()),
-                    _ => latency::<Rts>(players, rtt, mode, seeds, &soak::rts_config()),
+                    "cubes" => latency::<Cubes>(seats, rtt, mode, seeds, &soak::cubes_config()),
+                    _ => latency::<Rts>(seats, rtt, mode, seeds, &soak::rts_config()),
                 };
                 cells.push(format!("{med} | {p95}"));
             }
             let delay = match name {
-                "cubes" => play::<Cubes>(
-                    players,
-                    300,
-                    rtt,
-                    Mode::ROLLBACK,
-                    900,
-                    &soak::cubes_config(),
-                ),
-                _ => play::<Rts>(players, 300, rtt, Mode::ROLLBACK, 900, &soak::rts_config()),
+                "cubes" => {
+                    play::<Cubes>(seats, 300, rtt, Mode::ROLLBACK, 900, &soak::cubes_config())
+                }
+                _ => play::<Rts>(seats, 300, rtt, Mode::ROLLBACK, 900, &soak::rts_config()),
             }
             .peers[0]
                 .session
                 .delay_frames;
             println!(
-                "| {name} ({players} seats) | {rtt} ms | {} | {} | {delay} |",
+                "| {name} ({seats} seats) | {rtt} ms | {} | {} | {delay} |",
                 cells[0], cells[1]
             );
         }
@@ -184,15 +179,15 @@ fn main() {
         "| game | round trip | mode | frames predicted /s | frames rolled back /s | CPU µs per frame |"
     );
     println!("|---|---|---|---|---|---|");
-    for (name, players) in [("cubes", 2u8), ("rts", 4)] {
+    for (name, seats) in [("cubes", 2u8), ("rts", 4)] {
         for rtt in rtts {
             for mode in modes {
                 let (rolled, predicted, cpu) = match name {
-                    "cubes" => cost::<Cubes>(players, rtt, mode, seeds),
-                    _ => cost::<Rts>(players, rtt, mode, seeds),
+                    "cubes" => cost::<Cubes>(seats, rtt, mode, seeds),
+                    _ => cost::<Rts>(seats, rtt, mode, seeds),
                 };
                 println!(
-                    "| {name} ({players} seats) | {rtt} ms | {} | {predicted:.1} | {rolled:.1} | {cpu} |",
+                    "| {name} ({seats} seats) | {rtt} ms | {} | {predicted:.1} | {rolled:.1} | {cpu} |",
                     mode_name(mode)
                 );
             }

@@ -129,7 +129,7 @@ impl Row {
         self.frames += u64::from(o.frames);
         self.predicted += o.frames_predicted;
         self.rolled_back += o.frames_rolled_back;
-        self.seats += u64::from(o.plan.scenario.setup.players);
+        self.seats += u64::from(o.plan.scenario.setup.seats);
         self.paused += u64::from(o.plan.scenario.pause.is_some());
         self.partitioned += u64::from(o.plan.scenario.partition.is_some());
         self.lost_quorum += u64::from(o.lost_quorum);
@@ -173,7 +173,7 @@ fn main() {
                         println!(
                             "seed {seed}: {} {} seats, peak live state {} bytes",
                             soak::game_name(o.plan.game),
-                            o.plan.scenario.setup.players,
+                            o.plan.scenario.setup.seats,
                             o.peak_state_bytes
                         );
                     }
@@ -188,7 +188,7 @@ fn main() {
                              nondeterministic {}, refused {}, stranded {}, overwritten {}, \
                              not stopped {}",
                             soak::game_name(o.plan.game),
-                            o.plan.scenario.setup.players,
+                            o.plan.scenario.setup.seats,
                             if o.plan.rollback() {
                                 "rollback"
                             } else {

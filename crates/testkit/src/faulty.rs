@@ -171,7 +171,7 @@ mod tests {
 
     fn stepped(kind: Recurring, node: Option<u8>, runs: u32) -> Vec<lockstep_fx::Checksum> {
         let setup = Match {
-            players: 2,
+            seats: 2,
             seed: 3,
             tick_rate: 60,
         };

@@ -39,7 +39,7 @@ pub struct LobbyPlan {
     /// The game.
     pub game: SoakGame,
     /// Seats.
-    pub players: u8,
+    pub seats: u8,
     /// Every directed link, the lobby's datagrams included.
     pub link: LinkConfig,
     /// Lockstep or rollback.
@@ -83,7 +83,7 @@ pub fn plan(seed: u64) -> LobbyPlan {
     } else {
         SoakGame::Rts
     };
-    let players = 2 + rng.below(3) as u8;
+    let seats = 2 + rng.below(3) as u8;
     let rtt_ms = match rng.below(3) {
         0 => 10 + u64::from(rng.below(90)),
         1 => 100 + u64::from(rng.below(300)),
@@ -122,7 +122,7 @@ pub fn plan(seed: u64) -> LobbyPlan {
     LobbyPlan {
         seed,
         game,
-        players,
+        seats,
         link,
         mode,
         sealed,
@@ -141,7 +141,7 @@ pub fn play(plan: &LobbyPlan) -> LobbyOutcome {
 
 fn judge<G: Demo>(plan: &LobbyPlan, config: G::Config) -> LobbyOutcome {
     let setup = Match {
-        players: plan.players,
+        seats: plan.seats,
         seed: plan.seed,
         tick_rate: 60,
     };
@@ -150,7 +150,7 @@ fn judge<G: Demo>(plan: &LobbyPlan, config: G::Config) -> LobbyOutcome {
         .sealed(plan.sealed)
         .mode(plan.mode);
     let mut lan = Lan::<G>::host(plan.seed, plan.link, config, setup, settings);
-    let joiners: Vec<usize> = (1..plan.players).map(|_| lan.join()).collect();
+    let joiners: Vec<usize> = (1..plan.seats).map(|_| lan.join()).collect();
     let mut playing: Vec<usize> = vec![0];
     playing.extend(&joiners);
     let limit = Instant::from_micros(600_000_000);
@@ -246,7 +246,7 @@ mod tests {
         assert_eq!(plan(7).link, plan(7).link);
         assert!(plans.iter().any(|p| p.kill_at.is_some()));
         assert!(plans.iter().any(|p| p.spectator));
-        assert!(plans.iter().any(|p| p.players == 4));
+        assert!(plans.iter().any(|p| p.seats == 4));
         assert!(plans.iter().any(|p| p.link.latency_micros >= 400_000));
     }
 

@@ -169,7 +169,7 @@ pub fn plan(seed: u64) -> Plan {
         SoakGame::Rts
     };
     // The cube demo seats up to 4, the RTS up to 8.
-    let players = match game {
+    let seats = match game {
         SoakGame::Cubes => 2 + rng.below(3) as u8,
         SoakGame::Rts => 2 + rng.below(7) as u8,
     };
@@ -202,7 +202,7 @@ pub fn plan(seed: u64) -> Plan {
         mtu: 1200,
         transport: Transport::Datagram,
     };
-    let mut s = Scenario::new(players, seed, link, FRAMES);
+    let mut s = Scenario::new(seats, seed, link, FRAMES);
     s.session.mode = if rng.chance(1, 2) {
         Mode::Lockstep
     } else {
@@ -223,13 +223,13 @@ pub fn plan(seed: u64) -> Plan {
         // corrupted datagrams (its tags catch them).
         s.link.corrupt_ppm = 0;
     }
-    s.clock_offsets = (0..players)
+    s.clock_offsets = (0..seats)
         .map(|_| u64::from(rng.below(60_000_000)))
         .collect();
     if rng.chance(1, 3) {
         // Any seat: no seat is the authority by number, so a corrupted
         // seat 0 of two is found out by its own second run and healed.
-        let seat = rng.below(u32::from(players)) as u8;
+        let seat = rng.below(u32::from(seats)) as u8;
         s.flip = Some(Flip {
             seat: SeatId(seat),
             frame: 30 + rng.below(FRAMES / 3),
@@ -253,13 +253,13 @@ pub fn plan(seed: u64) -> Plan {
         let micros = 500_000 + u64::from(rng.below(11_500_001));
         if fault == 0 {
             s.pause = Some(Pause {
-                seat: SeatId(rng.below(u32::from(players)) as u8),
+                seat: SeatId(rng.below(u32::from(seats)) as u8),
                 frame,
                 micros,
             });
         } else {
             // A side that is neither empty nor every seat.
-            let side = 1 + rng.below((1u32 << players) - 2);
+            let side = 1 + rng.below((1u32 << seats) - 2);
             s.partition = Some(Partition {
                 side: SeatSet(side as u8),
                 frame,
@@ -273,7 +273,7 @@ pub fn plan(seed: u64) -> Plan {
     // (or nobody can be blamed). Drawn last, alone with no other fault.
     if s.flip.is_none() && s.pause.is_none() && s.partition.is_none() && rng.chance(1, 4) {
         s.fault = Some(Fault {
-            seat: rng.below(u32::from(players)) as u8,
+            seat: rng.below(u32::from(seats)) as u8,
             kind: if rng.chance(1, 2) {
                 Recurring::SelfConsistent
             } else {
@@ -286,7 +286,7 @@ pub fn plan(seed: u64) -> Plan {
             until_frame: FRAMES,
         });
         if rng.chance(1, 2) {
-            let relay = SeatId(rng.below(u32::from(players)) as u8);
+            let relay = SeatId(rng.below(u32::from(seats)) as u8);
             s.spectate = Some((relay, 5 + rng.below(20)));
             s.session.arbiter = Some(relay);
         }
@@ -397,7 +397,7 @@ fn judge<G: Demo>(plan: &Plan, config: &G::Config) -> Outcome {
         // Every seat stops in a match found invalid: none is stranded.
         0
     } else if playing == 0 {
-        u32::from(s.setup.players)
+        u32::from(s.setup.seats)
     } else {
         run.peers.iter().filter(|p| p.stopped.is_some()).count() as u32
     };
@@ -460,7 +460,7 @@ mod tests {
         assert_eq!(a.scenario.clock_offsets, b.scenario.clock_offsets);
         let plans: Vec<Plan> = (0..200).map(plan).collect();
         assert!(plans.iter().any(|p| p.rollback()) && plans.iter().any(|p| !p.rollback()));
-        assert!(plans.iter().any(|p| p.scenario.setup.players == 8));
+        assert!(plans.iter().any(|p| p.scenario.setup.seats == 8));
         assert!(
             plans
                 .iter()
@@ -479,7 +479,7 @@ mod tests {
         assert!(plans.iter().any(|p| p.scenario.partition.is_some()));
         for p in &plans {
             if let Some(part) = p.scenario.partition {
-                let all = SeatSet::first(p.scenario.setup.players);
+                let all = SeatSet::first(p.scenario.setup.seats);
                 assert!(
                     !part.side.is_empty() && part.side != all && !all.without(part.side).is_empty()
                 );

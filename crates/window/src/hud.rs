@@ -46,7 +46,7 @@ pub struct Hud {
     /// This window's seat.
     pub seat: u8,
     /// Seats in the match.
-    pub players: u8,
+    pub seats: u8,
     /// The state shown: before this frame is stepped.
     pub frame: u32,
     /// The short checksum of the newest frame stepped (`ShortChecksum`'s
@@ -69,7 +69,7 @@ impl Hud {
             "{}  SEAT {} OF {} ({})  FRAME {}",
             self.game.to_ascii_uppercase(),
             self.seat,
-            self.players,
+            self.seats,
             player_colour_name(self.seat),
             self.frame
         )];
@@ -83,7 +83,7 @@ impl Hud {
         });
         match &self.link {
             None => {
-                let bots = self.players.saturating_sub(1);
+                let bots = self.seats.saturating_sub(1);
                 let against = match bots {
                     0 => "ALONE".to_string(),
                     1 => "AGAINST 1 BOT".to_string(),
@@ -137,7 +137,7 @@ mod tests {
         Hud {
             game: "cubes".into(),
             seat: 1,
-            players: 2,
+            seats: 2,
             frame: 1234,
             checksum: Some(0x13f2_d060_0b86_124d),
             link,

@@ -44,7 +44,7 @@
 //! let mut window = GameWindow::open(&settings).expect("an X display");
 //! let board = screen.clone();
 //! let game_thread = std::thread::spawn(move || {
-//!     let setup = Match { players: 1, ..Match::default() };
+//!     let setup = Match { seats: 1, ..Match::default() };
 //!     let mut game = Cubes::new(&Cubes::default_config(), &setup).unwrap();
 //!     for frame in 0..600 {
 //!         game.step(frame, &[board.held()]);

@@ -24,7 +24,7 @@ pub fn link_status<G: Game, W: Write>(peer: &Peer<G, W>) -> LinkStatus {
     let config = session.config();
     let delay_frames = session.delay_frames();
     LinkStatus {
-        rtt_ms: (0..config.players)
+        rtt_ms: (0..config.seats)
             .filter(|p| *p != config.local.0)
             .filter_map(|p| session.rtt_micros(SeatId(p)))
             .max()
@@ -46,7 +46,7 @@ pub fn picture_of<G: Game + Depict, W: Write>(peer: &Peer<G, W>, bot: bool) -> P
         hud: Hud {
             game: G::ID.to_string(),
             seat: config.local.0,
-            players: config.players,
+            seats: config.seats,
             frame: peer.frame(),
             checksum: peer.newest_checksum().map(|(_, c)| c.short().0),
             link: Some(link_status(peer)),
@@ -69,7 +69,7 @@ mod tests {
     #[test]
     fn two_seats_on_virtual_time_report_their_link_and_agreement() {
         let setup = Match {
-            players: 2,
+            seats: 2,
             seed: 3,
             tick_rate: 60,
         };
@@ -105,7 +105,7 @@ mod tests {
         }
         let picture = picture_of(&peers[1], false);
         let hud = &picture.hud;
-        assert_eq!((hud.seat, hud.players, hud.frame), (1, 2, peers[1].frame()));
+        assert_eq!((hud.seat, hud.seats, hud.frame), (1, 2, peers[1].frame()));
         let link = hud.link.clone().unwrap();
         let rtt = link.rtt_ms.expect("measured");
         assert!(

@@ -268,7 +268,7 @@ mod tests {
     #[test]
     fn the_window_draws_what_render_draws_under_its_overlay() {
         let setup = Match {
-            players: 2,
+            seats: 2,
             ..Match::default()
         };
         let game = Cubes::new(&Cubes::default_config(), &setup).unwrap();
@@ -277,7 +277,7 @@ mod tests {
             follow: None,
             hud: Hud {
                 game: "cubes".into(),
-                players: 2,
+                seats: 2,
                 ..Hud::default()
             },
         };
@@ -297,7 +297,7 @@ mod tests {
     #[test]
     fn the_following_camera_puts_the_players_cube_in_the_middle() {
         let setup = Match {
-            players: 2,
+            seats: 2,
             ..Match::default()
         };
         let game = Cubes::new(&Cubes::default_config(), &setup).unwrap();

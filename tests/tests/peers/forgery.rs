@@ -33,17 +33,17 @@ fn identity(seed: u8) -> Identity {
     Identity::from_secret([seed; 32])
 }
 
-/// A seeded key pair per seat, and the sealed peers of a `players`-seat
+/// A seeded key pair per seat, and the sealed peers of a `seats`-seat
 /// cube match.
-fn sealed_peers(players: u8) -> (Vec<Identity>, Vec<CubesPeer>) {
+fn sealed_peers(seats: u8) -> (Vec<Identity>, Vec<CubesPeer>) {
     let setup = Match {
-        players,
+        seats,
         seed: 5,
         tick_rate: 60,
     };
-    let ids: Vec<Identity> = (0..players).map(|s| identity(0x40 + s)).collect();
+    let ids: Vec<Identity> = (0..seats).map(|s| identity(0x40 + s)).collect();
     let keys: Vec<PublicKey> = ids.iter().map(Identity::public).collect();
-    let peers = (0..players)
+    let peers = (0..seats)
         .map(|seat| {
             let mut settings = PeerSettings::new(&setup, SeatId(seat), 1000 + u32::from(seat));
             settings.session = Config {

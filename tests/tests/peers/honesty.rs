@@ -22,10 +22,10 @@ fn small() -> CubesConfig {
     c
 }
 
-/// A 900-frame match of `players` seats with `fault` in one seat's game,
+/// A 900-frame match of `seats` seats with `fault` in one seat's game,
 /// played on until every frame settled (within two minutes).
-fn faulty_scenario(players: u8, link: LinkConfig, fault: Fault, policy: DesyncPolicy) -> Scenario {
-    let mut s = Scenario::new(players, 60 + u64::from(players), link, 900);
+fn faulty_scenario(seats: u8, link: LinkConfig, fault: Fault, policy: DesyncPolicy) -> Scenario {
+    let mut s = Scenario::new(seats, 60 + u64::from(seats), link, 900);
     s.fault = Some(fault);
     s.policy = policy;
     s.settle = true;
@@ -33,8 +33,8 @@ fn faulty_scenario(players: u8, link: LinkConfig, fault: Fault, policy: DesyncPo
     s
 }
 
-fn faulty(players: u8, link: LinkConfig, fault: Fault, policy: DesyncPolicy) -> Run {
-    mesh::run::<Game>(&faulty_scenario(players, link, fault, policy), &small())
+fn faulty(seats: u8, link: LinkConfig, fault: Fault, policy: DesyncPolicy) -> Run {
+    mesh::run::<Game>(&faulty_scenario(seats, link, fault, policy), &small())
 }
 
 fn recurring(seat: u8, kind: Recurring) -> Fault {

@@ -30,9 +30,9 @@ fn link() -> LinkConfig {
     }
 }
 
-fn lan(players: u8, seed: u64, link: LinkConfig) -> Lan<Cubes> {
+fn lan(seats: u8, seed: u64, link: LinkConfig) -> Lan<Cubes> {
     let setup = Match {
-        players,
+        seats,
         seed,
         tick_rate: 60,
     };
@@ -279,9 +279,9 @@ fn a_joiner_whose_host_vanishes_before_the_first_frame_gives_up_in_seconds() {
 }
 
 /// A lan whose match lasts `frames`.
-fn long_lan(players: u8, seed: u64, frames: u32) -> Lan<Cubes> {
+fn long_lan(seats: u8, seed: u64, frames: u32) -> Lan<Cubes> {
     let setup = Match {
-        players,
+        seats,
         seed,
         tick_rate: 60,
     };
@@ -294,10 +294,10 @@ fn long_lan(players: u8, seed: u64, frames: u32) -> Lan<Cubes> {
 /// the lobby under a fresh key pair, and plays to the end. Its log stops
 /// where it stopped and says why; every frame it holds agrees with the
 /// host's log.
-fn a_paused_joiner_takes_its_seat_back(players: u8) {
+fn a_paused_joiner_takes_its_seat_back(seats: u8) {
     let frames = 1200;
-    let mut lan = long_lan(players, 20 + u64::from(players), frames);
-    let joiners: Vec<usize> = (1..players).map(|_| lan.join()).collect();
+    let mut lan = long_lan(seats, 20 + u64::from(seats), frames);
+    let joiners: Vec<usize> = (1..seats).map(|_| lan.join()).collect();
     let paused = *joiners.last().unwrap();
     assert!(lan.run_until(secs(30), |l| l.frame_of(paused).is_some_and(|f| f > 120)));
     lan.pause(paused, 10_000_000);
@@ -375,7 +375,7 @@ fn a_paused_joiner_of_four_takes_its_seat_back() {
 #[test]
 fn an_abort_read_with_the_roster_ends_the_joiner_at_once() {
     let setup = Match {
-        players: 2,
+        seats: 2,
         seed: 5,
         tick_rate: 60,
     };
@@ -467,7 +467,7 @@ fn an_arbiter_process_settles_a_dispute_two_seats_cannot() {
         until_frame: 121,
     }));
     let setup = Match {
-        players: 2,
+        seats: 2,
         seed: 21,
         tick_rate: 60,
     };

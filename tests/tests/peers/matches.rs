@@ -41,18 +41,18 @@ fn assert_agree<G: Game>(run: &Run, frames: u32) {
     }
 }
 
-fn play<G: Demo>(players: u8, cond: Condition, frames: u32, config: &G::Config) -> Run {
-    let scenario = Scenario::new(players, 11 + u64::from(players), cond.link(), frames);
+fn play<G: Demo>(seats: u8, cond: Condition, frames: u32, config: &G::Config) -> Run {
+    let scenario = Scenario::new(seats, 11 + u64::from(seats), cond.link(), frames);
     mesh::run::<G>(&scenario, config)
 }
 
 #[test]
 fn cubes_two_and_four_peers_agree_under_good_and_poor_networks() {
     for cond in [Condition::GOOD, Condition::POOR] {
-        for players in [2, 4] {
-            let run = play::<Cubes>(players, cond, 480, &small_cubes());
+        for seats in [2, 4] {
+            let run = play::<Cubes>(seats, cond, 480, &small_cubes());
             assert_agree::<Cubes>(&run, 480);
-            assert_eq!(run.stalls_after_warmup(), 0, "{} with {players}", cond.name);
+            assert_eq!(run.stalls_after_warmup(), 0, "{} with {seats}", cond.name);
         }
     }
 }
@@ -60,10 +60,10 @@ fn cubes_two_and_four_peers_agree_under_good_and_poor_networks() {
 #[test]
 fn rts_two_four_and_eight_peers_agree_under_good_and_poor_networks() {
     for cond in [Condition::GOOD, Condition::POOR] {
-        for players in [2, 4, 8] {
-            let run = play::<Rts>(players, cond, 480, &small_rts());
+        for seats in [2, 4, 8] {
+            let run = play::<Rts>(seats, cond, 480, &small_rts());
             assert_agree::<Rts>(&run, 480);
-            assert_eq!(run.stalls_after_warmup(), 0, "{} with {players}", cond.name);
+            assert_eq!(run.stalls_after_warmup(), 0, "{} with {seats}", cond.name);
         }
     }
 }

@@ -36,14 +36,14 @@ fn set(seats: &[u8]) -> SeatSet {
 }
 
 /// A short match (10 s of 60 Hz) on a good network.
-fn scenario(players: u8, seed: u64) -> Scenario {
-    Scenario::new(players, seed, Condition::GOOD.link(), 600)
+fn scenario(seats: u8, seed: u64) -> Scenario {
+    Scenario::new(seats, seed, Condition::GOOD.link(), 600)
 }
 
 /// A match long enough (20 s) for a seat cut off for 10 s to come back and
 /// play a few seconds.
-fn long_scenario(players: u8, seed: u64) -> Scenario {
-    Scenario::new(players, seed, Condition::GOOD.link(), 1200)
+fn long_scenario(seats: u8, seed: u64) -> Scenario {
+    Scenario::new(seats, seed, Condition::GOOD.link(), 1200)
 }
 
 /// The process that took `seat` back played on: it stepped two seconds of

@@ -82,7 +82,7 @@ fn on_own_runtime<T>(f: impl std::future::Future<Output = T>) -> T {
 /// Plays a two-seat match with `fault` on seat `fault.seat`.
 fn duel(fault: Fault) -> [Seen; 2] {
     let setup = Match {
-        players: 2,
+        seats: 2,
         seed: 11,
         tick_rate: 60,
     };

@@ -18,8 +18,8 @@ fn small_rts() -> RtsConfig {
     c
 }
 
-fn flip(players: u8, link: LinkConfig, seat: u8, k: u32, repeat: bool) -> Run {
-    let mut s = Scenario::new(players, 40 + u64::from(players), link, 900);
+fn flip(seats: u8, link: LinkConfig, seat: u8, k: u32, repeat: bool) -> Run {
+    let mut s = Scenario::new(seats, 40 + u64::from(seats), link, 900);
     s.flip = Some(Flip {
         seat: SeatId(seat),
         frame: k,

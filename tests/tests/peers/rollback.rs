@@ -34,8 +34,8 @@ fn rollback(input_delay: InputDelay) -> Mode {
     })
 }
 
-fn scenario(players: u8, seed: u64, cond: Condition, frames: u32, mode: Mode) -> Scenario {
-    let mut s = Scenario::new(players, seed, cond.link(), frames);
+fn scenario(seats: u8, seed: u64, cond: Condition, frames: u32, mode: Mode) -> Scenario {
+    let mut s = Scenario::new(seats, seed, cond.link(), frames);
     s.session.mode = mode;
     s
 }
@@ -83,11 +83,11 @@ fn rollback_peers_predict_roll_back_and_agree_on_every_confirmed_frame() {
 
 #[test]
 fn rollback_rts_peers_agree_under_a_poor_network() {
-    for players in [3, 6] {
-        let s = scenario(players, 22, Condition::POOR, 360, Mode::ROLLBACK);
+    for seats in [3, 6] {
+        let s = scenario(seats, 22, Condition::POOR, 360, Mode::ROLLBACK);
         let run = mesh::run::<Rts>(&s, &small_rts());
         assert_agree::<Rts>(&run, 360);
-        assert_eq!(desyncs(&run), 0, "{players} players");
+        assert_eq!(desyncs(&run), 0, "{seats} seats");
     }
 }
 

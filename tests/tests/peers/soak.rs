@@ -19,7 +19,7 @@ fn a_sample_of_soak_matches_passes() {
             o.passed(),
             "soak seed {seed} ({} seats of {}, rollback {}): {:?}, {} false desync reports, \
              {} nondeterministic frames, {} refused calls",
-            o.plan.scenario.setup.players,
+            o.plan.scenario.setup.seats,
             soak::game_name(o.plan.game),
             o.plan.rollback(),
             o.failure.map(|f| f.to_string()),

@@ -160,8 +160,8 @@ pub struct HostArgs {
     /// The game: cubes or rts.
     pub game: String,
     /// Seats, each played by a bot (default: 2 for cubes, 4 for rts).
-    #[arg(long)]
-    pub players: Option<u8>,
+    #[arg(long, alias = "players")]
+    pub seats: Option<u8>,
     /// The UDP port to listen on (0: any free port; the address is printed).
     #[arg(long, default_value_t = 7777)]
     pub port: u16,

@@ -162,14 +162,14 @@ pub(crate) fn host_game<G: Demo + Bodies>(
         Some(path) => settings_file::load(path).map_err(|e| CliError::new(e.to_string()))?,
         None => G::default_config(),
     };
-    let players = args.players.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
-    if !(2..=8).contains(&players) {
+    let seats = args.seats.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
+    if !(2..=8).contains(&seats) {
         return Err(CliError::new(format!(
-            "--players {players}: a match has 2 to 8 seats"
+            "--seats {seats}: a match has 2 to 8 seats"
         )));
     }
     let setup = Match {
-        players,
+        seats,
         seed: args.seed,
         tick_rate: args.tick_rate,
     };
@@ -199,7 +199,7 @@ pub(crate) fn host_game<G: Demo + Bodies>(
             local
         };
         let mut printer = Printer::new(&args.output, seat.on_note);
-        printer.listening(reach, G::ID, players);
+        printer.listening(reach, G::ID, seats);
         let mut plan = SeatPlan::<G, LogWriter>::new(entropy::token().map_err(entropy_error)?);
         plan.bot = Some(Box::new(|seat, m: &Match| Box::new(G::bot(seat, m.seed))));
         let path = args.log.clone();
@@ -454,8 +454,8 @@ pub(crate) async fn play_joined<G: Demo + Bodies>(
     let seat_index = roster.seat.unwrap_or(0);
     if !args.output.machine {
         outln!(
-            "seat {seat_index} of {} players of {} (seed {}, {} frames){}",
-            roster.setup.players,
+            "seat {seat_index} of {} seats of {} (seed {}, {} frames){}",
+            roster.setup.seats,
             G::ID,
             roster.setup.seed,
             roster.settings.frames,

@@ -127,12 +127,12 @@ impl Game for Cubes {
         setup.check(Self::ID, MIN_PLAYERS..=MAX_SEATS)?;
         config.validate()?;
         let settings = scene::world_settings(config, setup.tick_rate, setup.seed);
-        let (world, layout) = Layout::build(config, setup.players, settings)?;
+        let (world, layout) = Layout::build(config, setup.seats, settings)?;
         Ok(Cubes {
             config: config.clone(),
             world,
             layout,
-            stuck: vec![Vec::new(); usize::from(setup.players)],
+            stuck: vec![Vec::new(); usize::from(setup.seats)],
         })
     }
 

@@ -21,7 +21,7 @@
 //! use lockstep_sim::{Game, Match};
 //!
 //! let config = Cubes::default_config();
-//! let setup = Match { players: 1, ..Match::default() };
+//! let setup = Match { seats: 1, ..Match::default() };
 //! let mut game = Cubes::new(&config, &setup).unwrap();
 //! let start = game.player_position(0).unwrap();
 //! let right = CubesInput { right: true, ..CubesInput::NONE };

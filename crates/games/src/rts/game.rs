@@ -248,8 +248,8 @@ impl Game for Rts {
         })?;
         Ok(Rts {
             config: config.clone(),
-            players: setup.players,
-            selections: vec![Vec::new(); usize::from(setup.players)],
+            players: setup.seats,
+            selections: vec![Vec::new(); usize::from(setup.seats)],
             units,
             world,
         })

@@ -102,8 +102,8 @@ pub(crate) fn build(config: &RtsConfig, setup: &Match) -> Result<(World, Vec<Uni
     let columns = config.spawn_columns();
     let corner = config.spawn_half_width();
     let mut id = 0u32;
-    for seat in 0..setup.players {
-        let (bx, bz) = base(config, seat, setup.players);
+    for seat in 0..setup.seats {
+        let (bx, bz) = base(config, seat, setup.seats);
         for i in 0..config.units_per_player {
             let (col, row) = (i % columns, i / columns);
             let x = bx - corner + config.spawn_spacing.mul_int(i64::from(col));

@@ -44,7 +44,7 @@ mod react;
 fn worst_rtt<G: Game, W: Write>(p: &Peer<G, W>) -> Option<u64> {
     let s = p.session();
     let local = s.config().local;
-    (0..s.config().players)
+    (0..s.config().seats)
         .map(SeatId)
         .filter(|q| *q != local)
         .filter_map(|q| s.rtt_micros(q))
@@ -286,7 +286,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         }
     }
 
-    /// The match: players, seed, tick rate.
+    /// The match: seats, seed, tick rate.
     pub fn setup(&self) -> &Match {
         &self.setup
     }

@@ -259,7 +259,7 @@ impl Game for Skirmish {
         let base = rules.field_half.mul_int(3).div_int(4);
         let spacing = rules.unit_radius.mul_int(3);
         let per = i64::from(rules.units_per_seat);
-        for seat in 0..usize::from(setup.players) {
+        for seat in 0..usize::from(setup.seats) {
             for k in 0..per {
                 let row = spacing.mul_int(2 * k - (per - 1)).scale_pow2(-1);
                 let at = xy(base.mul_int(BASE_X[seat]) + row, base.mul_int(BASE_Y[seat]));
@@ -273,7 +273,7 @@ impl Game for Skirmish {
         Ok(Skirmish {
             rules: rules.clone(),
             tick_rate: setup.tick_rate,
-            scores: vec![0; usize::from(setup.players)],
+            scores: vec![0; usize::from(setup.seats)],
             units,
         })
     }
@@ -300,7 +300,7 @@ impl Game for Skirmish {
         w.entity("skirmish", &[]);
         w.field("version", &Self::VERSION);
         w.field("tick rate", &self.tick_rate);
-        w.field("players", &(self.scores.len() as u8));
+        w.field("seats", &(self.scores.len() as u8));
         self.rules.encode(w);
         for (seat, score) in self.scores.iter().enumerate() {
             w.entity("seat", &[seat as u32]);
@@ -318,10 +318,10 @@ impl Game for Skirmish {
         let mut r = StateReader::new(bytes);
         read_version::<Skirmish>(&mut r)?;
         let tick_rate = r.read_u16()?;
-        let players = r.read_u8()?;
+        let seats = r.read_u8()?;
         let rules = Rules::decode(&mut r)?;
         let setup = Match {
-            players,
+            seats,
             seed: 0,
             tick_rate,
         };
@@ -330,10 +330,10 @@ impl Game for Skirmish {
             .check(Self::ID, 2..=8)
             .map_err(|e| invalid(e.to_string()))?;
         rules.check().map_err(invalid)?;
-        let scores = (0..players)
+        let scores = (0..seats)
             .map(|_| r.read_u32())
             .collect::<Result<Vec<u32>, _>>()?;
-        let units = (0..u32::from(players) * u32::from(rules.units_per_seat))
+        let units = (0..u32::from(seats) * u32::from(rules.units_per_seat))
             .map(|_| {
                 Ok(Unit {
                     position: r.read_vec3()?,

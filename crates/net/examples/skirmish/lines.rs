@@ -92,13 +92,13 @@ fn join_line(e: &JoinEvent) -> String {
         JoinEvent::Waiting {
             seat,
             joined,
-            players,
-        } => format!("seat {seat}; {joined} of {players} seats taken"),
+            seats,
+        } => format!("seat {seat}; {joined} of {seats} seats taken"),
         JoinEvent::AskingAgain(r) => format!("the host says {r}; asking again"),
         JoinEvent::Roster(r) => format!(
-            "roster: seat {} of {} players of {} v{}, seed {}, {} frames at {} Hz, {}",
+            "roster: seat {} of {} seats of {} v{}, seed {}, {} frames at {} Hz, {}",
             r.seat.map_or("-".into(), |s| s.to_string()),
-            r.setup.players,
+            r.setup.seats,
             r.game,
             r.game_version,
             r.setup.seed,

@@ -22,7 +22,7 @@
 //! ```text
 //! cargo run -p lockstep-net --example skirmish -- duel --bug   # the desync, reported
 //! cargo run -p lockstep-net --example skirmish -- duel         # plays to the end, exits 0
-//! cargo run -p lockstep-net --example skirmish -- host [--port P] [--players N] [--frames F]
+//! cargo run -p lockstep-net --example skirmish -- host [--port P] [--seats N] [--frames F]
 //! cargo run -p lockstep-net --example skirmish -- join ADDR [--bug]
 //! ```
 //!
@@ -66,19 +66,19 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: skirmish host [--port P] [--players N] [--frames F] | \
+const USAGE: &str = "usage: skirmish host [--port P] [--seats N] [--frames F] | \
                      skirmish join ADDR [--bug] | skirmish duel [--bug] [--frames F]";
 
 /// The command line, read by hand: a command, flags with values, `--bug`.
 fn run(args: &[String]) -> Result<ExitCode, String> {
     let (command, rest) = args.split_first().ok_or(USAGE)?;
     let mut positional = Vec::new();
-    let (mut port, mut players, mut frames, mut bug) = (7777u16, 2u8, 600u32, false);
+    let (mut port, mut seats, mut frames, mut bug) = (7777u16, 2u8, 600u32, false);
     let mut it = rest.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--port" => port = value(&mut it, arg)?,
-            "--players" => players = value(&mut it, arg)?,
+            "--seats" => seats = value(&mut it, arg)?,
             "--frames" => frames = value(&mut it, arg)?,
             "--bug" => bug = true,
             flag if flag.starts_with("--") => return Err(format!("unknown flag {flag}\n{USAGE}")),
@@ -92,7 +92,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             .map_err(|e| e.to_string())
     };
     match (command.as_str(), positional.as_slice()) {
-        ("host", []) => runtime()?.block_on(host(port, players, frames)),
+        ("host", []) => runtime()?.block_on(host(port, seats, frames)),
         ("join", [addr]) => {
             let addr: SocketAddr = addr
                 .parse()
@@ -112,9 +112,9 @@ fn value<T: std::str::FromStr>(it: &mut std::slice::Iter<String>, name: &str) ->
 }
 
 /// Hosts a match at seat 0 and plays it with a bot.
-async fn host(port: u16, players: u8, frames: u32) -> Result<ExitCode, String> {
+async fn host(port: u16, seats: u8, frames: u32) -> Result<ExitCode, String> {
     let setup = Match {
-        players,
+        seats,
         seed: 7,
         tick_rate: 60,
     };
@@ -123,7 +123,7 @@ async fn host(port: u16, players: u8, frames: u32) -> Result<ExitCode, String> {
     let socket = Socket::open(([0, 0, 0, 0], port).into(), LinkShape::PERFECT, 1)
         .map_err(|e| format!("cannot open UDP port {port}: {e}"))?;
     let at = socket.local_addr().map_err(|e| e.to_string())?;
-    println!("listening 127.0.0.1:{} for {players} players", at.port());
+    println!("listening 127.0.0.1:{} for {seats} seats", at.port());
     let settings = MatchSettings::new(&setup).frames(frames);
     let plan = plan()?;
     let mut rt =

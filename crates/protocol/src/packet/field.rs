@@ -77,7 +77,7 @@ pub(super) fn ser_player<S: BitStream>(s: &mut S, p: &mut SeatId) -> Result<(), 
 pub(super) fn ser_greeting<S: BitStream>(
     s: &mut S,
     schema_hash: &mut u64,
-    players: &mut u8,
+    seats: &mut u8,
     tick_micros: &mut u32,
     token: &mut u32,
     echo: &mut u32,
@@ -96,17 +96,17 @@ pub(super) fn ser_greeting<S: BitStream>(
         });
     }
     s.u64(schema_hash)?;
-    ser_players(s, players)?;
+    ser_players(s, seats)?;
     s.u32(tick_micros)?;
     s.u32(token)?;
     s.u32(echo)?;
     Ok(())
 }
 
-pub(super) fn ser_players<S: BitStream>(s: &mut S, players: &mut u8) -> Result<(), DecodeError> {
-    let mut n = u32::from(*players);
-    s.ranged(&mut n, 2, u32::from(MAX_SEATS), "player count")?;
-    *players = n as u8;
+pub(super) fn ser_players<S: BitStream>(s: &mut S, seats: &mut u8) -> Result<(), DecodeError> {
+    let mut n = u32::from(*seats);
+    s.ranged(&mut n, 2, u32::from(MAX_SEATS), "seat count")?;
+    *seats = n as u8;
     Ok(())
 }
 

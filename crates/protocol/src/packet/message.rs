@@ -28,7 +28,7 @@ pub struct Hello {
     /// The hash of the game's input schema ([`Input::schema_hash`]).
     pub schema_hash: u64,
     /// How many players the sender expects, `2..=8`.
-    pub players: u8,
+    pub seats: u8,
     /// The sender's tick length in microseconds.
     pub tick_micros: u32,
     /// The sender's session token (never 0): every later packet to the sender
@@ -341,7 +341,7 @@ impl Hello {
         ser_greeting(
             s,
             &mut self.schema_hash,
-            &mut self.players,
+            &mut self.seats,
             &mut self.tick_micros,
             &mut self.token,
             &mut self.echo,

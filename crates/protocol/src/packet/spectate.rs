@@ -56,7 +56,7 @@ pub struct SpectateHello {
     /// The hash of the game's input schema ([`Input::schema_hash`]).
     pub schema_hash: u64,
     /// How many players the match has, `2..=8`.
-    pub players: u8,
+    pub seats: u8,
     /// The tick length in microseconds.
     pub tick_micros: u32,
     /// The sender's token (never 0): every later packet to the sender must
@@ -85,8 +85,8 @@ impl SpectateHello {
 /// the relay's newest settled short checksums.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Feed<I> {
-    /// Players in the match (`2..=8`): how many input runs follow.
-    pub players: u8,
+    /// Seats in the match (`2..=8`): how many input runs follow.
+    pub seats: u8,
     /// Low 16 bits of the first frame carried (0 when none is).
     pub first_frame: u16,
     /// Per seat, its inputs for the frames carried; every run has the same
@@ -136,7 +136,7 @@ impl SpectateHello {
         ser_greeting(
             s,
             &mut self.schema_hash,
-            &mut self.players,
+            &mut self.seats,
             &mut self.tick_micros,
             &mut self.token,
             &mut self.echo,
@@ -149,11 +149,11 @@ impl SpectateHello {
 impl<I: Input> Feed<I> {
     /// Serializes the message.
     pub fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), DecodeError> {
-        ser_players(s, &mut self.players)?;
+        ser_players(s, &mut self.seats)?;
         let mut count = self.frames();
         s.ranged(&mut count, 0, MAX_INPUTS_PER_PACKET, "frame count")?;
         if S::READING {
-            self.inputs = (0..self.players).map(|_| Vec::new()).collect();
+            self.inputs = (0..self.seats).map(|_| Vec::new()).collect();
         }
         if count == 0 {
             if S::READING {
@@ -161,7 +161,7 @@ impl<I: Input> Feed<I> {
             }
         } else {
             s.u16(&mut self.first_frame)?;
-            for run in self.inputs.iter_mut().take(usize::from(self.players)) {
+            for run in self.inputs.iter_mut().take(usize::from(self.seats)) {
                 crate::input::serialize_run(s, run, count)?;
             }
         }

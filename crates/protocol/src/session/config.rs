@@ -124,8 +124,8 @@ pub enum InputDelay {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Players in the match, `2..=8`.
-    pub players: u8,
+    /// Seats in the match, `2..=8`.
+    pub seats: u8,
     /// This peer's seat.
     pub local: SeatId,
     /// Tick length in microseconds (16 667 for 60 Hz).
@@ -242,17 +242,17 @@ pub struct Config {
 }
 
 impl Default for Config {
-    /// [`Config::new`] for seat 0 of two players.
+    /// [`Config::new`] for seat 0 of two seats.
     fn default() -> Config {
         Config::new(2, SeatId(0))
     }
 }
 
 impl Config {
-    /// Defaults for `players` players at 60 Hz, this peer at `local`.
-    pub fn new(players: u8, local: SeatId) -> Config {
+    /// Defaults for `seats` seats at 60 Hz, this peer at `local`.
+    pub fn new(seats: u8, local: SeatId) -> Config {
         Config {
-            players,
+            seats,
             local,
             tick_micros: 16_667,
             initial_seq: 0,
@@ -293,11 +293,11 @@ impl Config {
 /// Why a [`Config`] (or token) was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    /// `players` is not in `2..=8`.
-    #[error("{0} players: a session holds 2 to 8")]
-    Players(u8),
+    /// `seats` is not in `2..=8`.
+    #[error("{0} seats: a session holds 2 to 8")]
+    Seats(u8),
     /// `local` is not a seat of the match.
-    #[error("local seat {0} is not below the player count")]
+    #[error("local seat {0} is not below the seat count")]
     LocalSeat(u8),
     /// The session token is 0, which means "unknown" on the wire.
     #[error("the session token must not be 0")]

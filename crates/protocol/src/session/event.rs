@@ -328,7 +328,7 @@ pub enum Event<I> {
         /// The first frame it plays again.
         frame: u32,
     },
-    /// `peer`'s handshake names another input schema, player count or tick.
+    /// `peer`'s handshake names another input schema, seat count or tick.
     Incompatible {
         /// The peer.
         peer: SeatId,

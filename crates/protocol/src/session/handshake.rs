@@ -127,7 +127,7 @@ impl<I: Input> Session<I> {
     pub(super) fn on_hello(&mut self, now: Instant, h: Hello) {
         let p = h.sender.index();
         let contradicts = h.schema_hash != I::schema_hash()
-            || h.players != self.cfg.players
+            || h.seats != self.cfg.seats
             || u64::from(h.tick_micros) != self.cfg.tick_micros;
         if contradicts && self.phase != Phase::Connecting && self.peers[p].connected {
             // The match was agreed at the handshake: a later Hello that

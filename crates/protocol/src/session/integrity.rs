@@ -103,11 +103,11 @@ pub(super) struct Integrity {
 }
 
 impl Integrity {
-    pub(super) fn new(players: usize) -> Integrity {
+    pub(super) fn new(seats: usize) -> Integrity {
         Integrity {
             dispute: None,
             floor: 0,
-            findings: vec![None; players],
+            findings: vec![None; seats],
             evidence_to: SeatSet::EMPTY,
             acked: SeatSet::EMPTY,
             told: SeatSet::EMPTY,

@@ -168,17 +168,17 @@ impl<I: Input> Session<I> {
     /// A session for `cfg`, identified on the wire by `token` (random, never
     /// 0; the app draws it, e.g. from a seeded `lockstep_fx::Rng`).
     pub fn new(cfg: Config, token: u32) -> Result<Session<I>, ConfigError> {
-        if !(2..=MAX_SEATS).contains(&cfg.players) {
-            return Err(ConfigError::Players(cfg.players));
+        if !(2..=MAX_SEATS).contains(&cfg.seats) {
+            return Err(ConfigError::Seats(cfg.seats));
         }
-        if cfg.local.0 >= cfg.players {
+        if cfg.local.0 >= cfg.seats {
             return Err(ConfigError::LocalSeat(cfg.local.0));
         }
         if token == 0 {
             return Err(ConfigError::ZeroToken);
         }
         for (ok, what) in [
-            (cfg.arbiter.is_none_or(|a| a.0 < cfg.players), "arbiter"),
+            (cfg.arbiter.is_none_or(|a| a.0 < cfg.seats), "arbiter"),
             (
                 cfg.tick_micros > 0 && cfg.tick_micros <= u64::from(u32::MAX),
                 "tick_micros",
@@ -229,7 +229,7 @@ impl<I: Input> Session<I> {
                 max: MAX_PACKET as u32,
             });
         }
-        let n = usize::from(cfg.players);
+        let n = usize::from(cfg.seats);
         let mut peers = vec![Peer::new(cfg.initial_seq); n];
         let keys = match &cfg.security {
             Security::Plain => None,
@@ -296,7 +296,7 @@ impl<I: Input> Session<I> {
             playout: PlayoutBuffer::new(n, cfg.input_history_frames),
             delay,
             clock: FrameClock::new(cfg.tick_micros, cfg.nudge_permille),
-            book: ChecksumBook::new(cfg.players, cfg.local),
+            book: ChecksumBook::new(cfg.seats, cfg.local),
             awaiting_input: None,
             release_budget: 0,
             last_released: None,
@@ -311,7 +311,7 @@ impl<I: Input> Session<I> {
             integrity: Integrity::new(n),
             drops: SeatDrops::new(cfg.local),
             drop_reports_due: false,
-            live: SeatSet::first(cfg.players),
+            live: SeatSet::first(cfg.seats),
             notices: SeatSet::EMPTY,
             alone_since: None,
             vouched: None,
@@ -484,7 +484,7 @@ impl<I: Input> Session<I> {
             self.stats.dropped.unexpected += 1;
             return false;
         };
-        if sender != from || sender == self.cfg.local || sender.0 >= self.cfg.players {
+        if sender != from || sender == self.cfg.local || sender.0 >= self.cfg.seats {
             self.stats.dropped.unknown_sender += 1;
             return false;
         }

@@ -77,8 +77,8 @@ pub(super) struct Pending {
 }
 
 impl Resync {
-    /// Nothing going on, for `players` seats.
-    pub(super) fn new(players: usize) -> Resync {
+    /// Nothing going on, for `seats` seats.
+    pub(super) fn new(seats: usize) -> Resync {
         Resync {
             requester: None,
             finished_incoming: None,
@@ -86,7 +86,7 @@ impl Resync {
             attempts: 0,
             load_frame: None,
             serving: Vec::new(),
-            served: vec![None; players],
+            served: vec![None; seats],
             pending_requests: Vec::new(),
             state_requested: false,
             resync_tick: false,

@@ -54,7 +54,7 @@ impl<I: Input> Session<I> {
 
     pub(super) fn on_seat_drop(&mut self, who: SeatId, m: SeatDrop<I>) -> Result<(), Refused> {
         let seat = m.seat;
-        if seat.0 >= self.cfg.players || seat == who {
+        if seat.0 >= self.cfg.seats || seat == who {
             return Err(Refused::Unexpected);
         }
         if m.heard.is_empty() {
@@ -228,7 +228,7 @@ impl<I: Input> Session<I> {
     pub(super) fn on_rejoin_hello(&mut self, now: Instant, h: Hello) {
         let seat = h.sender;
         let compatible = h.schema_hash == I::schema_hash()
-            && h.players == self.cfg.players
+            && h.seats == self.cfg.seats
             && u64::from(h.tick_micros) == self.cfg.tick_micros;
         let settled = self.drops.agreed(seat).is_some();
         if !compatible || !settled || h.token == 0 || self.host() != self.cfg.local {
@@ -272,7 +272,7 @@ impl<I: Input> Session<I> {
             self.stats.dropped.from_gone += 1;
             return;
         }
-        let mut absent = SeatSet::first(self.cfg.players).without(self.live);
+        let mut absent = SeatSet::first(self.cfg.seats).without(self.live);
         absent.remove(seat);
         // In a sealed session the Hello opened under the key the app bound
         // with `expect_return`: that is the key the others must learn.
@@ -374,7 +374,7 @@ impl<I: Input> Session<I> {
             }
             return Ok(());
         }
-        if m.seat.0 >= self.cfg.players {
+        if m.seat.0 >= self.cfg.seats {
             return Err(Refused::Invalid);
         }
         if let Some(r) = self
@@ -422,7 +422,7 @@ impl<I: Input> Session<I> {
         if let Some(b) = before {
             self.filled(b);
         }
-        for seat in absent.iter().filter(|s| s.0 < self.cfg.players) {
+        for seat in absent.iter().filter(|s| s.0 < self.cfg.seats) {
             let p = seat.index();
             if seat == self.cfg.local || !self.playout.end_seat(p, before, I::absent()) {
                 continue;

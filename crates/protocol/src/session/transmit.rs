@@ -37,7 +37,7 @@ impl<I: Input> Session<I> {
                     seq: 0,
                     sender: self.cfg.local,
                     schema_hash: I::schema_hash(),
-                    players: self.cfg.players,
+                    seats: self.cfg.seats,
                     tick_micros: self.cfg.tick_micros as u32,
                     token: self.token,
                     echo: peer.token.unwrap_or(0),

@@ -42,13 +42,13 @@ pub struct SpectatorTransmit {
 }
 
 /// Settings shared by the relay and the spectator; both must agree on
-/// `players` and `tick_micros` (the handshake checks them with the input
+/// `seats` and `tick_micros` (the handshake checks them with the input
 /// schema). [`SpectateConfig::new`] gives the defaults.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SpectateConfig {
-    /// Players in the match, `2..=8`.
-    pub players: u8,
+    /// Seats in the match, `2..=8`.
+    pub seats: u8,
     /// Tick length in microseconds: the relay sends a feed each tick, the
     /// spectator an ack each tick it received something.
     pub tick_micros: u64,
@@ -70,17 +70,17 @@ pub struct SpectateConfig {
 }
 
 impl Default for SpectateConfig {
-    /// [`SpectateConfig::new`] for two players at 60 Hz.
+    /// [`SpectateConfig::new`] for two seats at 60 Hz.
     fn default() -> SpectateConfig {
         SpectateConfig::new(2, 16_667)
     }
 }
 
 impl SpectateConfig {
-    /// Defaults for a match of `players` players with a `tick_micros` tick.
-    pub fn new(players: u8, tick_micros: u64) -> SpectateConfig {
+    /// Defaults for a match of `seats` seats with a `tick_micros` tick.
+    pub fn new(seats: u8, tick_micros: u64) -> SpectateConfig {
         SpectateConfig {
-            players,
+            seats,
             tick_micros,
             hello_interval_micros: 100 * MICROS_PER_MILLI,
             timeout_micros: 3_000 * MICROS_PER_MILLI,

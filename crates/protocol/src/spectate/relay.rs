@@ -59,7 +59,7 @@ pub enum RelayEvent {
         /// Why.
         reason: SpectatorLeft,
     },
-    /// A spectator's handshake named another game, player count or tick.
+    /// A spectator's handshake named another game, seat count or tick.
     Incompatible {
         /// Which.
         spectator: SpectatorId,
@@ -350,7 +350,7 @@ impl<I: Input> Relay<I> {
 
     fn on_hello(&mut self, now: Instant, from: SpectatorId, h: SpectateHello) {
         if h.schema_hash != I::schema_hash()
-            || h.players != self.cfg.players
+            || h.seats != self.cfg.seats
             || u64::from(h.tick_micros) != self.cfg.tick_micros
         {
             self.stats.dropped.incompatible += 1;
@@ -531,7 +531,7 @@ impl<I: Input> Relay<I> {
                 let hello = SpectateHello {
                     seq: 0,
                     schema_hash: I::schema_hash(),
-                    players: self.cfg.players,
+                    seats: self.cfg.seats,
                     tick_micros: self.cfg.tick_micros as u32,
                     token: slot.our_token,
                     echo: slot.their_token,
@@ -585,7 +585,7 @@ impl<I: Input> Relay<I> {
         let mut count = end.saturating_sub(start).min(MAX_INPUTS_PER_PACKET);
         loop {
             let skip = (start - self.frames_from) as usize;
-            let inputs: Vec<Vec<I>> = (0..usize::from(self.cfg.players))
+            let inputs: Vec<Vec<I>> = (0..usize::from(self.cfg.seats))
                 .map(|seat| {
                     self.frames
                         .iter()
@@ -596,7 +596,7 @@ impl<I: Input> Relay<I> {
                 })
                 .collect();
             let feed = Feed {
-                players: self.cfg.players,
+                seats: self.cfg.seats,
                 first_frame: if count == 0 { 0 } else { wire_frame(start) },
                 inputs,
                 checksums: checksums.clone(),

@@ -55,7 +55,7 @@ pub enum SpectatorSessionEvent<I> {
         /// The first 8 bytes of its checksum ([`Checksum::short`](lockstep_fx::Checksum::short)).
         short: u64,
     },
-    /// The relay plays another game, player count or tick.
+    /// The relay plays another game, seat count or tick.
     Incompatible,
     /// The relay said goodbye or went silent: the stream is over.
     RelayLost,
@@ -264,7 +264,7 @@ impl<I: Input> SpectatorSession<I> {
 
     fn on_hello(&mut self, now: Instant, h: SpectateHello) {
         if h.schema_hash != I::schema_hash()
-            || h.players != self.cfg.players
+            || h.seats != self.cfg.seats
             || u64::from(h.tick_micros) != self.cfg.tick_micros
         {
             self.stats.dropped.incompatible += 1;
@@ -378,7 +378,7 @@ impl<I: Input> SpectatorSession<I> {
     }
 
     fn on_feed(&mut self, feed: Feed<I>) -> Result<(), ()> {
-        if feed.players != self.cfg.players {
+        if feed.seats != self.cfg.seats {
             return Err(());
         }
         let reference = self.reference.max(self.next);
@@ -516,7 +516,7 @@ impl<I: Input> SpectatorSession<I> {
             let hello = SpectateHello {
                 seq: 0,
                 schema_hash: I::schema_hash(),
-                players: self.cfg.players,
+                seats: self.cfg.seats,
                 tick_micros: self.cfg.tick_micros as u32,
                 token: self.token,
                 echo: self.relay_token.unwrap_or(0),

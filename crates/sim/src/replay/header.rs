@@ -12,7 +12,7 @@
 //! Invariants: a header that reads is exactly what [`Header::to_bytes`]
 //! writes back (every field has one encoding, the body has no trailing
 //! bytes, and the format version read is the one written); the config hash is BLAKE3 of the config bytes; the game id is 1 to
-//! 32 ASCII bytes, players and tick rate are non-zero. Reading checks the
+//! 32 ASCII bytes, seats and tick rate are non-zero. Reading checks the
 //! magic, then the version (so a log of a future layout says so rather than
 //! failing its check), then that the body length agrees with the game id and
 //! config lengths inside the body (so a corrupted length is not mistaken for
@@ -106,7 +106,7 @@ pub struct Header {
     pub game_version: u32,
     /// The input encoding's [`Input::schema_hash`].
     pub schema_hash: u64,
-    /// Players, seed and tick rate.
+    /// Seats, seed and tick rate.
     pub setup: Match,
     /// A full checksum is logged after frame `f` when
     /// `(f + 1) % full_checksum_interval == 0` (`0`: never).
@@ -156,7 +156,7 @@ impl Header {
         body.write_raw(game);
         body.write_u32(self.game_version);
         body.write_u64(self.schema_hash);
-        body.write_u8(self.setup.players);
+        body.write_u8(self.setup.seats);
         body.write_u64(self.setup.seed);
         body.write_u16(self.setup.tick_rate);
         body.write_u32(self.full_checksum_interval);
@@ -193,8 +193,8 @@ impl Header {
         if self.game.is_empty() || self.game.len() > MAX_GAME_ID || !self.game.is_ascii() {
             return Some("game id (1 to 32 ASCII bytes)");
         }
-        if self.setup.players == 0 {
-            return Some("players (at least 1)");
+        if self.setup.seats == 0 {
+            return Some("seats (at least 1)");
         }
         if self.setup.tick_rate == 0 {
             return Some("tick rate (at least 1 Hz)");
@@ -279,9 +279,9 @@ impl Header {
         let game_version = r.read_u32()?;
         let schema_hash = r.read_u64()?;
         let at = r.offset();
-        let players = r.read_u8()?;
-        if players == 0 {
-            return Err(invalid(at, "players (at least 1)"));
+        let seats = r.read_u8()?;
+        if seats == 0 {
+            return Err(invalid(at, "seats (at least 1)"));
         }
         let seed = r.read_u64()?;
         let at = r.offset();
@@ -303,7 +303,7 @@ impl Header {
             game_version,
             schema_hash,
             setup: Match {
-                players,
+                seats,
                 seed,
                 tick_rate,
             },
@@ -343,9 +343,9 @@ impl Header {
             other.config_hash.to_string(),
         );
         field(
-            "players",
-            self.setup.players.to_string(),
-            other.setup.players.to_string(),
+            "seats",
+            self.setup.seats.to_string(),
+            other.setup.seats.to_string(),
         );
         field(
             "seed",
@@ -373,7 +373,7 @@ impl Header {
 }
 
 /// Bytes of the body's fixed fields between the game id and the config
-/// length: game version, schema hash, players, seed, tick rate, the two
+/// length: game version, schema hash, seats, seed, tick rate, the two
 /// intervals and the config hash.
 const FIXED_FIELDS: u64 = 4 + 8 + 1 + 8 + 2 + 4 + 4 + 32;
 

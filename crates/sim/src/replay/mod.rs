@@ -6,7 +6,7 @@
 //!
 //! A log is a [`Header`] (magic, format version, game id and version, input
 //! schema hash, the game's config stored canonically with its BLAKE3 hash,
-//! seed, tick rate, players, checksum and keyframe intervals) followed by
+//! seed, tick rate, seats, checksum and keyframe intervals) followed by
 //! self-delimiting, integrity-checked *records*: chunks of bit-packed frames
 //! (every player's input with the 1-bit "same as previous" encoding, a 16-bit
 //! [`FrameCheck`] every frame, the full 32-byte [`Checksum`] every

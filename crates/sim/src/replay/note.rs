@@ -17,7 +17,7 @@
 //!
 //! Invariants: every note has exactly one encoding and decoding is
 //! canonical (known kinds and causes only, a flag is 0 or 1, no byte
-//! trails); a seat is below the log's player count; a healed span does not
+//! trails); a seat is below the log's seat count; a healed span does not
 //! end before it starts; a [`Detail`] is at most [`MAX_DETAIL`] bytes of
 //! UTF-8 without control characters, so a note is at most
 //! [`MAX_NOTE_BODY`] bytes and prints on one line.
@@ -202,13 +202,13 @@ pub enum Note {
 }
 
 impl Note {
-    /// Why this note cannot be in a log of `players` players, if it cannot.
-    pub(crate) fn invalid(&self, players: u8) -> Option<&'static str> {
+    /// Why this note cannot be in a log of `seats` seats, if it cannot.
+    pub(crate) fn invalid(&self, seats: u8) -> Option<&'static str> {
         match *self {
             Note::Healed { first, loaded } if loaded < first => {
                 Some("healed span (ends before it starts)")
             }
-            Note::SeatDropped { seat, .. } | Note::SeatReturned { seat, .. } if seat >= players => {
+            Note::SeatDropped { seat, .. } | Note::SeatReturned { seat, .. } if seat >= seats => {
                 Some("seat (not a seat of the log)")
             }
             _ => None,
@@ -338,8 +338,8 @@ pub(crate) fn encode_note(at: Frame, note: &Note) -> Vec<u8> {
     body
 }
 
-/// Reads a note record body of a log of `players` players.
-pub(crate) fn decode_note(body: &[u8], players: u8) -> Result<Noted, TruncReason> {
+/// Reads a note record body of a log of `seats` seats.
+pub(crate) fn decode_note(body: &[u8], seats: u8) -> Result<Noted, TruncReason> {
     let Some((at, rest)) = body.split_first_chunk::<4>() else {
         return Err(TruncReason::Malformed {
             what: "note record (shorter than its position)",
@@ -401,7 +401,7 @@ pub(crate) fn decode_note(body: &[u8], players: u8) -> Result<Noted, TruncReason
     if !r.rest.is_empty() {
         return Err(bad("note (trailing bytes)"));
     }
-    if let Some(what) = note.invalid(players) {
+    if let Some(what) = note.invalid(seats) {
         return Err(bad(what));
     }
     Ok(Noted { at, note })

@@ -228,7 +228,7 @@ fn take_record<I: Input>(
             log.keyframes.push(snapshot);
         }
         KIND_NOTE if log.header.allows_notes() => {
-            let noted = decode_note(body, log.header.setup.players)?;
+            let noted = decode_note(body, log.header.setup.seats)?;
             if noted.at != frame {
                 return Err(TruncReason::NoteOrder {
                     expected: frame,
@@ -320,9 +320,9 @@ impl<I: Input> ReplayLog<I> {
 
     /// Every player's input for `frame`, by seat.
     pub fn inputs(&self, frame: Frame) -> Option<&[I]> {
-        let players = usize::from(self.header.setup.players);
-        let start = (frame as usize).checked_mul(players)?;
-        self.inputs.get(start..start.checked_add(players)?)
+        let seats = usize::from(self.header.setup.seats);
+        let start = (frame as usize).checked_mul(seats)?;
+        self.inputs.get(start..start.checked_add(seats)?)
     }
 
     /// The short check logged for `frame`.

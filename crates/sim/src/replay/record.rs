@@ -157,7 +157,7 @@ impl<I: Input> FramesEncoder<I> {
 /// The frames of one frames record.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Frames<I> {
-    /// `count × players` inputs, frame-major.
+    /// `count × seats` inputs, frame-major.
     pub(crate) inputs: Vec<I>,
     /// One per frame.
     pub(crate) checks: Vec<FrameCheck>,
@@ -190,7 +190,7 @@ pub(crate) fn decode_frames<I: Input>(
     if u64::from(first) + u64::from(count) > u64::from(u32::MAX) {
         return Err(malformed("frame count (past frame u32::MAX - 1)"));
     }
-    let players = usize::from(header.setup.players);
+    let seats = usize::from(header.setup.seats);
     let mut r = BitReader::new(bits);
     let mut out = Frames {
         inputs: Vec::with_capacity(count as usize),
@@ -202,8 +202,8 @@ pub(crate) fn decode_frames<I: Input>(
         let frame = first + i;
         let frames_err = |error| TruncReason::Frames { frame, error };
         // Where the previous frame's inputs start (none in the first frame).
-        let prev_base = out.inputs.len().checked_sub(players).filter(|_| i > 0);
-        for seat in 0..players {
+        let prev_base = out.inputs.len().checked_sub(seats).filter(|_| i > 0);
+        for seat in 0..seats {
             let prev = prev_base.map(|at| at + seat);
             let mut input = I::default();
             let changed = serialize_after(&mut r, &mut input, prev.map(|at| &out.inputs[at]))
@@ -211,7 +211,7 @@ pub(crate) fn decode_frames<I: Input>(
             if changed && prev.is_some_and(|at| out.inputs[at] == input) {
                 return Err(TruncReason::NonCanonical {
                     frame,
-                    player: seat as u8,
+                    seat: seat as u8,
                 });
             }
             out.inputs.push(input);

@@ -97,11 +97,11 @@ impl<G: Game, W: Write> Recorder<G, W> {
     /// the checksum (and, first, a keyframe if one is due), and returns the
     /// checksum.
     pub fn advance(&mut self, inputs: &[G::Input]) -> io::Result<Checksum> {
-        let players = usize::from(self.writer.header().setup.players);
-        if inputs.len() != players {
+        let seats = usize::from(self.writer.header().setup.seats);
+        if inputs.len() != seats {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{} inputs for {players} players", inputs.len()),
+                format!("{} inputs for {seats} seats", inputs.len()),
             ));
         }
         if self.writer.is_stopped() {

@@ -90,12 +90,12 @@ pub enum TruncReason {
         error: BitError,
     },
     /// An input flagged as changed that equals the previous one.
-    #[error("frame {frame}: player {player}'s input is flagged changed but is the same")]
+    #[error("frame {frame}: seat {seat}'s input is flagged changed but is the same")]
     NonCanonical {
         /// The frame.
         frame: Frame,
         /// The seat.
-        player: u8,
+        seat: u8,
     },
     /// A frame whose short check is not the prefix of its full checksum.
     #[error("frame {frame}: short checksum is not the prefix of its full checksum")]

@@ -6,7 +6,7 @@
 //! Invariants: every byte handed to the output is a whole record (or the
 //! header), so a crash loses at most the frames of the unwritten chunk and
 //! the reader keeps everything before; frames are logged consecutively from
-//! 0 with exactly `players` inputs each; a keyframe is written at the frame
+//! 0 with exactly `seats` inputs each; a keyframe is written at the frame
 //! count it is the state before, after every earlier frame; a note is
 //! written at the frame count reached, after every earlier frame, and only
 //! in a log of format version 2 on. After a [`Note::Stopped`] the writer
@@ -132,10 +132,10 @@ impl<W: Write, I: Input> LogWriter<W, I> {
     ) -> io::Result<()> {
         self.usable()?;
         self.going()?;
-        let players = usize::from(self.header.setup.players);
-        if inputs.len() != players {
+        let seats = usize::from(self.header.setup.seats);
+        if inputs.len() != seats {
             return Err(invalid(format!(
-                "frame {}: {} inputs for {players} players",
+                "frame {}: {} inputs for {seats} seats",
                 self.frames,
                 inputs.len()
             )));
@@ -206,7 +206,7 @@ impl<W: Write, I: Input> LogWriter<W, I> {
                 self.header.format_version
             )));
         }
-        if let Some(what) = note.invalid(self.header.setup.players) {
+        if let Some(what) = note.invalid(self.header.setup.seats) {
             return Err(invalid(format!("note: invalid {what}")));
         }
         let body = encode_note(self.frames, note);

@@ -53,7 +53,7 @@ impl Game for Walkers {
 
     fn new(config: &WalkersConfig, setup: &Match) -> Result<Self, SetupError> {
         setup.check(Self::ID, 1..=8)?;
-        let n = config.walkers as usize * usize::from(setup.players);
+        let n = config.walkers as usize * usize::from(setup.seats);
         Ok(Walkers {
             config: config.clone(),
             seed: setup.seed,

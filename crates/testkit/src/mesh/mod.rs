@@ -72,7 +72,7 @@ fn return_host<G: Demo>(
 
 /// Plays `scenario` of game `G` with settings `config`.
 pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
-    let n = scenario.setup.players;
+    let n = scenario.setup.seats;
     let mut rng = Rng::new(scenario.setup.seed, 0x6d65_7368);
     // The spectator, if any, is the network's last node.
     let spectator_node = SeatId(n);
@@ -449,7 +449,7 @@ fn cut_partition(net: &mut Network, scenario: &Scenario, cut: bool) {
         return;
     };
     // The spectator (the last node) sits with the seats outside `side`.
-    let nodes = scenario.setup.players + 1;
+    let nodes = scenario.setup.seats + 1;
     for a in 0..nodes {
         for b in 0..nodes {
             let (a, b) = (SeatId(a), SeatId(b));
@@ -527,7 +527,7 @@ fn drain_spectator<G: Demo>(
         }
     }
     let (relay, _) = scenario.spectate.unwrap_or_default();
-    let me = SeatId(scenario.setup.players);
+    let me = SeatId(scenario.setup.seats);
     while let Some(bytes) = s.poll_transmit(now) {
         net.send(now, me, relay, bytes);
     }
@@ -590,7 +590,7 @@ fn drain<G: Demo>(
         net.send(now, seat, t.to, t.bytes);
     }
     // The harness's only spectator is the network's last node.
-    let spectator_node = SeatId(peer.session().config().players);
+    let spectator_node = SeatId(peer.session().config().seats);
     while let Some(t) = peer.poll_spectator_transmit(local) {
         net.send(now, seat, spectator_node, t.bytes);
     }

@@ -149,7 +149,7 @@ pub const DATAGRAM_OVERHEAD: u64 = 768;
 /// A match to play.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    /// The match: players, seed, tick rate.
+    /// The match: seats, seed, tick rate.
     pub setup: Match,
     /// Every directed link.
     pub link: LinkConfig,
@@ -214,11 +214,11 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// `frames` frames of a `players`-player match on `link`, seeded by
+    /// `frames` frames of a `seats`-seat match on `link`, seeded by
     /// `seed`, with two seconds of warm-up.
-    pub fn new(players: u8, seed: u64, link: LinkConfig, frames: u32) -> Scenario {
+    pub fn new(seats: u8, seed: u64, link: LinkConfig, frames: u32) -> Scenario {
         let setup = Match {
-            players,
+            seats,
             seed,
             tick_rate: 60,
         };
