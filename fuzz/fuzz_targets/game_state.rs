@@ -10,7 +10,7 @@ use lockstep_sim::{Game, StateFile};
 
 fn game<G: Game>(data: &[u8]) {
     if let Ok(mut g) = G::decode(data) {
-        assert_eq!(g.snapshot(), data);
+        assert_eq!(g.save(), data);
         g.step(0, &[]);
     }
 }

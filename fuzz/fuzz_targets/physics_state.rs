@@ -7,7 +7,7 @@ use lockstep_physics::World;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(mut world) = World::decode(data) {
-        assert_eq!(world.snapshot(), data);
+        assert_eq!(world.save(), data);
         for _ in 0..3 {
             world.step();
         }

@@ -7,8 +7,8 @@ use libfuzzer_sys::fuzz_target;
 use lockstep_fx::{Canonical, Checksum, Fx, Mat3, Quat, Rng, StateReader, Vec3};
 
 fn round_trip<T: Canonical + PartialEq + core::fmt::Debug>(data: &[u8]) {
-    if let Ok(v) = T::from_snapshot(data) {
-        assert_eq!(v.to_snapshot(), data);
+    if let Ok(v) = T::from_canonical(data) {
+        assert_eq!(v.to_canonical(), data);
     }
 }
 

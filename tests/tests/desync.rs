@@ -93,8 +93,8 @@ fn engine_histories_bisect_to_the_flipped_frame() {
     let setup = Match::default();
     let settings = EngineSettings {
         checksum_history: 300,
-        snapshot_interval: 1,
-        snapshots_kept: 300,
+        save_interval: 1,
+        saved_states_kept: 300,
     };
     let config = Cubes::default_config();
     let mut a = Engine::new(Cubes::new(&config, &setup).unwrap(), settings);

@@ -200,8 +200,8 @@ impl<G: Game + Depict> Replay<G> {
             let game = G::decode(&snapshot.bytes).map_err(|e| e.to_string())?;
             let settings = EngineSettings {
                 checksum_history: 0,
-                snapshot_interval: 0,
-                snapshots_kept: 0,
+                save_interval: 0,
+                saved_states_kept: 0,
             };
             self.cursor = Some(Engine::at(game, snapshot.frame, settings));
         }

@@ -108,7 +108,7 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
                 world.step();
             }
             let ms = ms_per(start, frames);
-            state_bytes = world.snapshot().len();
+            state_bytes = world.save().len();
             checksum_ms = time_checksum(|| {
                 std::hint::black_box(world.checksum());
             });
@@ -149,7 +149,7 @@ fn game<G: Demo>(name: &str, runs: u32, frames: u32, custom: Option<(G::Config, 
                 engine.advance(&inputs);
             }
             let ms = ms_per(start, frames);
-            state_bytes = engine.game().snapshot().len();
+            state_bytes = engine.game().save().len();
             checksum_ms = time_checksum(|| {
                 std::hint::black_box(engine.game().checksum());
             });

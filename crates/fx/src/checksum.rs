@@ -27,7 +27,7 @@ impl Checksum {
         &self.0
     }
 
-    /// BLAKE3 of `bytes` (e.g. of an exact snapshot).
+    /// BLAKE3 of `bytes` (e.g. of an exact saved state).
     pub fn of(bytes: &[u8]) -> Checksum {
         Checksum(*blake3::hash(bytes).as_bytes())
     }

@@ -1,6 +1,6 @@
 //! Canonical state encoding: explicit little-endian field bytes in a defined
 //! order, written to a [`Sink`] that is either a [`HashSink`] (the per-frame
-//! BLAKE3 checksum, no allocation) or a byte buffer (an exact snapshot).
+//! BLAKE3 checksum, no allocation) or a byte buffer (an exact saved state).
 //!
 //! Invariants:
 //! - Every value is written as fixed-width little-endian bytes chosen by the
@@ -8,8 +8,8 @@
 //!   no `usize` method: lengths go through [`StateWriter::write_len`], which
 //!   writes a `u32`. The same call sequence therefore yields the same bytes on
 //!   every target, big- or little-endian, 32- or 64-bit.
-//! - The checksum of a state is BLAKE3 of exactly the bytes its snapshot holds,
-//!   so a checksum can always be recomputed from a snapshot.
+//! - The checksum of a state is BLAKE3 of exactly the bytes its saved state holds,
+//!   so a checksum can always be recomputed from a saved state.
 //! - [`StateReader`] is safe on untrusted bytes: every read is bounds-checked and
 //!   returns a typed [`DecodeError`] carrying the byte offset; nothing panics.
 
@@ -54,7 +54,7 @@ pub enum Mark<'a> {
 /// Renders bytes written by `T::encode` as `T`'s `Debug` text, or as hex if
 /// they do not decode.
 fn show<T: Canonical + core::fmt::Debug>(bytes: &[u8]) -> String {
-    match T::from_snapshot(bytes) {
+    match T::from_canonical(bytes) {
         Ok(v) => format!("{v:?}"),
         Err(_) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
     }
@@ -136,7 +136,7 @@ impl Sink for Vec<u8> {
     }
 }
 
-/// Counts bytes without storing them (to size a snapshot or a report).
+/// Counts bytes without storing them (to size a saved state or a report).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ByteCounter(pub u64);
 
@@ -166,7 +166,7 @@ impl StateWriter<HashSink> {
 }
 
 impl StateWriter<Vec<u8>> {
-    /// A writer that records into a byte buffer, for an exact snapshot.
+    /// A writer that records into a byte buffer, for an exact saved state.
     pub fn buffer() -> Self {
         StateWriter::new(Vec::new())
     }
@@ -526,15 +526,15 @@ pub trait Canonical: Sized {
         w.checksum()
     }
 
-    /// The encoding as bytes (an exact snapshot).
-    fn to_snapshot(&self) -> Vec<u8> {
+    /// The encoding as bytes (an exact saved state).
+    fn to_canonical(&self) -> Vec<u8> {
         let mut w = StateWriter::buffer();
         self.encode(&mut w);
         w.into_inner()
     }
 
-    /// Decodes a whole snapshot, rejecting trailing bytes.
-    fn from_snapshot(bytes: &[u8]) -> Result<Self, DecodeError> {
+    /// Decodes a whole encoding, rejecting trailing bytes.
+    fn from_canonical(bytes: &[u8]) -> Result<Self, DecodeError> {
         let mut r = StateReader::new(bytes);
         let v = Self::decode(&mut r)?;
         r.finish()?;

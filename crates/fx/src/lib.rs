@@ -11,7 +11,7 @@
 //!   wrapping ([`wide`]), the one home of the engine's wide arithmetic.
 //! - [`Rng`]: a seeded, versioned PCG32 generator with published test vectors.
 //! - [`StateWriter`] / [`StateReader`]: canonical little-endian encoding of
-//!   state into a BLAKE3 [`Checksum`] or an exact snapshot buffer.
+//!   state into a BLAKE3 [`Checksum`] or an exact saved state buffer.
 //!
 //! ```
 //! use lockstep_fx::{Fx, Vec3};

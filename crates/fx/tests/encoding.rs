@@ -1,5 +1,5 @@
 //! Canonical encoding: byte-exact little-endian layout, checksum = BLAKE3 of
-//! the snapshot bytes, exact round trips, and typed errors (never a panic) on
+//! the saved-state bytes, exact round trips, and typed errors (never a panic) on
 //! short, invalid or trailing input.
 
 use lockstep_fx::{
@@ -44,7 +44,7 @@ fn layout_is_little_endian_field_by_field() {
 }
 
 #[test]
-fn checksum_is_blake3_of_the_snapshot() {
+fn checksum_is_blake3_of_the_saved_bytes() {
     let mut buf = StateWriter::buffer();
     let mut hash = StateWriter::hasher();
     write_sample(&mut buf);
@@ -107,7 +107,7 @@ fn errors_say_where() {
         Err(DecodeError::Invalid { offset: 0, .. })
     ));
     assert_eq!(
-        Fx::from_snapshot(&[0; 9]),
+        Fx::from_canonical(&[0; 9]),
         Err(DecodeError::TrailingBytes {
             offset: 8,
             extra: 1
@@ -123,10 +123,10 @@ fn errors_say_where() {
 #[test]
 fn canonical_types_round_trip() {
     let m = Mat3::from_quat(Quat::from_wxyz(Fx::HALF, Fx::HALF, Fx::HALF, Fx::HALF));
-    assert_eq!(Mat3::from_snapshot(&m.to_snapshot()), Ok(m));
-    assert_eq!(m.checksum(), Checksum::of(&m.to_snapshot()));
+    assert_eq!(Mat3::from_canonical(&m.to_canonical()), Ok(m));
+    assert_eq!(m.checksum(), Checksum::of(&m.to_canonical()));
     let c = Checksum::of(b"x");
-    assert_eq!(Checksum::from_snapshot(&c.to_snapshot()), Ok(c));
+    assert_eq!(Checksum::from_canonical(&c.to_canonical()), Ok(c));
 }
 
 proptest! {
@@ -151,7 +151,7 @@ proptest! {
     #[test]
     fn vec3_round_trips(x in any::<i64>(), y in any::<i64>(), z in any::<i64>()) {
         let v = Vec3::new(Fx::from_bits(x), Fx::from_bits(y), Fx::from_bits(z));
-        prop_assert_eq!(Vec3::from_snapshot(&v.to_snapshot()), Ok(v));
+        prop_assert_eq!(Vec3::from_canonical(&v.to_canonical()), Ok(v));
     }
 }
 

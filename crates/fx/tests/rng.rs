@@ -134,12 +134,12 @@ fn shuffle_is_a_uniform_permutation() {
 fn state_round_trips_exactly() {
     let mut a = Rng::for_frame(123, 456);
     a.next_u32();
-    let bytes = a.to_snapshot();
+    let bytes = a.to_canonical();
     assert_eq!(bytes.len(), 16);
-    let mut b = Rng::from_snapshot(&bytes).unwrap();
+    let mut b = Rng::from_canonical(&bytes).unwrap();
     assert_eq!(a, b);
     assert_eq!(a.next_u64(), b.next_u64());
     let mut even = bytes.clone();
     even[8] &= !1;
-    assert!(Rng::from_snapshot(&even).is_err());
+    assert!(Rng::from_canonical(&even).is_err());
 }

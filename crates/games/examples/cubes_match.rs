@@ -50,7 +50,7 @@ fn main() {
     let per_checksum = t.elapsed() / 100;
     eprintln!(
         "state: {} bytes, checksum {per_checksum:?}",
-        game.snapshot().len()
+        game.save().len()
     );
     let attached: Vec<usize> = (0..players).map(|s| game.attached(s).len()).collect();
     println!(

@@ -94,7 +94,7 @@ fn bot_matches_are_deterministic() {
     let (a, sums_a) = bot_match(2, 300);
     let (b, sums_b) = bot_match(2, 300);
     assert_eq!(sums_a, sums_b);
-    assert_eq!(a.snapshot(), b.snapshot());
+    assert_eq!(a.save(), b.save());
     assert!(a.awake_cubes() > 0, "the bots reached the field");
     // Another seed plays another match.
     let mut c = Cubes::new(
@@ -146,7 +146,7 @@ fn save_and_load_continue_identically() {
     }
     let saved = a.save();
     let loaded = Cubes::decode(&saved.bytes).unwrap();
-    assert_eq!(loaded.snapshot(), saved.bytes);
+    assert_eq!(loaded.save(), saved.bytes);
     let mut b = Engine::at(loaded, saved.frame, EngineSettings::default());
     let mut bots_b = bots_a.clone();
     for f in 150..250 {
@@ -294,7 +294,7 @@ fn hostile_snapshots_give_errors_not_panics() {
     let mut game = new_game(2);
     drive_in(&mut game, 100, CubesInput { z: true, ..NONE });
     assert!(!game.attached(0).is_empty());
-    let bytes = game.snapshot();
+    let bytes = game.save();
     assert!(Cubes::decode(&bytes).is_ok());
 
     // Truncations anywhere, including inside the header.
@@ -331,7 +331,7 @@ fn hostile_snapshots_give_errors_not_panics() {
         Err(StateError::Version { .. })
     ));
     // The player count is after the version (4 bytes) and the settings.
-    let players_at = 4 + lockstep_fx::Canonical::to_snapshot(game.config()).len();
+    let players_at = 4 + lockstep_fx::Canonical::to_canonical(game.config()).len();
     assert_eq!(bytes[players_at], 2);
     for bad in [0u8, 5] {
         let mut b = bytes.clone();

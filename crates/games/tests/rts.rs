@@ -285,9 +285,9 @@ fn invalid_setups_are_refused() {
 fn hostile_snapshots_give_errors_not_panics() {
     let c = small(4);
     let (game, _) = bot_match(&c, 2, 40);
-    let bytes = game.snapshot();
+    let bytes = game.save();
     let back = Rts::decode(&bytes).unwrap();
-    assert_eq!(back.snapshot(), bytes);
+    assert_eq!(back.save(), bytes);
     for len in 0..bytes.len() {
         assert!(Rts::decode(&bytes[..len]).is_err(), "truncated to {len}");
     }

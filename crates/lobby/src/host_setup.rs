@@ -61,7 +61,7 @@ impl Offer {
         Offer {
             game: G::ID.to_string(),
             game_version: G::VERSION,
-            config: config.to_snapshot(),
+            config: config.to_canonical(),
             setup,
             settings,
         }

@@ -193,13 +193,13 @@ impl Roster {
                 "the settings do not match their hash".into(),
             ));
         }
-        let config = <G::Config as Canonical>::from_snapshot(&roster.config).map_err(|e| {
+        let config = <G::Config as Canonical>::from_canonical(&roster.config).map_err(|e| {
             refuse(
                 RosterProblem::Settings,
                 format!("the host's {} settings do not decode here: {e}", G::ID),
             )
         })?;
-        if Checksum::of(&config.to_snapshot()) != roster.config_hash {
+        if Checksum::of(&config.to_canonical()) != roster.config_hash {
             return Err(refuse(
                 RosterProblem::Settings,
                 "the settings re-encode to another hash here".into(),
@@ -229,8 +229,8 @@ mod size_tests {
                     .unwrap()
             });
         for config in [
-            lockstep_games::cubes::Cubes::default_config().to_snapshot(),
-            lockstep_games::rts::Rts::default_config().to_snapshot(),
+            lockstep_games::cubes::Cubes::default_config().to_canonical(),
+            lockstep_games::rts::Rts::default_config().to_canonical(),
         ] {
             let setup = Match {
                 seats: 8,

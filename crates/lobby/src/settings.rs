@@ -133,8 +133,8 @@ impl MatchSettings {
             rec.keyframe_interval,
             rec.chunk_frames,
             rec.engine.checksum_history,
-            rec.engine.snapshot_interval,
-            rec.engine.snapshots_kept,
+            rec.engine.save_interval,
+            rec.engine.saved_states_kept,
             self.peer.max_unsettled_frames,
             self.peer.state_every,
         ] {
@@ -168,8 +168,8 @@ impl MatchSettings {
             &mut rec.keyframe_interval,
             &mut rec.chunk_frames,
             &mut rec.engine.checksum_history,
-            &mut rec.engine.snapshot_interval,
-            &mut rec.engine.snapshots_kept,
+            &mut rec.engine.save_interval,
+            &mut rec.engine.saved_states_kept,
             &mut s.peer.max_unsettled_frames,
             &mut s.peer.state_every,
         ] {

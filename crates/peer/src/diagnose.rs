@@ -69,8 +69,8 @@ pub(crate) struct Sides {
 
 const NO_HISTORY: EngineSettings = EngineSettings {
     checksum_history: 0,
-    snapshot_interval: 0,
-    snapshots_kept: 0,
+    save_interval: 0,
+    saved_states_kept: 0,
 };
 
 /// One pure re-run of frames `start..=through` from the base state.

@@ -121,8 +121,8 @@ pub(crate) struct Rebuilt {
 
 const NO_HISTORY: EngineSettings = EngineSettings {
     checksum_history: 0,
-    snapshot_interval: 0,
-    snapshots_kept: 0,
+    save_interval: 0,
+    saved_states_kept: 0,
 };
 
 /// Stepped frames from the anchor on, and the states kept of them.
@@ -298,7 +298,7 @@ impl<G: Game> History<G> {
             faithful &= engine.advance(&f.inputs) == f.checksum;
         }
         Some(Rebuilt {
-            state: engine.game().snapshot(),
+            state: engine.game().save(),
             faithful,
         })
     }
@@ -615,7 +615,7 @@ mod tests {
         let mut config = Cubes::default_config();
         config.field.grid = 3;
         let game = Cubes::new(&config, &setup).unwrap();
-        let mut history = History::new(0, game.snapshot(), SETTINGS);
+        let mut history = History::new(0, game.save(), SETTINGS);
         let mut engine = Engine::new(game, NO_HISTORY);
         let mut bots: Vec<_> = (0..2).map(|s| Cubes::bot(s, 9)).collect();
         let mut states = Vec::new();

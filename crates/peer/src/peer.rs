@@ -139,10 +139,10 @@ impl<G: Game, W: Write> Peer<G, W> {
         let writer = LogWriter::new(log, header, rec.chunk_frames)?;
         let engine_settings = EngineSettings {
             checksum_history: 0,
-            snapshot_interval: 0,
-            snapshots_kept: 0,
+            save_interval: 0,
+            saved_states_kept: 0,
         };
-        let initial = game.snapshot();
+        let initial = game.save();
         let recording = (!session.config().rejoin).then_some(Recording {
             writer,
             keyframe_interval: rec.keyframe_interval,

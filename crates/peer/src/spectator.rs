@@ -266,8 +266,8 @@ impl<G: Game> Spectator<G> {
         };
         let settings = EngineSettings {
             checksum_history: 0,
-            snapshot_interval: 0,
-            snapshots_kept: 0,
+            save_interval: 0,
+            saved_states_kept: 0,
         };
         self.engine = Some(Engine::at(game, frame + 1, settings));
         self.mine.clear();

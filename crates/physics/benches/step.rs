@@ -25,12 +25,12 @@ fn fresh_run(name: &str, from: u32, frames: u32) -> impl FnMut(u64) -> Duration 
     for _ in 0..from {
         start.step();
     }
-    let snapshot = start.snapshot();
+    let saved = start.save();
     move |iters| {
         let mut total = Duration::ZERO;
         let mut done = 0;
         while done < iters {
-            let mut world = World::decode(&snapshot).unwrap();
+            let mut world = World::decode(&saved).unwrap();
             let n = u64::from(frames).min(iters - done);
             let t = Instant::now();
             for _ in 0..n {

@@ -77,13 +77,13 @@ fn main() {
             .bodies()
             .filter(|(_, b)| b.kind() == BodyKind::Dynamic)
             .count();
-        let total = world.snapshot().len();
+        let total = world.save().len();
         // Bytes without the contact cache: the same world's bodies alone.
         let mut bare = lockstep_physics::World::new(*world.settings());
         for b in &scene.bodies {
             bare.add_body(b.clone()).unwrap();
         }
-        let body_bytes = bare.snapshot().len();
+        let body_bytes = bare.save().len();
         let n = scene.bodies.len();
         // How far the last body (a pyramid's top) moved, and the deepest overlap now.
         let last = scene

@@ -17,7 +17,7 @@
 //! and pair order: the same state and the same calls give the same bits on
 //! every CPU, and with any number of threads ([`World::set_threads`]: islands
 //! never share a body, so they can be solved at once). [`World::encode`] writes the whole state canonically (for the
-//! BLAKE3 checksum or an exact snapshot) and [`World::decode`] restores it so
+//! BLAKE3 checksum or an exact saved state) and [`World::decode`] restores it so
 //! that stepping on gives the same bytes as the uninterrupted run.
 //!
 //! ```

@@ -1,4 +1,4 @@
-//! Canonical encoding of a whole world, for checksums and exact snapshots.
+//! Canonical encoding of a whole world, for checksums and exact saved states.
 //!
 //! Layout (all little-endian, through [`StateWriter`]): a `u16` version, the
 //! settings, the frame, every slot in index order (generation, then the body
@@ -93,14 +93,14 @@ impl World {
         w.checksum()
     }
 
-    /// The exact snapshot: the canonical bytes.
-    pub fn snapshot(&self) -> Vec<u8> {
+    /// The exact saved state: the canonical bytes.
+    pub fn save(&self) -> Vec<u8> {
         let mut w = StateWriter::buffer();
         self.encode(&mut w);
         w.into_inner()
     }
 
-    /// Restores a world from [`World::snapshot`] bytes. Stepping it gives the
+    /// Restores a world from [`World::save`] bytes. Stepping it gives the
     /// same states as stepping the world that was saved.
     pub fn decode(bytes: &[u8]) -> Result<World, StateError> {
         let mut r = StateReader::new(bytes);

@@ -113,29 +113,29 @@ fn golden_capsules() {
 /// Save at frame k, load, step on: every later frame's bytes equal the
 /// uninterrupted run's.
 #[test]
-fn snapshot_restores_exactly() {
+fn a_saved_world_restores_exactly() {
     for name in ["smash", "stack-sleep"] {
         let scene = scenes::by_name(name).unwrap();
         let mut world = scene.build();
         for _ in 0..40 {
             world.step();
         }
-        let saved = world.snapshot();
+        let saved = world.save();
         let mut reference = Vec::new();
         for _ in 0..60 {
             world.step();
-            reference.push(world.snapshot());
+            reference.push(world.save());
         }
         let mut restored = World::decode(&saved).unwrap();
         assert_eq!(
-            restored.snapshot(),
+            restored.save(),
             saved,
             "{name}: re-encoding a decoded world changes it"
         );
         for (k, want) in reference.iter().enumerate() {
             restored.step();
             assert!(
-                restored.snapshot() == *want,
+                restored.save() == *want,
                 "{name}: frame {} after the load differs",
                 k + 1
             );

@@ -9,7 +9,7 @@ fn truncations_and_bit_flips_never_panic() {
     for _ in 0..30 {
         world.step();
     }
-    let bytes = world.snapshot();
+    let bytes = world.save();
     for len in (0..bytes.len()).step_by(7) {
         assert!(
             World::decode(&bytes[..len]).is_err(),
@@ -30,7 +30,7 @@ fn truncations_and_bit_flips_never_panic() {
 
 #[test]
 fn wrong_version_is_named() {
-    let mut bytes = scenes::stack_sleep().build().snapshot();
+    let mut bytes = scenes::stack_sleep().build().save();
     bytes[0] = 0xEE;
     assert!(matches!(
         World::decode(&bytes),

@@ -3,7 +3,7 @@
 //! reassembling and verifying it on the drifted peer's side.
 //!
 //! Invariants:
-//! - The transferred bytes are the authority's exact snapshot after `frame`;
+//! - The transferred bytes are the authority's exact saved state after `frame`;
 //!   the receiver accepts them only if their BLAKE3 checksum equals the one
 //!   announced in chunk 0 (which is the authority's reported checksum for
 //!   that frame, since a state's checksum is BLAKE3 of its snapshot bytes).

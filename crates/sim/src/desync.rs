@@ -123,10 +123,10 @@ impl Diagnosis {
     /// (`<path stem>.left.state`, `<path stem>.right.state`, which `lockstep
     /// diff` compares field by field).
     pub fn files<G: Game>(&self, path: &Path) -> [(PathBuf, Vec<u8>); 3] {
-        let state = |side: &str, snapshot: &SavedState| {
+        let state = |side: &str, saved: &SavedState| {
             (
                 path.with_extension(format!("{side}.state")),
-                StateFile::of::<G>(snapshot.clone()).encode(),
+                StateFile::of::<G>(saved.clone()).encode(),
             )
         };
         [
@@ -169,8 +169,8 @@ fn around<G: Game>(log: &ReplayLog<G::Input>, d: Frame, side: &str) -> Result<Ar
     }
     let settings = EngineSettings {
         checksum_history: 0,
-        snapshot_interval: 0,
-        snapshots_kept: 0,
+        save_interval: 0,
+        saved_states_kept: 0,
     };
     let mut engine = Engine::at(game, start, settings);
     let mut first_bad = None;

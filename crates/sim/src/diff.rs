@@ -122,7 +122,7 @@ pub fn summary(diffs: &[FieldDiff]) -> Vec<(&'static str, &'static str, usize)> 
         .collect()
 }
 
-/// Decodes two `G` snapshots and compares them field by field.
+/// Decodes two saved `G` states and compares them field by field.
 pub fn diff_states<G: Game>(left: &[u8], right: &[u8]) -> Result<Vec<FieldDiff>, StateError> {
     Ok(diff(
         &StateMap::decode::<G>(left)?,

@@ -25,20 +25,22 @@ use crate::game::{Frame, Game, StateError};
 pub struct EngineSettings {
     /// Checksums of this many recent frames are kept.
     pub checksum_history: u32,
-    /// A snapshot is taken before every frame that is a multiple of this
+    /// The state is saved before every frame that is a multiple of this
     /// (`0`: never).
-    pub snapshot_interval: u32,
-    /// The most recent snapshots kept.
-    pub snapshots_kept: u32,
+    #[serde(alias = "snapshot_interval")]
+    pub save_interval: u32,
+    /// The most recent saved states kept.
+    #[serde(alias = "snapshots_kept")]
+    pub saved_states_kept: u32,
 }
 
 impl Default for EngineSettings {
-    /// 10 s of checksums at 60 Hz; a snapshot every second, the last 8 kept.
+    /// 10 s of checksums at 60 Hz; the state saved every second, the last 8 kept.
     fn default() -> EngineSettings {
         EngineSettings {
             checksum_history: 600,
-            snapshot_interval: 60,
-            snapshots_kept: 8,
+            save_interval: 60,
+            saved_states_kept: 8,
         }
     }
 }
@@ -62,18 +64,18 @@ impl SavedState {
 /// Why the engine could not go back to a frame.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RollbackError {
-    /// No kept snapshot is of that frame.
+    /// No kept saved state is of that frame.
     #[error("no saved state of frame {frame} is kept (kept: {kept:?})")]
     NoSavedState {
         /// The frame asked for.
         frame: Frame,
-        /// The frames of the kept snapshots.
+        /// The frames of the kept saved states.
         kept: Vec<Frame>,
     },
-    /// The snapshot did not decode (a game bug: it encoded it).
+    /// The saved state did not decode (a game bug: it encoded it).
     #[error("saved state of frame {frame}: {error}")]
     State {
-        /// The snapshot's frame.
+        /// The saved state's frame.
         frame: Frame,
         /// Why it did not decode.
         error: StateError,
@@ -87,7 +89,7 @@ pub struct Engine<G: Game> {
     frame: Frame,
     settings: EngineSettings,
     checksums: VecDeque<Checksum>,
-    snapshots: VecDeque<SavedState>,
+    saved: VecDeque<SavedState>,
 }
 
 impl<G: Game> Engine<G> {
@@ -104,7 +106,7 @@ impl<G: Game> Engine<G> {
             frame,
             settings,
             checksums: VecDeque::new(),
-            snapshots: VecDeque::new(),
+            saved: VecDeque::new(),
         }
     }
 
@@ -132,9 +134,9 @@ impl<G: Game> Engine<G> {
     /// Steps the next frame with every player's input and returns the
     /// checksum of the state after it.
     pub fn advance(&mut self, inputs: &[G::Input]) -> Checksum {
-        let interval = self.settings.snapshot_interval;
-        if interval != 0 && self.frame % interval == 0 && self.snapshots_kept() > 0 {
-            self.keep_snapshot();
+        let interval = self.settings.save_interval;
+        if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
+            self.keep_saved_state();
         }
         self.game.step(self.frame, inputs);
         let checksum = self.game.checksum();
@@ -144,13 +146,13 @@ impl<G: Game> Engine<G> {
     }
 
     /// Steps the next frame like [`Engine::advance`] and also returns the
-    /// exact snapshot of the state after it. The checksum is hashed from
+    /// exact saved state after it. The checksum is hashed from
     /// those same bytes, so keeping every frame's state costs one encoding,
     /// not two.
     pub fn advance_saving(&mut self, inputs: &[G::Input]) -> (Checksum, SavedState) {
-        let interval = self.settings.snapshot_interval;
-        if interval != 0 && self.frame % interval == 0 && self.snapshots_kept() > 0 {
-            self.keep_snapshot();
+        let interval = self.settings.save_interval;
+        if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
+            self.keep_saved_state();
         }
         self.game.step(self.frame, inputs);
         self.frame = self.frame.wrapping_add(1);
@@ -169,19 +171,19 @@ impl<G: Game> Engine<G> {
         }
     }
 
-    fn snapshots_kept(&self) -> usize {
-        self.settings.snapshots_kept as usize
+    fn saved_states_kept(&self) -> usize {
+        self.settings.saved_states_kept as usize
     }
 
-    fn keep_snapshot(&mut self) {
-        if self.snapshots.back().is_some_and(|s| s.frame == self.frame) {
+    fn keep_saved_state(&mut self) {
+        if self.saved.back().is_some_and(|s| s.frame == self.frame) {
             return;
         }
-        if self.snapshots.len() >= self.snapshots_kept() {
-            self.snapshots.pop_front();
+        if self.saved.len() >= self.saved_states_kept() {
+            self.saved.pop_front();
         }
-        let snapshot = self.save();
-        self.snapshots.push_back(snapshot);
+        let saved = self.save();
+        self.saved.push_back(saved);
     }
 
     /// The checksum of the state after stepping `frame`, if still kept.
@@ -197,42 +199,42 @@ impl<G: Game> Engine<G> {
         (first..).zip(self.checksums.iter().copied())
     }
 
-    /// The kept snapshots, oldest first.
+    /// The kept saved states, oldest first.
     pub fn saved_states(&self) -> impl Iterator<Item = &SavedState> {
-        self.snapshots.iter()
+        self.saved.iter()
     }
 
-    /// The kept snapshot of `frame`.
+    /// The kept saved state of `frame`.
     pub fn saved_state_of(&self, frame: Frame) -> Option<&SavedState> {
-        self.snapshots.iter().find(|s| s.frame == frame)
+        self.saved.iter().find(|s| s.frame == frame)
     }
 
-    /// An exact snapshot of the current state.
+    /// The current state, saved exactly.
     pub fn save(&self) -> SavedState {
         SavedState {
             frame: self.frame,
-            bytes: self.game.snapshot(),
+            bytes: self.game.save(),
         }
     }
 
-    /// Replaces the state with `snapshot`. Checksums of frames at or after
-    /// its frame, and snapshots after it, are dropped; earlier ones are kept.
-    pub fn load(&mut self, snapshot: &SavedState) -> Result<(), StateError> {
-        let game = G::decode(&snapshot.bytes)?;
-        self.restore(game, snapshot.frame);
+    /// Replaces the state with `saved`. Checksums of frames at or after
+    /// its frame, and saved states after it, are dropped; earlier ones are kept.
+    pub fn load(&mut self, saved: &SavedState) -> Result<(), StateError> {
+        let game = G::decode(&saved.bytes)?;
+        self.restore(game, saved.frame);
         Ok(())
     }
 
-    /// Goes back to the kept snapshot of `frame`.
+    /// Goes back to the kept saved state of `frame`.
     pub fn rollback(&mut self, frame: Frame) -> Result<(), RollbackError> {
-        let Some(snapshot) = self.saved_state_of(frame) else {
+        let Some(saved) = self.saved_state_of(frame) else {
             return Err(RollbackError::NoSavedState {
                 frame,
-                kept: self.snapshots.iter().map(|s| s.frame).collect(),
+                kept: self.saved.iter().map(|s| s.frame).collect(),
             });
         };
         let game =
-            G::decode(&snapshot.bytes).map_err(|error| RollbackError::State { frame, error })?;
+            G::decode(&saved.bytes).map_err(|error| RollbackError::State { frame, error })?;
         self.restore(game, frame);
         Ok(())
     }
@@ -245,7 +247,7 @@ impl<G: Game> Engine<G> {
         } else {
             self.checksums.truncate(keep);
         }
-        self.snapshots.retain(|s| s.frame <= frame);
+        self.saved.retain(|s| s.frame <= frame);
         self.game = game;
         self.frame = frame;
     }

@@ -1,7 +1,7 @@
 //! A state's canonical bytes with the labels its encoding gave them: which
 //! entity and field each byte range holds ([`StateMap`]).
 //!
-//! Invariants: the bytes are exactly the snapshot bytes (labels add nothing
+//! Invariants: the bytes are exactly the saved-state bytes (labels add nothing
 //! to them); every field range lies inside the bytes, ranges are in order and
 //! do not overlap; bytes written before any field label belong to an
 //! unnamed field, so a difference anywhere is attributed to something.
@@ -70,7 +70,7 @@ impl StateMap {
         Ok(StateMap::of(&G::decode(bytes)?))
     }
 
-    /// The canonical bytes (equal to the game's snapshot).
+    /// The canonical bytes (equal to the game's saved state).
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }

@@ -2,8 +2,8 @@
 //!
 //! A game is a pure function of its state, the frame number and every
 //! player's input for that frame. It owns its canonical encoding, from which
-//! the engine derives the checksum (BLAKE3 of exactly the snapshot bytes) and
-//! the exact snapshot, so the two can never disagree.
+//! the engine derives the checksum (BLAKE3 of exactly the saved-state bytes) and
+//! the exact saved state, so the two can never disagree.
 //!
 //! Invariants an implementation keeps:
 //! - [`Game::step`] reads nothing but `self`, the frame and the inputs: no
@@ -160,15 +160,15 @@ pub trait Game: Sized {
     /// Reads a state written by [`Game::encode`].
     fn decode(bytes: &[u8]) -> Result<Self, StateError>;
 
-    /// BLAKE3 of exactly the bytes [`Game::snapshot`] returns.
+    /// BLAKE3 of exactly the bytes [`Game::save`] returns.
     fn checksum(&self) -> Checksum {
         let mut w = StateWriter::<HashSink>::hasher();
         self.encode(&mut w);
         w.checksum()
     }
 
-    /// The exact snapshot: the canonical bytes.
-    fn snapshot(&self) -> Vec<u8> {
+    /// The exact saved state: the canonical bytes.
+    fn save(&self) -> Vec<u8> {
         let mut w = StateWriter::buffer();
         self.encode(&mut w);
         w.into_inner()

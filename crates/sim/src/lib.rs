@@ -5,7 +5,7 @@
 //!   a bounded bit encoding, `step(frame, inputs)`, a canonical labelled
 //!   state encoding); [`Bot`] for scripted players.
 //! - [`Engine`]: steps a game, checksums every frame (BLAKE3 of exactly the
-//!   snapshot bytes), keeps rings of recent checksums and exact snapshots,
+//!   saved-state bytes), keeps rings of recent checksums and exact saved states,
 //!   saves, loads and rolls back.
 //! - [`SyncTest`]: every frame, rolls back a few frames, re-simulates and
 //!   compares, to catch non-determinism in a game while it is written.

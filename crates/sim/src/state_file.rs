@@ -1,4 +1,4 @@
-//! A saved game state on disk ([`StateFile`]): one exact snapshot with what
+//! A saved game state on disk ([`StateFile`]): one exact saved state with what
 //! is needed to trust it — the game id and version, the frame it is the
 //! state before — and a BLAKE3 check over all of it.
 //!
@@ -11,14 +11,14 @@
 //! | 4 + n | game id: a `u32` length `n`, then `n` bytes |
 //! | 4 | game version `u32` |
 //! | 4 | frame `u32`: the state is the one before this frame |
-//! | 4 + m | snapshot: a `u32` length `m`, then the game's canonical bytes |
+//! | 4 + m | state: a `u32` length `m`, then the game's canonical bytes |
 //! | 32 | BLAKE3 of every byte before it |
 //!
-//! Version 1 checked only the snapshot, so a changed frame number or game id
+//! Version 1 checked only the state bytes, so a changed frame number or game id
 //! went unseen; version 2 covers the whole file. A reader refuses any other
 //! version with [`StateFileError::Version`] (a version 1 file must be saved
 //! again). The checksum of the state itself (the engine's checksum of the
-//! frame before) is BLAKE3 of the snapshot bytes, recomputed on demand
+//! frame before) is BLAKE3 of the saved-state bytes, recomputed on demand
 //! ([`SavedState::checksum`]).
 //!
 //! The decoder is safe on untrusted bytes: it checks the magic, then the
@@ -143,14 +143,14 @@ impl StateFile {
         let game = String::from_utf8_lossy(r.read_bytes()?).into_owned();
         let game_version = r.read_u32()?;
         let frame = r.read_u32()?;
-        let snapshot = r.read_bytes()?.to_vec();
+        let saved = r.read_bytes()?.to_vec();
         r.finish()?;
         Ok(StateFile {
             game,
             game_version,
             state: SavedState {
                 frame,
-                bytes: snapshot,
+                bytes: saved,
             },
         })
     }

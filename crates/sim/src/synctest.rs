@@ -72,14 +72,14 @@ impl<G: Game> SyncTest<G> {
     ///
     /// Any depth is accepted, up to `u32::MAX`; a depth beyond the frames
     /// stepped goes back to frame 0. The cost is `depth` extra steps a frame
-    /// and one kept snapshot per frame of depth, so a caller that takes the
+    /// and one kept saved state per frame of depth, so a caller that takes the
     /// depth from a user should bound it by the frames it will step.
     pub fn new(game: G, depth: u32) -> SyncTest<G> {
         let settings = EngineSettings {
             // The checksums of the frames re-simulated, and the current one.
             checksum_history: depth.saturating_add(1),
-            snapshot_interval: 0,
-            snapshots_kept: 0,
+            save_interval: 0,
+            saved_states_kept: 0,
         };
         let engine = Engine::new(game, settings);
         let states = VecDeque::from([engine.save()]);
@@ -135,7 +135,7 @@ impl<G: Game> SyncTest<G> {
                 frame: start,
                 error,
             })?;
-        let reloaded = self.engine.game().snapshot();
+        let reloaded = self.engine.game().save();
         if reloaded != oldest.bytes {
             let diff = diff_states::<G>(&oldest.bytes, &reloaded).unwrap_or_default();
             return Err(SyncTestError::RoundTrip { frame: start, diff });
@@ -145,9 +145,8 @@ impl<G: Game> SyncTest<G> {
             let again = self.engine.advance(inputs);
             self.resimulated += 1;
             if again != first[i] {
-                let diff =
-                    diff_states::<G>(&self.states[i + 1].bytes, &self.engine.game().snapshot())
-                        .unwrap_or_default();
+                let diff = diff_states::<G>(&self.states[i + 1].bytes, &self.engine.game().save())
+                    .unwrap_or_default();
                 return Err(SyncTestError::Mismatch {
                     frame,
                     first: first[i],

@@ -21,8 +21,8 @@ fn new_game() -> Walkers {
 fn rollback_and_resimulation_give_the_same_checksums() {
     let settings = EngineSettings {
         checksum_history: 100,
-        snapshot_interval: 10,
-        snapshots_kept: 4,
+        save_interval: 10,
+        saved_states_kept: 4,
     };
     let mut engine = Engine::new(new_game(), settings);
     let first: Vec<_> = (0..60).map(|f| engine.advance(&inputs(f))).collect();
@@ -147,8 +147,8 @@ fn a_flipped_bit_is_found_at_its_frame_with_its_entity_and_field() {
     let k: Frame = 37;
     let settings = EngineSettings {
         checksum_history: 200,
-        snapshot_interval: 1,
-        snapshots_kept: 200,
+        save_interval: 1,
+        saved_states_kept: 200,
     };
     let mut clean = Engine::new(new_game(), settings);
     let mut flipped = Engine::new(new_game(), settings);

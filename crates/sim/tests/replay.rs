@@ -534,7 +534,7 @@ fn a_keyframe_that_does_not_match_the_log_is_refused() {
         w.frame(&inputs(f), &c).unwrap();
     }
     let mut wrong = engine.save();
-    wrong.bytes = Walkers::new(&config, &setup).unwrap().snapshot();
+    wrong.bytes = Walkers::new(&config, &setup).unwrap().save();
     w.keyframe(&wrong).unwrap();
     for f in 20..30 {
         let c = engine.advance(&inputs(f));

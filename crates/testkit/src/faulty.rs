@@ -186,7 +186,7 @@ mod tests {
         let inputs = vec![Default::default(); 2];
         let out = (0..runs)
             .map(|_| {
-                let mut g = Faulty::<Cubes>::decode(&start.snapshot()).unwrap();
+                let mut g = Faulty::<Cubes>::decode(&start.save()).unwrap();
                 if let Some(n) = node {
                     enter(n);
                 }

@@ -35,7 +35,7 @@ impl<I: Input> Session<I> {
     }
 
     /// This peer's checksum of the state after `frame`, once stepped. It must
-    /// be BLAKE3 of the exact snapshot bytes (as `lockstep_fx::StateWriter`
+    /// be BLAKE3 of the exact saved-state bytes (as `lockstep_fx::StateWriter`
     /// produces), so a resync can verify a transferred state.
     ///
     /// The checksum of a predicted frame is held back until the frame is

@@ -215,7 +215,7 @@ pub enum Event<I> {
     /// pending until answered, so the app may also answer later, with the
     /// then-newest frame; the event is not raised again meanwhile.
     StateRequested,
-    /// Replace the game state with `state`, the authority's exact snapshot
+    /// Replace the game state with `state`, the authority's exact saved state
     /// after `frame`; the [`Event::Frame`]s that follow (with `resimulated:
     /// true`) re-simulate the frames after it.
     LoadState {

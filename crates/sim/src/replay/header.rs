@@ -114,7 +114,7 @@ pub struct Header {
     /// Keyframes were asked for before every frame that is a multiple of this
     /// (`0`: none). Informational: the records say where keyframes are.
     pub keyframe_interval: u32,
-    /// The game's config, canonically encoded ([`Canonical::to_snapshot`]).
+    /// The game's config, canonically encoded ([`Canonical::to_canonical`]).
     pub config: Vec<u8>,
     /// BLAKE3 of `config`: the scene/config hash.
     pub config_hash: Checksum,
@@ -128,7 +128,7 @@ impl Header {
         full_checksum_interval: u32,
         keyframe_interval: u32,
     ) -> Header {
-        let config = config.to_snapshot();
+        let config = config.to_canonical();
         Header {
             format_version: FORMAT_VERSION,
             game: G::ID.to_string(),

@@ -214,18 +214,15 @@ fn take_record<I: Input>(
             log.full.extend(frames.full);
         }
         KIND_KEYFRAME => {
-            let snapshot = decode_keyframe(body)?;
-            let after_last = log
-                .keyframes
-                .last()
-                .is_none_or(|k| k.frame < snapshot.frame);
-            if snapshot.frame != frame || !after_last {
+            let saved = decode_keyframe(body)?;
+            let after_last = log.keyframes.last().is_none_or(|k| k.frame < saved.frame);
+            if saved.frame != frame || !after_last {
                 return Err(TruncReason::KeyframeOrder {
                     expected: frame,
-                    found: snapshot.frame,
+                    found: saved.frame,
                 });
             }
-            log.keyframes.push(snapshot);
+            log.keyframes.push(saved);
         }
         KIND_NOTE if log.header.allows_notes() => {
             let noted = decode_note(body, log.header.setup.seats)?;

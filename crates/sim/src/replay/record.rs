@@ -32,7 +32,7 @@ use crate::game::Frame;
 
 /// A chunk of frames.
 pub(crate) const KIND_FRAMES: u8 = 1;
-/// An exact snapshot for seeking.
+/// An exact saved state for seeking.
 pub(crate) const KIND_KEYFRAME: u8 = 2;
 /// The writer finished the log.
 pub(crate) const KIND_END: u8 = 3;
@@ -236,13 +236,13 @@ pub(crate) fn decode_frames<I: Input>(
 }
 
 /// A keyframe record body: deflated if that is smaller. `None` if the
-/// snapshot is longer than a `u32` length can say.
-pub(crate) fn encode_keyframe(snapshot: &SavedState) -> Option<Vec<u8>> {
-    let len = u32::try_from(snapshot.bytes.len()).ok()?;
-    let (compressed, data) = deflate::pack(&snapshot.bytes);
+/// saved is longer than a `u32` length can say.
+pub(crate) fn encode_keyframe(saved: &SavedState) -> Option<Vec<u8>> {
+    let len = u32::try_from(saved.bytes.len()).ok()?;
+    let (compressed, data) = deflate::pack(&saved.bytes);
     let encoding = if compressed { DEFLATED } else { STORED };
     let mut body = Vec::with_capacity(9 + data.len());
-    body.extend_from_slice(&snapshot.frame.to_le_bytes());
+    body.extend_from_slice(&saved.frame.to_le_bytes());
     body.push(encoding);
     body.extend_from_slice(&len.to_le_bytes());
     body.extend_from_slice(&data);

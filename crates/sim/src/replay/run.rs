@@ -191,8 +191,8 @@ pub fn check_game<G: Game>(header: &Header) -> Result<G::Config, RunError> {
             expected,
         });
     }
-    let config = G::Config::from_snapshot(&header.config).map_err(RunError::Config)?;
-    if config.to_snapshot() != header.config {
+    let config = G::Config::from_canonical(&header.config).map_err(RunError::Config)?;
+    if config.to_canonical() != header.config {
         return Err(RunError::Config(DecodeError::Invalid {
             offset: 0,
             what: "config (does not re-encode to the logged bytes)",
@@ -236,8 +236,8 @@ pub fn run_with_state<G: Game>(
     };
     let settings = EngineSettings {
         checksum_history: 0,
-        snapshot_interval: 0,
-        snapshots_kept: 0,
+        save_interval: 0,
+        saved_states_kept: 0,
     };
     let keyframe = options
         .to

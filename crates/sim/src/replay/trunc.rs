@@ -103,7 +103,7 @@ pub enum TruncReason {
         /// The frame.
         frame: Frame,
     },
-    /// A keyframe whose data does not give its snapshot.
+    /// A keyframe whose data does not give its saved state.
     #[error("keyframe of frame {frame}: {what}")]
     Keyframe {
         /// The keyframe's frame.

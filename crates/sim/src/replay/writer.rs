@@ -168,25 +168,24 @@ impl<W: Write, I: Input> LogWriter<W, I> {
         Ok(())
     }
 
-    /// Logs a keyframe: an exact snapshot of the state before the next frame
-    /// (`snapshot.frame` must be [`LogWriter::frames`], after the previous
+    /// Logs a keyframe: an exact saved state of the state before the next frame
+    /// (`saved.frame` must be [`LogWriter::frames`], after the previous
     /// keyframe). Writes the pending chunk first.
-    pub fn keyframe(&mut self, snapshot: &SavedState) -> io::Result<()> {
+    pub fn keyframe(&mut self, saved: &SavedState) -> io::Result<()> {
         self.usable()?;
         self.going()?;
-        if snapshot.frame != self.frames || self.last_keyframe.is_some_and(|k| k >= snapshot.frame)
-        {
+        if saved.frame != self.frames || self.last_keyframe.is_some_and(|k| k >= saved.frame) {
             return Err(invalid(format!(
                 "keyframe of frame {} where the log is at frame {}",
-                snapshot.frame, self.frames
+                saved.frame, self.frames
             )));
         }
-        let Some(body) = encode_keyframe(snapshot) else {
+        let Some(body) = encode_keyframe(saved) else {
             return Err(invalid("keyframe longer than 4 GiB".into()));
         };
         self.flush()?;
         self.put(KIND_KEYFRAME, &body)?;
-        self.last_keyframe = Some(snapshot.frame);
+        self.last_keyframe = Some(saved.frame);
         self.out_flush()
     }
 
