@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 
-use lockstep_lobby::{HostEvent, JoinEvent, LinkStatus, MatchEnd, MatchEvent};
+use lockstep_lobby::{JoinEvent, LinkStatus, MatchEnd, MatchEvent};
 use lockstep_net::{LoopCost, Traffic};
 use lockstep_peer::{PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
 use lockstep_protocol::Instant;
@@ -200,7 +200,7 @@ impl<'a> Printer<'a> {
 
     /// Prints what `event` says (nothing for the frequent ones).
     pub fn event(&mut self, event: &MatchEvent) {
-        let text = match event {
+        match event {
             MatchEvent::Status(s) => {
                 outln!(
                     "{}",
@@ -212,16 +212,12 @@ impl<'a> Printer<'a> {
                 );
                 return;
             }
-            MatchEvent::Host(e) => host_note(e),
-            MatchEvent::Join(e) => join_note(e),
-            MatchEvent::Peer(PeerEvent::Healed {
-                frame,
-                state_bytes,
-                diagnosis: Some(d),
-            }) => {
-                self.note(&format!(
-                    "loaded the state after frame {frame} ({state_bytes} bytes); this seat's desync report:"
-                ));
+            MatchEvent::Peer(
+                e @ PeerEvent::Healed {
+                    diagnosis: Some(d), ..
+                },
+            ) => {
+                self.note(&format!("{e}; this seat's desync report:"));
                 for line in d.report.to_text().lines() {
                     self.note(&format!("  {line}"));
                 }
@@ -237,13 +233,10 @@ impl<'a> Printer<'a> {
                 }
                 return;
             }
-            MatchEvent::Peer(e) => peer_note(e),
-            MatchEvent::Spectator(e) => spectator_note(e),
-            MatchEvent::SnapshotSpectator(e) => snapshot_note(e),
-            MatchEvent::Ended(end) => Some(format!("match over: {end}")),
-        };
-        if let Some(text) = text {
-            self.note(&text);
+            _ => {}
+        }
+        if !event.is_routine() {
+            self.note(&event.to_string());
         }
     }
 
@@ -300,137 +293,6 @@ fn end_word(end: &MatchEnd) -> String {
         MatchEnd::Stuck { .. } => "stuck",
     }
     .to_string()
-}
-
-fn host_note(e: &HostEvent) -> Option<String> {
-    Some(match e {
-        HostEvent::SeatOffered { seat, from } => format!("seat {seat} joined from {from}"),
-        HostEvent::SeatFreed { seat } => {
-            format!("seat {seat}'s joiner went silent before the match: the seat is free again")
-        }
-        HostEvent::Seated => "every seat is taken: the match starts".into(),
-        HostEvent::RosterRefused { seat, refusal } => {
-            format!("seat {seat} cannot play the match: {refusal}")
-        }
-        HostEvent::Rejoining { seat, from, .. } => format!("seat {seat} rejoins from {from}"),
-        HostEvent::SpectatorAdmitted {
-            spectator, from, ..
-        } => {
-            format!("spectator {} admitted from {from}", spectator.0)
-        }
-        HostEvent::SpectatorExpired { spectator } => {
-            format!("spectator {} never arrived", spectator.0)
-        }
-        HostEvent::Refused { from, refusal } => format!("refused {from}: {refusal}"),
-    })
-}
-
-fn join_note(e: &JoinEvent) -> Option<String> {
-    Some(match e {
-        JoinEvent::Challenged | JoinEvent::Roster(_) => return None,
-        JoinEvent::Waiting {
-            seat,
-            joined,
-            seats,
-        } => format!("seat {seat}: {joined} of {seats} seats taken, waiting"),
-        JoinEvent::AskingAgain(r) => format!("the host says {r}: asking again"),
-        JoinEvent::Failed(f) => format!("{f}"),
-    })
-}
-
-fn peer_note(e: &PeerEvent) -> Option<String> {
-    Some(match e {
-        PeerEvent::Stepped { .. }
-        | PeerEvent::RolledBack { .. }
-        | PeerEvent::Connected { .. }
-        | PeerEvent::Started => return None,
-        PeerEvent::NotDeterministic { frame, .. } => format!(
-            "frame {frame} stepped again with the same inputs gave another checksum: the game is not deterministic"
-        ),
-        PeerEvent::Desync {
-            frame,
-            drifted,
-            local_drifted,
-            ..
-        } => format!(
-            "desync at frame {frame}: {} drifted{}",
-            seats(drifted.iter().map(|p| p.0)),
-            if *local_drifted { " (this seat)" } else { "" }
-        ),
-        PeerEvent::Healed {
-            frame, state_bytes, ..
-        } => format!("loaded the state after frame {frame} ({state_bytes} bytes)"),
-        PeerEvent::ResyncFailed { reason } => format!("resync failed: {reason:?}"),
-        PeerEvent::Left { peer, reason } => format!("seat {} left ({reason:?})", peer.0),
-        PeerEvent::SeatDropped { seat, last_frame } => format!(
-            "seat {} dropped after frame {}",
-            seat.0,
-            last_frame.map_or("-".into(), |f| f.to_string())
-        ),
-        PeerEvent::SeatReturned { seat, frame } => {
-            format!("seat {} returns at frame {frame}", seat.0)
-        }
-        PeerEvent::Incompatible { peer } => {
-            format!("seat {} plays another game or version", peer.0)
-        }
-        PeerEvent::RecordingStopped { frame, reason } => {
-            format!("the replay log stopped at frame {frame}: {reason}")
-        }
-        PeerEvent::SpectatorJoined { spectator } => format!("spectator {} joined", spectator.0),
-        PeerEvent::SpectatorLeft { spectator, reason } => {
-            format!("spectator {} left ({reason:?})", spectator.0)
-        }
-        PeerEvent::SpectatorIncompatible { spectator } => {
-            format!("spectator {} plays another game", spectator.0)
-        }
-        PeerEvent::SwitchedToSnapshots { authority, reason } => {
-            format!("showing seat {}'s snapshots ({reason:?})", authority.0)
-        }
-        PeerEvent::BackToLockstep { frame } => {
-            format!("back in lockstep (clean through frame {frame})")
-        }
-        PeerEvent::Stopped(reason) => format!("stopped: {}", MatchEnd::Stopped(reason.clone())),
-    })
-}
-
-fn seats(list: impl Iterator<Item = u8>) -> String {
-    let v: Vec<String> = list.map(|s| format!("seat {s}")).collect();
-    if v.is_empty() {
-        "no seat".into()
-    } else {
-        v.join(", ")
-    }
-}
-
-fn spectator_note(e: &SpectatorEvent) -> Option<String> {
-    Some(match e {
-        SpectatorEvent::Stepped { .. } => return None,
-        SpectatorEvent::Connected => "connected to the host".into(),
-        SpectatorEvent::Loaded { frame, state_bytes } => {
-            format!("loaded the state after frame {frame} ({state_bytes} bytes)")
-        }
-        SpectatorEvent::Desync { frame } => {
-            format!("desync at frame {frame}: asking for the state again")
-        }
-        SpectatorEvent::Arbitrated {
-            frame,
-            short: Some(short),
-        } => format!("arbiter: the seats dispute frame {frame}; our checksum of it is {short}"),
-        SpectatorEvent::Arbitrated { frame, short: None } => {
-            format!("arbiter: the seats dispute frame {frame}, which this process did not step")
-        }
-        SpectatorEvent::Incompatible => "the host plays another game".into(),
-        SpectatorEvent::RelayLost => "the host went away".into(),
-    })
-}
-
-fn snapshot_note(e: &SnapshotSpectatorEvent) -> Option<String> {
-    Some(match e {
-        SnapshotSpectatorEvent::Snapshot { .. } => return None,
-        SnapshotSpectatorEvent::Connected => "connected to the host (snapshots)".into(),
-        SnapshotSpectatorEvent::Incompatible => "the host plays another game".into(),
-        SnapshotSpectatorEvent::RelayLost => "the host went away".into(),
-    })
 }
 
 /// A status as `status key=value …` (what `lockstep demo` parses).

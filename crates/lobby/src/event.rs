@@ -4,7 +4,7 @@
 //! the match ended for this process, and why).
 
 use lockstep_fx::ShortChecksum;
-use lockstep_peer::{PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
+use lockstep_peer::{PeerEvent, SeatEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
 
 use crate::host_setup::HostEvent;
 use crate::join_setup::{JoinEvent, JoinFailure};
@@ -29,6 +29,46 @@ pub enum MatchEvent {
     Status(LinkStatus),
     /// The match is over for this process (raised once, last).
     Ended(MatchEnd),
+}
+
+impl MatchEvent {
+    /// Events raised every frame or by every handshake (frames stepped and
+    /// rolled back, connections, the roster, status lines) that a
+    /// log of what happened leaves out; the rest are worth a line.
+    pub fn is_routine(&self) -> bool {
+        match self {
+            MatchEvent::Peer(e) => matches!(
+                e,
+                PeerEvent::Stepped { .. }
+                    | PeerEvent::RolledBack { .. }
+                    | PeerEvent::Started
+                    | PeerEvent::Seat(SeatEvent::Connected { .. })
+            ),
+            MatchEvent::Join(e) => matches!(e, JoinEvent::Challenged | JoinEvent::Roster(_)),
+            MatchEvent::Spectator(e) => matches!(e, SpectatorEvent::Stepped { .. }),
+            MatchEvent::SnapshotSpectator(e) => {
+                matches!(e, SnapshotSpectatorEvent::Snapshot { .. })
+            }
+            MatchEvent::Host(_) | MatchEvent::Ended(_) => false,
+            MatchEvent::Status(_) => true,
+        }
+    }
+}
+
+impl core::fmt::Display for MatchEvent {
+    /// The wrapped event's own text; a status line as its numbers; the end
+    /// as how the match ended.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            MatchEvent::Host(e) => write!(f, "{e}"),
+            MatchEvent::Join(e) => write!(f, "{e}"),
+            MatchEvent::Peer(e) => write!(f, "{e}"),
+            MatchEvent::Spectator(e) => write!(f, "{e}"),
+            MatchEvent::SnapshotSpectator(e) => write!(f, "{e}"),
+            MatchEvent::Status(s) => write!(f, "frame {}", s.frame),
+            MatchEvent::Ended(end) => write!(f, "match over: {end}"),
+        }
+    }
 }
 
 impl From<SpectatorEvent> for MatchEvent {
@@ -95,16 +135,7 @@ impl core::fmt::Display for MatchEnd {
         match self {
             MatchEnd::Finished { frames } => write!(f, "finished ({frames} frames)"),
             MatchEnd::Left { frame } => write!(f, "left at frame {frame}"),
-            MatchEnd::Stopped(StopReason::LostQuorum { frame, heard, live }) => write!(
-                f,
-                "stopped at frame {frame}: this seat lost the quorum (it heard {} of the {} seats still in the match)",
-                heard.len(),
-                live.len()
-            ),
-            MatchEnd::Stopped(StopReason::MatchInvalid { first_frame, .. }) => write!(
-                f,
-                "stopped: the match is invalid from frame {first_frame} (a desync that could not be healed)"
-            ),
+            MatchEnd::Stopped(reason) => write!(f, "{reason}"),
             MatchEnd::SetupFailed(why) => write!(f, "{why}"),
             MatchEnd::Aborted(why) => write!(f, "the match was called off: {why}"),
             MatchEnd::HostVanished => write!(f, "the host went silent before the first frame"),

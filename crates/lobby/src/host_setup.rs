@@ -159,6 +159,31 @@ pub enum HostEvent {
     },
 }
 
+impl core::fmt::Display for HostEvent {
+    /// One line for a person, the one every front end shows.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            HostEvent::SeatOffered { seat, from } => write!(f, "seat {seat} joined from {from}"),
+            HostEvent::SeatFreed { seat } => write!(
+                f,
+                "seat {seat}'s joiner went silent before the match: the seat is free again"
+            ),
+            HostEvent::Seated => write!(f, "every seat is taken: the match starts"),
+            HostEvent::RosterRefused { seat, refusal } => {
+                write!(f, "seat {seat} cannot play the match: {refusal}")
+            }
+            HostEvent::Rejoining { seat, from, .. } => write!(f, "seat {seat} rejoins from {from}"),
+            HostEvent::SpectatorAdmitted {
+                spectator, from, ..
+            } => write!(f, "spectator {} admitted from {from}", spectator.0),
+            HostEvent::SpectatorExpired { spectator } => {
+                write!(f, "spectator {} never arrived", spectator.0)
+            }
+            HostEvent::Refused { from, refusal } => write!(f, "refused {from}: {refusal}"),
+        }
+    }
+}
+
 /// The host setup's counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SetupStats {

@@ -100,6 +100,23 @@ pub enum JoinEvent {
     Failed(JoinFailure),
 }
 
+impl core::fmt::Display for JoinEvent {
+    /// One line for a person, the one every front end shows.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            JoinEvent::Challenged => write!(f, "the host asked for proof of address"),
+            JoinEvent::Waiting {
+                seat,
+                joined,
+                seats,
+            } => write!(f, "seat {seat}: {joined} of {seats} seats taken, waiting"),
+            JoinEvent::AskingAgain(r) => write!(f, "the host says {r}: asking again"),
+            JoinEvent::Roster(r) => write!(f, "the roster: {}", r.game),
+            JoinEvent::Failed(why) => write!(f, "{why}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum State {
     Asking,

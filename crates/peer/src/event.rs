@@ -5,19 +5,10 @@
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::spectate::{SpectatorId, SpectatorLeft};
-use lockstep_protocol::{ResyncFailure, SeatId, SeatSet, TimeoutReason};
+use lockstep_protocol::{ResyncFailure, SeatEvent, SeatId, SeatSet};
 use lockstep_sim::desync::Diagnosis;
 
 use crate::stop::StopReason;
-
-/// Why a seat left the match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeaveReason {
-    /// It said goodbye.
-    Disconnected,
-    /// It went silent, or stopped acknowledging our inputs.
-    TimedOut(TimeoutReason),
-}
 
 /// Why a peer shows snapshots instead of its own simulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,11 +23,8 @@ pub enum FallbackReason {
 /// [`Peer::poll_event`](crate::Peer::poll_event).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PeerEvent {
-    /// The handshake with `peer` completed.
-    Connected {
-        /// The seat.
-        peer: SeatId,
-    },
+    /// Who is in the match changed (the session's own event, passed on).
+    Seat(SeatEvent),
     /// Every seat is connected: frame 0 starts.
     Started,
     /// The game stepped `frame`; `checksum` is the state after it.
@@ -103,37 +91,6 @@ pub enum PeerEvent {
         /// Why.
         reason: ResyncFailure,
     },
-    /// A seat left the match.
-    Left {
-        /// The seat.
-        peer: SeatId,
-        /// Why.
-        reason: LeaveReason,
-    },
-    /// The remaining peers agreed on the last frame of a seat that left
-    /// (`None`: it played none). From the frame after it the seat plays the
-    /// game's absent input (`Input::absent`), recorded in the replay log
-    /// like any input, so a replay reproduces the match.
-    SeatDropped {
-        /// The seat.
-        seat: SeatId,
-        /// Its last frame.
-        last_frame: Option<u32>,
-    },
-    /// A dropped seat came back (its restarted process rejoined) and plays
-    /// again from `frame`. On the rejoining peer itself, `seat` is its own:
-    /// it is about to load the host's state and fast-forward.
-    SeatReturned {
-        /// The seat.
-        seat: SeatId,
-        /// The first frame it plays again.
-        frame: u32,
-    },
-    /// A seat's handshake names another game, seat count or tick rate.
-    Incompatible {
-        /// The seat.
-        peer: SeatId,
-    },
     /// The replay log can no longer follow the match (an I/O error, or a
     /// state load that skipped frames this peer never stepped); nothing
     /// more is written to it.
@@ -180,4 +137,82 @@ pub enum PeerEvent {
     /// This peer stopped before the match's last frame and steps no more
     /// (raised once; see [`StopReason`]).
     Stopped(StopReason),
+}
+
+impl std::fmt::Display for FallbackReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FallbackReason::ResyncFailed(why) => write!(f, "resync failed: {why}"),
+            FallbackReason::Viewer => write!(f, "configured as a viewer"),
+        }
+    }
+}
+
+/// The seats of `set` as text: "seat 1, seat 3", or "no seat".
+fn seat_list(set: SeatSet) -> String {
+    let names: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    if names.is_empty() {
+        "no seat".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+impl std::fmt::Display for PeerEvent {
+    /// One line for a person: what a log of the match or a status pane
+    /// shows. Every front end uses this text, so it is written once.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerEvent::Seat(e) => write!(f, "{e}"),
+            PeerEvent::Started => write!(f, "every seat is connected: frame 0 starts"),
+            PeerEvent::Stepped { frame, .. } => write!(f, "stepped frame {frame}"),
+            PeerEvent::RolledBack { frame, frames } => {
+                write!(
+                    f,
+                    "rolled back to frame {frame} ({frames} frames stepped again)"
+                )
+            }
+            PeerEvent::NotDeterministic { frame, .. } => write!(
+                f,
+                "frame {frame} stepped again with the same inputs gave another checksum: the game is not deterministic"
+            ),
+            PeerEvent::Desync {
+                frame,
+                drifted,
+                local_drifted,
+                ..
+            } => write!(
+                f,
+                "desync at frame {frame}: {} drifted{}",
+                seat_list(*drifted),
+                if *local_drifted { " (this seat)" } else { "" }
+            ),
+            PeerEvent::Healed {
+                frame, state_bytes, ..
+            } => write!(
+                f,
+                "loaded the state after frame {frame} ({state_bytes} bytes)"
+            ),
+            PeerEvent::ResyncFailed { reason } => write!(f, "resync failed: {reason}"),
+            PeerEvent::RecordingStopped { frame, reason } => {
+                write!(f, "the replay log stopped at frame {frame}: {reason}")
+            }
+            PeerEvent::SpectatorJoined { spectator } => {
+                write!(f, "spectator {} joined", spectator.0)
+            }
+            PeerEvent::SpectatorLeft { spectator, reason } => {
+                write!(f, "spectator {} left ({reason})", spectator.0)
+            }
+            PeerEvent::SpectatorIncompatible { spectator } => {
+                write!(f, "spectator {} plays another game", spectator.0)
+            }
+            PeerEvent::SwitchedToSnapshots { authority, reason } => {
+                write!(f, "showing {authority}'s snapshots ({reason})")
+            }
+            PeerEvent::BackToLockstep { frame } => {
+                write!(f, "back in lockstep (clean through frame {frame})")
+            }
+            PeerEvent::Stopped(reason) => write!(f, "{reason}"),
+        }
+    }
 }

@@ -37,7 +37,7 @@ use lockstep_sim::replay::{Header, LogWriter, Note};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match};
 
 use crate::error::PeerError;
-use crate::event::{LeaveReason, PeerEvent};
+use crate::event::PeerEvent;
 use crate::heals::Heals;
 use crate::history::{History, HistorySettings, Recording, RecordingError, Stepped};
 use crate::settings::PeerSettings;
@@ -434,9 +434,7 @@ impl<G: Game, W: Write> Peer<G, W> {
                     self.events.push_back(PeerEvent::ResyncFailed { reason });
                     self.on_resync_failed(now, reason);
                 }
-                Event::PeerConnected { peer } => {
-                    self.events.push_back(PeerEvent::Connected { peer })
-                }
+                Event::Seat(e) => self.events.push_back(PeerEvent::Seat(e)),
                 Event::Started => {
                     self.events.push_back(PeerEvent::Started);
                     let authority = self.default_authority();
@@ -444,23 +442,6 @@ impl<G: Game, W: Write> Peer<G, W> {
                         s.on_started(now, authority, &mut self.events);
                     }
                 }
-                Event::PeerTimedOut { peer, reason } => self.events.push_back(PeerEvent::Left {
-                    peer,
-                    reason: LeaveReason::TimedOut(reason),
-                }),
-                Event::PeerDisconnected { peer } => self.events.push_back(PeerEvent::Left {
-                    peer,
-                    reason: LeaveReason::Disconnected,
-                }),
-                Event::Incompatible { peer } => {
-                    self.events.push_back(PeerEvent::Incompatible { peer })
-                }
-                Event::SeatDropped { seat, last_frame } => self
-                    .events
-                    .push_back(PeerEvent::SeatDropped { seat, last_frame }),
-                Event::SeatReturned { seat, frame } => self
-                    .events
-                    .push_back(PeerEvent::SeatReturned { seat, frame }),
                 Event::LostQuorum { live, heard, .. } => self.lose_quorum(live, heard),
                 // Shown by `Peer::unchecked_from` while it lasts. Once replay
                 // logs carry notes, the note of the unchecked span is written

@@ -43,6 +43,18 @@ pub enum SnapshotSpectatorEvent {
     RelayLost,
 }
 
+impl std::fmt::Display for SnapshotSpectatorEvent {
+    /// One line for a person (see [`PeerEvent`](crate::PeerEvent)'s text).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SnapshotSpectatorEvent::Connected => write!(f, "connected to the host (snapshots)"),
+            SnapshotSpectatorEvent::Snapshot { frame } => write!(f, "snapshot of frame {frame}"),
+            SnapshotSpectatorEvent::Incompatible => write!(f, "the host plays another game"),
+            SnapshotSpectatorEvent::RelayLost => write!(f, "the host went away"),
+        }
+    }
+}
+
 /// A spectator of a match of `G` that shows snapshots.
 pub struct SnapshotSpectator<G: Game> {
     spectator: SpectatorSession<G::Input>,

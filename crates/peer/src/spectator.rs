@@ -62,6 +62,38 @@ pub enum SpectatorEvent {
     RelayLost,
 }
 
+impl std::fmt::Display for SpectatorEvent {
+    /// One line for a person (see [`PeerEvent`](crate::PeerEvent)'s text).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpectatorEvent::Connected => write!(f, "connected to the host"),
+            SpectatorEvent::Loaded { frame, state_bytes } => {
+                write!(
+                    f,
+                    "loaded the state after frame {frame} ({state_bytes} bytes)"
+                )
+            }
+            SpectatorEvent::Stepped { frame, .. } => write!(f, "stepped frame {frame}"),
+            SpectatorEvent::Desync { frame } => {
+                write!(f, "desync at frame {frame}: asking for the state again")
+            }
+            SpectatorEvent::Arbitrated {
+                frame,
+                short: Some(short),
+            } => write!(
+                f,
+                "arbiter: the seats dispute frame {frame}; our checksum of it is {short}"
+            ),
+            SpectatorEvent::Arbitrated { frame, short: None } => write!(
+                f,
+                "arbiter: the seats dispute frame {frame}, which this process did not step"
+            ),
+            SpectatorEvent::Incompatible => write!(f, "the host plays another game"),
+            SpectatorEvent::RelayLost => write!(f, "the host went away"),
+        }
+    }
+}
+
 /// What a spectator did, counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SpectatorStats {

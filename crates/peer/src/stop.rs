@@ -81,3 +81,20 @@ impl StopReason {
         }
     }
 }
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::LostQuorum { frame, heard, live } => write!(
+                f,
+                "stopped at frame {frame}: this seat lost the quorum (it heard {} of the {} seats still in the match)",
+                heard.len(),
+                live.len()
+            ),
+            StopReason::MatchInvalid { first_frame, .. } => write!(
+                f,
+                "stopped: the match is invalid from frame {first_frame} (a desync that could not be healed)"
+            ),
+        }
+    }
+}

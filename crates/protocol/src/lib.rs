@@ -50,7 +50,7 @@
 //!      a quorum: the session has closed (it steps and sends nothing more);
 //!      keep only what [`Session::newest_clean`] settled, and take the
 //!      seat back with a new session (`rejoin`) or end;
-//!    - the rest ([`Event::Desync`], [`Event::PeerTimedOut`],
+//!    - the rest ([`Event::Desync`], [`Event::Seat`],
 //!      [`Event::Invalidated`], [`Event::PlayingAlone`], ...) are for the
 //!      app to show or act on;
 //! 4. drain [`Session::poll_transmit`]`(now)` and send each datagram;
@@ -150,8 +150,8 @@ pub use input::{Input, schema_hash};
 pub use packet::{Cause, DecodeError, Packet};
 pub use seat::{SeatId, SeatSet};
 pub use session::{
-    CallError, Config, ConfigError, Event, InputDelay, Invalidation, Mode, ResyncFailure, Rollback,
-    Security, Session, TimeoutReason, Transmit,
+    CallError, Config, ConfigError, Event, InputDelay, Invalidation, LeaveReason, Mode,
+    ResyncFailure, Rollback, SeatEvent, Security, Session, TimeoutReason, Transmit,
 };
 pub use stats::Stats;
 pub use time::Instant;

@@ -6,7 +6,9 @@ use lockstep_fx::Rng;
 use lockstep_protocol::bits::{BitStream, BitWriter};
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::{Message, Packet, Routed};
-use lockstep_protocol::{Config, Event, Instant, SeatId, Session, Transmit};
+use lockstep_protocol::{
+    Config, Event, Instant, LeaveReason, SeatEvent, SeatId, Session, Transmit,
+};
 use proptest::prelude::*;
 
 type S = Session<Buttons>;
@@ -195,7 +197,10 @@ fn silence_and_unacked_inputs_time_out() {
         .events
         .iter()
         .filter_map(|(i, e)| match e {
-            Event::PeerTimedOut { peer, reason } => Some((*i, *peer, *reason)),
+            Event::Seat(SeatEvent::Left {
+                seat: peer,
+                reason: LeaveReason::TimedOut(reason),
+            }) => Some((*i, *peer, *reason)),
             _ => None,
         })
         .collect();
@@ -232,7 +237,10 @@ fn incompatible_handshake_is_refused() {
     assert_eq!(p.s[0].stats().dropped.incompatible, 3);
     let mut incompatible = 0;
     while let Some(e) = p.s[0].poll_event() {
-        incompatible += usize::from(matches!(e, Event::Incompatible { peer: SeatId(1) }));
+        incompatible += usize::from(matches!(
+            e,
+            Event::Seat(SeatEvent::Incompatible { seat: SeatId(1) })
+        ));
     }
     assert_eq!(incompatible, 1);
 }
@@ -345,7 +353,12 @@ fn impossible_seat_drop_reports_are_refused() {
     assert!(
         !p.events.iter().any(|(_, e)| matches!(
             e,
-            Event::SeatDropped { .. } | Event::PeerTimedOut { .. } | Event::LostQuorum { .. }
+            Event::Seat(SeatEvent::Dropped { .. })
+                | Event::Seat(SeatEvent::Left {
+                    reason: LeaveReason::TimedOut(_),
+                    ..
+                })
+                | Event::LostQuorum { .. }
         )),
         "{:?}",
         p.events
@@ -370,7 +383,13 @@ fn disconnects(p: &Pair) -> usize {
         .filter(|(_, e)| {
             matches!(
                 e,
-                Event::PeerDisconnected { .. } | Event::PeerTimedOut { .. }
+                Event::Seat(SeatEvent::Left {
+                    reason: LeaveReason::Disconnected,
+                    ..
+                }) | Event::Seat(SeatEvent::Left {
+                    reason: LeaveReason::TimedOut(_),
+                    ..
+                })
             )
         })
         .count()
@@ -407,7 +426,7 @@ fn a_contradicting_hello_does_not_end_a_running_match() {
     assert!(
         !p.events
             .iter()
-            .any(|(_, e)| matches!(e, Event::Incompatible { .. }))
+            .any(|(_, e)| matches!(e, Event::Seat(SeatEvent::Incompatible { .. })))
     );
 }
 
@@ -470,9 +489,14 @@ fn a_disconnect_is_confirmed_by_silence() {
         waited += 1;
     }
     assert!(
-        p.events
-            .iter()
-            .any(|(i, e)| *i == 0 && matches!(e, Event::PeerDisconnected { peer: SeatId(1) })),
+        p.events.iter().any(|(i, e)| *i == 0
+            && matches!(
+                e,
+                Event::Seat(SeatEvent::Left {
+                    seat: SeatId(1),
+                    reason: LeaveReason::Disconnected
+                })
+            )),
         "{:?}",
         p.events
     );
@@ -504,9 +528,10 @@ fn a_rejoin_for_a_connected_seat_is_refused() {
     p.run_ms(1000);
     assert!(p.frames[0] > frame + 50, "the match goes on");
     assert!(
-        !p.events
-            .iter()
-            .any(|(_, e)| matches!(e, Event::SeatReturned { .. } | Event::SeatDropped { .. })),
+        !p.events.iter().any(|(_, e)| matches!(
+            e,
+            Event::Seat(SeatEvent::Returned { .. }) | Event::Seat(SeatEvent::Dropped { .. })
+        )),
         "{:?}",
         p.events
     );

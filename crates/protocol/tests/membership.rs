@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use lockstep_fx::Checksum;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::{
-    Config, Event, InputDelay, Instant, Mode, Rollback, SeatId, SeatSet, Session, TimeoutReason,
+    Config, Event, InputDelay, Instant, LeaveReason, Mode, Rollback, SeatEvent, SeatId, SeatSet,
+    Session, TimeoutReason,
 };
 
 type S = Session<Buttons>;
@@ -246,7 +247,9 @@ impl Mesh {
         self.events
             .iter()
             .filter_map(|(_, s, e)| match e {
-                Event::SeatDropped { seat, last_frame } if *s == i => Some((*seat, *last_frame)),
+                Event::Seat(SeatEvent::Dropped { seat, last_frame }) if *s == i => {
+                    Some((*seat, *last_frame))
+                }
                 _ => None,
             })
             .collect()
@@ -348,7 +351,10 @@ fn a_paused_joiner_learns_on_waking_that_it_was_dropped_and_stops() {
         .events
         .iter()
         .filter_map(|(at, s, e)| match e {
-            Event::PeerTimedOut { peer, reason } if *s == 1 => Some((*at, *peer, *reason)),
+            Event::Seat(SeatEvent::Left {
+                seat: peer,
+                reason: LeaveReason::TimedOut(reason),
+            }) if *s == 1 => Some((*at, *peer, *reason)),
             _ => None,
         })
         .collect();
@@ -384,7 +390,10 @@ fn a_seat_dropped_while_it_slept_is_told_so_by_a_notice() {
         .events
         .iter()
         .filter_map(|(_, s, e)| match e {
-            Event::PeerTimedOut { peer, reason } if *s == 2 => Some((*peer, *reason)),
+            Event::Seat(SeatEvent::Left {
+                seat: peer,
+                reason: LeaveReason::TimedOut(reason),
+            }) if *s == 2 => Some((*peer, *reason)),
             _ => None,
         })
         .collect();
@@ -543,11 +552,14 @@ fn a_seat_that_said_goodbye_has_no_say() {
     m.transmit(0);
     m.run_ms(3_000);
     assert_eq!(m.lost_quorum(1), None);
-    assert!(
-        m.events
-            .iter()
-            .any(|(_, s, e)| *s == 1 && matches!(e, Event::PeerDisconnected { peer: SeatId(0) }))
-    );
+    assert!(m.events.iter().any(|(_, s, e)| *s == 1
+        && matches!(
+            e,
+            Event::Seat(SeatEvent::Left {
+                seat: SeatId(0),
+                reason: LeaveReason::Disconnected
+            })
+        )));
     assert!(m.seats[1].s.unchecked_from().is_some());
     assert!(m.frame(1) > 200);
 }
@@ -605,20 +617,20 @@ fn a_restarted_process_takes_back_a_seat_only_once_the_majority_dropped_it() {
     assert!(
         !m.events
             .iter()
-            .any(|(_, _, e)| matches!(e, Event::SeatReturned { .. }))
+            .any(|(_, _, e)| matches!(e, Event::Seat(SeatEvent::Returned { .. })))
     );
     m.run_ms(4_000);
     let dropped_at = m
         .events
         .iter()
-        .find(|(_, s, e)| *s == 0 && matches!(e, Event::SeatDropped { .. }))
+        .find(|(_, s, e)| *s == 0 && matches!(e, Event::Seat(SeatEvent::Dropped { .. })))
         .map(|(at, ..)| *at)
         .expect("seat 0 dropped seat 1");
     let returned: Vec<_> = m
         .events
         .iter()
         .filter_map(|(at, s, e)| match e {
-            Event::SeatReturned { seat, frame } => Some((*at, *s, *seat, *frame)),
+            Event::Seat(SeatEvent::Returned { seat, frame }) => Some((*at, *s, *seat, *frame)),
             _ => None,
         })
         .collect();
@@ -663,7 +675,7 @@ fn two_seats_cut_off_together_both_take_their_seats_back() {
         .events
         .iter()
         .filter_map(|(_, s, e)| match e {
-            Event::SeatReturned { seat, frame } => Some((*s, *seat, *frame)),
+            Event::Seat(SeatEvent::Returned { seat, frame }) => Some((*s, *seat, *frame)),
             _ => None,
         })
         .collect();
@@ -720,7 +732,7 @@ fn no_seat_is_taken_back_from_a_frame_past_the_match_end() {
             .events
             .iter()
             .filter_map(|(_, _, e)| match e {
-                Event::SeatReturned { frame, .. } => Some(*frame),
+                Event::Seat(SeatEvent::Returned { frame, .. }) => Some(*frame),
                 _ => None,
             })
             .collect();

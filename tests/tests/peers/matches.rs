@@ -5,7 +5,7 @@
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
-use lockstep_peer::{PeerEvent, SpectatorEvent};
+use lockstep_peer::{PeerEvent, SeatEvent, SpectatorEvent};
 use lockstep_protocol::SeatId;
 use lockstep_sim::Game;
 use lockstep_sim::replay::{self, RunOptions};
@@ -151,7 +151,7 @@ fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
     scenario.vanish = Some((SeatId(2), 600));
     let run = mesh::run::<Rts>(&scenario, &small_rts());
     let dropped = run.events(|e| match e {
-        PeerEvent::SeatDropped { seat, last_frame } => Some((*seat, *last_frame)),
+        PeerEvent::Seat(SeatEvent::Dropped { seat, last_frame }) => Some((*seat, *last_frame)),
         _ => None,
     });
     assert_eq!(dropped.len(), 3, "{dropped:?}");
@@ -194,7 +194,7 @@ fn a_restarted_peer_rejoins_and_agrees_from_its_rejoin_frame_on() {
     scenario.rejoin_at = Some(900);
     let run = mesh::run::<Rts>(&scenario, &small_rts());
     let returned = run.events(|e| match e {
-        PeerEvent::SeatReturned { seat, frame } => Some((*seat, *frame)),
+        PeerEvent::Seat(SeatEvent::Returned { seat, frame }) => Some((*seat, *frame)),
         _ => None,
     });
     // The three others and the rejoined process itself, on one frame.

@@ -8,7 +8,7 @@
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
-use lockstep_peer::{PeerEvent, StopReason};
+use lockstep_peer::{PeerEvent, SeatEvent, StopReason};
 use lockstep_protocol::{SeatId, SeatSet};
 use lockstep_sim::Game;
 use lockstep_sim::replay;
@@ -110,10 +110,10 @@ fn a_joiner_paused_for_10_s_stops_on_waking_and_takes_its_seat_back() {
     assert!(
         run.events(|e| matches!(
             e,
-            PeerEvent::SeatDropped {
+            PeerEvent::Seat(SeatEvent::Dropped {
                 seat: SeatId(1),
                 ..
-            }
+            })
         )
         .then_some(()))
             .len()
@@ -234,7 +234,7 @@ fn three_seats_split_one_against_two_leave_the_two_playing_without_the_host() {
     // host now.
     came_back(&run, 0);
     let returned = run.events(|e| match e {
-        PeerEvent::SeatReturned { seat, .. } => Some(*seat),
+        PeerEvent::Seat(SeatEvent::Returned { seat, .. }) => Some(*seat),
         _ => None,
     });
     assert!(

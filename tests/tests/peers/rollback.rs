@@ -7,7 +7,7 @@
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_games::rts::{Rts, RtsConfig};
-use lockstep_peer::PeerEvent;
+use lockstep_peer::{PeerEvent, SeatEvent};
 use lockstep_protocol::{InputDelay, Mode, Rollback, SeatId};
 use lockstep_sim::Game;
 use lockstep_testkit::mesh::{self, Condition, Flip, Run, Scenario};
@@ -177,10 +177,11 @@ fn in_rollback_mode_a_vanished_seat_is_dropped_and_its_restarted_process_rejoins
     s.vanish = Some((SeatId(3), 300));
     s.rejoin_at = Some(500);
     let run = mesh::run::<Rts>(&s, &small_rts());
-    let dropped = run.events(|e| matches!(e, PeerEvent::SeatDropped { .. }).then_some(()));
+    let dropped =
+        run.events(|e| matches!(e, PeerEvent::Seat(SeatEvent::Dropped { .. })).then_some(()));
     assert_eq!(dropped.len(), 3);
     let returned = run.events(|e| match e {
-        PeerEvent::SeatReturned { seat, frame } => Some((*seat, *frame)),
+        PeerEvent::Seat(SeatEvent::Returned { seat, frame }) => Some((*seat, *frame)),
         _ => None,
     });
     assert_eq!(returned.len(), 4, "{returned:?}");

@@ -8,7 +8,7 @@
 
 use std::io::Write;
 
-use lockstep_peer::{Node, PeerEvent, StopReason};
+use lockstep_peer::{Node, PeerEvent, SeatEvent, StopReason};
 use lockstep_protocol::{Instant, SeatId};
 use lockstep_sim::Game;
 
@@ -115,14 +115,14 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
     pub(super) fn on_peer_event(&mut self, now: Instant, e: PeerEvent) {
         match &e {
             PeerEvent::Desync { .. } => self.desyncs += 1,
-            PeerEvent::SeatDropped { seat, .. } => {
+            PeerEvent::Seat(SeatEvent::Dropped { seat, .. }) => {
                 // Its restarted process may greet from a new address.
                 self.router.allow_move(*seat);
                 if let Role::Host(h) = &mut self.role {
                     h.seat_dropped(seat.0);
                 }
             }
-            PeerEvent::SeatReturned { seat, .. } => {
+            PeerEvent::Seat(SeatEvent::Returned { seat, .. }) => {
                 if let Role::Host(h) = &mut self.role {
                     h.seat_returned(seat.0);
                 }

@@ -142,11 +142,9 @@ pub struct Invalidation {
 /// What the session tells the app; drain with [`Session::poll_event`](super::Session::poll_event).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event<I> {
-    /// The handshake with `peer` completed.
-    PeerConnected {
-        /// The peer.
-        peer: SeatId,
-    },
+    /// Who is in the match changed: a seat connected, left, was dropped
+    /// or came back. Passed on unchanged by the peer and the endpoints.
+    Seat(SeatEvent),
     /// Every peer is connected; the frame clock runs from frame 0.
     Started,
     /// Sample the local input for `frame` and pass it to
@@ -269,28 +267,6 @@ pub enum Event<I> {
         /// Why.
         reason: ResyncFailure,
     },
-    /// `peer` was timed out; nothing more is sent to it.
-    PeerTimedOut {
-        /// The peer.
-        peer: SeatId,
-        /// Why.
-        reason: TimeoutReason,
-    },
-    /// `peer` said it leaves.
-    PeerDisconnected {
-        /// The peer.
-        peer: SeatId,
-    },
-    /// The remaining peers agreed that `seat`, which timed out or left,
-    /// played its last frame at `last_frame` (`None`: it played none); from
-    /// the frame after it, its input is the game's absent input
-    /// ([`Input::absent`](crate::input::Input::absent)).
-    SeatDropped {
-        /// The seat.
-        seat: SeatId,
-        /// Its last frame.
-        last_frame: Option<u32>,
-    },
     /// This seat's side of the match is no longer a quorum of the seats
     /// still in it (the quorum rule, `quorum.rs`): it stopped hearing too many of
     /// them, they dropped it, or it lost a seat the others still hear. It must not play on alone: the session
@@ -314,24 +290,10 @@ pub enum Event<I> {
     /// No other seat is left in the match and [`Config::play_on_alone`](super::Config::play_on_alone)
     /// lets this one play on: from `from` on its frames are compared with
     /// nobody's (unchecked) until a seat returns
-    /// ([`Event::SeatReturned`]: checking starts again at its frame).
+    /// ([`SeatEvent::Returned`]: checking starts again at its frame).
     PlayingAlone {
         /// The first frame not compared with another seat's.
         from: u32,
-    },
-    /// A dropped seat came back (its restarted process rejoined): it plays
-    /// again from `frame` (the frames between its drop and `frame` keep the
-    /// absent input). On the rejoining process itself, `seat` is its own.
-    SeatReturned {
-        /// The seat.
-        seat: SeatId,
-        /// The first frame it plays again.
-        frame: u32,
-    },
-    /// `peer`'s handshake names another input schema, seat count or tick.
-    Incompatible {
-        /// The peer.
-        peer: SeatId,
     },
     /// A part of a snapshot from `from` (this peer asked it for a snapshot
     /// stream: see [`Session::send_snapshot_ack`](super::Session::send_snapshot_ack)).
@@ -348,4 +310,116 @@ pub enum Event<I> {
         /// Its ack.
         ack: SnapshotAck,
     },
+}
+
+/// Why a seat left the match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaveReason {
+    /// It said goodbye.
+    Disconnected,
+    /// It went silent, or stopped acknowledging our inputs.
+    TimedOut(TimeoutReason),
+}
+
+/// A change in who is in the match, as this seat saw it. The session raises
+/// it ([`Event::Seat`]); the peer and the endpoints pass the same value on,
+/// and its text (`Display`) is the one every front end shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeatEvent {
+    /// The handshake with `seat`'s process completed.
+    Connected {
+        /// The seat.
+        seat: SeatId,
+    },
+    /// `seat` left: it said goodbye or was timed out; nothing more is sent
+    /// to it.
+    Left {
+        /// The seat.
+        seat: SeatId,
+        /// Why.
+        reason: LeaveReason,
+    },
+    /// `seat`'s handshake names another input schema, seat count or tick.
+    Incompatible {
+        /// The seat.
+        seat: SeatId,
+    },
+    /// The remaining seats agreed that `seat`, which timed out or left,
+    /// played its last frame at `last_frame` (`None`: it played none); from
+    /// the frame after it, its input is the game's absent input
+    /// ([`Input::absent`](crate::input::Input::absent)).
+    Dropped {
+        /// The seat.
+        seat: SeatId,
+        /// Its last frame.
+        last_frame: Option<u32>,
+    },
+    /// A dropped seat came back (its restarted process rejoined): it plays
+    /// again from `frame` (the frames between its drop and `frame` keep the
+    /// absent input). On the rejoining process itself, `seat` is its own.
+    Returned {
+        /// The seat.
+        seat: SeatId,
+        /// The first frame it plays again.
+        frame: u32,
+    },
+}
+
+impl std::fmt::Display for LeaveReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LeaveReason::Disconnected => write!(f, "said goodbye"),
+            LeaveReason::TimedOut(TimeoutReason::Silent) => write!(f, "went silent"),
+            LeaveReason::TimedOut(TimeoutReason::TooManyUnacked) => {
+                write!(f, "stopped acknowledging our inputs")
+            }
+            LeaveReason::TimedOut(TimeoutReason::DroppedUs) => write!(f, "dropped this seat"),
+        }
+    }
+}
+
+impl std::fmt::Display for SeatEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SeatEvent::Connected { seat } => write!(f, "{seat} connected"),
+            SeatEvent::Left { seat, reason } => write!(f, "{seat} left ({reason})"),
+            SeatEvent::Incompatible { seat } => {
+                write!(f, "{seat} plays another game or version")
+            }
+            SeatEvent::Dropped {
+                seat,
+                last_frame: Some(last),
+            } => write!(f, "{seat} dropped after frame {last}"),
+            SeatEvent::Dropped {
+                seat,
+                last_frame: None,
+            } => write!(f, "{seat} dropped before frame 0"),
+            SeatEvent::Returned { seat, frame } => write!(f, "{seat} returns at frame {frame}"),
+        }
+    }
+}
+
+impl std::fmt::Display for ResyncFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResyncFailure::Unattributed { frame } => write!(
+                f,
+                "the seats disagree on frame {frame} and neither a majority nor their evidence says who drifted"
+            ),
+            ResyncFailure::TooManyAttempts { attempts } => {
+                write!(f, "the state was loaded or asked for {attempts} times")
+            }
+            ResyncFailure::HistoryTooShort { frame } => write!(
+                f,
+                "the state of frame {frame} is older than the inputs kept to step it forward"
+            ),
+            ResyncFailure::Recurring {
+                desyncs,
+                first_frame,
+            } => write!(
+                f,
+                "this seat drifted {desyncs} times since frame {first_frame}: its game is not deterministic"
+            ),
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! both sides know each other's token), the intake of routed packets (the
 //! sequence window, liveness) and goodbyes confirmed by silence.
 
-use super::{Event, Phase, Session};
+use super::{Event, Phase, SeatEvent, Session};
 use crate::clock_sync::OffsetEstimator;
 use crate::delay::SampleWindow;
 use crate::input::Input;
@@ -141,7 +141,7 @@ impl<I: Input> Session<I> {
             if !self.peers[p].incompatible {
                 self.peers[p].incompatible = true;
                 self.events
-                    .push_back(Event::Incompatible { peer: h.sender });
+                    .push_back(Event::Seat(SeatEvent::Incompatible { seat: h.sender }));
             }
             return;
         }
@@ -163,7 +163,8 @@ impl<I: Input> Session<I> {
         let peer = &mut self.peers[who.index()];
         if !peer.connected && peer.token.is_some() && peer.knows_us {
             peer.connected = true;
-            self.events.push_back(Event::PeerConnected { peer: who });
+            self.events
+                .push_back(Event::Seat(SeatEvent::Connected { seat: who }));
         }
         let local = self.cfg.local.index();
         let all = self

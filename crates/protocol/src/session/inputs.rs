@@ -3,7 +3,7 @@
 //! playout buffer (what is released when is `release.rs`).
 
 use super::handshake::Refused;
-use super::{CallError, Event, Session, TimeoutReason};
+use super::{CallError, Event, LeaveReason, SeatEvent, Session, TimeoutReason};
 use crate::bits::BitMeasurer;
 use crate::input::Input;
 use crate::packet::{InputsMsg, MAX_INPUTS_PER_PACKET, ShortChecksums};
@@ -133,10 +133,10 @@ impl<I: Input> Session<I> {
             });
         }
         for peer in behind {
-            self.events.push_back(Event::PeerTimedOut {
-                peer,
-                reason: TimeoutReason::TooManyUnacked,
-            });
+            self.events.push_back(Event::Seat(SeatEvent::Left {
+                seat: peer,
+                reason: LeaveReason::TimedOut(TimeoutReason::TooManyUnacked),
+            }));
             self.drop_seat(peer);
         }
         if let Some(Some(through)) = min_acked {

@@ -54,7 +54,9 @@ mod timing;
 mod transmit;
 
 pub use config::{Config, ConfigError, InputDelay, Mode, Rollback, Security};
-pub use event::{CallError, Event, Invalidation, ResyncFailure, TimeoutReason, Transmit};
+pub use event::{
+    CallError, Event, Invalidation, LeaveReason, ResyncFailure, SeatEvent, TimeoutReason, Transmit,
+};
 
 use crate::checksum_book::ChecksumBook;
 use crate::clock::FrameClock;
@@ -572,10 +574,10 @@ impl<I: Input> Session<I> {
             if self.phase != Phase::Running {
                 break;
             }
-            self.events.push_back(Event::PeerTimedOut {
-                peer,
-                reason: TimeoutReason::Silent,
-            });
+            self.events.push_back(Event::Seat(SeatEvent::Left {
+                seat: peer,
+                reason: LeaveReason::TimedOut(TimeoutReason::Silent),
+            }));
             self.drop_seat(peer);
         }
         let grace = self.cfg.disconnect_grace_micros;
@@ -592,13 +594,12 @@ impl<I: Input> Session<I> {
             if self.phase != Phase::Running {
                 break;
             }
-            self.events.push_back(match why {
-                Farewell::Goodbye => Event::PeerDisconnected { peer },
-                Farewell::DroppedUs => Event::PeerTimedOut {
-                    peer,
-                    reason: TimeoutReason::DroppedUs,
-                },
-            });
+            let reason = match why {
+                Farewell::Goodbye => LeaveReason::Disconnected,
+                Farewell::DroppedUs => LeaveReason::TimedOut(TimeoutReason::DroppedUs),
+            };
+            self.events
+                .push_back(Event::Seat(SeatEvent::Left { seat: peer, reason }));
             self.drop_seat(peer);
         }
         if self.phase == Phase::Running {

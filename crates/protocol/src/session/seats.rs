@@ -10,7 +10,7 @@
 //! coming), and takes the host's exact state.
 
 use super::handshake::{Peer, Refused};
-use super::{Event, Phase, Session};
+use super::{Event, Phase, SeatEvent, Session};
 use crate::input::Input;
 use crate::packet::{Hello, SeatDrop, SeatReturn};
 use crate::seal::PublicKey;
@@ -184,10 +184,10 @@ impl<I: Input> Session<I> {
         for (seat, last) in self.drops.decide(self.remaining()) {
             if self.playout.end_seat(seat.index(), last, I::absent()) {
                 self.drops.settle(seat, last);
-                self.events.push_back(Event::SeatDropped {
+                self.events.push_back(Event::Seat(SeatEvent::Dropped {
                     seat,
                     last_frame: last,
-                });
+                }));
                 self.seat_settled(seat);
             }
         }
@@ -345,7 +345,8 @@ impl<I: Input> Session<I> {
             r.acked.insert(seat);
         }
         self.seat_back(seat);
-        self.events.push_back(Event::SeatReturned { seat, frame });
+        self.events
+            .push_back(Event::Seat(SeatEvent::Returned { seat, frame }));
         true
     }
 
@@ -436,10 +437,10 @@ impl<I: Input> Session<I> {
         for p in &mut self.peers {
             p.last_recv = now;
         }
-        self.events.push_back(Event::SeatReturned {
+        self.events.push_back(Event::Seat(SeatEvent::Returned {
             seat: self.cfg.local,
             frame,
-        });
+        }));
         self.begin_resync(now, host, frame - 1);
     }
 

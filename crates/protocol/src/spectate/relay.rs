@@ -44,6 +44,16 @@ pub enum SpectatorLeft {
     TooSlow,
 }
 
+impl std::fmt::Display for SpectatorLeft {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SpectatorLeft::Disconnected => "said goodbye",
+            SpectatorLeft::TimedOut => "went silent",
+            SpectatorLeft::TooSlow => "fell too far behind",
+        })
+    }
+}
+
 /// What the relay tells its app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RelayEvent {
