@@ -247,7 +247,7 @@ impl<'a> Printer<'a> {
         let end = r.end.as_ref().map_or("-".to_string(), end_word);
         let line = format!(
             "done seat={} frame={} sent_bytes={} received_bytes={} seconds={} first_frame_ms={} loop_us_per_frame={} peer_us_per_frame={} desyncs={} healed={} checked={} stalls={} rejoin_bytes={} rejoin_ms={} end={} log={}",
-            s.seat.map_or("spectator".into(), |x| x.to_string()),
+            s.seat.map_or("spectator".into(), |x| x.0.to_string()),
             s.frame,
             r.traffic.sent_bytes,
             r.traffic.received_bytes,
@@ -299,7 +299,7 @@ fn end_word(end: &MatchEnd) -> String {
 pub fn machine_status(s: &LinkStatus) -> String {
     format!(
         "status seat={} frame={} rtt_ms={} delay={} loss_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} rolled_back={} checksum={}",
-        s.seat.map_or("spectator".into(), |x| x.to_string()),
+        s.seat.map_or("spectator".into(), |x| x.0.to_string()),
         s.frame,
         s.rtt_micros.map_or("-".into(), |r| (r / 1000).to_string()),
         s.delay_frames,
@@ -319,7 +319,7 @@ pub fn machine_status(s: &LinkStatus) -> String {
 fn human_status(s: &LinkStatus) -> String {
     format!(
         "{} frame {:>6} | rtt {:>4} ms | delay {:>3} fr | loss {}.{}% | up {:>5} kbit/s | down {:>5} kbit/s | stalls {:>4} | desyncs {} | checksum {}",
-        s.seat.map_or("spectator".into(), |x| format!("seat {x}")),
+        s.seat.map_or("spectator".into(), |x| x.to_string()),
         s.frame,
         s.rtt_micros.map_or("-".into(), |r| (r / 1000).to_string()),
         s.delay_frames,

@@ -5,6 +5,7 @@
 
 use lockstep_fx::ShortChecksum;
 use lockstep_peer::{PeerEvent, SeatEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
+use lockstep_protocol::SeatId;
 
 use crate::host_setup::HostEvent;
 use crate::join_setup::{JoinEvent, JoinFailure};
@@ -154,7 +155,7 @@ impl core::fmt::Display for MatchEnd {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LinkStatus {
     /// The seat (`None`: a spectator).
-    pub seat: Option<u8>,
+    pub seat: Option<SeatId>,
     /// The next frame to step (a spectator: the newest frame seen).
     pub frame: u32,
     /// The largest median round trip to a peer, in microseconds.

@@ -26,6 +26,7 @@
 //! Invariants: no clock, no socket, no randomness (the cookie secret comes
 //! in); the seats' keys are distinct; the host's seat is 0.
 
+use lockstep_protocol::SeatId;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 
@@ -100,14 +101,14 @@ pub enum HostEvent {
     /// A proven address was offered seat `seat`.
     SeatOffered {
         /// The seat.
-        seat: u8,
+        seat: SeatId,
         /// The joiner's address.
         from: SocketAddr,
     },
     /// An offer was withdrawn: its joiner stopped asking.
     SeatFreed {
         /// The seat.
-        seat: u8,
+        seat: SeatId,
     },
     /// Every seat is taken and the rosters went out: the match can start
     /// ([`HostSetup::addresses`], [`HostSetup::keys`]).
@@ -115,7 +116,7 @@ pub enum HostEvent {
     /// A seated joiner cannot play the roster; the match is called off.
     RosterRefused {
         /// Its seat.
-        seat: u8,
+        seat: SeatId,
         /// Why.
         refusal: Refusal,
     },
@@ -124,7 +125,7 @@ pub enum HostEvent {
     /// `Peer::expect_return`) and reached at `from`.
     Rejoining {
         /// The seat.
-        seat: u8,
+        seat: SeatId,
         /// The process's address.
         from: SocketAddr,
         /// Its new public key.
@@ -163,16 +164,16 @@ impl core::fmt::Display for HostEvent {
     /// One line for a person, the one every front end shows.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            HostEvent::SeatOffered { seat, from } => write!(f, "seat {seat} joined from {from}"),
+            HostEvent::SeatOffered { seat, from } => write!(f, "{seat} joined from {from}"),
             HostEvent::SeatFreed { seat } => write!(
                 f,
-                "seat {seat}'s joiner went silent before the match: the seat is free again"
+                "{seat}'s joiner went silent before the match: the seat is free again"
             ),
             HostEvent::Seated => write!(f, "every seat is taken: the match starts"),
             HostEvent::RosterRefused { seat, refusal } => {
-                write!(f, "seat {seat} cannot play the match: {refusal}")
+                write!(f, "{seat} cannot play the match: {refusal}")
             }
-            HostEvent::Rejoining { seat, from, .. } => write!(f, "seat {seat} rejoins from {from}"),
+            HostEvent::Rejoining { seat, from, .. } => write!(f, "{seat} rejoins from {from}"),
             HostEvent::SpectatorAdmitted {
                 spectator, from, ..
             } => write!(f, "spectator {} admitted from {from}", spectator.0),
@@ -343,13 +344,13 @@ impl HostSetup {
 
     /// The match dropped `seat` (from the `Peer`'s events): a process
     /// proving it holds the seat's key may take it back.
-    pub fn seat_dropped(&mut self, seat: u8) {
-        self.dropped.insert(lockstep_protocol::SeatId(seat));
+    pub fn seat_dropped(&mut self, seat: SeatId) {
+        self.dropped.insert(seat);
     }
 
     /// `seat` plays again (its return completed in the session).
-    pub fn seat_returned(&mut self, seat: u8) {
-        self.dropped.0 &= !(1u8.checked_shl(u32::from(seat)).unwrap_or(0));
+    pub fn seat_returned(&mut self, seat: SeatId) {
+        self.dropped.0 &= !(1u8.checked_shl(u32::from(seat.0)).unwrap_or(0));
     }
 
     /// Spectator `spectator` completed its handshake with the relay: its
@@ -405,13 +406,13 @@ impl HostSetup {
                 if let Some(seat) = seat {
                     let seat = seat as u8;
                     self.events.push_back(HostEvent::RosterRefused {
-                        seat,
+                        seat: SeatId(seat),
                         refusal: refusal.clone(),
                     });
                     self.abort(
                         now,
                         Abort::JoinerRefused {
-                            seat,
+                            seat: SeatId(seat),
                             refusal: Box::new(refusal),
                         },
                     );
@@ -475,7 +476,7 @@ impl HostSetup {
                 );
                 match seat {
                     // Its roster was lost: again.
-                    Some(seat) => self.send_roster(from, Some(seat as u8), false),
+                    Some(seat) => self.send_roster(from, Some(SeatId(seat as u8)), false),
                     None => self.refuse(from, Refusal::Started),
                 }
             }
@@ -507,7 +508,7 @@ impl HostSetup {
             None => match self.seats.iter().position(|s| *s == Seat::Empty) {
                 Some(seat) => {
                     self.events.push_back(HostEvent::SeatOffered {
-                        seat: seat as u8,
+                        seat: SeatId(seat as u8),
                         from,
                     });
                     (seat, 1)
@@ -536,7 +537,7 @@ impl HostSetup {
             self.reply(
                 from,
                 Message::Waiting {
-                    seat: seat as u8,
+                    seat: SeatId(seat as u8),
                     joined,
                     seats: self.offer.setup.seats,
                 },
@@ -554,13 +555,13 @@ impl HostSetup {
         }
         for seat in 1..self.seats.len() {
             if let Some(addr) = self.seats[seat].addr() {
-                self.send_roster(addr, Some(seat as u8), false);
+                self.send_roster(addr, Some(SeatId(seat as u8)), false);
             }
         }
         self.events.push_back(HostEvent::Seated);
     }
 
-    fn roster(&self, seat: Option<u8>, rejoin: bool) -> Roster {
+    fn roster(&self, seat: Option<SeatId>, rejoin: bool) -> Roster {
         let spectator = seat.is_none();
         Roster {
             game: self.offer.game.clone(),
@@ -584,7 +585,7 @@ impl HostSetup {
         }
     }
 
-    fn send_roster(&mut self, to: SocketAddr, seat: Option<u8>, rejoin: bool) {
+    fn send_roster(&mut self, to: SocketAddr, seat: Option<SeatId>, rejoin: bool) {
         let roster = self.roster(seat, rejoin);
         self.reply(to, Message::Roster(Box::new(roster)));
     }
@@ -608,7 +609,7 @@ impl HostSetup {
                 |s| matches!(s, Seat::Bound { addr, key } if *addr == from && *key == j.key),
             );
             match again {
-                Some(seat) => self.send_roster(from, Some(seat as u8), true),
+                Some(seat) => self.send_roster(from, Some(SeatId(seat as u8)), true),
                 None => self.refuse(from, Refusal::NoSuchSeat),
             }
             return;
@@ -619,7 +620,12 @@ impl HostSetup {
         }
         let id = lockstep_protocol::SeatId(seat as u8);
         if !self.dropped.contains(id) {
-            self.refuse(from, Refusal::NotDropped { seat: seat as u8 });
+            self.refuse(
+                from,
+                Refusal::NotDropped {
+                    seat: SeatId(seat as u8),
+                },
+            );
             return;
         }
         let key_elsewhere = j.key == self.identity.public()
@@ -637,11 +643,11 @@ impl HostSetup {
             key: j.key,
         };
         self.events.push_back(HostEvent::Rejoining {
-            seat: seat as u8,
+            seat: SeatId(seat as u8),
             from,
             key: j.key,
         });
-        self.send_roster(from, Some(seat as u8), true);
+        self.send_roster(from, Some(SeatId(seat as u8)), true);
     }
 
     fn spectate(&mut self, now: Instant, from: SocketAddr, key: PublicKey, arbiter: bool) {
@@ -704,8 +710,9 @@ impl HostSetup {
                 if let Seat::Offered { heard, .. } = self.seats[seat] {
                     if now.since(heard) >= self.timing.offer_timeout_micros {
                         self.seats[seat] = Seat::Empty;
-                        self.events
-                            .push_back(HostEvent::SeatFreed { seat: seat as u8 });
+                        self.events.push_back(HostEvent::SeatFreed {
+                            seat: SeatId(seat as u8),
+                        });
                     }
                 }
             }
@@ -849,14 +856,14 @@ mod tests {
         assert_eq!(
             answers,
             vec![Message::Waiting {
-                seat: 1,
+                seat: SeatId(1),
                 joined: 2,
                 seats: 2
             }]
         );
         assert!(!h.is_seated());
         let answers = ask(&mut h, t.plus(250_000), addr(1), join(Want::Seat, key(2)));
-        assert!(matches!(answers[..], [Message::Roster(ref r)] if r.seat == Some(1)));
+        assert!(matches!(answers[..], [Message::Roster(ref r)] if r.seat == Some(SeatId(1))));
         assert!(h.is_seated());
     }
 
@@ -872,7 +879,7 @@ mod tests {
         assert!(h.poll_timeout().is_some_and(|d| d <= later));
         h.handle_timeout(later);
         let events: Vec<HostEvent> = std::iter::from_fn(|| h.poll_event()).collect();
-        assert!(events.contains(&HostEvent::SeatFreed { seat: 1 }));
+        assert!(events.contains(&HostEvent::SeatFreed { seat: SeatId(1) }));
         assert_eq!(h.joined(), 1);
     }
 
@@ -897,8 +904,11 @@ mod tests {
         let cookie = h.jar.issue(t, addr(5), &fresh.public());
         // Before the drop: ask again later.
         let a = ask(&mut h, t, addr(5), claim_join(cookie));
-        assert_eq!(a, vec![Message::Refused(Refusal::NotDropped { seat: 1 })]);
-        h.seat_dropped(1);
+        assert_eq!(
+            a,
+            vec![Message::Refused(Refusal::NotDropped { seat: SeatId(1) })]
+        );
+        h.seat_dropped(SeatId(1));
         // A proof made for another key does not verify.
         let mut forged = claim_join(cookie);
         forged.key = key(7);
@@ -906,7 +916,7 @@ mod tests {
         let a = ask(&mut h, t, addr(6), forged);
         assert_eq!(a, vec![Message::Refused(Refusal::BadProof)]);
         let a = ask(&mut h, t, addr(5), claim_join(cookie));
-        assert!(matches!(a[..], [Message::Roster(ref r)] if r.rejoin && r.seat == Some(1)));
+        assert!(matches!(a[..], [Message::Roster(ref r)] if r.rejoin && r.seat == Some(SeatId(1))));
         assert_eq!(h.keys()[1], fresh.public());
         assert_eq!(h.addresses()[1], Some(addr(5)));
     }

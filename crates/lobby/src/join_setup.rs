@@ -9,6 +9,7 @@
 //! sender; every wait is bounded ([`JoinTiming`]); after the roster it
 //! still hears the host's abort, and stays quiet otherwise.
 
+use lockstep_protocol::SeatId;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
@@ -86,7 +87,7 @@ pub enum JoinEvent {
     /// We hold seat `seat`; `joined` of `seats` seats are taken.
     Waiting {
         /// Our seat.
-        seat: u8,
+        seat: SeatId,
         /// Seats taken.
         joined: u8,
         /// Seats in the match.
@@ -109,7 +110,7 @@ impl core::fmt::Display for JoinEvent {
                 seat,
                 joined,
                 seats,
-            } => write!(f, "seat {seat}: {joined} of {seats} seats taken, waiting"),
+            } => write!(f, "{seat}: {joined} of {seats} seats taken, waiting"),
             JoinEvent::AskingAgain(r) => write!(f, "the host says {r}: asking again"),
             JoinEvent::Roster(r) => write!(f, "the roster: {}", r.game),
             JoinEvent::Failed(why) => write!(f, "{why}"),
@@ -143,7 +144,7 @@ pub struct JoinSetup {
     last_heard: Instant,
     next_send: Instant,
     asking_again: Option<(Refusal, Instant)>,
-    waiting: Option<(u8, u8, u8)>,
+    waiting: Option<(SeatId, u8, u8)>,
     events: VecDeque<JoinEvent>,
     out: VecDeque<Datagram>,
 }
@@ -321,7 +322,7 @@ impl JoinSetup {
 
     fn on_roster(&mut self, now: Instant, r: Box<Roster>) {
         let keys_fit = match r.seat {
-            Some(s) => r.keys.len() == usize::from(r.setup.seats) && usize::from(s) < r.keys.len(),
+            Some(s) => r.keys.len() == usize::from(r.setup.seats) && s.index() < r.keys.len(),
             None => r.keys.len() == 1,
         };
         let wanted = match self.want {
@@ -342,12 +343,12 @@ impl JoinSetup {
         // A seat must be bound to our key: another key would mean someone
         // else speaks for us.
         if let Some(s) = r.seat {
-            if r.keys[usize::from(s)] != self.identity.public() {
+            if r.keys[s.index()] != self.identity.public() {
                 self.refuse(
                     now,
                     Refusal::Roster {
                         problem: RosterProblem::WrongKey,
-                        detail: format!("seat {s}"),
+                        detail: s.to_string(),
                     },
                 );
                 return;

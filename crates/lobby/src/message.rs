@@ -27,6 +27,7 @@
 //! by the bytes that remain; `decode(encode(m)) == m`.
 
 use lockstep_fx::{StateReader, StateWriter};
+use lockstep_protocol::SeatId;
 use lockstep_protocol::seal::PublicKey;
 
 pub use crate::refusal::{Refusal, RosterProblem};
@@ -104,7 +105,7 @@ pub enum Abort {
     /// A seated joiner cannot play the roster.
     JoinerRefused {
         /// Its seat.
-        seat: u8,
+        seat: SeatId,
         /// Its refusal.
         refusal: Box<Refusal>,
     },
@@ -117,7 +118,7 @@ impl core::fmt::Display for Abort {
         match self {
             Abort::HostFailed { detail } => write!(f, "the host cannot play: {detail}"),
             Abort::JoinerRefused { seat, refusal } => {
-                write!(f, "seat {seat} cannot play the match: {refusal}")
+                write!(f, "{seat} cannot play the match: {refusal}")
             }
             Abort::NotEveryoneArrived => write!(f, "not every seat arrived in time"),
         }
@@ -142,7 +143,7 @@ pub enum Message {
     /// A joiner keeps its offered seat by asking again while it waits.
     Waiting {
         /// The joiner's seat.
-        seat: u8,
+        seat: SeatId,
         /// Seats taken, the host's included.
         joined: u8,
         /// Seats in the match.
@@ -207,7 +208,7 @@ impl Message {
                 seats,
             } => {
                 w.write_u8(TAG_WAITING);
-                w.write_u8(*seat);
+                w.write_u8(seat.0);
                 w.write_u8(*joined);
                 w.write_u8(*seats);
             }
@@ -228,7 +229,7 @@ impl Message {
                     }
                     Abort::JoinerRefused { seat, refusal } => {
                         w.write_u8(1);
-                        w.write_u8(*seat);
+                        w.write_u8(seat.0);
                         write_refusal(&mut w, refusal);
                     }
                     Abort::NotEveryoneArrived => w.write_u8(2),
@@ -291,7 +292,7 @@ impl Message {
                 host_key: read_key(&mut r)?,
             },
             TAG_WAITING => Message::Waiting {
-                seat: r.read_u8()?,
+                seat: SeatId(r.read_u8()?),
                 joined: r.read_u8()?,
                 seats: r.read_u8()?,
             },
@@ -302,7 +303,7 @@ impl Message {
                     detail: read_text(&mut r)?,
                 },
                 1 => Abort::JoinerRefused {
-                    seat: r.read_u8()?,
+                    seat: SeatId(r.read_u8()?),
                     refusal: Box::new(read_refusal(&mut r)?),
                 },
                 2 => Abort::NotEveryoneArrived,
@@ -322,7 +323,7 @@ mod tests {
     use lockstep_fx::Checksum;
     use lockstep_sim::Match;
 
-    fn roster(seat: Option<u8>) -> Roster {
+    fn roster(seat: Option<SeatId>) -> Roster {
         let setup = Match {
             seats: 3,
             seed: 99,
@@ -379,17 +380,17 @@ mod tests {
                 host_key: PublicKey([4; 32]),
             },
             Message::Waiting {
-                seat: 1,
+                seat: SeatId(1),
                 joined: 2,
                 seats: 4,
             },
-            Message::Roster(Box::new(roster(Some(2)))),
+            Message::Roster(Box::new(roster(Some(SeatId(2))))),
             Message::Roster(Box::new(roster(None))),
             Message::Abort(Abort::HostFailed {
                 detail: "cannot write the log: é".into(),
             }),
             Message::Abort(Abort::JoinerRefused {
-                seat: 2,
+                seat: SeatId(2),
                 refusal: Box::new(Refusal::Roster {
                     problem: RosterProblem::GameVersion,
                     detail: "cubes 3 here".into(),
@@ -405,7 +406,7 @@ mod tests {
             Refusal::Ended,
             Refusal::KeyInUse,
             Refusal::NoSuchSeat,
-            Refusal::NotDropped { seat: 1 },
+            Refusal::NotDropped { seat: SeatId(1) },
             Refusal::BadProof,
             Refusal::SpectatorsFull,
         ] {

@@ -6,6 +6,7 @@
 //! error, never a panic.
 
 use lockstep_fx::{Sink, StateReader, StateWriter};
+use lockstep_protocol::SeatId;
 
 use crate::wire::{MessageError, bad, read_text, write_text};
 
@@ -36,7 +37,7 @@ pub enum Refusal {
     /// A rejoin's seat is still in the match: it has not been dropped (yet).
     NotDropped {
         /// The seat.
-        seat: u8,
+        seat: SeatId,
     },
     /// A rejoin's proof does not verify.
     BadProof,
@@ -79,7 +80,7 @@ impl core::fmt::Display for Refusal {
             Refusal::Ended => write!(f, "the match is over"),
             Refusal::KeyInUse => write!(f, "this key already holds another seat"),
             Refusal::NoSuchSeat => write!(f, "no seat of the match is bound to this key"),
-            Refusal::NotDropped { seat } => write!(f, "seat {seat} is still in the match"),
+            Refusal::NotDropped { seat } => write!(f, "{seat} is still in the match"),
             Refusal::BadProof => write!(f, "the proof of the seat's key does not verify"),
             Refusal::SpectatorsFull => write!(f, "too many spectators are joining"),
             Refusal::NoArbiter => write!(f, "the match takes no arbiter, or has one already"),
@@ -134,7 +135,7 @@ pub(crate) fn write_refusal<S: Sink>(w: &mut StateWriter<S>, r: &Refusal) {
         Refusal::NoSuchSeat => w.write_u8(6),
         Refusal::NotDropped { seat } => {
             w.write_u8(7);
-            w.write_u8(*seat);
+            w.write_u8(seat.0);
         }
         Refusal::BadProof => w.write_u8(8),
         Refusal::SpectatorsFull => w.write_u8(9),
@@ -166,7 +167,9 @@ pub(crate) fn read_refusal(r: &mut StateReader<'_>) -> Result<Refusal, MessageEr
         4 => Refusal::Ended,
         5 => Refusal::KeyInUse,
         6 => Refusal::NoSuchSeat,
-        7 => Refusal::NotDropped { seat: r.read_u8()? },
+        7 => Refusal::NotDropped {
+            seat: SeatId(r.read_u8()?),
+        },
         8 => Refusal::BadProof,
         9 => Refusal::SpectatorsFull,
         11 => Refusal::NoArbiter,

@@ -7,6 +7,7 @@
 //! spectator's names no address and only the host's key; decoding untrusted
 //! bytes never panics (`protocol/SPEC.md` §7).
 
+use lockstep_protocol::SeatId;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
 use lockstep_fx::{Canonical, Checksum, Sink, StateReader, StateWriter};
@@ -31,7 +32,7 @@ pub struct Roster {
     /// Seats, seed, tick rate.
     pub setup: Match,
     /// The joiner's seat (`None`: it watches).
-    pub seat: Option<u8>,
+    pub seat: Option<SeatId>,
     /// The joiner takes back a dropped seat of the running match.
     pub rejoin: bool,
     /// Every seat's address as the host knows it, the host's own `None`
@@ -90,7 +91,7 @@ impl Roster {
         w.write_u8(r.setup.seats);
         w.write_u64(r.setup.seed);
         w.write_u16(r.setup.tick_rate);
-        w.write_u8(r.seat.unwrap_or(u8::MAX));
+        w.write_u8(r.seat.map_or(u8::MAX, |s| s.0));
         w.write_bool(r.rejoin);
         w.write_u8(r.addresses.len() as u8);
         for a in &r.addresses {
@@ -155,7 +156,7 @@ impl Roster {
             config,
             config_hash,
             setup,
-            seat,
+            seat: seat.map(SeatId),
             rejoin,
             addresses,
             keys,
@@ -243,7 +244,7 @@ mod size_tests {
                 config_hash: Checksum::of(&config),
                 config,
                 setup,
-                seat: Some(7),
+                seat: Some(SeatId(7)),
                 rejoin: true,
                 addresses: vec![Some(long); 8],
                 keys: vec![PublicKey([0xff; 32]); 8],

@@ -38,7 +38,9 @@ fn vectors() -> Vec<(&'static str, &'static str, Message)> {
         (
             "setup_refused",
             "a rejoin refused: seat 3 is still in the match (ask again)",
-            Message::Refused(Refusal::NotDropped { seat: 3 }),
+            Message::Refused(Refusal::NotDropped {
+                seat: lockstep_protocol::SeatId(3),
+            }),
         ),
     ]
 }

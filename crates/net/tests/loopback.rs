@@ -68,7 +68,7 @@ fn a_host_a_joiner_and_a_spectator_play_over_loopback() {
         let seat = async {
             let mut joining = lockstep_net::join(socket(), host_addr, Want::Seat).unwrap();
             let roster = joining.roster(|_| {}).await.unwrap();
-            assert_eq!(roster.seat, Some(1));
+            assert_eq!(roster.seat, Some(lockstep_protocol::SeatId(1)));
             let seat = joining
                 .play::<Cubes, Vec<u8>>(plan(2), SeatTiming::default())
                 .map_err(|(_, why)| why)

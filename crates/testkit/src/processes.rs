@@ -113,7 +113,7 @@ pub struct NodeRun {
     /// The replay log it kept (a seat).
     pub log: Option<Vec<u8>>,
     /// Its seat, once it had one.
-    pub seat: Option<u8>,
+    pub seat: Option<SeatId>,
     /// The setup messages a stranger received.
     pub heard: Vec<Message>,
 }
@@ -185,7 +185,7 @@ impl<G: Demo> Lan<G> {
             timing,
         };
         lan.push(Proc::Seat(host), Some(identity));
-        lan.runs[0].seat = Some(0);
+        lan.runs[0].seat = Some(SeatId(0));
         lan
     }
 

@@ -13,8 +13,8 @@ use lockstep_lobby::{
     Abort, Endpoint, HostEvent, JoinEvent, JoinFailure, JoinSetup, JoinTiming, Joining, MatchEnd,
     MatchEvent, MatchSettings, Message, Refusal, SeatEndpoint, SeatPlan, SeatTiming, Want,
 };
-use lockstep_protocol::Instant;
 use lockstep_protocol::seal::Identity;
+use lockstep_protocol::{Instant, SeatId};
 use lockstep_sim::Match;
 use lockstep_sim::replay;
 use lockstep_testkit::netsim::{LinkConfig, Loss};
@@ -135,10 +135,10 @@ fn a_squatter_cannot_keep_the_real_joiner_out() {
     // The squatter was offered the seat, then lost it to silence.
     let offered = events
         .iter()
-        .position(|e| matches!(e, HostEvent::SeatOffered { seat: 1, from } if *from == lockstep_testkit::processes::address(squatter)));
+        .position(|e| matches!(e, HostEvent::SeatOffered { seat: SeatId(1), from } if *from == lockstep_testkit::processes::address(squatter)));
     let freed = events
         .iter()
-        .position(|e| matches!(e, HostEvent::SeatFreed { seat: 1 }));
+        .position(|e| matches!(e, HostEvent::SeatFreed { seat: SeatId(1) }));
     assert!(offered.is_some() && freed > offered, "{events:?}");
     // The forged address got a challenge and nothing else.
     assert!(

@@ -277,7 +277,7 @@ async fn drive<G: Game>(
         if let (MatchEvent::Join(JoinEvent::Roster(r)), Some(path)) = (&event, key_file) {
             if let Some(seat) = r.seat {
                 if let Err(e) = write_key(path, rt.endpoint().identity()) {
-                    printer.note(&format!("cannot keep seat {seat}'s key: {e}"));
+                    printer.note(&format!("cannot keep {seat}'s key: {e}"));
                 }
             }
         }
@@ -451,7 +451,7 @@ pub(crate) async fn play_joined<G: Demo + Bodies>(
     mut printer: Printer<'_>,
     log_dir: &str,
 ) -> Result<(ExitCode, PathBuf), CliError> {
-    let seat_index = roster.seat.unwrap_or(0);
+    let seat_index = roster.seat.map_or(0, |s| s.0);
     if !args.output.machine {
         outln!(
             "seat {seat_index} of {} seats of {} (seed {}, {} frames){}",

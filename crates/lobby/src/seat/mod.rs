@@ -148,7 +148,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             plan,
             identity,
             timing,
-            0,
+            SeatId(0),
             now,
         )
     }
@@ -236,7 +236,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         plan: SeatPlan<G, W>,
         identity: Identity,
         timing: SeatTiming,
-        seat: u8,
+        seat: SeatId,
         now: Instant,
     ) -> SeatEndpoint<G, W> {
         SeatEndpoint {
@@ -345,7 +345,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
     fn start_peer(
         &mut self,
         now: Instant,
-        seat: u8,
+        seat: SeatId,
         rejoin: bool,
         keys: &[lockstep_protocol::seal::PublicKey],
         mut addresses: Vec<Option<SocketAddr>>,
@@ -358,9 +358,9 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         } else {
             Security::Plain
         };
-        let settings =
-            self.settings
-                .for_seat(&self.setup, SeatId(seat), self.plan.token, security, rejoin);
+        let settings = self
+            .settings
+            .for_seat(&self.setup, seat, self.plan.token, security, rejoin);
         let log = match (rejoin, self.plan.log.take()) {
             (false, Some(open)) => {
                 SeatLog::Log(open().map_err(|e| format!("cannot open the replay log: {e}"))?)
@@ -370,7 +370,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         let mut peer =
             Peer::new(&self.config, self.setup, settings, log).map_err(|e| e.to_string())?;
         if let Some(make) = &mut self.plan.bot {
-            peer.set_bot(make(seat, &self.setup));
+            peer.set_bot(make(seat.0, &self.setup));
         }
         if let Some(input) = &self.input {
             peer.set_input(input.clone());
@@ -378,7 +378,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         if let Some(prepare) = &mut self.plan.prepare {
             prepare(&mut peer)?;
         }
-        if let Some(own) = addresses.get_mut(usize::from(seat)) {
+        if let Some(own) = addresses.get_mut(seat.index()) {
             *own = None;
         }
         self.router = Router::seats(addresses);
@@ -534,7 +534,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         let s = p.session();
         let local = s.config().local;
         LinkStatus {
-            seat: Some(local.0),
+            seat: Some(local),
             frame: p.frame(),
             rtt_micros: worst_rtt(p),
             delay_frames: s.delay_frames(),

@@ -31,7 +31,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     Role::Joined(_) => return,
                 };
                 self.events.push_back(MatchEvent::Host(e));
-                if let Err(detail) = self.start_peer(now, 0, false, &keys, addresses) {
+                if let Err(detail) = self.start_peer(now, SeatId(0), false, &keys, addresses) {
                     self.log_error = Some(detail.clone());
                     self.call_off(now, Abort::HostFailed { detail });
                 }
@@ -40,10 +40,10 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             HostEvent::Rejoining { seat, from, key } => {
                 if let Some(p) = &mut self.peer {
                     if sealed {
-                        let _ = p.expect_return(SeatId(*seat), *key);
+                        let _ = p.expect_return(*seat, *key);
                     }
                 }
-                self.router.move_seat(SeatId(*seat), *from);
+                self.router.move_seat(*seat, *from);
             }
             HostEvent::SpectatorAdmitted {
                 spectator,
@@ -88,7 +88,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     Role::Host(_) => return,
                 };
                 let addresses = Self::roster_addresses(r, host);
-                let seat = r.seat.unwrap_or(0);
+                let seat = r.seat.unwrap_or(SeatId(0));
                 let keys = r.keys.clone();
                 self.events.push_back(MatchEvent::Join(e));
                 if self.start_peer(now, seat, true, &keys, addresses).is_err() {
@@ -119,12 +119,12 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                 // Its restarted process may greet from a new address.
                 self.router.allow_move(*seat);
                 if let Role::Host(h) = &mut self.role {
-                    h.seat_dropped(seat.0);
+                    h.seat_dropped(SeatId(seat.0));
                 }
             }
             PeerEvent::Seat(SeatEvent::Returned { seat, .. }) => {
                 if let Role::Host(h) = &mut self.role {
-                    h.seat_returned(seat.0);
+                    h.seat_returned(SeatId(seat.0));
                 }
             }
             PeerEvent::SpectatorJoined { spectator } => {

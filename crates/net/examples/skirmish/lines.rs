@@ -70,7 +70,7 @@ fn line(event: &MatchEvent) -> String {
         ),
         MatchEvent::Join(JoinEvent::Roster(r)) => format!(
             "roster: seat {} of {} seats of {} v{}, seed {}, {} frames at {} Hz, {}",
-            r.seat.map_or("-".into(), |s| s.to_string()),
+            r.seat.map_or("-".into(), |s| s.0.to_string()),
             r.setup.seats,
             r.game,
             r.game_version,
@@ -91,7 +91,7 @@ fn line(event: &MatchEvent) -> String {
 fn status_line(s: &LinkStatus) -> String {
     format!(
         "status: seat {} frame {} rtt {} delay {} desyncs {} healed {} stalls {} dropped {} up {} bit/s down {} bit/s",
-        s.seat.map_or("-".into(), |x| x.to_string()),
+        s.seat.map_or("-".into(), |x| x.0.to_string()),
         s.frame,
         s.rtt_micros.map_or("-".into(), |us| format!("{us} µs")),
         s.delay_frames,
