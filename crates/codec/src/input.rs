@@ -12,7 +12,7 @@
 //! - [`Input::schema_hash`] changes whenever the encoding does: peers whose
 //!   hashes differ refuse each other at the handshake.
 
-use crate::bits::{BitError, BitStream};
+use crate::bits::{BitError, BitMeasurer, BitStream};
 use core::fmt::Debug;
 use lockstep_fx::Checksum;
 
@@ -38,6 +38,15 @@ pub trait Input: Clone + PartialEq + Eq + Default + Debug {
     /// player cannot send.
     fn absent() -> Self {
         Self::default()
+    }
+
+    /// The input predicted for a later frame when this is a seat's newest
+    /// one (rollback mode steps ahead with it until the real one arrives).
+    /// The default repeats it: a held input stays held. An input carrying
+    /// one-shot commands predicts them away ([`Orders`](crate::orders::Orders)
+    /// does), so a prediction never applies a command twice.
+    fn repeat(&self) -> Self {
+        self.clone()
     }
 }
 
@@ -138,4 +147,39 @@ pub fn serialize_run<I: Input, S: BitStream>(
         serialize_after(s, &mut rest[0], before.last())?;
     }
     Ok(())
+}
+
+/// How many of `inputs`, from the first, fit in `budget` bits when coded
+/// as a run ([`serialize_run`]). A sender whose inputs can be large (one-shot
+/// commands ride in them) sends that many and the rest in later packets:
+/// the run always starts at the receiver's oldest missing frame, so every
+/// packet that carries one input makes progress.
+pub fn run_that_fits<I: Input>(inputs: &[I], budget: u64) -> usize {
+    let mut m = BitMeasurer::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let mut copy = input.clone();
+        let prev = i.checked_sub(1).map(|p| &inputs[p]);
+        if serialize_after(&mut m, &mut copy, prev).is_err() || m.bits() > budget {
+            return i;
+        }
+    }
+    inputs.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_cut_where_the_next_input_would_pass_the_budget() {
+        // 6 bits, then 1 + 6 for each change and 1 for each repeat.
+        let run = [Buttons(1), Buttons(1), Buttons(2), Buttons(2)];
+        assert_eq!(run_that_fits(&run, 6), 1);
+        assert_eq!(run_that_fits(&run, 7), 2);
+        assert_eq!(run_that_fits(&run, 13), 2);
+        assert_eq!(run_that_fits(&run, 14), 3);
+        assert_eq!(run_that_fits(&run, 15), 4);
+        assert_eq!(run_that_fits(&run, 5), 0);
+        assert_eq!(run_that_fits::<Buttons>(&[], 0), 0);
+    }
 }

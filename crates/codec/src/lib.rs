@@ -7,6 +7,8 @@
 //! - [`input`]: the [`Input`] trait every game's input implements (a bounded
 //!   bit encoding and a schema hash) and the 1-bit "same as the previous
 //!   input" coding that makes a held input cost one bit;
+//! - [`orders`]: [`Orders`], an input that carries one-shot [`Command`]s
+//!   beside what is held, each applied once on the frame it rides in;
 //! - [`deflate`]: compression of exact states with a bounded, checked
 //!   inflate, so a hostile length or a deflate bomb fails instead of
 //!   allocating.
@@ -18,6 +20,8 @@
 pub mod bits;
 pub mod deflate;
 pub mod input;
+pub mod orders;
 
 pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 pub use input::{Input, schema_hash};
+pub use orders::{Command, Commanded, MAX_COMMANDS, Orders};

@@ -30,7 +30,8 @@ use lockstep_fx::Checksum;
 use lockstep_protocol::seal::{PublicKey, SealError};
 use lockstep_protocol::spectate::{Relay, RelayEvent, SpectatorId, SpectatorTransmit};
 use lockstep_protocol::{
-    CallError, Event, Instant, Mode, SeatId, SeatSet, Security, Session, Stats, Transmit,
+    CallError, Commanded, Event, Input, Instant, Mode, SeatId, SeatSet, Security, Session, Stats,
+    Transmit,
 };
 use lockstep_sim::desync::Diagnosis;
 use lockstep_sim::replay::{Header, LogWriter, Note};
@@ -534,7 +535,12 @@ impl<G: Game, W: Write> Peer<G, W> {
         }
         let input = match &mut self.bot {
             Some(bot) => bot.input(self.engine.game(), frame),
-            None => self.input.clone(),
+            None => {
+                // The commands issued since the last sample go with this
+                // frame only; what is held stays held.
+                let next = self.input.repeat();
+                std::mem::replace(&mut self.input, next)
+            }
         };
         if self.session.add_local_input(frame, input).is_err() {
             self.stats.refused_calls += 1;
@@ -681,5 +687,33 @@ impl<G: Game, W: Write> Peer<G, W> {
                 reason: e.reason,
             });
         }
+    }
+}
+
+/// Orders: a game whose input is [`Orders`](lockstep_protocol::Orders) (a
+/// held part and one-shot commands) takes commands at any moment.
+impl<G: Game, W: Write> Peer<G, W>
+where
+    G::Input: Commanded,
+{
+    /// Issues `command`: it goes with the next frame this seat samples (the
+    /// frame its input delay or turn schedules), reaches every seat with
+    /// that frame's input, and is applied once, on that frame, by all of
+    /// them. Gives the command back when this frame holds
+    /// [`MAX_COMMANDS`](lockstep_protocol::orders::MAX_COMMANDS) already
+    /// (issue it again next frame). Stops any bot.
+    pub fn issue(
+        &mut self,
+        command: <G::Input as Commanded>::Command,
+    ) -> Result<(), <G::Input as Commanded>::Command> {
+        self.bot = None;
+        self.input.push_command(command)
+    }
+
+    /// Sets the held part of the input, keeping the commands issued since
+    /// the last sample. Stops any bot.
+    pub fn set_held(&mut self, held: <G::Input as Commanded>::Held) {
+        self.bot = None;
+        *self.input.held_mut() = held;
     }
 }

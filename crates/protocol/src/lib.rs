@@ -128,6 +128,7 @@ mod delay;
 mod inbound;
 mod input_delay;
 pub use lockstep_codec::input;
+pub use lockstep_codec::orders;
 pub mod packet;
 mod playout;
 mod prediction;
@@ -147,6 +148,7 @@ mod time;
 pub use bits::{BitError, BitMeasurer, BitReader, BitStream, BitWriter};
 pub use checksum_book::SelfCheck;
 pub use input::{Input, schema_hash};
+pub use orders::{Command, Commanded, Orders};
 pub use packet::{Cause, DecodeError, Packet};
 pub use seat::{SeatId, SeatSet};
 pub use session::{

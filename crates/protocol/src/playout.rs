@@ -217,15 +217,16 @@ impl<I: Clone> PlayoutBuffer<I> {
     }
 
     /// Every seat's input for `frame` as far as it is known, and a
-    /// prediction for the rest: a missing input repeats that seat's
+    /// prediction for the rest: a missing input is `repeat` of that seat's
     /// newest one held (`none` when nothing is held). The prediction is
     /// what most games see most often — a seat keeps holding what they
-    /// held — and costs nothing to make.
-    pub fn predict(&self, frame: u32, none: &I) -> Vec<I> {
+    /// held — and costs nothing to make; `repeat` drops what must not be
+    /// repeated (one-shot commands, see `Input::repeat`).
+    pub fn predict(&self, frame: u32, none: &I, repeat: impl Fn(&I) -> I) -> Vec<I> {
         (0..self.inputs.len())
             .map(|p| {
                 self.input(p, frame)
-                    .or_else(|| self.inputs[p].back().cloned())
+                    .or_else(|| self.inputs[p].back().map(&repeat))
                     .unwrap_or_else(|| none.clone())
             })
             .collect()
@@ -351,11 +352,11 @@ mod tests {
         let mut b = PlayoutBuffer::new(3, 8);
         b.insert_run(0, 0, &[1, 2, 3]).unwrap();
         b.insert_run(1, 0, &[7]).unwrap();
-        assert_eq!(b.predict(1, &0), vec![2, 7, 0]);
-        assert_eq!(b.predict(5, &0), vec![3, 7, 0]);
+        assert_eq!(b.predict(1, &0, |i| *i), vec![2, 7, 0]);
+        assert_eq!(b.predict(5, &0, |i| *i), vec![3, 7, 0]);
         assert!(b.end_seat(1, Some(0), 9));
         assert_eq!(b.input(1, 3), Some(9));
-        assert_eq!(b.predict(3, &0), vec![3, 9, 0]);
+        assert_eq!(b.predict(3, &0, |i| *i), vec![3, 9, 0]);
         assert_eq!(b.input(2, 0), None);
     }
 

@@ -3,6 +3,8 @@
 //! time (and, in `over_udp`, over real UDP on loopback). One test binary,
 //! so the matches these tests share are compiled once:
 //!
+//! - `commands`: orders issued beside inputs are applied once, on one
+//!   frame, by every seat, in both modes and under loss;
 //! - `matches`: every peer's checksums and log agree; a drifted peer is
 //!   diagnosed and healed live;
 //! - `rollback`: rollback mode agrees bit for bit on confirmed frames;
@@ -15,6 +17,7 @@
 //! - `honesty`: blame by evidence, a match found invalid, healed logs;
 //! - `over_udp`: the same honesty over real UDP on loopback.
 
+mod commands;
 mod forgery;
 mod honesty;
 mod lobby;

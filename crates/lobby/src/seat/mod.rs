@@ -25,7 +25,7 @@ use std::net::SocketAddr;
 
 use lockstep_peer::{Node, Party, Peer, PeerStats, StopReason};
 use lockstep_protocol::seal::Identity;
-use lockstep_protocol::{Instant, SeatId, Security};
+use lockstep_protocol::{Commanded, Input, Instant, SeatId, Security};
 use lockstep_sim::{Game, Match};
 
 use crate::Datagram;
@@ -372,8 +372,11 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         if let Some(make) = &mut self.plan.bot {
             peer.set_bot(make(seat.0, &self.setup));
         }
-        if let Some(input) = &self.input {
-            peer.set_input(input.clone());
+        if let Some(input) = &mut self.input {
+            // Commands issued before this peer go with its first frame,
+            // and with no later peer's.
+            let held = input.repeat();
+            peer.set_input(std::mem::replace(input, held));
         }
         if let Some(prepare) = &mut self.plan.prepare {
             prepare(&mut peer)?;
@@ -550,6 +553,39 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             spectators: p.relay().spectators() as u64,
             ..LinkStatus::default()
         }
+    }
+}
+
+/// Orders: a game whose input is [`Orders`](lockstep_protocol::Orders)
+/// takes commands from the app at any moment (see
+/// [`Peer::issue`](lockstep_peer::Peer::issue)).
+impl<G: Game, W: Write> SeatEndpoint<G, W>
+where
+    G::Input: Commanded,
+{
+    /// Issues `command` for the next frame this seat samples; before the
+    /// match starts it waits for the first frame. Gives it back when that
+    /// frame is full (issue it again next frame).
+    pub fn issue(
+        &mut self,
+        command: <G::Input as Commanded>::Command,
+    ) -> Result<(), <G::Input as Commanded>::Command> {
+        match &mut self.peer {
+            Some(p) => p.issue(command),
+            None => self
+                .input
+                .get_or_insert_with(G::Input::default)
+                .push_command(command),
+        }
+    }
+
+    /// Sets the held part of the input (retires the bot), keeping the
+    /// commands issued since the last frame.
+    pub fn set_held(&mut self, held: <G::Input as Commanded>::Held) {
+        if let Some(p) = &mut self.peer {
+            p.set_held(held.clone());
+        }
+        *self.input.get_or_insert_with(G::Input::default).held_mut() = held;
     }
 }
 

@@ -312,11 +312,10 @@ pub enum ConfigError {
     /// Sealed, but seat `0`'s public key is unusable (a low-order point).
     #[error("sealed session: seat {0}'s public key is unusable")]
     WeakKey(u8),
-    /// A full window of inputs would not fit one datagram.
-    #[error("{inputs} inputs of up to {bits} bits do not fit a {max}-byte datagram")]
-    WindowTooLarge {
-        /// `max_unacked_inputs`.
-        inputs: u32,
+    /// Not even one input of the largest size fits a datagram with the
+    /// rest of its message.
+    #[error("an input of up to {bits} bits does not fit a {max}-byte datagram with its message")]
+    InputTooLarge {
         /// The input's `MAX_BITS`.
         bits: u32,
         /// [`MAX_PACKET`](crate::packet::MAX_PACKET).

@@ -3,9 +3,9 @@
 //! playout buffer (what is released when is `release.rs`).
 
 use super::handshake::Refused;
-use super::{CallError, Event, LeaveReason, SeatEvent, Session, TimeoutReason};
+use super::{CallError, Event, LeaveReason, SeatEvent, Session, TimeoutReason, input_budget_bits};
 use crate::bits::BitMeasurer;
-use crate::input::Input;
+use crate::input::{Input, run_that_fits};
 use crate::packet::{InputsMsg, MAX_INPUTS_PER_PACKET, ShortChecksums};
 use crate::seat::SeatId;
 use crate::send_window::InputError;
@@ -157,9 +157,10 @@ impl<I: Input> Session<I> {
         if let Some(limit) = self.send_limit(i) {
             count = count.min((limit + 1).saturating_sub(first));
         }
-        let inputs = self
+        let mut inputs = self
             .window
             .inputs_from(first, count.min(MAX_INPUTS_PER_PACKET));
+        inputs.truncate(run_that_fits(&inputs, input_budget_bits(&self.cfg)));
         if !inputs.is_empty() {
             self.peers[i].sent_through = Some(first + inputs.len() as u32 - 1);
         }

@@ -166,6 +166,18 @@ pub struct Session<I: Input> {
     stats: Stats,
 }
 
+/// The bits an inputs message leaves for its run of inputs: the packet less
+/// its header, ack, count, first frame and the short checksums it may carry
+/// (56 + 17 + 8 + 16 + 1 + 26 + 64 per short checksum). A drop report's
+/// fixed part is smaller, so its runs use the same budget. Runs longer than
+/// this are cut ([`run_that_fits`](crate::input::run_that_fits)) and sent
+/// over several packets; with small inputs the whole send window fits, as
+/// the redundancy wants.
+pub(crate) fn input_budget_bits(cfg: &Config) -> u64 {
+    let fixed = 56 + 17 + 8 + 16 + 1 + 26 + 64 * u64::from(cfg.checksum_redundancy);
+    (MAX_PACKET as u64 * 8).saturating_sub(fixed)
+}
+
 impl<I: Input> Session<I> {
     /// A session for `cfg`, identified on the wire by `token` (random, never
     /// 0; the app draws it, e.g. from a seeded `lockstep_fx::Rng`).
@@ -220,13 +232,10 @@ impl<I: Input> Session<I> {
                 return Err(ConfigError::Range(what));
             }
         }
-        // Header, ack, count, first frame, checksums: 56 + 17 + 8 + 16 + 1 +
-        // 26 + 64 bits per short checksum sent; then the inputs.
-        let fixed = 56 + 17 + 8 + 16 + 1 + 26 + 64 * u64::from(cfg.checksum_redundancy);
-        let window = u64::from(cfg.max_unacked_inputs) * (u64::from(I::MAX_BITS) + 1);
-        if fixed + window > MAX_PACKET as u64 * 8 {
-            return Err(ConfigError::WindowTooLarge {
-                inputs: cfg.max_unacked_inputs,
+        // A packet carries as many unacked inputs as fit (see
+        // `input_budget_bits`); at least one always must.
+        if u64::from(I::MAX_BITS) > input_budget_bits(&cfg) {
+            return Err(ConfigError::InputTooLarge {
                 bits: I::MAX_BITS,
                 max: MAX_PACKET as u32,
             });

@@ -128,7 +128,7 @@ impl<I: Input> Session<I> {
                     None => break,
                 }
             } else {
-                let inputs = self.playout.predict(f, &I::default());
+                let inputs = self.playout.predict(f, &I::default(), I::repeat);
                 self.predictions.push(f, inputs.clone());
                 (inputs, true)
             };

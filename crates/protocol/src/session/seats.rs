@@ -10,8 +10,8 @@
 //! coming), and takes the host's exact state.
 
 use super::handshake::{Peer, Refused};
-use super::{Event, Phase, SeatEvent, Session};
-use crate::input::Input;
+use super::{Event, Phase, SeatEvent, Session, input_budget_bits};
+use crate::input::{Input, run_that_fits};
 use crate::packet::{Hello, SeatDrop, SeatReturn};
 use crate::seal::PublicKey;
 use crate::seat::{SeatId, SeatSet};
@@ -137,13 +137,21 @@ impl<I: Input> Session<I> {
             }
             f += 1;
         }
+        run.truncate(run_that_fits(&run, input_budget_bits(&self.cfg)));
         run
     }
 
     /// `seat`'s newest inputs for a drop report, at most `max`: only those
     /// received, with the frame of the first.
     pub(super) fn report_tail(&self, seat: SeatId, max: u32) -> (u32, Vec<I>) {
-        let (first, mut inputs) = self.playout.tail(seat.index(), max);
+        let (first, inputs) = self.playout.tail(seat.index(), max);
+        // The newest inputs that fit one packet.
+        let budget = input_budget_bits(&self.cfg);
+        let mut skip = 0;
+        while run_that_fits(&inputs[skip..], budget) < inputs.len() - skip {
+            skip += 1;
+        }
+        let (first, mut inputs) = (first + skip as u32, inputs[skip..].to_vec());
         let Some(f) = self.filled_through else {
             return (first, inputs);
         };
