@@ -12,6 +12,10 @@
 //!   so a checksum can always be recomputed from a saved state.
 //! - [`StateReader`] is safe on untrusted bytes: every read is bounds-checked and
 //!   returns a typed [`DecodeError`] carrying the byte offset; nothing panics.
+//! - The generic encodings are fixed here once: a `Vec<T>` is a `u32` length
+//!   then its items, an `Option<T>` a `0`/`1` byte then the value if any, an
+//!   array `[T; N]` its `N` items with no length. `#[derive(Canonical)]`
+//!   (the `lockstep-derive` crate) composes these and nothing else.
 
 use crate::{Checksum, Fx, Mat3, Quat, Rng, Vec3};
 
@@ -262,6 +266,18 @@ impl<S: Sink> StateWriter<S> {
         self.sink.put(&v.to_le_bytes());
     }
 
+    /// Writes an `i8` as one two's complement byte.
+    #[inline]
+    pub fn write_i8(&mut self, v: i8) {
+        self.sink.put(&v.to_le_bytes());
+    }
+
+    /// Writes an `i16`, little-endian two's complement.
+    #[inline]
+    pub fn write_i16(&mut self, v: i16) {
+        self.sink.put(&v.to_le_bytes());
+    }
+
     /// Writes an `i64`, little-endian two's complement.
     #[inline]
     pub fn write_i64(&mut self, v: i64) {
@@ -448,6 +464,18 @@ impl<'a> StateReader<'a> {
         Ok(i32::from_le_bytes(self.array()?))
     }
 
+    /// Reads a two's complement `i8`.
+    #[inline]
+    pub fn read_i8(&mut self) -> Result<i8, DecodeError> {
+        Ok(i8::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a little-endian `i16`.
+    #[inline]
+    pub fn read_i16(&mut self) -> Result<i16, DecodeError> {
+        Ok(i16::from_le_bytes(self.array()?))
+    }
+
     /// Reads a little-endian `i64`.
     #[inline]
     pub fn read_i64(&mut self) -> Result<i64, DecodeError> {
@@ -514,6 +542,13 @@ impl<'a> StateReader<'a> {
 /// back exactly, so `decode(encode(x)) == x` and the bytes are the same on every
 /// target.
 pub trait Canonical: Sized {
+    /// A lower bound on the bytes any value's encoding takes. A decoder
+    /// refuses a collection length that would need more bytes than remain
+    /// (see [`StateReader::read_len`]), so the bound must never exceed a
+    /// real encoding's size; `0` (the default) is always safe, but lets a
+    /// hostile length reserve up to one item per remaining byte.
+    const MIN_BYTES: u32 = 0;
+
     /// Writes `self`.
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>);
     /// Reads a value written by `encode`.
@@ -545,6 +580,7 @@ pub trait Canonical: Sized {
 macro_rules! canonical_int {
     ($($t:ty => $write:ident, $read:ident;)*) => {$(
         impl Canonical for $t {
+            const MIN_BYTES: u32 = core::mem::size_of::<$t>() as u32;
             fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
                 w.$write(*self);
             }
@@ -561,11 +597,14 @@ canonical_int! {
     u16 => write_u16, read_u16;
     u32 => write_u32, read_u32;
     u64 => write_u64, read_u64;
+    i8 => write_i8, read_i8;
+    i16 => write_i16, read_i16;
     i32 => write_i32, read_i32;
     i64 => write_i64, read_i64;
 }
 
 impl Canonical for Fx {
+    const MIN_BYTES: u32 = 8;
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.write_fx(*self);
     }
@@ -575,6 +614,7 @@ impl Canonical for Fx {
 }
 
 impl Canonical for Vec3 {
+    const MIN_BYTES: u32 = 24;
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.write_vec3(*self);
     }
@@ -584,6 +624,7 @@ impl Canonical for Vec3 {
 }
 
 impl Canonical for Quat {
+    const MIN_BYTES: u32 = 32;
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.write_quat(*self);
     }
@@ -593,6 +634,7 @@ impl Canonical for Quat {
 }
 
 impl Canonical for Mat3 {
+    const MIN_BYTES: u32 = 72;
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.write_mat3(self);
     }
@@ -602,6 +644,7 @@ impl Canonical for Mat3 {
 }
 
 impl Canonical for Rng {
+    const MIN_BYTES: u32 = 16;
     /// The state word then the increment.
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         let (state, inc) = self.to_state();
@@ -624,6 +667,7 @@ impl Canonical for Rng {
 }
 
 impl Canonical for Checksum {
+    const MIN_BYTES: u32 = 32;
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.write_raw(self.as_bytes());
     }
@@ -631,5 +675,93 @@ impl Canonical for Checksum {
         let mut b = [0u8; 32];
         b.copy_from_slice(r.read_raw(32)?);
         Ok(Checksum::from_bytes(b))
+    }
+}
+
+/// A `u32` length, then the items in order.
+impl<T: Canonical> Canonical for Vec<T> {
+    const MIN_BYTES: u32 = 4;
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_len(self.len());
+        for item in self {
+            item.encode(w);
+        }
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        decode_vec(r, u32::MAX)
+    }
+}
+
+/// Reads a `Vec<T>` written by its [`Canonical`] encoding, refusing a length
+/// above `max_len` or one whose items (each at least [`Canonical::MIN_BYTES`]
+/// long) cannot fit in the bytes left, before allocating anything.
+pub fn decode_vec<T: Canonical>(
+    r: &mut StateReader<'_>,
+    max_len: u32,
+) -> Result<Vec<T>, DecodeError> {
+    let offset = r.offset();
+    let len = r.read_len(T::MIN_BYTES)?;
+    if len as u64 > u64::from(max_len) {
+        return Err(DecodeError::Invalid {
+            offset,
+            what: "length (above the field's maximum)",
+        });
+    }
+    let mut items = Vec::with_capacity(len);
+    for _ in 0..len {
+        items.push(T::decode(r)?);
+    }
+    Ok(items)
+}
+
+/// A byte, `0` for `None` or `1` for `Some`, then the value if any.
+impl<T: Canonical> Canonical for Option<T> {
+    const MIN_BYTES: u32 = 1;
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        match self {
+            None => w.write_u8(0),
+            Some(v) => {
+                w.write_u8(1);
+                v.encode(w);
+            }
+        }
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        let offset = r.offset();
+        match r.read_u8()? {
+            0 => Ok(None),
+            1 => Ok(Some(T::decode(r)?)),
+            _ => Err(DecodeError::Invalid {
+                offset,
+                what: "option tag (must be 0 or 1)",
+            }),
+        }
+    }
+}
+
+/// The `N` items in order, with no length (the type fixes it).
+impl<T: Canonical, const N: usize> Canonical for [T; N] {
+    const MIN_BYTES: u32 = if N > u32::MAX as usize {
+        T::MIN_BYTES.saturating_mul(u32::MAX)
+    } else {
+        T::MIN_BYTES.saturating_mul(N as u32)
+    };
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        for item in self {
+            item.encode(w);
+        }
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        let offset = r.offset();
+        let mut items = Vec::with_capacity(N);
+        for _ in 0..N {
+            items.push(T::decode(r)?);
+        }
+        // `items` holds exactly `N` values, so this cannot fail; the error
+        // only keeps the decoder free of a panic path.
+        items.try_into().map_err(|_| DecodeError::Invalid {
+            offset,
+            what: "array",
+        })
     }
 }

@@ -11,7 +11,9 @@
 //!   wrapping ([`wide`]), the one home of the engine's wide arithmetic.
 //! - [`Rng`]: a seeded, versioned PCG32 generator with published test vectors.
 //! - [`StateWriter`] / [`StateReader`]: canonical little-endian encoding of
-//!   state into a BLAKE3 [`Checksum`] or an exact saved state buffer.
+//!   state into a BLAKE3 [`Checksum`] or an exact saved state buffer; the
+//!   [`Canonical`] trait, with its encodings of `Vec`, `Option` and arrays
+//!   (derived for structs and enums by the `lockstep-derive` crate).
 //!
 //! ```
 //! use lockstep_fx::{Fx, Vec3};
@@ -39,7 +41,7 @@ pub mod wide;
 
 pub use checksum::{Checksum, ParseChecksumError, ShortChecksum};
 pub use encoding::{
-    ByteCounter, Canonical, DecodeError, HashSink, Mark, Sink, StateReader, StateWriter,
+    ByteCounter, Canonical, DecodeError, HashSink, Mark, Sink, StateReader, StateWriter, decode_vec,
 };
 pub use mat3::Mat3;
 pub use quat::Quat;

@@ -7,7 +7,7 @@
 //! [`BodyHandle`]s: a slot index plus a generation, so a handle to a removed
 //! body never reaches the body that later reuses its slot.
 
-use lockstep_fx::{Fx, Mat3, Quat, Vec3};
+use lockstep_fx::{Canonical, DecodeError, Fx, Mat3, Quat, Sink, StateReader, StateWriter, Vec3};
 
 use crate::aabb::Aabb;
 
@@ -42,6 +42,23 @@ pub struct BodyHandle {
     pub index: u32,
     /// Generation of the slot when the handle was made.
     pub generation: u32,
+}
+
+/// The slot index then the generation, each a `u32`, so a game's state can
+/// hold handles (a handle is only as valid as the world it is checked
+/// against after decoding).
+impl Canonical for BodyHandle {
+    const MIN_BYTES: u32 = 8;
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_u32(self.index);
+        w.write_u32(self.generation);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        Ok(BodyHandle {
+            index: r.read_u32()?,
+            generation: r.read_u32()?,
+        })
+    }
 }
 
 /// A rigid body's state.

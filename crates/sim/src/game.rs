@@ -138,6 +138,8 @@ pub trait Game: Sized {
 
     /// The game's settings (its scene and rules), loaded from a TOML file
     /// (see [`crate::settings_file`]) and stored canonically in replay logs.
+    /// `#[derive(Canonical)]` (the `lockstep-derive` crate) writes their
+    /// encoding; their ranges are checked by the game, not the decoder.
     type Config: Canonical + serde::de::DeserializeOwned + Clone + PartialEq + core::fmt::Debug;
 
     /// A short stable name, written in replay logs (ASCII, at most 32 bytes).

@@ -5,33 +5,41 @@
 //!
 //! Invariants: a config that passes [`CubesConfig::validate`] builds a valid
 //! world for 1 to 4 players (no overlapping bodies, positive masses) and
-//! every step stays within its ranges; the encoding writes every field in
-//! declaration order, so two peers with different settings differ in their
-//! first checksum.
+//! every step stays within its ranges; the encoding (derived) writes every
+//! field in declaration order, the nested settings flattened under their
+//! prefix (`field grid`), so two peers with different settings differ in
+//! their first checksum. Decoding checks only the encoding; the ranges are
+//! [`CubesConfig::validate`]'s.
 
-use lockstep_fx::{Canonical, DecodeError, Fx, Sink, StateReader, StateWriter};
+use lockstep_derive::Canonical;
+use lockstep_fx::Fx;
 use lockstep_sim::{Game, SetupError};
 
 /// The cube demo's settings. Fixed-point values are decimal strings
 /// (`"0.5"`) or integers; floats are refused.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 #[serde(deny_unknown_fields)]
 pub struct CubesConfig {
     /// Downward gravity (m/s²).
     pub gravity: Fx,
     /// The field of small cubes.
+    #[canonical(flatten)]
     pub field: FieldConfig,
     /// Every player's cube and its controls.
+    #[canonical(flatten)]
     pub player: PlayerConfig,
     /// Blowing cubes away (space).
+    #[canonical(flatten)]
     pub blow: BlowConfig,
     /// Katamari mode (z).
+    #[canonical(flatten)]
     pub katamari: KatamariConfig,
 }
 
 /// The grid of small cubes resting on the ground, centred on the origin.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 #[serde(deny_unknown_fields)]
+#[canonical(prefix = "field")]
 pub struct FieldConfig {
     /// Cubes per side of the square grid (1 to 64).
     pub grid: u32,
@@ -51,8 +59,9 @@ pub struct FieldConfig {
 }
 
 /// A player's cube and how the buttons move it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 #[serde(deny_unknown_fields)]
+#[canonical(prefix = "player")]
 pub struct PlayerConfig {
     /// Edge length of a player's cube (m).
     pub size: Fx,
@@ -77,8 +86,9 @@ pub struct PlayerConfig {
 }
 
 /// Space blows the small cubes around a player's cube away.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 #[serde(deny_unknown_fields)]
+#[canonical(prefix = "blow")]
 pub struct BlowConfig {
     /// Cubes whose centre is within this distance of the player's centre are
     /// blown (m).
@@ -94,8 +104,9 @@ pub struct BlowConfig {
 /// While z is held, small cubes that touch a player's cube (or a cube
 /// already stuck to it) stick to it: a damped spring pulls each towards the
 /// player's centre, and the player takes the opposite impulse.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 #[serde(deny_unknown_fields)]
+#[canonical(prefix = "katamari")]
 pub struct KatamariConfig {
     /// Stuck cubes farther than this from the player's centre come off (m).
     pub radius: Fx,
@@ -202,75 +213,5 @@ impl CubesConfig {
         self.field_half_width()
             + (self.field.cube_size + self.player.size).scale_pow2(-1)
             + self.field.spacing
-    }
-}
-
-impl Canonical for CubesConfig {
-    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
-        w.field("gravity", &self.gravity);
-        let f = &self.field;
-        w.field("field grid", &f.grid);
-        w.field("field cube size", &f.cube_size);
-        w.field("field spacing", &f.spacing);
-        w.field("field density", &f.density);
-        w.field("field friction", &f.friction);
-        w.field("field linear damping", &f.linear_damping);
-        w.field("field angular damping", &f.angular_damping);
-        let p = &self.player;
-        w.field("player size", &p.size);
-        w.field("player density", &p.density);
-        w.field("player friction", &p.friction);
-        w.field("player linear damping", &p.linear_damping);
-        w.field("player angular damping", &p.angular_damping);
-        w.field("player push", &p.push);
-        w.field("player max speed", &p.max_speed);
-        w.field("player lift", &p.lift);
-        w.field("player hover height", &p.hover_height);
-        let b = &self.blow;
-        w.field("blow radius", &b.radius);
-        w.field("blow strength", &b.strength);
-        w.field("blow upward", &b.upward);
-        let k = &self.katamari;
-        w.field("katamari radius", &k.radius);
-        w.field("katamari strength", &k.strength);
-        w.field("katamari damping", &k.damping);
-        w.field("katamari max cubes", &k.max_cubes);
-    }
-
-    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
-        Ok(CubesConfig {
-            gravity: r.read_fx()?,
-            field: FieldConfig {
-                grid: r.read_u32()?,
-                cube_size: r.read_fx()?,
-                spacing: r.read_fx()?,
-                density: r.read_fx()?,
-                friction: r.read_fx()?,
-                linear_damping: r.read_fx()?,
-                angular_damping: r.read_fx()?,
-            },
-            player: PlayerConfig {
-                size: r.read_fx()?,
-                density: r.read_fx()?,
-                friction: r.read_fx()?,
-                linear_damping: r.read_fx()?,
-                angular_damping: r.read_fx()?,
-                push: r.read_fx()?,
-                max_speed: r.read_fx()?,
-                lift: r.read_fx()?,
-                hover_height: r.read_fx()?,
-            },
-            blow: BlowConfig {
-                radius: r.read_fx()?,
-                strength: r.read_fx()?,
-                upward: r.read_fx()?,
-            },
-            katamari: KatamariConfig {
-                radius: r.read_fx()?,
-                strength: r.read_fx()?,
-                damping: r.read_fx()?,
-                max_cubes: r.read_u32()?,
-            },
-        })
     }
 }

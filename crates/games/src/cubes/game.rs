@@ -181,11 +181,7 @@ impl Game for Cubes {
         w.field("players", &self.players());
         for (seat, stuck) in self.stuck.iter().enumerate() {
             w.entity("player", &[seat as u32]);
-            w.label::<u32>("attached count");
-            w.write_len(stuck.len());
-            for i in stuck {
-                w.field("attached cube", i);
-            }
+            w.field("attached", stuck);
         }
         self.world.encode(w);
     }
@@ -207,26 +203,25 @@ impl Game for Cubes {
         let mut held = vec![false; cubes as usize];
         let mut stuck = Vec::with_capacity(usize::from(players));
         for seat in 0..players {
-            let n = r.read_len(4)?;
-            if n > config.katamari.max_cubes as usize {
+            let list = Vec::<u32>::decode(&mut r)?;
+            if list.len() > config.katamari.max_cubes as usize {
                 return Err(StateError::Invalid(format!(
-                    "player {seat} holds {n} cubes, more than katamari.max_cubes"
+                    "player {seat} holds {} cubes, more than katamari.max_cubes",
+                    list.len()
                 )));
             }
-            let mut list = Vec::with_capacity(n);
-            for _ in 0..n {
-                let i = r.read_u32()?;
-                if i >= cubes || list.last().is_some_and(|&last| last >= i) {
-                    return Err(StateError::Invalid(format!(
-                        "player {seat}'s attached cubes are not sorted cube numbers below {cubes}"
-                    )));
-                }
+            let sorted = list.windows(2).all(|p| p[0] < p[1]);
+            if !sorted || list.last().is_some_and(|&i| i >= cubes) {
+                return Err(StateError::Invalid(format!(
+                    "player {seat}'s attached cubes are not sorted cube numbers below {cubes}"
+                )));
+            }
+            for &i in &list {
                 if std::mem::replace(&mut held[i as usize], true) {
                     return Err(StateError::Invalid(format!(
                         "cube {i} is attached to two players"
                     )));
                 }
-                list.push(i);
             }
             stuck.push(list);
         }

@@ -5,17 +5,20 @@
 //! Invariants: a config that passes [`RtsConfig::validate`] builds a valid
 //! world for every supported player count, and every later step stays within
 //! its ranges (no division by zero, no command grid overflow); the encoding
-//! writes every field in declaration order, so two peers with different
-//! settings differ in their first checksum.
+//! (derived) writes every field in declaration order, the unit rules
+//! flattened under the prefix `unit`, so two peers with different settings
+//! differ in their first checksum. Decoding checks only the encoding; the
+//! ranges are [`RtsConfig::validate`]'s.
 
-use lockstep_fx::{Canonical, DecodeError, Fx, Sink, StateReader, StateWriter, Vec3};
+use lockstep_derive::Canonical;
+use lockstep_fx::{Fx, Vec3};
 
 use lockstep_sim::{Game, SetupError};
 
 use super::command::MapPoint;
 
 /// The RTS settings. Fixed-point values are decimal strings or integers.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 #[serde(deny_unknown_fields)]
 pub struct RtsConfig {
     /// Side of the square map, centred on the origin (m). Walls close it.
@@ -30,6 +33,7 @@ pub struct RtsConfig {
     /// Friction of the ground, walls, buildings and units.
     pub friction: Fx,
     /// The units' rules.
+    #[canonical(flatten)]
     pub unit: UnitConfig,
     /// Static buildings.
     #[serde(default)]
@@ -37,8 +41,9 @@ pub struct RtsConfig {
 }
 
 /// The rules every unit follows.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 #[serde(deny_unknown_fields)]
+#[canonical(prefix = "unit")]
 pub struct UnitConfig {
     /// Radius of a unit's sphere (m).
     pub radius: Fx,
@@ -68,8 +73,9 @@ pub struct UnitConfig {
 }
 
 /// A static building: a box standing on the ground.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 #[serde(deny_unknown_fields)]
+#[canonical(prefix = "building")]
 pub struct Building {
     /// Centre of its footprint, `[x, z]` (m).
     pub position: [Fx; 2],
@@ -181,72 +187,5 @@ impl RtsConfig {
     pub(crate) fn spawn_half_width(&self) -> Fx {
         let cols = i64::from(self.spawn_columns());
         self.spawn_spacing.mul_int(cols - 1).scale_pow2(-1)
-    }
-}
-
-impl Canonical for RtsConfig {
-    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
-        w.field("map size", &self.map_size);
-        w.field("units per player", &self.units_per_player);
-        w.field("spawn radius", &self.spawn_radius);
-        w.field("spawn spacing", &self.spawn_spacing);
-        w.field("friction", &self.friction);
-        let u = &self.unit;
-        w.field("unit radius", &u.radius);
-        w.field("unit speed", &u.speed);
-        w.field("unit hp", &u.hp);
-        w.field("unit damage", &u.damage);
-        w.field("unit range", &u.range);
-        w.field("unit sight", &u.sight);
-        w.field("attack interval", &u.attack_interval);
-        w.field("arrive distance", &u.arrive_distance);
-        w.field("slow distance", &u.slow_distance);
-        w.field("give up frames", &u.give_up_frames);
-        w.field("unit damping", &u.damping);
-        w.label::<u32>("buildings");
-        w.write_len(self.buildings.len());
-        for b in &self.buildings {
-            w.field("building x", &b.position[0]);
-            w.field("building z", &b.position[1]);
-            w.field("building size", &b.size);
-        }
-    }
-
-    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
-        let map_size = r.read_fx()?;
-        let units_per_player = r.read_u32()?;
-        let spawn_radius = r.read_fx()?;
-        let spawn_spacing = r.read_fx()?;
-        let friction = r.read_fx()?;
-        let unit = UnitConfig {
-            radius: r.read_fx()?,
-            speed: r.read_fx()?,
-            hp: r.read_u32()?,
-            damage: r.read_u32()?,
-            range: r.read_fx()?,
-            sight: r.read_fx()?,
-            attack_interval: r.read_u32()?,
-            arrive_distance: r.read_fx()?,
-            slow_distance: r.read_fx()?,
-            give_up_frames: r.read_u32()?,
-            damping: r.read_fx()?,
-        };
-        let n = r.read_len(40)?;
-        let mut buildings = Vec::with_capacity(n);
-        for _ in 0..n {
-            buildings.push(Building {
-                position: [r.read_fx()?, r.read_fx()?],
-                size: r.read_vec3()?,
-            });
-        }
-        Ok(RtsConfig {
-            map_size,
-            units_per_player,
-            spawn_radius,
-            spawn_spacing,
-            friction,
-            unit,
-            buildings,
-        })
     }
 }

@@ -277,18 +277,10 @@ impl Game for Rts {
         self.config.encode(w);
         for (seat, s) in self.selections.iter().enumerate() {
             w.entity("player", &[seat as u32]);
-            w.label::<u32>("selection length");
-            w.write_len(s.len());
-            for id in s {
-                w.field("selected", id);
-            }
+            w.field("selection", s);
         }
         w.entity("units", &[]);
-        w.label::<u32>("count");
-        w.write_len(self.units.len());
-        for u in &self.units {
-            u.encode(w);
-        }
+        w.field("units", &self.units);
         self.world.encode(w);
     }
 
@@ -302,19 +294,9 @@ impl Game for Rts {
         let config = RtsConfig::decode(&mut r)?;
         let mut selections = Vec::with_capacity(usize::from(players));
         for _ in 0..players {
-            let n = r.read_len(4)?;
-            let mut s = Vec::with_capacity(n);
-            for _ in 0..n {
-                s.push(r.read_u32()?);
-            }
-            selections.push(s);
+            selections.push(Vec::<u32>::decode(&mut r)?);
         }
-        // A unit takes at least 18 bytes (an idle one).
-        let n = r.read_len(18)?;
-        let mut units = Vec::with_capacity(n);
-        for _ in 0..n {
-            units.push(Unit::decode(&mut r)?);
-        }
+        let units = Vec::<Unit>::decode(&mut r)?;
         // The physics world is the rest of the bytes (it checks its own end).
         let rest = r.read_raw(r.remaining())?;
         let world = World::decode(rest).map_err(|e| StateError::Invalid(e.to_string()))?;

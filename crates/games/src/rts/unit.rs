@@ -14,13 +14,15 @@
 //! reused), and processed in that order; a unit's body exists while the
 //! unit does.
 
-use lockstep_fx::{DecodeError, Fx, Sink, StateReader, StateWriter, Vec3};
+use lockstep_derive::Canonical;
+use lockstep_fx::{Fx, Vec3};
 use lockstep_physics::{BodyHandle, World};
 
 use super::config::UnitConfig;
 
-/// What a unit is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What a unit is doing (encoded as a tag, 0 idle or 1 move, then the
+/// move's fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Canonical)]
 pub enum Order {
     /// Standing (it still fights enemies in range and chases those in sight).
     #[default]
@@ -28,16 +30,22 @@ pub enum Order {
     /// Heading for a point on the ground.
     Move {
         /// Target x (m).
+        #[canonical(name = "target x")]
         x: Fx,
         /// Target z (m).
+        #[canonical(name = "target z")]
         z: Fx,
         /// Frames in a row spent below a quarter of its speed.
+        #[canonical(name = "blocked frames")]
         blocked: u32,
     },
 }
 
-/// A unit's game state (its position and velocity live in its body).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A unit's game state (its position and velocity live in its body),
+/// encoded as entity `unit` with its id; decoding checks only the encoding
+/// (the game checks the unit against the world and the settings).
+#[derive(Debug, Clone, PartialEq, Eq, Canonical)]
+#[canonical(entity = "unit", ids(id))]
 pub(crate) struct Unit {
     pub id: u32,
     pub owner: u8,
@@ -77,63 +85,6 @@ impl Unit {
             order: self.order,
             position: b.position(),
             velocity: b.linear_velocity(),
-        })
-    }
-
-    /// Order tags in the encoding.
-    const IDLE: u8 = 0;
-    const MOVE: u8 = 1;
-
-    /// Writes the unit (labelled as entity `unit` with its id).
-    pub fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
-        w.entity("unit", &[self.id]);
-        w.field("id", &self.id);
-        w.field("owner", &self.owner);
-        w.field("hp", &self.hp);
-        match self.order {
-            Order::Idle => w.field("order", &Self::IDLE),
-            Order::Move { x, z, blocked } => {
-                w.field("order", &Self::MOVE);
-                w.field("target x", &x);
-                w.field("target z", &z);
-                w.field("blocked frames", &blocked);
-            }
-        }
-        w.field("body slot", &self.body.index);
-        w.field("body generation", &self.body.generation);
-    }
-
-    /// Reads a unit written by [`Unit::encode`] (the caller checks it
-    /// against the world and the settings).
-    pub fn decode(r: &mut StateReader<'_>) -> Result<Unit, DecodeError> {
-        let id = r.read_u32()?;
-        let owner = r.read_u8()?;
-        let hp = r.read_u32()?;
-        let offset = r.offset();
-        let order = match r.read_u8()? {
-            Self::IDLE => Order::Idle,
-            Self::MOVE => Order::Move {
-                x: r.read_fx()?,
-                z: r.read_fx()?,
-                blocked: r.read_u32()?,
-            },
-            _ => {
-                return Err(DecodeError::Invalid {
-                    offset,
-                    what: "rts unit order",
-                });
-            }
-        };
-        let body = BodyHandle {
-            index: r.read_u32()?,
-            generation: r.read_u32()?,
-        };
-        Ok(Unit {
-            id,
-            owner,
-            hp,
-            order,
-            body,
         })
     }
 

@@ -3,11 +3,12 @@
 #![allow(dead_code)]
 
 use lockstep_codec::input::Buttons;
-use lockstep_fx::{Canonical, DecodeError, Fx, Rng, Sink, StateReader, StateWriter};
+use lockstep_derive::Canonical;
+use lockstep_fx::{Canonical, Fx, Rng, Sink, StateReader, StateWriter};
 use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
-/// The walkers' settings.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+/// The walkers' settings (their encoding is derived).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Canonical)]
 pub struct WalkersConfig {
     /// Walkers per player.
     pub walkers: u32,
@@ -21,19 +22,6 @@ impl Default for WalkersConfig {
             walkers: 4,
             step: Fx::lit("0.25"),
         }
-    }
-}
-
-impl Canonical for WalkersConfig {
-    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
-        w.write_u32(self.walkers);
-        w.write_fx(self.step);
-    }
-    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
-        Ok(WalkersConfig {
-            walkers: r.read_u32()?,
-            step: r.read_fx()?,
-        })
     }
 }
 
