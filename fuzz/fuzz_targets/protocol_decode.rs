@@ -1,21 +1,44 @@
 //! Feeds arbitrary bytes to `lockstep_protocol::Packet::decode` (every kind,
 //! the integrity messages of kind 14 included), to a running session in
 //! each mode (lockstep and rollback), to a session that stopped (the match
-//! found invalid), to a spectator relay and to a spectator: nothing may
-//! panic, a stopped session steps nothing,
+//! found invalid), to a spectator relay and to a spectator, and as packets
+//! of an input that carries commands (`Orders`): nothing may panic, a
+//! stopped session steps nothing,
 //! whatever decodes must re-encode to the bytes it came from, and a session
 //! must count every datagram it refuses.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use lockstep_protocol::bits::{BitError, BitStream};
 use lockstep_protocol::input::Buttons;
+use lockstep_protocol::{Command, Orders};
 use lockstep_protocol::spectate::{Relay, SpectatorId, SpectateConfig, SpectatorSession};
 use lockstep_protocol::{
     Cause, Config, Event, Instant, Invalidation, Mode, Packet, SeatId, Session,
 };
 
+/// A 12-bit command, for packets whose inputs carry commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Go(u16);
+
+impl Command for Go {
+    const MAX_BITS: u32 = 12;
+    fn schema() -> &'static str {
+        "fuzz Go: u12"
+    }
+    fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), BitError> {
+        let mut v = u32::from(self.0);
+        s.ranged(&mut v, 0, 4095, "go")?;
+        self.0 = v as u16;
+        Ok(())
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     if let Ok(p) = Packet::<Buttons>::decode(data) {
+        assert_eq!(p.encode(), data);
+    }
+    if let Ok(p) = Packet::<Orders<Buttons, Go>>::decode(data) {
         assert_eq!(p.encode(), data);
     }
     // The same bytes through a session's front door, from each seat, in

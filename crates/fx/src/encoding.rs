@@ -17,7 +17,7 @@
 //!   array `[T; N]` its `N` items with no length. `#[derive(Canonical)]`
 //!   (the `lockstep-derive` crate) composes these and nothing else.
 
-use crate::{Checksum, Fx, Mat3, Quat, Rng, Vec3};
+use crate::{Checksum, Fx, Mat3, Quat, Rng, Vec2, Vec3};
 
 /// Where a [`StateWriter`] puts its bytes.
 pub trait Sink {
@@ -306,6 +306,13 @@ impl<S: Sink> StateWriter<S> {
         self.write_i64(v.to_bits());
     }
 
+    /// Writes a [`Vec2`] as `x`, `y`.
+    #[inline]
+    pub fn write_vec2(&mut self, v: Vec2) {
+        self.write_fx(v.x);
+        self.write_fx(v.y);
+    }
+
     /// Writes a [`Vec3`] as `x`, `y`, `z`.
     #[inline]
     pub fn write_vec3(&mut self, v: Vec3) {
@@ -511,6 +518,12 @@ impl<'a> StateReader<'a> {
         Ok(Fx::from_bits(self.read_i64()?))
     }
 
+    /// Reads a [`Vec2`].
+    #[inline]
+    pub fn read_vec2(&mut self) -> Result<Vec2, DecodeError> {
+        Ok(Vec2::new(self.read_fx()?, self.read_fx()?))
+    }
+
     /// Reads a [`Vec3`].
     #[inline]
     pub fn read_vec3(&mut self) -> Result<Vec3, DecodeError> {
@@ -610,6 +623,16 @@ impl Canonical for Fx {
     }
     fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
         r.read_fx()
+    }
+}
+
+impl Canonical for Vec2 {
+    const MIN_BYTES: u32 = 16;
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_vec2(*self);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        r.read_vec2()
     }
 }
 

@@ -4,7 +4,8 @@
 //! (x86_64, aarch64, s390x big-endian, i686 32-bit), in debug and release:
 //!
 //! - [`Fx`]: a signed Q32.32 scalar with saturating arithmetic.
-//! - [`Vec3`], [`Quat`], [`Mat3`]: the linear algebra of a rigid-body solver.
+//! - [`Vec3`], [`Quat`], [`Mat3`]: the linear algebra of a rigid-body solver;
+//!   [`Vec2`] for games on a plane.
 //! - `sqrt`, `sin`, `cos`, `sin_cos`, `atan2`, `acos`, `asin` on [`Fx`], each
 //!   with a documented and tested maximum error in LSB.
 //! - [`Wide`]: exact Q64.64 products and their rounding, saturating or
@@ -36,6 +37,7 @@ mod scalar;
 mod serde_impls;
 mod sqrt;
 mod trig;
+mod vec2;
 mod vec3;
 pub mod wide;
 
@@ -47,5 +49,6 @@ pub use mat3::Mat3;
 pub use quat::Quat;
 pub use rng::Rng;
 pub use scalar::{FRAC_BITS, Fx, ParseFxError};
+pub use vec2::Vec2;
 pub use vec3::Vec3;
 pub use wide::Wide;

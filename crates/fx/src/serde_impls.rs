@@ -1,6 +1,7 @@
 //! Serde support for human-edited files (feature `serde`): an [`Fx`] reads
 //! from a decimal string (`"9.81"`, exact, no float on the way) or an
-//! integer, and writes as its exact decimal string; a [`Vec3`] is `[x, y, z]`.
+//! integer, and writes as its exact decimal string; a [`Vec3`] is `[x, y, z]`,
+//! a [`Vec2`] `[x, y]`.
 //!
 //! Floats are refused: a TOML `0.1` is a binary float already rounded by the
 //! parser, which is exactly what deterministic settings must not depend on.
@@ -10,7 +11,7 @@ use core::fmt;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::ser::{Serialize, Serializer};
 
-use crate::{Fx, Vec3};
+use crate::{Fx, Vec2, Vec3};
 
 struct FxVisitor;
 
@@ -55,6 +56,19 @@ impl<'de> Deserialize<'de> for Fx {
 impl Serialize for Fx {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(&format_args!("{self:?}"))
+    }
+}
+
+impl<'de> Deserialize<'de> for Vec2 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Vec2, D::Error> {
+        let [x, y] = <[Fx; 2]>::deserialize(d)?;
+        Ok(Vec2::new(x, y))
+    }
+}
+
+impl Serialize for Vec2 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        [self.x, self.y].serialize(s)
     }
 }
 

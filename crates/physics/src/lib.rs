@@ -17,7 +17,8 @@
 //! and pair order: the same state and the same calls give the same bits on
 //! every CPU, and with any number of threads ([`World::set_threads`]: islands
 //! never share a body, so they can be solved at once). [`World::encode`] writes the whole state canonically (for the
-//! BLAKE3 checksum or an exact saved state) and [`World::decode`] restores it so
+//! BLAKE3 checksum or an exact saved state) and [`World::decode`] (or
+//! [`World::read`], from anywhere in a larger state) restores it so
 //! that stepping on gives the same bytes as the uninterrupted run.
 //!
 //! ```
@@ -27,7 +28,7 @@
 //! let mut world = World::new(WorldSettings::default());
 //! world.add_body(BodyBuilder::fixed(Shape::HalfSpace)).unwrap();
 //! let cube = world
-//!     .add_body(BodyBuilder::dynamic(Shape::cuboid(Vec3::splat(Fx::ONE))).position(Vec3::from_ints(0, 3, 0)))
+//!     .add_body(BodyBuilder::dynamic(Shape::box_with_size(Vec3::splat(Fx::ONE))).position(Vec3::from_ints(0, 3, 0)))
 //!     .unwrap();
 //! for _ in 0..120 {
 //!     world.step();

@@ -245,7 +245,7 @@ pub fn capsules() -> Scene {
                     0 => Shape::Sphere {
                         radius: Fx::lit("0.3"),
                     },
-                    1 => Shape::cuboid(Vec3::splat(Fx::lit("0.6"))),
+                    1 => Shape::box_with_size(Vec3::splat(Fx::lit("0.6"))),
                     _ => Shape::Capsule {
                         half_height: Fx::HALF,
                         radius: Fx::lit("0.25"),

@@ -47,8 +47,9 @@ pub struct MassProperties {
 }
 
 impl Shape {
-    /// A box from its full size along x, y, z.
-    pub fn cuboid(size: Vec3) -> Shape {
+    /// A box of the given full size along x, y and z (a 1 m cube is
+    /// `box_with_size(Vec3::ONE)`); [`Shape::Box`] itself holds half of it.
+    pub fn box_with_size(size: Vec3) -> Shape {
         Shape::Box {
             half_extents: size.abs() * Fx::HALF,
         }
@@ -152,7 +153,7 @@ mod tests {
 
     #[test]
     fn unit_cube_and_sphere() {
-        let cube = Shape::cuboid(Vec3::splat(Fx::ONE)).mass_properties(Fx::ONE);
+        let cube = Shape::box_with_size(Vec3::splat(Fx::ONE)).mass_properties(Fx::ONE);
         assert_eq!(cube.mass, Fx::ONE);
         // 1/6 for a unit cube, within one rounding.
         let expected = Fx::from_ratio(1, 6);

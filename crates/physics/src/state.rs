@@ -100,15 +100,26 @@ impl World {
         w.into_inner()
     }
 
-    /// Restores a world from [`World::save`] bytes. Stepping it gives the
-    /// same states as stepping the world that was saved.
+    /// Restores a world from [`World::save`] bytes, all of them (trailing
+    /// bytes are an error). Stepping it gives the same states as stepping
+    /// the world that was saved.
     pub fn decode(bytes: &[u8]) -> Result<World, StateError> {
         let mut r = StateReader::new(bytes);
+        let world = World::read(&mut r)?;
+        r.finish()?;
+        Ok(world)
+    }
+
+    /// Reads a world written by [`World::encode`] from `r` and stops at its
+    /// end, so a game may encode its world anywhere in its state, between
+    /// its other fields: the encoding says how long it is (slot, free-list
+    /// and contact counts), and nothing after it is read.
+    pub fn read(r: &mut StateReader<'_>) -> Result<World, StateError> {
         let version = r.read_u16()?;
         if version != STATE_VERSION {
             return Err(StateError::Version { found: version });
         }
-        let settings = decode_settings(&mut r)?;
+        let settings = decode_settings(r)?;
         let mut world = World::new(settings);
         world.frame = r.read_u64()?;
         let n = r.read_len(5)?;
@@ -118,7 +129,7 @@ impl World {
                 let island = r.read_u32()?;
                 Slot {
                     generation,
-                    body: Some(decode_body(&mut r)?),
+                    body: Some(decode_body(r)?),
                     island,
                 }
             } else {
@@ -204,7 +215,6 @@ impl World {
                 fresh: false,
             });
         }
-        r.finish()?;
         world.refresh_all();
         Ok(world)
     }

@@ -128,7 +128,7 @@ fn sliding_box_stops_at_v2_over_2_mu_g() {
     let v0 = Fx::from_int(5);
     let cube = world
         .add_body(
-            BodyBuilder::dynamic(Shape::cuboid(Vec3::splat(Fx::ONE)))
+            BodyBuilder::dynamic(Shape::box_with_size(Vec3::splat(Fx::ONE)))
                 .position(Vec3::new(Fx::ZERO, Fx::HALF, Fx::ZERO))
                 .friction(mu),
         )
@@ -160,7 +160,7 @@ fn box_on_slope_below_friction_angle_does_not_creep() {
     let start = up * fx("0.5");
     let cube = world
         .add_body(
-            BodyBuilder::dynamic(Shape::cuboid(Vec3::splat(Fx::ONE)))
+            BodyBuilder::dynamic(Shape::box_with_size(Vec3::splat(Fx::ONE)))
                 .position(start)
                 .orientation(tilt)
                 .friction(fx("0.6")),
@@ -213,7 +213,7 @@ fn capsules_rest_at_their_radius_on_ground_box_and_each_other() {
     // Lying across a static 2 m box (top at y = 2), away from the first.
     world
         .add_body(
-            BodyBuilder::fixed(Shape::cuboid(Vec3::splat(Fx::TWO)))
+            BodyBuilder::fixed(Shape::box_with_size(Vec3::splat(Fx::TWO)))
                 .position(Vec3::from_ints(10, 1, 0)),
         )
         .unwrap();

@@ -13,7 +13,7 @@ fn awake_world() -> World {
 }
 
 fn cube() -> Shape {
-    Shape::cuboid(Vec3::splat(Fx::ONE))
+    Shape::box_with_size(Vec3::splat(Fx::ONE))
 }
 
 /// How far a μ = 0.5 box slides down a slope of `degrees` in 3 s, the slope

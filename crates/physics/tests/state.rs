@@ -37,3 +37,21 @@ fn wrong_version_is_named() {
         Err(StateError::Version { .. })
     ));
 }
+
+#[test]
+fn a_world_reads_back_from_the_middle_of_a_larger_state() {
+    let world = scenes::stack_sleep().build();
+    let mut w = lockstep_fx::StateWriter::buffer();
+    w.write_u32(7);
+    world.encode(&mut w);
+    w.write_u32(9);
+    let bytes = w.into_inner();
+    let mut r = lockstep_fx::StateReader::new(&bytes);
+    assert_eq!(r.read_u32(), Ok(7));
+    let back = World::read(&mut r).unwrap();
+    assert_eq!(r.read_u32(), Ok(9));
+    r.finish().unwrap();
+    assert_eq!(back.save(), world.save());
+    // The whole-buffer decode refuses what follows the world.
+    assert!(World::decode(&bytes[4..]).is_err());
+}

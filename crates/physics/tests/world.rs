@@ -4,7 +4,7 @@ use lockstep_fx::{Fx, Quat, Vec3};
 use lockstep_physics::{Aabb, BodyBuilder, BodyError, Event, Shape, World, WorldSettings};
 
 fn cube() -> Shape {
-    Shape::cuboid(Vec3::splat(Fx::ONE))
+    Shape::box_with_size(Vec3::splat(Fx::ONE))
 }
 
 #[test]
@@ -165,11 +165,11 @@ fn query_aabb_matches_a_scan_of_every_body() {
             rng.fx_range(Fx::from_int(-80), Fx::from_int(80)),
         );
         let shape = match i % 7 {
-            0 => Shape::cuboid(Vec3::new(Fx::from_int(40), Fx::ONE, Fx::ONE)),
+            0 => Shape::box_with_size(Vec3::new(Fx::from_int(40), Fx::ONE, Fx::ONE)),
             1 | 2 => Shape::Sphere {
                 radius: rng.fx_range(Fx::lit("0.1"), Fx::from_int(2)),
             },
-            _ => Shape::cuboid(Vec3::splat(rng.fx_range(Fx::lit("0.2"), Fx::from_int(3)))),
+            _ => Shape::box_with_size(Vec3::splat(rng.fx_range(Fx::lit("0.2"), Fx::from_int(3)))),
         };
         let b = BodyBuilder::dynamic(shape)
             .position(p)

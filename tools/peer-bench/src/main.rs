@@ -240,7 +240,7 @@ fn build_rapier(scene: &Scene) -> RapierScene {
             .sleeping(b.asleep && s.sleeping);
         let shape = match b.shape {
             Shape::Box { half_extents: h } => {
-                SharedShape::cuboid(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32)
+                SharedShape::box_with_size(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32)
             }
             Shape::Sphere { radius } => SharedShape::ball(f(radius) as f32),
             Shape::Capsule {

@@ -225,8 +225,8 @@ impl Game for Cubes {
             }
             stuck.push(list);
         }
-        let rest = r.read_raw(r.remaining())?;
-        let world = World::decode(rest).map_err(|e| StateError::Invalid(e.to_string()))?;
+        let world = World::read(&mut r).map_err(|e| StateError::Invalid(e.to_string()))?;
+        r.finish()?;
         let layout =
             Layout::of(&world, players, cubes).map_err(|e| StateError::Invalid(e.into()))?;
         Ok(Cubes {

@@ -97,7 +97,7 @@ impl Layout {
         let players = (0..players)
             .map(|seat| {
                 add(
-                    BodyBuilder::dynamic(Shape::cuboid(Vec3::splat(p.size)))
+                    BodyBuilder::dynamic(Shape::box_with_size(Vec3::splat(p.size)))
                         .position(spawn_point(config, seat))
                         .density(p.density)
                         .friction(p.friction)
@@ -112,7 +112,7 @@ impl Layout {
         let cubes = (0..config.cube_count())
             .map(|i| {
                 add(
-                    BodyBuilder::dynamic(Shape::cuboid(Vec3::splat(f.cube_size)))
+                    BodyBuilder::dynamic(Shape::box_with_size(Vec3::splat(f.cube_size)))
                         .position(cube_point(config, i))
                         .density(f.density)
                         .friction(f.friction)

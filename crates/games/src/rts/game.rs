@@ -297,9 +297,8 @@ impl Game for Rts {
             selections.push(Vec::<u32>::decode(&mut r)?);
         }
         let units = Vec::<Unit>::decode(&mut r)?;
-        // The physics world is the rest of the bytes (it checks its own end).
-        let rest = r.read_raw(r.remaining())?;
-        let world = World::decode(rest).map_err(|e| StateError::Invalid(e.to_string()))?;
+        let world = World::read(&mut r).map_err(|e| StateError::Invalid(e.to_string()))?;
+        r.finish()?;
         let game = Rts {
             config,
             players,

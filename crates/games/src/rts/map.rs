@@ -88,13 +88,13 @@ pub(crate) fn build(config: &RtsConfig, setup: &Match) -> Result<(World, Vec<Uni
             Vec3::new(long, WALL_HEIGHT, WALL_THICKNESS),
         ),
     ] {
-        let wall = BodyBuilder::fixed(Shape::cuboid(size)).position(Vec3::new(x, y, z));
+        let wall = BodyBuilder::fixed(Shape::box_with_size(size)).position(Vec3::new(x, y, z));
         world.add_body(terrain(wall))?;
     }
 
     for b in &config.buildings {
         let centre = Vec3::new(b.position[0], b.size.y.scale_pow2(-1), b.position[1]);
-        let building = BodyBuilder::fixed(Shape::cuboid(b.size)).position(centre);
+        let building = BodyBuilder::fixed(Shape::box_with_size(b.size)).position(centre);
         world.add_body(terrain(building))?;
     }
 
