@@ -123,6 +123,11 @@ pub fn run(args: &DemoArgs, tools: &Tools) -> Result<ExitCode, CliError> {
         }
     };
     let seat_count = args.seats.unwrap_or(game.seats);
+    if !(2..=8).contains(&seat_count) {
+        return Err(CliError::new(format!(
+            "--seats {seat_count}: a match has 2 to 8 seats"
+        )));
+    }
     std::fs::create_dir_all(&args.dir)
         .map_err(|e| CliError::new(format!("{}: {e}", args.dir.display())))?;
     let link = LinkArgs {
