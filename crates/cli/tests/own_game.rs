@@ -183,3 +183,61 @@ fn the_demo_runs_the_studios_own_binary_over_udp() {
     assert!(out.contains("every log verifies"), "{out}");
     assert!(d.join("seat-0.log").exists() && d.join("join-1.log").exists());
 }
+
+#[test]
+fn a_spectator_asking_for_snapshots_of_a_game_without_bodies_is_told_why() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let d = dir("snapshots");
+    let start = |args: &[&str]| {
+        Command::new(binary())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the example runs")
+    };
+    let seat0 = d.join("seat-0.log");
+    let mut host = start(&[
+        "host",
+        "runners",
+        "--port",
+        "0",
+        "--bind",
+        "127.0.0.1",
+        "--frames",
+        "1200",
+        "--machine",
+        "--log",
+        seat0.to_str().unwrap(),
+    ]);
+    // Its lines, read to the end so that it never writes to a closed pipe.
+    let (tx, lines) = std::sync::mpsc::channel();
+    let out = host.stdout.take().expect("piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let addr = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("listening ").map(str::to_string))
+        .expect("the host says where it listens");
+    let seat1 = d.join("seat-1.log");
+    let mut joiner = start(&["join", &addr, "--machine", "--log", seat1.to_str().unwrap()]);
+    // Spectators are let in once the match has started.
+    lines
+        .iter()
+        .find(|l| l.starts_with("status ") && !l.contains(" frame=0 "))
+        .expect("the match starts");
+    let watched = tools(&["spectate", "--snapshots", &addr]);
+    for child in [&mut host, &mut joiner] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let line = error_line(&watched);
+    assert_eq!(
+        line,
+        "runners-tools: game `runners` has no snapshots: implement `lockstep_snapshot::Bodies` for it and register it with `GameTools::new().snapshots()`"
+    );
+}
