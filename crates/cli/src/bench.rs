@@ -1,24 +1,25 @@
 //! `lockstep bench`: a table of ms/step for the physics benchmark scenes and
-//! ms/frame for the shipped games played by their bots (median of several
+//! ms/frame for the registered games played by their bots (`game:ID`, and
+//! `game:rts-8x1024` when the shipped RTS is registered) (median of several
 //! runs, wall clock: a report, not part of any simulation), with what one
 //! BLAKE3 checksum of the final state costs and its share of a step (a game
 //! frame includes one: the engine checksums every frame).
 
 use std::time::Instant;
 
-use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
 use lockstep_games::{Bots, Demo};
 use lockstep_physics::scenes;
-use lockstep_sim::{Engine, EngineSettings, Match};
+use lockstep_sim::{Engine, EngineSettings, Game, Match};
 
 use crate::error::CliError;
+use crate::tools::Tools;
 
 /// The name of the RTS row at its largest (8 players × 1 024 units).
 const RTS_LARGE: &str = "game:rts-8x1024";
 
 /// One row of the table.
-struct Row {
+pub(crate) struct Row {
     name: String,
     /// Bytes of canonical state at the end of a run.
     state_bytes: usize,
@@ -49,17 +50,21 @@ impl Row {
 }
 
 /// Runs the benchmarks whose names contain one of `filter` (all if empty).
-pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliError> {
+pub fn run(
+    filter: &[String],
+    runs: u32,
+    frames: Option<u32>,
+    tools: &Tools,
+) -> Result<(), CliError> {
     if runs == 0 {
         return Err(CliError::new("--runs must be at least 1"));
     }
     let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
     let mut names: Vec<String> = scenes::NAMES.iter().map(|s| s.to_string()).collect();
-    names.extend([
-        "game:cubes".to_string(),
-        "game:rts".to_string(),
-        RTS_LARGE.to_string(),
-    ]);
+    names.extend(tools.ids().iter().map(|id| format!("game:{id}")));
+    if tools.has(Rts::ID) {
+        names.push(RTS_LARGE.to_string());
+    }
     let selected: Vec<&String> = names.iter().filter(|n| wanted(n)).collect();
     if selected.is_empty() {
         return Err(CliError::new(format!(
@@ -79,14 +84,17 @@ pub fn run(filter: &[String], runs: u32, frames: Option<u32>) -> Result<(), CliE
         "hash"
     );
     for name in selected {
+        let frames_or_600 = frames.unwrap_or(600);
         let row = match name.strip_prefix("game:") {
-            Some("cubes") => game::<Cubes>(name, runs, frames.unwrap_or(600), None),
-            Some("rts") => game::<Rts>(name, runs, frames.unwrap_or(600), None),
-            Some(_) => {
+            _ if name == RTS_LARGE => {
                 // The RTS at its largest: 8 players × 1 024 units.
                 let mut config = Rts::default_config();
                 config.units_per_player = 1024;
-                game::<Rts>(name, runs, frames.unwrap_or(600), Some((config, 8)))
+                game_with::<Rts>(name, runs, frames_or_600, config, 8)?
+            }
+            Some(id) => {
+                let entry = tools.find(id)?;
+                (entry.ops.bench)(name, runs, frames_or_600, entry.seats)?
             }
             None => scene(name, runs, frames),
         };
@@ -124,45 +132,56 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
     }
 }
 
-/// A bot match with the embedded settings, 2 players (4 for the RTS), or
-/// the given settings and players, each frame stepped and checksummed by
-/// the engine as in a real match.
-fn game<G: Demo>(name: &str, runs: u32, frames: u32, custom: Option<(G::Config, u8)>) -> Row {
-    let (config, seats) = match custom {
-        Some((config, seats)) => (config, Some(seats)),
-        None => (G::default_config(), None),
-    };
+/// A bot match of `G` with its embedded settings and `seats` seats (a
+/// row named `name`).
+pub(crate) fn game<G: Demo>(
+    name: &str,
+    runs: u32,
+    frames: u32,
+    seats: u8,
+) -> Result<Row, CliError> {
+    game_with::<G>(name, runs, frames, G::default_config(), seats)
+}
+
+/// A bot match of `G` with `config` and `seats` seats, each frame stepped
+/// and checksummed by the engine as in a real match.
+fn game_with<G: Demo>(
+    name: &str,
+    runs: u32,
+    frames: u32,
+    config: G::Config,
+    seats: u8,
+) -> Result<Row, CliError> {
     let setup = Match {
-        seats: seats.unwrap_or(if G::ID == "rts" { 4 } else { 2 }),
+        seats,
         ..Match::default()
     };
     let mut state_bytes = 0;
     let mut checksum_ms = 0.0;
-    let runs = (0..runs)
-        .map(|_| {
-            let game = G::new(&config, &setup).expect("embedded settings are valid");
-            let mut engine = Engine::new(game, EngineSettings::default());
-            let mut bots = Bots::<G>::new(&setup);
-            let start = Instant::now();
-            for frame in 0..frames {
-                let inputs = bots.inputs(engine.game(), frame);
-                engine.advance(&inputs);
-            }
-            let ms = ms_per(start, frames);
-            state_bytes = engine.game().save().len();
-            checksum_ms = time_checksum(|| {
-                std::hint::black_box(engine.game().checksum());
-            });
-            ms
-        })
-        .collect();
-    Row {
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let game = G::new(&config, &setup)
+            .map_err(|e| CliError::new(format!("{name}: cannot start the match: {e}")))?;
+        let mut engine = Engine::new(game, EngineSettings::default());
+        let mut bots = Bots::<G>::new(&setup);
+        let start = Instant::now();
+        for frame in 0..frames {
+            let inputs = bots.inputs(engine.game(), frame);
+            engine.advance(&inputs);
+        }
+        times.push(ms_per(start, frames));
+        state_bytes = engine.game().save().len();
+        checksum_ms = time_checksum(|| {
+            std::hint::black_box(engine.game().checksum());
+        });
+    }
+    Ok(Row {
         name: name.to_string(),
         state_bytes,
         frames,
-        runs,
+        runs: times,
         checksum_ms,
-    }
+    })
 }
 
 /// ms per call of `checksum`: the median of 9 timed calls.

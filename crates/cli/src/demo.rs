@@ -1,5 +1,6 @@
 //! `lockstep demo`: a networked match on this machine. It starts one
-//! process of this binary per seat (`lockstep host`, then `lockstep join`),
+//! process of this very program per seat (`std::env::current_exe()`: a
+//! studio's own tools binary runs itself, `host`, then `join`),
 //! all on loopback behind the link conditioner (75 ms plus up to 10 ms of
 //! jitter one way, 2% loss by default), shows one live line per seat, then a
 //! summary, and verifies every seat's replay log with `lockstep verify`'s
@@ -16,14 +17,15 @@ use clap::Args;
 
 use crate::error::CliError;
 use crate::net::LinkArgs;
+use crate::tools::Tools;
 
 /// Arguments of `lockstep demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// The game: cubes or rts.
-    #[arg(long, default_value = "cubes")]
-    pub game: String,
-    /// Seats, one process each (default: 2 for cubes, 4 for rts).
+    /// The game (default: the first registered).
+    #[arg(long)]
+    pub game: Option<String>,
+    /// Seats, one process each (default: the game's).
     #[arg(long, alias = "players")]
     pub seats: Option<u8>,
     /// Frames to play (1200: 20 s at 60 Hz).
@@ -112,8 +114,20 @@ fn forward(index: usize, child: &mut Child, tx: mpsc::Sender<(usize, String)>) {
 }
 
 /// Runs `lockstep demo`.
-pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
-    let seat_count = args.seats.unwrap_or(if args.game == "rts" { 4 } else { 2 });
+pub fn run(args: &DemoArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+    let game = match &args.game {
+        Some(id) => tools.find(id)?,
+        None => {
+            let first = tools.ids().first().copied().unwrap_or("");
+            tools.find(first)?
+        }
+    };
+    let seat_count = args.seats.unwrap_or(game.seats);
+    if !(2..=8).contains(&seat_count) {
+        return Err(CliError::new(format!(
+            "--seats {seat_count}: a match has 2 to 8 seats"
+        )));
+    }
     std::fs::create_dir_all(&args.dir)
         .map_err(|e| CliError::new(format!("{}: {e}", args.dir.display())))?;
     let link = LinkArgs {
@@ -141,7 +155,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
     outln!(
         "demo: {seat_count} processes play {} frames of {} ({}) over loopback UDP, {} ms ± {} ms one way, {}% loss",
         args.frames,
-        args.game,
+        game.id,
         if args.mode.rollback {
             "rollback"
         } else {
@@ -156,7 +170,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
     let host_log = args.dir.join("seat-0.log");
     let mut host_args = vec![
         "host".to_string(),
-        args.game.clone(),
+        game.id.to_string(),
         "--seats".into(),
         seat_count.to_string(),
         "--port".into(),
@@ -311,7 +325,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, CliError> {
     outln!("");
     let logs: Vec<PathBuf> = seats.iter().map(|s| s.log.clone()).collect();
     outln!("verifying the {} replay logs:", logs.len());
-    let verified = crate::verify::run(&crate::verify::VerifyArgs { logs })?;
+    let verified = crate::verify::run(&crate::verify::VerifyArgs { logs }, tools)?;
     ok &= verified == ExitCode::SUCCESS;
     if ok {
         outln!("demo: every seat agreed on every checksum, and every log verifies");

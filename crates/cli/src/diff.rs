@@ -20,9 +20,9 @@ use lockstep_sim::replay::{MAGIC as LOG_MAGIC, ReplayLog};
 use lockstep_sim::{FieldDiff, Game, STATE_MAGIC, StateFile, diff_states};
 
 use crate::error::CliError;
-use crate::games::with_game;
 use crate::output::{refuse_input, write_file};
 use crate::replay::{game_of, incompleteness, read_file, read_log, stop_of};
+use crate::tools::Tools;
 
 /// Arguments of `lockstep diff`.
 #[derive(Debug, Args)]
@@ -46,7 +46,7 @@ pub struct DiffArgs {
 const FIELDS_SHOWN: usize = 10;
 
 /// Runs `lockstep diff`: exits 0 if the two agree, 1 if they differ.
-pub fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: &DiffArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let left = read_file(&args.left)?;
     let right = read_file(&args.right)?;
     let kind = |b: &[u8]| {
@@ -59,7 +59,7 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
         }
     };
     match (kind(&left), kind(&right)) {
-        (Some("state"), Some("state")) => diff_states_of(args, &left, &right),
+        (Some("state"), Some("state")) => diff_states_of(args, &left, &right, tools),
         (Some("log"), Some("log")) => {
             let (a, b) = (game_of(&args.left)?, game_of(&args.right)?);
             if a != b {
@@ -69,7 +69,7 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
                     args.right.display()
                 )));
             }
-            with_game!(a.as_str(), G => diff_logs::<G>(args))
+            (tools.find(&a)?.ops.diff_logs)(args)
         }
         (None, _) => Err(not_ours(&args.left)),
         (_, None) => Err(not_ours(&args.right)),
@@ -86,7 +86,12 @@ fn not_ours(path: &Path) -> CliError {
     ))
 }
 
-fn diff_states_of(args: &DiffArgs, left: &[u8], right: &[u8]) -> Result<ExitCode, CliError> {
+fn diff_states_of(
+    args: &DiffArgs,
+    left: &[u8],
+    right: &[u8],
+    tools: &Tools,
+) -> Result<ExitCode, CliError> {
     let open = |path: &Path, bytes: &[u8]| {
         StateFile::decode(bytes).map_err(|e| CliError::new(format!("{}: {e}", path.display())))
     };
@@ -100,10 +105,11 @@ fn diff_states_of(args: &DiffArgs, left: &[u8], right: &[u8]) -> Result<ExitCode
             r.game
         )));
     }
-    with_game!(l.game.as_str(), G => diff_state_files::<G>(args, &l, &r))
+    (tools.find(&l.game)?.ops.diff_states)(args, &l, &r)
 }
 
-fn diff_state_files<G: Game>(
+/// Compares two state files of `G`.
+pub(crate) fn diff_state_files<G: Game>(
     args: &DiffArgs,
     l: &StateFile,
     r: &StateFile,
@@ -161,7 +167,8 @@ fn print_fields(diff: &[FieldDiff], all: bool, indent: &str) {
     }
 }
 
-fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> {
+/// Compares two logs of `G`.
+pub(crate) fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> {
     if let Some(path) = &args.report {
         refuse_outputs(path, args)?;
     }

@@ -7,6 +7,10 @@
 //! what a shell reports for a program that `SIGPIPE` ended, so `set -o
 //! pipefail` does not read a cut-short run as a success.
 //!
+//! Standard error: a failed command's one line starts with the program's
+//! name ([`error_line`]), `lockstep` unless the tools were given another
+//! ([`set_program`]).
+//!
 //! Files: an output is written to a temporary file beside its destination
 //! ([`Pending`]) and renamed over it only when the command succeeds, so a
 //! failed command leaves an existing file as it was; and an output that
@@ -16,11 +20,31 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::error::CliError;
 
 /// The exit status when standard output is closed under us: 128 + `SIGPIPE`.
 pub const PIPE_CLOSED: i32 = 141;
+
+/// The program's name, set once by the tools that run.
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// Names the program for the lines it prints (the first name given stays).
+pub fn set_program(name: &str) {
+    let _ = PROGRAM.set(name.to_string());
+}
+
+/// The program's name: what its error lines start with and its hints name.
+pub fn program() -> &'static str {
+    PROGRAM.get().map_or("lockstep", String::as_str)
+}
+
+/// One line on stderr, the program's name first; nothing if stderr is
+/// closed.
+pub fn error_line(line: &str) {
+    let _ = writeln!(io::stderr(), "{}: {line}", program());
+}
 
 /// Writes one line to standard output; ends the process quietly if the
 /// pipe is closed, and with one line on stderr on any other write error.
@@ -36,10 +60,7 @@ fn closed(e: &io::Error) -> ! {
         std::process::exit(PIPE_CLOSED);
     }
     // stderr may be gone too: nothing more to say then.
-    let _ = writeln!(
-        io::stderr(),
-        "lockstep: cannot write to standard output: {e}"
-    );
+    error_line(&format!("cannot write to standard output: {e}"));
     std::process::exit(1);
 }
 

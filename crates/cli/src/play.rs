@@ -1,5 +1,7 @@
 //! `lockstep play`: the cube demo in a window (`lockstep-window`), the
-//! arrows, space and Z driving this process's cube.
+//! arrows, space and Z driving this process's cube. The window's buttons
+//! are the cube game's input, so a program offers `play` only when it
+//! registers the shipped `cubes` game (with its snapshots).
 //!
 //! Three ways to play:
 //! - by default, a local match: seat 0 is the keyboard, every other seat a
@@ -41,10 +43,11 @@ use lockstep_window::{Ending, GameWindow, Hud, Phase, Picture, Screen, View, Win
 
 use crate::error::CliError;
 use crate::net::{
-    self, BindArgs, Controls, HostArgs, JoinArgs, LinkArgs, LogWriter, ModeArgs, Seat,
+    self, BindArgs, Controls, HostArgs, JoinArgs, LinkArgs, LogWriter, ModeArgs, Seat, WithBodies,
 };
 use crate::output::Pending;
 use crate::report::OutputArgs;
+use crate::tools::Tools;
 
 /// Arguments of `lockstep play`.
 #[derive(Debug, Clone, Args)]
@@ -117,7 +120,13 @@ fn parse_position(text: &str) -> Result<(i32, i32), String> {
 }
 
 /// Runs `lockstep play`.
-pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: &PlayArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+    if !tools.has(Cubes::ID) {
+        return Err(CliError::new(format!(
+            "`play` is the cube demo's window, and this program does not register the `{}` game",
+            Cubes::ID
+        )));
+    }
     let seats = args.seats.unwrap_or(2);
     let fewest = if args.host.is_some() { 2 } else { 1 };
     if !(fewest..=MAX_SEATS).contains(&seats) {
@@ -140,9 +149,9 @@ pub fn run(args: &PlayArgs) -> Result<ExitCode, CliError> {
         tick_rate: 60,
     };
     let title = match (&args.host, &args.join) {
-        (Some(_), _) => "lockstep play: cubes, hosting".to_string(),
-        (_, Some(addr)) => format!("lockstep play: cubes, joined at {addr}"),
-        _ => "lockstep play: cubes, local match".to_string(),
+        (Some(_), _) => format!("{} play: cubes, hosting", crate::output::program()),
+        (_, Some(addr)) => format!("{} play: cubes, joined at {addr}", crate::output::program()),
+        _ => format!("{} play: cubes, local match", crate::output::program()),
     };
     let mut window = GameWindow::open(&WindowSettings {
         title,
@@ -394,7 +403,8 @@ fn play_host(
         link: args.link.clone(),
         output: output(),
     };
-    let code = net::host_game::<Cubes>(&host, window_seat(screen, args.bot))?;
+    let code =
+        net::host_game::<Cubes, WithBodies>(&host, setup.seats, window_seat(screen, args.bot))?;
     say_over(screen, &log);
     Ok(code)
 }
@@ -413,7 +423,8 @@ fn play_join(args: &PlayArgs, addr: String, screen: &Screen) -> Result<ExitCode,
         link: args.link.clone(),
         output: output(),
     };
-    let (code, log) = net::join_as::<Cubes>(&join, window_seat(screen, args.bot), "target/play")?;
+    let (code, log) =
+        net::join_as::<Cubes, WithBodies>(&join, window_seat(screen, args.bot), "target/play")?;
     say_over(screen, &log);
     Ok(code)
 }

@@ -24,13 +24,13 @@ use lockstep_sim::settings_file::{self, MatchFile};
 use lockstep_sim::{Game, Match, StateMap};
 
 use crate::error::CliError;
-use crate::games::with_game;
 use crate::output::{Pending, refuse_input};
+use crate::tools::Tools;
 
 /// Arguments of `lockstep record`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// The game: cubes or rts (or give a match file with --match).
+    /// The game (or give a match file with --match).
     #[arg(required_unless_present = "match_file")]
     pub game: Option<String>,
     /// A match file (TOML): game, frames, keyframe interval, settings file,
@@ -41,7 +41,7 @@ pub struct RecordArgs {
     /// Where to write the log.
     #[arg(short, long)]
     pub out: PathBuf,
-    /// Seats, each played by a bot (default: 2 for cubes, 4 for rts).
+    /// Seats, each played by a bot (default: the game's).
     #[arg(long, alias = "players")]
     pub seats: Option<u8>,
     /// The match seed (default 1).
@@ -72,7 +72,7 @@ pub struct RecordArgs {
 }
 
 /// A parsed `--flip`.
-struct Flip {
+pub(crate) struct Flip {
     frame: u32,
     entity: String,
     field: String,
@@ -106,7 +106,7 @@ fn parse_flip(text: &str) -> Result<Flip, CliError> {
 }
 
 /// A match to record: the match file's values, overridden by flags.
-struct Plan {
+pub(crate) struct Plan {
     game: String,
     seats: Option<u8>,
     seed: u64,
@@ -150,9 +150,11 @@ impl Plan {
 }
 
 /// Runs `lockstep record`.
-pub fn run(args: &RecordArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: &RecordArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let flip = args.flip.as_deref().map(parse_flip).transpose()?;
     let plan = Plan::of(args)?;
+    let game = tools.find(&plan.game)?;
+    let seats = plan.seats.unwrap_or(game.seats);
     if let Some(f) = &flip {
         if f.frame >= plan.frames {
             return Err(CliError::new(format!(
@@ -171,7 +173,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode, CliError> {
     let flag = interrupted.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
         .map_err(|e| CliError::new(format!("cannot watch for interruptions: {e}")))?;
-    with_game!(plan.game.as_str(), G => record::<G>(&plan, args, flip.as_ref(), &interrupted))
+    (game.ops.record)(&plan, seats, args, flip.as_ref(), &interrupted)
 }
 
 fn load_config<G: Demo>(settings: Option<&Path>) -> Result<G::Config, CliError> {
@@ -181,14 +183,15 @@ fn load_config<G: Demo>(settings: Option<&Path>) -> Result<G::Config, CliError> 
     }
 }
 
-fn record<G: Demo>(
+/// Records the match of `G` that `plan` describes with `seats` seats.
+pub(crate) fn record<G: Demo>(
     plan: &Plan,
+    seats: u8,
     args: &RecordArgs,
     flip: Option<&Flip>,
     interrupted: &AtomicBool,
 ) -> Result<ExitCode, CliError> {
     let config = load_config::<G>(plan.settings.as_deref())?;
-    let seats = plan.seats.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
     let setup = Match {
         seats,
         seed: plan.seed,

@@ -24,8 +24,8 @@ use lockstep_sim::replay::{self, ReplayLog, RunOptions};
 use lockstep_sim::{Engine, Frame, Game};
 
 use crate::error::CliError;
-use crate::games::with_game;
 use crate::replay::{game_of, progress_bar, read_log};
+use crate::tools::Tools;
 
 /// Arguments of `lockstep render`.
 #[derive(Debug, Args)]
@@ -142,7 +142,7 @@ pub fn parse_frames(text: Option<&str>, last: Frame) -> Result<FrameRange, CliEr
 }
 
 /// Runs `lockstep render`.
-pub fn run(args: &RenderArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: &RenderArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let game = game_of(&args.log)?;
     if let Some(other) = &args.side_by_side {
         let other_game = game_of(other)?;
@@ -154,7 +154,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, CliError> {
             )));
         }
     }
-    with_game!(game.as_str(), G => render::<G>(args))
+    tools.render_of(&game)?(args)
 }
 
 /// One log being stepped through the frames drawn.
@@ -215,7 +215,8 @@ impl<G: Game> Side<G> {
     }
 }
 
-fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, CliError> {
+/// Draws the frames `args` ask for of logs of `G`.
+pub(crate) fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, CliError> {
     let output = Output::of(&args.out)?;
     let left_log = read_log::<G>(&args.log)?;
     let right_log = match &args.side_by_side {

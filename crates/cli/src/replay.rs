@@ -18,8 +18,8 @@ use lockstep_sim::replay::{self, Header, LogEnd, Outcome, ReplayLog, RunOptions}
 use lockstep_sim::{Frame, Game, StateFile, SyncTest};
 
 use crate::error::CliError;
-use crate::games::with_game;
 use crate::output::{refuse_input, write_file};
+use crate::tools::Tools;
 
 /// Arguments of `lockstep replay`.
 #[derive(Debug, Args)]
@@ -116,12 +116,13 @@ pub fn game_of(path: &Path) -> Result<String, CliError> {
 }
 
 /// Runs `lockstep replay`.
-pub fn run(args: &ReplayArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: &ReplayArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let game = game_of(&args.log)?;
-    with_game!(game.as_str(), G => replay::<G>(args))
+    (tools.find(&game)?.ops.replay)(args)
 }
 
-fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
+/// Replays the log of `G` that `args` name.
+pub(crate) fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
     if let Some(path) = &args.save {
         refuse_input("--save", path, &[&args.log])?;
     }

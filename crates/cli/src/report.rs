@@ -182,7 +182,8 @@ impl<'a> Printer<'a> {
             outln!("listening {reach}");
         } else {
             outln!(
-                "hosting {game} for {seats} seats at {reach}: join with `lockstep join {reach}`"
+                "hosting {game} for {seats} seats at {reach}: join with `{} join {reach}`",
+                crate::output::program()
             );
         }
         (self.on_note)(&format!("waiting for seats at {reach}"));

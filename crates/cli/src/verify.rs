@@ -15,8 +15,8 @@ use lockstep_sim::desync::first_divergence;
 use lockstep_sim::replay::{self, RunOptions};
 
 use crate::error::CliError;
-use crate::games::with_game;
 use crate::replay::{game_of, incompleteness, read_log};
+use crate::tools::Tools;
 
 /// Arguments of `lockstep verify`.
 #[derive(Debug, Args)]
@@ -28,7 +28,7 @@ pub struct VerifyArgs {
 
 /// One log's result: whether it verified, its per-frame checks, and a key
 /// naming its match (game, settings, seed, seats, tick rate).
-struct Verified {
+pub(crate) struct Verified {
     path: PathBuf,
     game: String,
     good: bool,
@@ -39,12 +39,13 @@ struct Verified {
 
 /// Runs `lockstep verify`: exits non-zero if any log is incomplete, does not
 /// replay to its own checksums, or parts from another log of its match.
-pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: &VerifyArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let mut ok = true;
     let mut streams: Vec<Verified> = Vec::new();
     for path in &args.logs {
-        let result =
-            game_of(path).and_then(|game| with_game!(game.as_str(), G => verify_one::<G>(path)));
+        let result = game_of(path)
+            .and_then(|game| tools.find(&game).map_err(|e| named(path, &e)))
+            .and_then(|entry| (entry.ops.verify)(path));
         match result {
             Ok(v) => {
                 ok &= v.good;
@@ -93,9 +94,14 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     })
 }
 
+/// `error` about the log at `path`, naming it.
+fn named(path: &Path, error: &CliError) -> CliError {
+    CliError::new(format!("{}: {error}", path.display()))
+}
+
 /// Verifies one log: whether it is complete and replays to its checksums (a
 /// log that stopped early is complete if its end record is intact).
-fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
+pub(crate) fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
     let log = read_log::<G>(path)?;
     let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {})
         .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;

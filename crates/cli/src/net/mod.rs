@@ -2,8 +2,11 @@
 //! per seat (or spectator) playing over UDP with `lockstep-net`, bots at
 //! the controls, each seat writing its replay log. `lockstep play` hosts
 //! and joins through the same code with a window at the seat ([`Seat`]).
-//! Every seat serves snapshot streams and falls back to them when resync
-//! fails; `spectate --snapshots` watches by snapshots instead of simulating.
+//! The seats of a game registered with its bodies ([`WithBodies`]) serve
+//! snapshot streams and fall back to them when resync fails, and
+//! `spectate --snapshots` watches such a game by snapshots instead of
+//! simulating; a game registered without ([`NoBodies`]) plays without
+//! them, and a spectator asking for them is refused with why.
 //!
 //! Every line printed is written here, from the typed events the runtime
 //! hands out (`lockstep_net::MatchEvent`, see `report.rs`): nothing below
@@ -34,8 +37,8 @@ use lockstep_sim::settings_file;
 use lockstep_sim::{Game, Match};
 
 use crate::error::CliError;
-use crate::games::{GAMES, with_game};
 use crate::report::{OutputArgs, Printer, Report};
+use crate::tools::Tools;
 
 mod args;
 
@@ -119,9 +122,101 @@ fn create_log(path: &Path) -> std::io::Result<LogWriter> {
     Ok(Box::new(BufWriter::new(File::create(path)?)))
 }
 
+/// Whether the matches of a game use snapshot streams: [`WithBodies`] for
+/// a game registered with its `Bodies`, [`NoBodies`] otherwise.
+pub(crate) trait Snapshots<G: Game> {
+    /// What prepares each seat's peer before its first frame.
+    fn prepare() -> Option<lockstep_lobby::Preparation<G, LogWriter>>;
+
+    /// Watches the match by snapshots (`spectate --snapshots`) to its end,
+    /// into `report`; or refuses the match and says why.
+    async fn watch(
+        joining: Runtime<Joining>,
+        token: u32,
+        report: &mut Report,
+        printer: &mut Printer<'_>,
+    ) -> Result<(), CliError>;
+}
+
+/// A game registered without its bodies: no snapshot streams.
+pub(crate) enum NoBodies {}
+
+/// A game registered with its `Bodies`: its seats serve snapshot streams
+/// and fall back to them, and spectators may watch by snapshots.
+pub(crate) enum WithBodies {}
+
+impl<G: Game> Snapshots<G> for NoBodies {
+    fn prepare() -> Option<lockstep_lobby::Preparation<G, LogWriter>> {
+        None
+    }
+
+    async fn watch(
+        joining: Runtime<Joining>,
+        _token: u32,
+        _report: &mut Report,
+        _printer: &mut Printer<'_>,
+    ) -> Result<(), CliError> {
+        let why = format!(
+            "game `{}` has no snapshots: implement `lockstep_snapshot::Bodies` for it and register it with `GameTools::new().snapshots()`",
+            G::ID
+        );
+        refuse_game(joining, why).await.map(|_| ())
+    }
+}
+
+impl<G: Game + Bodies> Snapshots<G> for WithBodies {
+    fn prepare() -> Option<lockstep_lobby::Preparation<G, LogWriter>> {
+        Some(Box::new(|p| {
+            p.enable_snapshots(SnapshotSettings::default())
+                .map_err(|e| e.to_string())
+        }))
+    }
+
+    async fn watch(
+        joining: Runtime<Joining>,
+        token: u32,
+        report: &mut Report,
+        printer: &mut Printer<'_>,
+    ) -> Result<(), CliError> {
+        let mut rt = match joining.spectate_snapshots::<G>(token, SnapshotSettings::default()) {
+            Ok(rt) => rt,
+            Err((mut refused, why)) => {
+                while refused.next_event().await.is_some() {}
+                return Err(CliError::new(format!("cannot watch: {why}")));
+            }
+        };
+        while let Some(event) = rt.next_event().await {
+            report.take(rt.now(), &event);
+            printer.event(&event);
+        }
+        let stats = *rt.endpoint().node().stats();
+        printer.note(&format!(
+            "{} snapshots, {} payload bytes ({} bytes each on average), {} undecodable, {} parts refused",
+            stats.snapshots,
+            stats.snapshot_bytes,
+            stats.snapshot_bytes / stats.snapshots.max(1),
+            stats.undecodable,
+            stats.parts_refused
+        ));
+        report.final_status(rt.endpoint().status());
+        report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
+        Ok(())
+    }
+}
+
 /// Runs `lockstep host`.
-pub fn host(args: &HostArgs) -> Result<ExitCode, CliError> {
-    with_game!(args.game.as_str(), G => host_game::<G>(args, Seat::bot()))
+pub fn host(args: &HostArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+    let game = tools.find(&args.game)?;
+    (game.ops.host)(args, game.seats)
+}
+
+/// Hosts a match of `G` played by its bots: `host`'s operation, `seats`
+/// seats unless `--seats` says.
+pub(crate) fn host_bot<G: Demo, S: Snapshots<G>>(
+    args: &HostArgs,
+    seats: u8,
+) -> Result<ExitCode, CliError> {
+    host_game::<G, S>(args, seats, Seat::bot())
 }
 
 /// The match settings `args` ask for.
@@ -153,16 +248,18 @@ fn match_settings(args: &HostArgs, setup: &Match) -> Result<MatchSettings, CliEr
     Ok(s)
 }
 
-/// Hosts a match of `G` at seat 0, played by its bot and `seat`.
-pub(crate) fn host_game<G: Demo + Bodies>(
+/// Hosts a match of `G` at seat 0, played by its bot and `seat`, with
+/// `default_seats` seats unless `--seats` says.
+pub(crate) fn host_game<G: Demo, S: Snapshots<G>>(
     args: &HostArgs,
+    default_seats: u8,
     seat: Seat<G>,
 ) -> Result<ExitCode, CliError> {
     let config: G::Config = match &args.settings {
         Some(path) => settings_file::load(path).map_err(|e| CliError::new(e.to_string()))?,
         None => G::default_config(),
     };
-    let seats = args.seats.unwrap_or(if G::ID == "rts" { 4 } else { 2 });
+    let seats = args.seats.unwrap_or(default_seats);
     if !(2..=8).contains(&seats) {
         return Err(CliError::new(format!(
             "--seats {seats}: a match has 2 to 8 seats"
@@ -204,7 +301,7 @@ pub(crate) fn host_game<G: Demo + Bodies>(
         plan.bot = Some(Box::new(|seat, m: &Match| Box::new(G::bot(seat, m.seed))));
         let path = args.log.clone();
         plan.log = Some(Box::new(move || create_log(&path)));
-        plan.prepare = Some(serve_snapshots());
+        plan.prepare = S::prepare();
         let mut rt =
             lockstep_net::host(socket, config, setup, settings, plan).map_err(entropy_error)?;
         rt = with_status_every(rt, &args.output);
@@ -218,14 +315,6 @@ pub(crate) fn host_game<G: Demo + Bodies>(
         )
         .await;
         finish(rt, report, &mut printer, Some(&args.log))
-    })
-}
-
-/// Lets every seat serve snapshot streams and fall back to them.
-fn serve_snapshots<G: Game + Bodies>() -> lockstep_lobby::Preparation<G, LogWriter> {
-    Box::new(|p| {
-        p.enable_snapshots(SnapshotSettings::default())
-            .map_err(|e| e.to_string())
     })
 }
 
@@ -325,29 +414,44 @@ fn finish<G: Game>(
     report.exit_status()
 }
 
-/// Runs `lockstep join`.
-pub fn join(args: &JoinArgs) -> Result<ExitCode, CliError> {
+/// Runs `lockstep join`: the setup until the host's roster, then the seat
+/// as the game the roster names (one this program does not know is
+/// refused).
+pub fn join(args: &JoinArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let host = resolve(&args.host)?;
     let rt = runtime()?;
-    rt.block_on(async {
+    let mut printer = Printer::new(&args.output, Box::new(|_| {}));
+    let asked = rt.block_on(async {
         let socket = open_joiner(host, &args.bind, &args.link)?;
-        let mut printer = Printer::new(&args.output, Box::new(|_| {}));
         let joining = ask(socket, host, args)?;
-        let Some((joining, roster)) = roster_of(joining, &mut printer, &args.output).await? else {
-            return Ok(ExitCode::FAILURE);
-        };
-        if !GAMES.contains(&roster.game.as_str()) {
-            return refuse_unknown(joining, &roster, &mut printer).await;
-        }
-        with_game!(roster.game.as_str(), G => play_joined::<G>(joining, &roster, args, Seat::bot(), printer, "target/net").await.map(|(code, _)| code))
-    })
+        roster_of(joining, &mut printer, &args.output).await
+    })?;
+    let Some((joining, roster)) = asked else {
+        return Ok(ExitCode::FAILURE);
+    };
+    match tools.find(&roster.game) {
+        Ok(game) => (game.ops.join)((&rt, joining), &roster, args, printer),
+        Err(unknown) => rt.block_on(refuse_game(joining, unknown.to_string())),
+    }
+}
+
+/// Plays the seat `roster` gives, as `G` with its bot, on the runtime the
+/// setup ran on: `join`'s operation.
+pub(crate) fn join_game<G: Demo, S: Snapshots<G>>(
+    (rt, joining): (&tokio::runtime::Runtime, Runtime<Joining>),
+    roster: &Roster,
+    args: &JoinArgs,
+    printer: Printer<'_>,
+) -> Result<ExitCode, CliError> {
+    let playing = play_joined::<G, S>(joining, roster, args, Seat::bot(), printer, "target/net");
+    rt.block_on(playing).map(|(code, _)| code)
 }
 
 /// Joins the match hosted at `args.host` and plays its seat as `G` with
 /// `seat` at the controls (a roster of another game is refused); the log
 /// goes to `args.log`, or `log_dir/seat-N.log`. Gives the exit status and
 /// the log's path.
-pub(crate) fn join_as<G: Demo + Bodies>(
+pub(crate) fn join_as<G: Demo, S: Snapshots<G>>(
     args: &JoinArgs,
     seat: Seat<G>,
     log_dir: &str,
@@ -369,7 +473,7 @@ pub(crate) fn join_as<G: Demo + Bodies>(
             );
             return refuse_game(joining, why).await.map(|c| (c, PathBuf::new()));
         }
-        play_joined::<G>(joining, &roster, args, seat, printer, log_dir).await
+        play_joined::<G, S>(joining, &roster, args, seat, printer, log_dir).await
     })
 }
 
@@ -413,21 +517,6 @@ pub(crate) async fn roster_of(
     Ok(None)
 }
 
-/// Refuses a roster of a game this build does not know, and says so.
-async fn refuse_unknown(
-    rt: Runtime<Joining>,
-    roster: &Roster,
-    printer: &mut Printer<'_>,
-) -> Result<ExitCode, CliError> {
-    let _ = printer;
-    let why = format!(
-        "unknown game `{}`; known games: {}",
-        roster.game,
-        GAMES.join(", ")
-    );
-    refuse_game(rt, why).await
-}
-
 /// Refuses a roster of a game this command does not play, and says why.
 async fn refuse_game(mut rt: Runtime<Joining>, why: String) -> Result<ExitCode, CliError> {
     let now = rt.now();
@@ -443,7 +532,7 @@ async fn refuse_game(mut rt: Runtime<Joining>, why: String) -> Result<ExitCode, 
 }
 
 /// Plays the seat `roster` gives, as `G`, with its bot and `seat`.
-pub(crate) async fn play_joined<G: Demo + Bodies>(
+pub(crate) async fn play_joined<G: Demo, S: Snapshots<G>>(
     joining: Runtime<Joining>,
     roster: &Roster,
     args: &JoinArgs,
@@ -474,7 +563,7 @@ pub(crate) async fn play_joined<G: Demo + Bodies>(
     plan.bot = Some(Box::new(|seat, m: &Match| Box::new(G::bot(seat, m.seed))));
     let log_path = path.clone();
     plan.log = Some(Box::new(move || create_log(&log_path)));
-    plan.prepare = Some(serve_snapshots());
+    plan.prepare = S::prepare();
     plan.spare_identity = Some(entropy::identity().map_err(entropy_error)?);
     printer.on_note = seat.on_note;
     let every = Duration::from_secs(args.output.status_every.max(1));
@@ -491,8 +580,9 @@ pub(crate) async fn play_joined<G: Demo + Bodies>(
         .map_err(|e| CliError::new(format!("{}: {e}", key_file.display())))?;
     if !args.output.machine {
         outln!(
-            "seat key kept in {} (after a crash: `lockstep join {} --rejoin --key {}`)",
+            "seat key kept in {} (after a crash: `{} join {} --rejoin --key {}`)",
             key_file.display(),
+            crate::output::program(),
             args.host,
             key_file.display()
         );
@@ -551,12 +641,15 @@ fn read_key(path: &Path) -> Result<Identity, CliError> {
     Ok(Identity::from_secret(secret))
 }
 
-/// Runs `lockstep spectate`.
-pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
+/// Runs `lockstep spectate` (and `arbiter`): the setup until the host's
+/// roster, then the match watched as the game the roster names (one this
+/// program does not know is refused).
+pub fn spectate(args: &SpectateArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let w = &args.connect;
     let host = resolve(&w.host)?;
     let rt = runtime()?;
-    rt.block_on(async {
+    let mut printer = Printer::new(&w.output, Box::new(|_| {}));
+    let asked = rt.block_on(async {
         let socket = open_joiner(host, &w.bind, &w.link)?;
         let want = if args.arbiter {
             Want::Arbitrate
@@ -570,18 +663,30 @@ pub fn spectate(args: &SpectateArgs) -> Result<ExitCode, CliError> {
             endpoint,
             Duration::from_secs(w.output.status_every.max(1)),
         );
-        let mut printer = Printer::new(&w.output, Box::new(|_| {}));
-        let Some((joining, roster)) = roster_of(joining, &mut printer, &w.output).await? else {
-            return Ok(ExitCode::FAILURE);
-        };
-        if !GAMES.contains(&roster.game.as_str()) {
-            return refuse_unknown(joining, &roster, &mut printer).await;
-        }
-        with_game!(roster.game.as_str(), G => spectate_game::<G>(joining, args, printer).await)
-    })
+        roster_of(joining, &mut printer, &w.output).await
+    })?;
+    let Some((joining, roster)) = asked else {
+        return Ok(ExitCode::FAILURE);
+    };
+    match tools.find(&roster.game) {
+        Ok(game) => (game.ops.spectate)((&rt, joining), args, printer),
+        Err(unknown) => rt.block_on(refuse_game(joining, unknown.to_string())),
+    }
 }
 
-async fn spectate_game<G: Demo + Bodies>(
+/// Watches the match as `G` on the runtime the setup ran on:
+/// `spectate`'s operation.
+pub(crate) fn spectate_game<G: Game, S: Snapshots<G>>(
+    (rt, joining): (&tokio::runtime::Runtime, Runtime<Joining>),
+    args: &SpectateArgs,
+    printer: Printer<'_>,
+) -> Result<ExitCode, CliError> {
+    rt.block_on(watch::<G, S>(joining, args, printer))
+}
+
+/// Watches the match as `G` to its end: by snapshots with `--snapshots`,
+/// else stepping it and checking every checksum.
+async fn watch<G: Game, S: Snapshots<G>>(
     joining: Runtime<Joining>,
     args: &SpectateArgs,
     mut printer: Printer<'_>,
@@ -590,28 +695,7 @@ async fn spectate_game<G: Demo + Bodies>(
     let mut report = Report::new(joining.now());
     report.spectator();
     if args.snapshots {
-        let mut rt = match joining.spectate_snapshots::<G>(token, SnapshotSettings::default()) {
-            Ok(rt) => rt,
-            Err((mut refused, why)) => {
-                while refused.next_event().await.is_some() {}
-                return Err(CliError::new(format!("cannot watch: {why}")));
-            }
-        };
-        while let Some(event) = rt.next_event().await {
-            report.take(rt.now(), &event);
-            printer.event(&event);
-        }
-        let stats = *rt.endpoint().node().stats();
-        printer.note(&format!(
-            "{} snapshots, {} payload bytes ({} bytes each on average), {} undecodable, {} parts refused",
-            stats.snapshots,
-            stats.snapshot_bytes,
-            stats.snapshot_bytes / stats.snapshots.max(1),
-            stats.undecodable,
-            stats.parts_refused
-        ));
-        report.final_status(rt.endpoint().status());
-        report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
+        S::watch(joining, token, &mut report, &mut printer).await?;
     } else {
         let mut rt = match joining.spectate::<G>(token) {
             Ok(rt) => rt,

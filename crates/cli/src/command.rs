@@ -1,0 +1,197 @@
+//! The command tree: the subcommands and their arguments as clap parses
+//! them, and the dispatch of each to its module with the program's
+//! [`Tools`]. Invariants: a bad argument is one line on stderr and exit 2
+//! (help and version go to stdout, exit 0); a failed command is one line,
+//! the program's name first, and exit 1 (or the command's own status);
+//! nothing here panics on what the user typed.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use lockstep_games::cubes::Cubes;
+use lockstep_sim::Game;
+
+use crate::tools::Tools;
+use crate::{bench, demo, diff, net, play, record, render, replay, serve, verify};
+
+/// Deterministic lockstep engine: play matches over UDP, record, replay, verify and diff them.
+#[derive(Debug, Parser)]
+#[command(name = "lockstep", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Play a networked match on this machine: one process per seat over
+    /// loopback UDP with a realistic link, then verify every replay log.
+    Demo(demo::DemoArgs),
+    /// Host a match over UDP: seat 0, waiting for the others to join.
+    Host(net::HostArgs),
+    /// Join a match hosted at an address (or rejoin it after a crash).
+    Join(net::JoinArgs),
+    /// Watch a match hosted at an address, checking every checksum.
+    Spectate(net::SpectateArgs),
+    /// Watch a match hosted with `--arbiter` as its arbiter: a headless
+    /// spectator whose checksum settles the disputes two seats cannot.
+    Arbiter(net::ConnectArgs),
+    /// Play the cube demo in a window: against bots, or hosting or joining
+    /// a match over UDP (arrows push, space blows, Z sticks).
+    Play(play::PlayArgs),
+    /// Play a match with bots and write its replay log.
+    Record(record::RecordArgs),
+    /// Re-simulate a log, verifying every checksum.
+    Replay(replay::ReplayArgs),
+    /// Replay logs and check every one (frames and keyframes); exits non-zero if any fails.
+    Verify(verify::VerifyArgs),
+    /// Compare two logs or two state files: the first divergent frame and the fields that differ.
+    Diff(diff::DiffArgs),
+    /// Replay a log and draw frames of it: a PNG, an animated GIF, or a directory of PNGs.
+    Render(render::RenderArgs),
+    /// Serve the replay viewer (built by `web/build`) to a browser on this machine.
+    Serve(serve::ServeArgs),
+    /// Print a table of ms/step for the physics scenes and the games.
+    Bench {
+        /// Run only benchmarks whose names contain one of these.
+        names: Vec<String>,
+        /// Runs per benchmark (the median is printed).
+        #[arg(long, default_value_t = 3)]
+        runs: u32,
+        /// Frames per run (default: each scene's own length; 600 for games).
+        #[arg(long)]
+        frames: Option<u32>,
+    },
+}
+
+/// Parses `args` (the program's name first) and runs the command they
+/// name with `tools`' games; gives the exit status.
+pub(crate) fn main<I, T>(tools: &Tools, args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    crate::output::set_program(tools.name());
+    let parsed = command_for(tools)
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(&e, tools.name()),
+    };
+    let result = match cli.command {
+        Command::Demo(args) => demo::run(&args, tools),
+        Command::Host(args) => net::host(&args, tools),
+        Command::Join(args) => net::join(&args, tools),
+        Command::Spectate(args) => net::spectate(&args, tools),
+        Command::Arbiter(args) => net::spectate(&net::SpectateArgs::arbiter(args), tools),
+        Command::Play(args) => play::run(&args, tools),
+        Command::Record(args) => record::run(&args, tools),
+        Command::Replay(args) => replay::run(&args, tools),
+        Command::Verify(args) => verify::run(&args, tools),
+        Command::Diff(args) => diff::run(&args, tools),
+        Command::Render(args) => render::run(&args, tools),
+        Command::Serve(args) => serve::run(&args),
+        Command::Bench {
+            names,
+            runs,
+            frames,
+        } => bench::run(&names, runs, frames, tools).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            crate::output::error_line(&e.to_string());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The clap command for `tools`: the program's name, its games named in
+/// the help of the arguments that take one, and `play` hidden unless the
+/// cube demo's game is registered.
+fn command_for(tools: &Tools) -> clap::Command {
+    let ids = tools.ids();
+    let games = match ids.len() {
+        0 => "none registered".to_string(),
+        _ => ids.join(" or "),
+    };
+    let seats = ids
+        .iter()
+        .filter_map(|id| tools.find(id).ok())
+        .map(|e| format!("{} for {}", e.seats, e.id))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let first = ids.first().copied().unwrap_or("none");
+    let mut cmd = Cli::command()
+        .name(tools.name())
+        .bin_name(tools.name())
+        .mut_subcommand("record", |c| {
+            c.mut_arg("game", |a| {
+                a.help(format!(
+                    "The game: {games} (or give a match file with --match)"
+                ))
+            })
+            .mut_arg("seats", |a| {
+                a.help(format!("Seats, each played by a bot (default: {seats})"))
+            })
+        })
+        .mut_subcommand("host", |c| {
+            c.mut_arg("game", |a| a.help(format!("The game: {games}")))
+                .mut_arg("seats", |a| {
+                    a.help(format!("Seats, each played by a bot (default: {seats})"))
+                })
+        })
+        .mut_subcommand("demo", |c| {
+            c.mut_arg("game", |a| {
+                a.help(format!("The game: {games} (default: {first})"))
+            })
+            .mut_arg("seats", |a| {
+                a.help(format!("Seats, one process each (default: {seats})"))
+            })
+        });
+    if !tools.has(Cubes::ID) {
+        cmd = cmd.mut_subcommand("play", |c| c.hide(true));
+    }
+    cmd
+}
+
+/// Help and version go to stdout as clap writes them; a bad argument is one
+/// line on stderr (clap's first line, which names the argument, or for
+/// missing arguments the arguments themselves) and exit 2.
+fn argument_error(e: &clap::Error, program: &str) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        kind => {
+            // Clap lists missing arguments on the lines after its first.
+            let missing = match e.get(ContextKind::InvalidArg) {
+                Some(ContextValue::Strings(names))
+                    if kind == ErrorKind::MissingRequiredArgument =>
+                {
+                    Some(names.join(", "))
+                }
+                _ => None,
+            };
+            let line = match missing {
+                Some(names) => format!("missing required argument(s): {names}"),
+                None => {
+                    let text = e.render().to_string();
+                    text.lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("invalid arguments")
+                        .trim_start_matches("error: ")
+                        .to_string()
+                }
+            };
+            crate::output::error_line(&format!("{line} (see `{program} --help`)"));
+            ExitCode::from(2)
+        }
+    }
+}

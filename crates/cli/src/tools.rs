@@ -1,0 +1,265 @@
+//! The games a program's tools know: [`Tools`], the registry a binary
+//! builds and runs, and [`GameTools`], what the commands can do with one
+//! game.
+//!
+//! Every command is generic over the game type; the registry erases the
+//! type without macros. Registering `G` monomorphizes one function per
+//! operation (record, verify, replay, diff, bench, host, join, spectate,
+//! and render for a game with pictures) and keeps their pointers in an
+//! [`Entry`], found by the id logs, state files and rosters carry
+//! (`G::ID`). Invariants: ids are unique (registering an id again
+//! replaces its entry, in its place); entries keep the order they were
+//! registered in (the first is `demo`'s default game); an operation a
+//! game was registered without (pictures, snapshots) is an error naming
+//! what to implement, never a panic; and an id no entry has is an error
+//! listing the ids registered.
+
+use std::ffi::OsString;
+use std::marker::PhantomData;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use lockstep_games::Demo;
+use lockstep_net::{Joining, Roster};
+use lockstep_peer::Bodies;
+use lockstep_render::Depict;
+use lockstep_sim::StateFile;
+
+use crate::diff::DiffArgs;
+use crate::error::CliError;
+use crate::net::{self, HostArgs, JoinArgs, NoBodies, SpectateArgs, WithBodies};
+use crate::record::{Flip, Plan, RecordArgs};
+use crate::render::RenderArgs;
+use crate::replay::ReplayArgs;
+use crate::report::Printer;
+use crate::verify::Verified;
+use crate::{bench, diff, record, render, replay, verify};
+
+/// The command-line tools (`record`, `replay`, `verify`, `diff`, `render`,
+/// `bench`, `host`, `join`, `spectate`, `arbiter`, `demo`, `serve`) for the
+/// games registered with them: what a binary's `main` builds and runs.
+///
+/// A game needs [`lockstep_games::Demo`] (a `Game` with a bot and embedded
+/// settings) for every command but two extras, each turned on in its
+/// [`GameTools`]: `render` draws only a game registered with its pictures
+/// ([`GameTools::pictures`], `lockstep_render::Depict`), and the seats of a
+/// match serve snapshot streams, fall back to them when a resync fails and
+/// let `spectate --snapshots` watch only for a game registered with its
+/// bodies ([`GameTools::snapshots`], `lockstep_snapshot::Bodies`). `play`,
+/// the cube demo's window, is offered when the shipped `cubes` game is
+/// registered.
+///
+/// ```no_run
+/// use lockstep_cli::{GameTools, Tools};
+/// use lockstep_games::cubes::Cubes;
+/// use lockstep_games::rts::Rts;
+///
+/// fn main() -> std::process::ExitCode {
+///     Tools::new("my-tools")
+///         .with(GameTools::<Cubes>::new().snapshots().pictures())
+///         .game::<Rts>() // no pictures, no snapshots
+///         .main()
+/// }
+/// ```
+pub struct Tools {
+    name: &'static str,
+    games: Vec<Entry>,
+}
+
+/// One registered game: its id, its default seats, and its operations.
+pub(crate) struct Entry {
+    /// The game's `Game::ID`.
+    pub id: &'static str,
+    /// The seats `record`, `host`, `demo` and `bench` give a match when
+    /// `--seats` is not given.
+    pub seats: u8,
+    /// The operations, monomorphized for the game.
+    pub ops: Ops,
+}
+
+/// What a command gives: its exit status, or its one-line error.
+pub(crate) type Outcome = Result<ExitCode, CliError>;
+
+/// The tokio runtime a networked command's setup ran on, and the setup
+/// that got the host's roster: a joiner or spectator goes on with both.
+type Setup<'a> = (&'a tokio::runtime::Runtime, lockstep_net::Runtime<Joining>);
+
+/// `render`'s operation.
+pub(crate) type RenderOp = fn(&RenderArgs) -> Outcome;
+
+/// The type-erased operations of one game: each field is a generic
+/// command's function, monomorphized for the game when it was registered.
+pub(crate) struct Ops {
+    /// Records a bot match (`record`), at the seats given.
+    pub record: fn(&Plan, u8, &RecordArgs, Option<&Flip>, &AtomicBool) -> Outcome,
+    /// Replays and checks one log (`verify`).
+    pub verify: fn(&Path) -> Result<Verified, CliError>,
+    /// `replay`.
+    pub replay: fn(&ReplayArgs) -> Outcome,
+    /// `diff` of two logs.
+    pub diff_logs: fn(&DiffArgs) -> Outcome,
+    /// `diff` of two state files.
+    pub diff_states: fn(&DiffArgs, &StateFile, &StateFile) -> Outcome,
+    /// One `bench` row: name, runs, frames, seats.
+    pub bench: fn(&str, u32, u32, u8) -> Result<bench::Row, CliError>,
+    /// `host`, with the default seats.
+    pub host: fn(&HostArgs, u8) -> Outcome,
+    /// `join`, once the host's roster names this game.
+    pub join: fn(Setup<'_>, &Roster, &JoinArgs, Printer<'_>) -> Outcome,
+    /// `spectate` and `arbiter`, once the host's roster names this game.
+    pub spectate: fn(Setup<'_>, &SpectateArgs, Printer<'_>) -> Outcome,
+    /// `render`, for a game registered with its pictures.
+    pub render: Option<RenderOp>,
+}
+
+/// What the tools can do with the game `G`: every command but `render`,
+/// and with [`GameTools::pictures`] and [`GameTools::snapshots`] the
+/// extras `G` implements the traits for. Register it with [`Tools::with`].
+pub struct GameTools<G> {
+    entry: Entry,
+    game: PhantomData<fn() -> G>,
+}
+
+impl<G: Demo> GameTools<G> {
+    /// `G` with the commands every [`Demo`] game gets: no pictures, no
+    /// snapshots, 2 seats by default.
+    pub fn new() -> GameTools<G> {
+        GameTools {
+            entry: Entry {
+                id: G::ID,
+                seats: 2,
+                ops: Ops {
+                    record: record::record::<G>,
+                    verify: verify::verify_one::<G>,
+                    replay: replay::replay::<G>,
+                    diff_logs: diff::diff_logs::<G>,
+                    diff_states: diff::diff_state_files::<G>,
+                    bench: bench::game::<G>,
+                    host: net::host_bot::<G, NoBodies>,
+                    join: net::join_game::<G, NoBodies>,
+                    spectate: net::spectate_game::<G, NoBodies>,
+                    render: None,
+                },
+            },
+            game: PhantomData,
+        }
+    }
+
+    /// The seats a match of `G` has when `--seats` is not given (2 unless
+    /// set; a match has 2 to 8 seats over the network).
+    pub fn seats(mut self, seats: u8) -> GameTools<G> {
+        self.entry.seats = seats;
+        self
+    }
+}
+
+impl<G: Demo> Default for GameTools<G> {
+    fn default() -> GameTools<G> {
+        GameTools::new()
+    }
+}
+
+impl<G: Demo + Depict> GameTools<G> {
+    /// Lets `render` draw `G` with its [`Depict`] scenes.
+    pub fn pictures(mut self) -> GameTools<G> {
+        self.entry.ops.render = Some(render::render::<G>);
+        self
+    }
+}
+
+impl<G: Demo + Bodies> GameTools<G> {
+    /// Lets the seats of a match of `G` serve snapshot streams of its
+    /// [`Bodies`] and fall back to them when a resync fails, and
+    /// spectators watch it with `spectate --snapshots`.
+    pub fn snapshots(mut self) -> GameTools<G> {
+        self.entry.ops.host = net::host_bot::<G, WithBodies>;
+        self.entry.ops.join = net::join_game::<G, WithBodies>;
+        self.entry.ops.spectate = net::spectate_game::<G, WithBodies>;
+        self
+    }
+}
+
+impl Tools {
+    /// Tools with no game yet; `name` is the program's name in its help
+    /// and at the start of its error lines.
+    pub fn new(name: &'static str) -> Tools {
+        Tools {
+            name,
+            games: Vec::new(),
+        }
+    }
+
+    /// Registers `G` with the commands every [`Demo`] game gets
+    /// ([`GameTools::new`]).
+    pub fn game<G: Demo>(self) -> Tools {
+        self.with(GameTools::<G>::new())
+    }
+
+    /// Registers a game with the extras its [`GameTools`] turned on; a game
+    /// of an id already registered takes its place.
+    pub fn with<G>(mut self, game: GameTools<G>) -> Tools {
+        match self.games.iter_mut().find(|e| e.id == game.entry.id) {
+            Some(e) => *e = game.entry,
+            None => self.games.push(game.entry),
+        }
+        self
+    }
+
+    /// Runs the command the process's arguments name and gives its exit
+    /// status: what a binary's `main` returns.
+    pub fn main(&self) -> ExitCode {
+        self.run(std::env::args_os())
+    }
+
+    /// Runs the command `args` name (the program's name first, as in
+    /// `std::env::args_os`).
+    pub fn run<I, T>(&self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        crate::command::main(self, args)
+    }
+
+    /// The program's name.
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The registered games' ids, in the order registered.
+    pub(crate) fn ids(&self) -> Vec<&'static str> {
+        self.games.iter().map(|e| e.id).collect()
+    }
+
+    /// The entry of the game `id`, or an error listing the known games.
+    pub(crate) fn find(&self, id: &str) -> Result<&Entry, CliError> {
+        self.games
+            .iter()
+            .find(|e| e.id == id)
+            .ok_or_else(|| self.unknown(id))
+    }
+
+    /// Whether a game of id `id` is registered.
+    pub(crate) fn has(&self, id: &str) -> bool {
+        self.games.iter().any(|e| e.id == id)
+    }
+
+    /// The error for a game no entry has.
+    pub(crate) fn unknown(&self, id: &str) -> CliError {
+        let known = match self.ids().join(", ") {
+            ids if ids.is_empty() => "none".to_string(),
+            ids => ids,
+        };
+        CliError::new(format!("unknown game `{id}`; known games: {known}"))
+    }
+
+    /// `render`'s operation for `id`, or why there is none.
+    pub(crate) fn render_of(&self, id: &str) -> Result<RenderOp, CliError> {
+        self.find(id)?.ops.render.ok_or_else(|| {
+            CliError::new(format!(
+                "game `{id}` has no pictures: implement `lockstep_render::Depict` for it and register it with `GameTools::new().pictures()`"
+            ))
+        })
+    }
+}
