@@ -248,7 +248,7 @@ pub(crate) fn record<G: Demo>(
     let per = bytes as f64 / f64::from(plan.frames.max(1)) / f64::from(seats.max(1));
     let game_seconds = f64::from(plan.frames) / f64::from(plan.tick_rate.max(1));
     outln!(
-        "recorded {} frames ({game_seconds:.0} s) of {} ({seats} seats, seed {}) in {seconds:.1} s, {:.1}× real time → {} ({bytes} bytes, {per:.2} bytes/frame/player)",
+        "recorded {} frames ({game_seconds:.0} s) of {} ({seats} seats, seed {}) in {seconds:.1} s, {:.1}× real time → {} ({bytes} bytes, {per:.2} bytes/frame/seat)",
         plan.frames,
         G::ID,
         plan.seed,

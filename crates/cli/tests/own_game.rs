@@ -1,5 +1,5 @@
 //! A studio's own tools binary end to end: the `own_game` example
-//! registers its `runners` game (only `Demo`: no pictures, no snapshots)
+//! registers its `squads` game (only `Demo`: no pictures, no snapshots)
 //! with `lockstep_cli::Tools`, and its binary records, verifies, replays
 //! and diffs its own logs, plays a networked demo of itself, and says
 //! clearly what a command it cannot run would need.
@@ -68,10 +68,10 @@ fn the_tools_record_verify_replay_and_diff_the_studios_own_logs() {
     let flipped = d.join("flipped.log");
     let path = |p: &PathBuf| p.to_str().unwrap().to_string();
 
-    let o = tools(&["record", "runners", "--frames", "300", "-o", &path(&clean)]);
+    let o = tools(&["record", "squads", "--frames", "300", "-o", &path(&clean)]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
-        text(&o).contains("recorded 300 frames (5 s) of runners (2 seats, seed 1)"),
+        text(&o).contains("recorded 300 frames (5 s) of squads (2 seats, seed 1)"),
         "{}",
         text(&o)
     );
@@ -87,20 +87,20 @@ fn the_tools_record_verify_replay_and_diff_the_studios_own_logs() {
     let o = tools(&["replay", &path(&clean), "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
-    assert!(out.contains("runners v1, 2 seats, seed 1, 60 Hz"), "{out}");
+    assert!(out.contains("squads v1, 2 seats, seed 1, 60 Hz"), "{out}");
     assert!(
         out.contains("verified: every frame matches the log"),
         "{out}"
     );
 
-    // Bit 33 of a Q32.32 position: two steps down the track, before frame 120.
+    // Bit 33 of a unit's x (Q32.32): 2 m sideways, before frame 120.
     let o = tools(&[
         "record",
-        "runners",
+        "squads",
         "--frames",
         "300",
         "--flip",
-        "120:runner 1:position:33",
+        "120:unit 1:position:33",
         "-o",
         &path(&flipped),
     ]);
@@ -120,7 +120,7 @@ fn the_tools_record_verify_replay_and_diff_the_studios_own_logs() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = text(&o);
     assert!(out.contains("first divergent frame: 120"), "{out}");
-    assert!(out.contains("runner 1 · position"), "{out}");
+    assert!(out.contains("unit 1 · position"), "{out}");
     let o = tools(&["diff", &path(&clean), &path(&clean)]);
     assert!(o.status.success(), "{}", text(&o));
 }
@@ -130,18 +130,18 @@ fn what_the_studios_game_lacks_is_one_clear_line() {
     let d = dir("lacks");
     let log = d.join("a.log");
     let log = log.to_str().unwrap();
-    let o = tools(&["record", "runners", "--frames", "30", "-o", log]);
+    let o = tools(&["record", "squads", "--frames", "30", "-o", log]);
     assert!(o.status.success(), "{}", text(&o));
 
     let line = error_line(&tools(&["render", log, "-o", "never.png"]));
     assert_eq!(
         line,
-        "runners-tools: game `runners` has no pictures: implement `lockstep_render::Depict` for it and register it with `GameTools::new().pictures()`"
+        "squads-tools: game `squads` has no pictures: implement `lockstep_render::Depict` for it and register it with `GameTools::new().pictures()`"
     );
     let line = error_line(&tools(&["record", "cubes", "-o", log]));
     assert_eq!(
         line,
-        "runners-tools: unknown game `cubes`; known games: runners"
+        "squads-tools: unknown game `cubes`; known games: squads"
     );
     let line = error_line(&tools(&["play", "--frames", "1"]));
     assert!(
@@ -149,17 +149,17 @@ fn what_the_studios_game_lacks_is_one_clear_line() {
         "{line}"
     );
     let line = error_line(&tools(&["verify", "--frobnicate"]));
-    assert!(line.ends_with("(see `runners-tools --help`)"), "{line}");
+    assert!(line.ends_with("(see `squads-tools --help`)"), "{line}");
 
     // The help names the program and its games, and hides `play`.
     let o = tools(&["--help"]);
     let out = text(&o);
-    assert!(out.contains("Usage: runners-tools <COMMAND>"), "{out}");
+    assert!(out.contains("Usage: squads-tools <COMMAND>"), "{out}");
     assert!(!out.contains("  play "), "{out}");
     let out = text(&tools(&["record", "--help"]));
-    assert!(out.contains("The game: runners"), "{out}");
+    assert!(out.contains("The game: squads"), "{out}");
     let out = text(&tools(&["bench", "game:", "--runs", "1", "--frames", "10"]));
-    assert!(out.contains("game:runners"), "{out}");
+    assert!(out.contains("game:squads"), "{out}");
     assert!(!out.contains("game:rts"), "{out}");
 }
 
@@ -179,7 +179,7 @@ fn the_demo_runs_the_studios_own_binary_over_udp() {
     ]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
-    assert!(out.contains("of runners (lockstep)"), "{out}");
+    assert!(out.contains("of squads (lockstep)"), "{out}");
     assert!(out.contains("every log verifies"), "{out}");
     assert!(d.join("seat-0.log").exists() && d.join("join-1.log").exists());
 }
@@ -200,7 +200,7 @@ fn a_spectator_asking_for_snapshots_of_a_game_without_bodies_is_told_why() {
     let seat0 = d.join("seat-0.log");
     let mut host = start(&[
         "host",
-        "runners",
+        "squads",
         "--port",
         "0",
         "--bind",
@@ -238,6 +238,6 @@ fn a_spectator_asking_for_snapshots_of_a_game_without_bodies_is_told_why() {
     let line = error_line(&watched);
     assert_eq!(
         line,
-        "runners-tools: game `runners` has no snapshots: implement `lockstep_snapshot::Bodies` for it and register it with `GameTools::new().snapshots()`"
+        "squads-tools: game `squads` has no snapshots: implement `lockstep_snapshot::Bodies` for it and register it with `GameTools::new().snapshots()`"
     );
 }

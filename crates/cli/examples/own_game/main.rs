@@ -1,23 +1,24 @@
 //! A studio's own tools binary: the `lockstep` commands (record, replay,
 //! verify, diff, bench, host, join, spectate, demo...) for its own game,
-//! here the tiny `runners` game of `runners.rs`.
+//! here the tiny skirmish `squads` of `squads.rs` (derived state, orders
+//! as commands, a map on a plane).
 //!
 //! ```text
-//! cargo run -p lockstep-cli --example own_game -- record runners --frames 600 -o runners.log
-//! cargo run -p lockstep-cli --example own_game -- verify runners.log
+//! cargo run -p lockstep-cli --example own_game -- record squads --frames 600 -o squads.log
+//! cargo run -p lockstep-cli --example own_game -- verify squads.log
 //! ```
 //!
-//! `runners` implements only `lockstep_games::Demo` (a `Game`, a bot and
+//! `squads` implements only `lockstep_games::Demo` (a `Game`, a bot and
 //! embedded settings), so `render` and `spectate --snapshots` explain what
 //! it would need; implement `lockstep_render::Depict` and
 //! `lockstep_snapshot::Bodies` and register it with
-//! `GameTools::<Runners>::new().pictures().snapshots()` to get them.
+//! `GameTools::<Squads>::new().pictures().snapshots()` to get them.
 
-mod runners;
+mod squads;
 
 use lockstep_cli::Tools;
-use runners::Runners;
+use squads::Squads;
 
 fn main() -> std::process::ExitCode {
-    Tools::new("runners-tools").game::<Runners>().main()
+    Tools::new("squads-tools").game::<Squads>().main()
 }
