@@ -15,7 +15,7 @@
 //!
 //! The app still needs the endpoint between polls (to set the input, to
 //! issue commands, to read the game): the runtime drives a thin endpoint
-//! ([`SharedSeat`]) that borrows the real [`SeatEndpoint`] from a shared
+//! (`SharedSeat`) that borrows the real [`SeatEndpoint`] from a shared
 //! cell for the length of each call and never across an `.await`, so the
 //! app's borrows (between polls) and the runtime's (inside them) never
 //! overlap.
@@ -93,10 +93,10 @@ impl<G: Game, W: Write> Endpoint for SharedSeat<G, W> {
 /// with what it plays its seat with once the roster comes.
 pub(crate) enum Start<G: Game, W: Write> {
     /// The host: plays seat 0 and seats the joiners.
-    Host(SeatEndpoint<G, W>),
+    Host(Box<SeatEndpoint<G, W>>),
     /// A joiner: asks for a seat, then plays it with `plan`.
     Join {
-        joining: Joining,
+        joining: Box<Joining>,
         plan: SeatPlan<G, W>,
         timing: lockstep_net::SeatTiming,
     },
@@ -111,7 +111,7 @@ async fn live<G: Game + 'static, W: Write + 'static>(
     let push = |e: MatchEvent| cell.borrow_mut().events.push_back(e);
     let socket = match start {
         Start::Host(seat) => {
-            cell.borrow_mut().seat = Some(seat);
+            cell.borrow_mut().seat = Some(*seat);
             socket
         }
         Start::Join {
@@ -119,7 +119,7 @@ async fn live<G: Game + 'static, W: Write + 'static>(
             plan,
             timing,
         } => {
-            let mut rt = Runtime::new(socket, joining, STATUS_EVERY);
+            let mut rt = Runtime::new(socket, *joining, STATUS_EVERY);
             match rt.roster(|e| push(e.clone())).await {
                 Ok(roster) => push(MatchEvent::Join(JoinEvent::Roster(roster))),
                 Err(end) => {

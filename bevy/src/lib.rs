@@ -154,17 +154,20 @@ impl From<NoEntropy> for StartError {
 }
 
 enum Role<G: Game> {
-    Host {
-        config: G::Config,
-        setup: Match,
-        settings: MatchSettings,
-        identity: Identity,
-        secret: [u8; 32],
-    },
+    Host(Box<HostParts<G>>),
     Join {
         host: SocketAddr,
         identity: Identity,
     },
+}
+
+/// What a host needs to seat the joiners.
+struct HostParts<G: Game> {
+    config: G::Config,
+    setup: Match,
+    settings: MatchSettings,
+    identity: Identity,
+    secret: [u8; 32],
 }
 
 /// What the constructor prepared and `build` consumes.
@@ -206,13 +209,13 @@ where
         setup: Match,
         settings: MatchSettings,
     ) -> Result<Self, StartError> {
-        let role = Role::Host {
+        let role = Role::Host(Box::new(HostParts {
             config,
             setup,
             settings,
             identity: entropy::identity()?,
             secret: entropy::secret()?,
-        };
+        }));
         Self::open(bind, role)
     }
 
@@ -311,30 +314,33 @@ where
         let plan = (self.plan)(SeatPlan::new(parts.token));
         let now = parts.socket.now();
         let start = match parts.role {
-            Role::Host {
-                config,
-                setup,
-                settings,
-                identity,
-                secret,
-            } => driver::Start::Host(SeatEndpoint::host(
-                now,
-                config,
-                setup,
-                settings,
-                identity,
-                secret,
-                plan,
-                self.timing,
-            )),
+            Role::Host(host) => {
+                let HostParts {
+                    config,
+                    setup,
+                    settings,
+                    identity,
+                    secret,
+                } = *host;
+                driver::Start::Host(Box::new(SeatEndpoint::host(
+                    now,
+                    config,
+                    setup,
+                    settings,
+                    identity,
+                    secret,
+                    plan,
+                    self.timing,
+                )))
+            }
             Role::Join { host, identity } => driver::Start::Join {
-                joining: Joining::new(JoinSetup::new(
+                joining: Box::new(Joining::new(JoinSetup::new(
                     now,
                     host,
                     Want::Seat,
                     identity,
                     self.timing.join,
-                )),
+                ))),
                 plan,
                 timing: self.timing,
             },
