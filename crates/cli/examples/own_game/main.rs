@@ -6,19 +6,22 @@
 //! ```text
 //! cargo run -p lockstep-cli --example own_game -- record squads --frames 600 -o squads.log
 //! cargo run -p lockstep-cli --example own_game -- verify squads.log
+//! cargo run -p lockstep-cli --example own_game -- render squads.log --frames 600 --out squads.png
 //! ```
 //!
-//! `squads` implements only `lockstep_games::Demo` (a `Game`, a bot and
-//! embedded settings), so `render` and `spectate --snapshots` explain what
-//! it would need; implement `lockstep_render::Depict` and
-//! `lockstep_snapshot::Bodies` and register it with
-//! `GameTools::<Squads>::new().pictures().snapshots()` to get them.
+//! `squads` implements `lockstep_games::Demo` (a `Game`, a bot and
+//! embedded settings) and `lockstep_render::Depict` (registered with
+//! `.pictures()`, so `render` draws it); it has no rigid bodies, so
+//! `spectate --snapshots` explains that it would need
+//! `lockstep_snapshot::Bodies` and `.snapshots()`.
 
 mod squads;
 
-use lockstep_cli::Tools;
+use lockstep_cli::{GameTools, Tools};
 use squads::Squads;
 
 fn main() -> std::process::ExitCode {
-    Tools::new("squads-tools").game::<Squads>().main()
+    Tools::new("squads-tools")
+        .with(GameTools::<Squads>::new().pictures())
+        .main()
 }

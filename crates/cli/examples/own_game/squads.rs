@@ -226,3 +226,49 @@ impl Demo for Squads {
         }
     }
 }
+
+/// Pictures for `render`: each unit a box in its seat's colour on the
+/// field. Drawing is outside the simulation, so floats are fine here.
+#[allow(clippy::float_arithmetic)] // pictures only, never the state
+impl lockstep_render::Depict for Squads {
+    fn scene(&self) -> lockstep_render::Scene {
+        use lockstep_render::{Ground, Rgb, Scene, Shape, Solid, player_colour};
+        let metres = |v: Fx| v.to_f64_lossy() as f32 - 32.0;
+        let solids = self
+            .units
+            .iter()
+            .map(|u| Solid {
+                key: u64::from(u.id),
+                // The exact state a picture shows: position and hit points.
+                exact: (u.position.x.to_bits() as u64).rotate_left(1)
+                    ^ (u.position.y.to_bits() as u64)
+                    ^ u64::from(u.hp),
+                shape: Shape::Box {
+                    half: [0.4, 0.4, 0.4],
+                },
+                position: [metres(u.position.x), 0.4, metres(u.position.y)],
+                rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+                colour: player_colour(u.seat),
+                outlined: false,
+            })
+            .collect();
+        Scene {
+            solids,
+            ground: Some(Ground {
+                half_size: 33.0,
+                spacing: 4.0,
+                colour: Rgb(186, 194, 172),
+                line_colour: Rgb(160, 170, 148),
+            }),
+            focus: ([-32.0, 0.0, -32.0], [32.0, 2.0, 32.0]),
+            sky: Rgb(214, 224, 234),
+        }
+    }
+
+    /// The seat's first unit still standing.
+    fn camera_target(&self, seat: u8) -> Option<[f32; 3]> {
+        let u = self.units.iter().find(|u| u.seat == seat)?;
+        let metres = |v: Fx| v.to_f64_lossy() as f32 - 32.0;
+        Some([metres(u.position.x), 0.4, metres(u.position.y)])
+    }
+}
