@@ -90,6 +90,20 @@ impl Input for Buttons {
     }
 }
 
+/// Nothing held: the held part of an input made only of commands
+/// (`Orders<(), MyCommand>`, a game driven by orders alone). Zero bits.
+impl Input for () {
+    const MAX_BITS: u32 = 0;
+
+    fn schema_hash() -> u64 {
+        schema_hash("lockstep nothing held: 0 bits")
+    }
+
+    fn serialize<S: BitStream>(&mut self, _s: &mut S) -> Result<(), BitError> {
+        Ok(())
+    }
+}
+
 /// The 64-bit schema hash of a textual schema description: the short form of
 /// its BLAKE3 digest.
 pub fn schema_hash(description: &str) -> u64 {

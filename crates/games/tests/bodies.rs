@@ -59,8 +59,8 @@ fn rts_slots_are_unit_ids_and_selected_units_are_players() {
     game.step(
         0,
         &[
-            lockstep_games::rts::Command::select(x - r, z - r, x + r, z + r),
-            lockstep_games::rts::Command::None,
+            lockstep_games::rts::Command::select(x - r, z - r, x + r, z + r).into(),
+            lockstep_games::rts::RtsInput::default(),
         ],
     );
     assert_eq!(game.body(0).unwrap().1, Role::Player);

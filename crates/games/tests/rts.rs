@@ -2,10 +2,10 @@
 //! counts, hostile snapshots, settings and the input encoding. Small
 //! configurations keep the suite fast in debug builds.
 
-use lockstep_codec::{BitError, BitReader, BitStream, BitWriter, Input};
+use lockstep_codec::{BitError, BitReader, BitStream, BitWriter, Command as _, Input};
 use lockstep_fx::{Checksum, Fx};
 use lockstep_games::Demo;
-use lockstep_games::rts::{Command, MapPoint, Order, Rts, RtsBot, RtsConfig};
+use lockstep_games::rts::{Command, MapPoint, Order, Rts, RtsBot, RtsConfig, RtsInput};
 use lockstep_sim::{Bot, Engine, EngineSettings, Game, Match, SetupError, StateError, SyncTest};
 
 /// A small battlefield: `units` per player on a 60 m map.
@@ -42,11 +42,16 @@ fn bot_match(config: &RtsConfig, players: u8, frames: u32) -> (Rts, Vec<Checksum
     let mut bots = bots(players);
     let mut sums = Vec::new();
     for f in 0..frames {
-        let inputs: Vec<Command> = bots.iter_mut().map(|b| b.input(&game, f)).collect();
+        let inputs: Vec<RtsInput> = bots.iter_mut().map(|b| b.input(&game, f)).collect();
         game.step(f, &inputs);
         sums.push(game.checksum());
     }
     (game, sums)
+}
+
+/// A frame's input without commands.
+fn none() -> RtsInput {
+    RtsInput::default()
 }
 
 fn square(x: Fx, z: Fx, half: i32) -> Command {
@@ -85,7 +90,7 @@ fn sync_test_depth_two_passes() {
     let mut t = SyncTest::new(new_game(&c, 3), 2);
     let mut bots = bots(3);
     for f in 0..100 {
-        let inputs: Vec<Command> = bots
+        let inputs: Vec<RtsInput> = bots
             .iter_mut()
             .map(|b| b.input(t.engine().game(), f))
             .collect();
@@ -106,7 +111,7 @@ fn save_and_load_mid_match_continues_identically() {
         if f == 70 {
             saved = Some(engine.save());
         }
-        let inputs: Vec<Command> = bots.iter_mut().map(|b| b.input(engine.game(), f)).collect();
+        let inputs: Vec<RtsInput> = bots.iter_mut().map(|b| b.input(engine.game(), f)).collect();
         sums.push(engine.advance(&inputs));
         inputs_log.push(inputs);
     }
@@ -135,14 +140,14 @@ fn select_and_move_moves_the_selected_units_only() {
         x + Fx::from_int(3),
         z + Fx::from_int(3),
     );
-    game.step(0, &[front, Command::None]);
+    game.step(0, &[front.into(), none()]);
     let selected = game.selection(0).to_vec();
     assert_eq!(selected.len(), 4, "{selected:?}");
     assert!(selected.iter().all(|&id| game.unit(id).unwrap().owner == 0));
     let before: Vec<_> = game.units().collect();
     // The selection's centre (z + 1.875) goes to z + 12: 10 m ahead, less
     // the arrival distance.
-    game.step(1, &[Command::move_to(x, z + Fx::from_int(12))]);
+    game.step(1, &[Command::move_to(x, z + Fx::from_int(12)).into()]);
     for f in 2..300 {
         game.step(f, &[]);
     }
@@ -169,7 +174,8 @@ fn a_selection_never_holds_enemy_units() {
             Fx::from_int(-30),
             Fx::from_int(30),
             Fx::from_int(30),
-        )],
+        )
+        .into()],
     );
     assert_eq!(game.selection(0).len(), 16);
     assert!(game.selection(1).is_empty());
@@ -180,10 +186,10 @@ fn stop_halts_the_selection() {
     let c = small(9);
     let mut game = new_game(&c, 2);
     let (x, z) = game.base(1);
-    game.step(0, &[Command::None, square(x, z, 5)]);
+    game.step(0, &[none(), square(x, z, 5).into()]);
     game.step(
         1,
-        &[Command::None, Command::move_to(x, z + Fx::from_int(20))],
+        &[none(), Command::move_to(x, z + Fx::from_int(20)).into()],
     );
     for f in 2..30 {
         game.step(f, &[]);
@@ -194,7 +200,7 @@ fn stop_halts_the_selection() {
         ids.iter()
             .all(|&id| matches!(game.unit(id).unwrap().order, Order::Move { .. }))
     );
-    game.step(30, &[Command::None, Command::Stop]);
+    game.step(30, &[none(), Command::Stop.into()]);
     let at_stop: Vec<_> = ids
         .iter()
         .map(|&id| game.unit(id).unwrap().position)
@@ -219,9 +225,9 @@ fn armies_that_meet_fight_until_units_die() {
         Fx::from_int(30),
         Fx::from_int(30),
     );
-    game.step(0, &[all, all]);
+    game.step(0, &[all.into(), all.into()]);
     let centre = Command::move_to(Fx::ZERO, Fx::from_int(5));
-    game.step(1, &[centre, centre]);
+    game.step(1, &[centre.into(), centre.into()]);
     for f in 2..600 {
         game.step(f, &[]);
     }
@@ -300,7 +306,7 @@ fn hostile_snapshots_give_errors_not_panics() {
         // A flip may land on a value that is still valid; it must not panic,
         // and a state that loads must step.
         if let Ok(mut g) = Rts::decode(&b) {
-            g.step(40, &[Command::Stop, Command::None]);
+            g.step(40, &[Command::Stop.into(), none()]);
         }
     }
     let mut version = bytes.clone();
@@ -327,7 +333,6 @@ fn round_trip(c: Command) -> Command {
 fn commands_round_trip_within_their_bit_budget() {
     let far = Fx::from_int(1000);
     let commands = [
-        Command::None,
         Command::Stop,
         Command::move_to(Fx::lit("12.25"), Fx::lit("-3.5")),
         Command::select(-far, -far, far, far),
@@ -351,17 +356,18 @@ fn commands_round_trip_within_their_bit_budget() {
     let (game, _) = bot_match(&small(8), 2, 1);
     let mut bot = Rts::bot(0, 3);
     for f in 0..400 {
-        let c = bot.input(&game, f);
-        assert_eq!(round_trip(c), c);
+        for &c in bot.input(&game, f).commands() {
+            assert_eq!(round_trip(c), c);
+        }
     }
-    assert_ne!(Command::schema_hash(), 0);
+    assert_ne!(RtsInput::schema_hash(), 0);
 }
 
 #[test]
 fn out_of_range_cells_are_rejected() {
-    // A move (tag 2) whose x cell is 2049, one past the grid.
+    // A move (tag 1) whose x cell is 2049, one past the grid.
     let mut w = BitWriter::new();
-    w.bits(&mut 2, 2).unwrap();
+    w.bits(&mut 1, 2).unwrap();
     w.bits(&mut 2049, 12).unwrap();
     w.bits(&mut 0, 12).unwrap();
     let bytes = w.finish();

@@ -177,7 +177,7 @@ fn three_of_four_peers_agree_on_a_vanished_seat_and_play_on() {
             out.first_mismatch
         );
         assert_eq!(
-            log.inputs(last + 1).map(|i| i[2]),
+            log.inputs(last + 1).map(|i| i[2].clone()),
             Some(<Rts as Game>::Input::default()),
             "the absent seat plays the absent input"
         );

@@ -1,9 +1,10 @@
 //! A scripted RTS player ([`RtsBot`]) so matches can be recorded headless.
 //!
 //! Every 2 to 5 seconds of game time the bot picks one of its units at
-//! random, selects the units in a square of 8 to 28 m around it, and on the
-//! next frame sends them toward the map centre or an enemy base (with some
-//! scatter), or, one time in six, stops them. Armies sent to the same places
+//! random, selects the units in a square of 8 to 28 m around it and, in
+//! the same frame's input (a second command), sends them toward the map
+//! centre or an enemy base (with some scatter), or, one time in six, stops
+//! them. Armies sent to the same places
 //! meet, and idle units chase what comes into sight, so matches turn into
 //! battles.
 //!
@@ -14,7 +15,7 @@
 use lockstep_fx::{Fx, Rng};
 use lockstep_sim::{Bot, Frame};
 
-use super::command::Command;
+use super::command::{Command, RtsInput};
 use super::game::Rts;
 
 /// A deterministic scripted player for one seat.
@@ -24,8 +25,6 @@ pub struct RtsBot {
     rng: Rng,
     /// The frame of the next decision.
     next: Frame,
-    /// The command that completes the last selection, sent next frame.
-    pending: Option<Command>,
 }
 
 impl RtsBot {
@@ -33,12 +32,7 @@ impl RtsBot {
     pub fn new(seat: u8, seed: u64) -> RtsBot {
         let mut rng = Rng::new(seed, 0x7274_7300 | u64::from(seat));
         let next = rng.below(60);
-        RtsBot {
-            seat,
-            rng,
-            next,
-            pending: None,
-        }
+        RtsBot { seat, rng, next }
     }
 
     /// A point near the map centre or an enemy base, scattered by up to 8 m.
@@ -58,18 +52,16 @@ impl RtsBot {
 }
 
 impl Bot<Rts> for RtsBot {
-    fn input(&mut self, game: &Rts, frame: Frame) -> Command {
-        if let Some(c) = self.pending.take() {
-            return c;
-        }
+    fn input(&mut self, game: &Rts, frame: Frame) -> RtsInput {
+        let mut input = RtsInput::default();
         if frame < self.next {
-            return Command::None;
+            return input;
         }
         let tick = game.world().settings().tick_rate.max(1);
         self.next = frame + self.rng.range_i32(2, 5) as u32 * tick;
         let own: Vec<_> = game.units().filter(|u| u.owner == self.seat).collect();
         if own.is_empty() {
-            return Command::None;
+            return input;
         }
         let leader = own[self.rng.below(own.len() as u32) as usize].position;
         let half = self.rng.fx_range(Fx::from_int(4), Fx::from_int(14));
@@ -79,12 +71,16 @@ impl Bot<Rts> for RtsBot {
             leader.x + half,
             leader.z + half,
         );
-        self.pending = Some(if self.rng.chance(1, 6) {
+        let order = if self.rng.chance(1, 6) {
             Command::Stop
         } else {
             let (x, z) = self.target(game);
             Command::move_to(x, z)
-        });
-        select
+        };
+        // Two commands of one frame, applied in this order: what a person
+        // does with a drag and a click.
+        let _ = input.push(select);
+        let _ = input.push(order);
+        input
     }
 }

@@ -1,17 +1,18 @@
-//! The RTS input: one [`Command`] per player per frame, with a bounded bit
-//! encoding (the [`Input`] the network protocol sends).
+//! The RTS input: the [`Command`]s a player issues, one-shot orders that
+//! ride in a frame's [`RtsInput`] (`Orders<(), Command>`: nothing held,
+//! up to eight commands a frame) and are applied once, on that frame.
 //!
 //! Map coordinates travel quantized to a [`MapPoint`], a cell of
 //! [`MapPoint::CELL`] (0.25 m) on a fixed grid covering `±`[`MapPoint::LIMIT`]
 //! metres on both ground axes, independent of the match's map size, so the
 //! encoding (and its schema hash) never depends on the settings.
 //!
-//! Invariants: a command takes at most [`Command::MAX_BITS`] bits; equal
+//! Invariants: a command takes at most `Command::MAX_BITS` bits; equal
 //! commands write equal bits; reading rejects a cell index above
 //! [`MapPoint::MAX_CELL`] (the only patterns writing never produces), so the
 //! encoding is canonical.
 
-use lockstep_codec::{BitError, BitStream, Input, schema_hash};
+use lockstep_codec::{BitError, BitStream, Orders};
 use lockstep_fx::Fx;
 
 /// A point on the ground, quantized to the command grid: cell `(x, z)` is the
@@ -67,12 +68,12 @@ impl MapPoint {
     }
 }
 
-/// What a player tells the game in one frame.
+/// A seat's input for one frame: the commands it issued, nothing held.
+pub type RtsInput = Orders<(), Command>;
+
+/// What a player tells the game: one command, applied once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum Command {
-    /// Nothing new (also what a missing input counts as).
-    #[default]
-    None,
     /// Replace the selection with the player's own units whose bounds touch
     /// the rectangle spanned by two corners (in any order).
     Select {
@@ -86,16 +87,17 @@ pub enum Command {
         /// Where the selection's centre goes.
         to: MapPoint,
     },
-    /// The selected units drop their orders and halt.
+    /// The selected units drop their orders and halt (also the value a
+    /// command is read into).
+    #[default]
     Stop,
 }
 
 impl Command {
     /// Tag values, in 2 bits.
-    const NONE: u32 = 0;
-    const SELECT: u32 = 1;
-    const MOVE: u32 = 2;
-    const STOP: u32 = 3;
+    const SELECT: u32 = 0;
+    const MOVE: u32 = 1;
+    const STOP: u32 = 2;
 
     /// A select command from map coordinates (quantized to cells).
     pub fn select(x0: Fx, z0: Fx, x1: Fx, z1: Fx) -> Command {
@@ -113,26 +115,32 @@ impl Command {
     }
 }
 
-impl Input for Command {
+impl From<Command> for RtsInput {
+    /// A frame's input carrying this one command.
+    fn from(command: Command) -> RtsInput {
+        let mut input = RtsInput::default();
+        let _ = input.push(command);
+        input
+    }
+}
+
+impl lockstep_codec::Command for Command {
     /// A 2-bit tag, then two 12-bit cells per point: 2 + 4 × 12 for a select.
     const MAX_BITS: u32 = 2 + 4 * MapPoint::BITS;
 
-    fn schema_hash() -> u64 {
-        schema_hash(
-            "lockstep-games rts Command v1: tag u2 (0 none, 1 select, 2 move, 3 stop); \
-             select = from.x, from.z, to.x, to.z; move = to.x, to.z; \
-             each a cell index ranged 0..=2048 in 12 bits, cell 0.25 m, cell 1024 = 0 m",
-        )
+    fn schema() -> &'static str {
+        "lockstep-games rts Command v2: tag ranged 0..=2 in 2 bits (0 select, 1 move, 2 stop); \
+         select = from.x, from.z, to.x, to.z; move = to.x, to.z; \
+         each a cell index ranged 0..=2048 in 12 bits, cell 0.25 m, cell 1024 = 0 m"
     }
 
     fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), BitError> {
         let mut tag = match self {
-            Command::None => Self::NONE,
             Command::Select { .. } => Self::SELECT,
             Command::Move { .. } => Self::MOVE,
             Command::Stop => Self::STOP,
         };
-        s.ranged(&mut tag, 0, 3, "rts command tag")?;
+        s.ranged(&mut tag, 0, 2, "rts command tag")?;
         if S::READING {
             *self = match tag {
                 Self::SELECT => Command::Select {
@@ -142,8 +150,7 @@ impl Input for Command {
                 Self::MOVE => Command::Move {
                     to: MapPoint::default(),
                 },
-                Self::STOP => Command::Stop,
-                _ => Command::None,
+                _ => Command::Stop,
             };
         }
         match self {
@@ -152,7 +159,7 @@ impl Input for Command {
                 to.serialize(s, "rts select corner")
             }
             Command::Move { to } => to.serialize(s, "rts move target"),
-            Command::None | Command::Stop => Ok(()),
+            Command::Stop => Ok(()),
         }
     }
 }

@@ -2,8 +2,9 @@
 //! players' commands and the canonical encoding.
 //!
 //! A frame runs in four stages, always in this order:
-//! 1. each seat's [`Command`], in seat order (a missing input is
-//!    [`Command::None`]);
+//! 1. each seat's [`Command`]s, seats in order and each seat's in the
+//!    order issued (a frame without commands, or a missing seat's input,
+//!    carries none);
 //! 2. this frame's share of combat ([`super::combat`]), then removal of the
 //!    dead;
 //! 3. steering of every unit with a move order, in id order;
@@ -22,7 +23,7 @@ use lockstep_physics::{Aabb, World};
 use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
 use super::combat::{self, index_of};
-use super::command::Command;
+use super::command::{Command, RtsInput};
 use super::config::RtsConfig;
 use super::map::{self, player_group};
 use super::unit::{Unit, UnitView};
@@ -112,7 +113,6 @@ impl Rts {
     /// Carries out one player's command.
     fn command(&mut self, seat: u8, command: Command) {
         match command {
-            Command::None => {}
             Command::Select { from, to } => {
                 let ((x0, z0), (x1, z1)) = (from.to_map(), to.to_map());
                 let tall = self.config.map_size;
@@ -232,11 +232,12 @@ impl Rts {
 }
 
 impl Game for Rts {
-    type Input = Command;
+    type Input = RtsInput;
     type Config = RtsConfig;
     const ID: &'static str = "rts";
-    /// Rules version 1 with the physics' state version.
-    const VERSION: u32 = crate::version(1);
+    /// Rules version 2 (commands in `Orders`) with the physics' state
+    /// version.
+    const VERSION: u32 = crate::version(2);
 
     fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
         setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_SEATS)?;
@@ -255,10 +256,13 @@ impl Game for Rts {
         })
     }
 
-    fn step(&mut self, frame: Frame, inputs: &[Command]) {
+    fn step(&mut self, frame: Frame, inputs: &[RtsInput]) {
         for seat in 0..self.players {
-            let command = inputs.get(usize::from(seat)).copied().unwrap_or_default();
-            self.command(seat, command);
+            if let Some(input) = inputs.get(usize::from(seat)) {
+                for &command in input.commands() {
+                    self.command(seat, command);
+                }
+            }
         }
         let rules = &self.config.unit;
         if combat::fight(&self.world, &mut self.units, rules, self.players, frame) {

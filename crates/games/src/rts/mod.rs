@@ -6,7 +6,8 @@
 //! It is written only against the public APIs of `lockstep-sim`,
 //! `lockstep-physics`, `lockstep-fx`, `lockstep-protocol` and
 //! `lockstep-snapshot`, as a studio would embed the engine:
-//! - [`command`]: the input ([`Command`]) and its bounded bit encoding;
+//! - [`command`]: the players' [`Command`]s, one-shot orders riding in
+//!   the input ([`RtsInput`]: `Orders<(), Command>`), and their bit encoding;
 //! - [`config`]: the settings ([`RtsConfig`]), from `scenes/rts.toml`;
 //! - [`map`]: building the world; collision groups;
 //! - [`unit`](mod@unit): unit state ([`Order`], [`UnitView`]) and steering;
@@ -17,7 +18,7 @@
 //!
 //! ```
 //! use lockstep_games::Demo;
-//! use lockstep_games::rts::{Command, Rts};
+//! use lockstep_games::rts::{Command, Rts, RtsInput};
 //! use lockstep_sim::{Game, Match};
 //!
 //! let mut config = Rts::default_config();
@@ -25,9 +26,9 @@
 //! let mut game = Rts::new(&config, &Match::default()).unwrap();
 //! let (x, z) = game.base(0);
 //! let r = lockstep_fx::Fx::from_int(10);
-//! game.step(0, &[Command::select(x - r, z - r, x + r, z + r), Command::None]);
+//! game.step(0, &[Command::select(x - r, z - r, x + r, z + r).into(), RtsInput::default()]);
 //! assert_eq!(game.selection(0).len(), 16);
-//! game.step(1, &[Command::move_to(lockstep_fx::Fx::ZERO, lockstep_fx::Fx::ZERO)]);
+//! game.step(1, &[Command::move_to(lockstep_fx::Fx::ZERO, lockstep_fx::Fx::ZERO).into()]);
 //! ```
 //!
 //! # Combat
@@ -45,7 +46,7 @@ mod snapshot;
 pub mod unit;
 
 pub use bot::RtsBot;
-pub use command::{Command, MapPoint};
+pub use command::{Command, MapPoint, RtsInput};
 pub use config::{Building, RtsConfig, UnitConfig};
 pub use game::Rts;
 pub use unit::{Order, UnitView};
