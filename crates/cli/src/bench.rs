@@ -13,7 +13,6 @@ use lockstep_physics::scenes;
 use lockstep_sim::{Engine, EngineSettings, Game, Match};
 
 use crate::error::CliError;
-use crate::tools::Tools;
 
 /// The name of the RTS row at its largest (8 players × 1 024 units).
 const RTS_LARGE: &str = "game:rts-8x1024";
@@ -49,20 +48,25 @@ impl Row {
     }
 }
 
-/// Runs the benchmarks whose names contain one of `filter` (all if empty).
+/// One `bench` row of a game (a registered game's operation): name, runs,
+/// frames, seats.
+pub(crate) type BenchOp = fn(&str, u32, u32, u8) -> Result<Row, CliError>;
+
+/// Runs the benchmarks whose names contain one of `filter` (all if empty):
+/// the scenes, and a row for each of `games` (id, operation, default seats).
 pub fn run(
     filter: &[String],
     runs: u32,
     frames: Option<u32>,
-    tools: &Tools,
+    games: &[(&'static str, BenchOp, u8)],
 ) -> Result<(), CliError> {
     if runs == 0 {
         return Err(CliError::new("--runs must be at least 1"));
     }
     let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
     let mut names: Vec<String> = scenes::NAMES.iter().map(|s| s.to_string()).collect();
-    names.extend(tools.ids().iter().map(|id| format!("game:{id}")));
-    if tools.has(Rts::ID) {
+    names.extend(games.iter().map(|(id, ..)| format!("game:{id}")));
+    if games.iter().any(|&(id, ..)| id == Rts::ID) {
         names.push(RTS_LARGE.to_string());
     }
     let selected: Vec<&String> = names.iter().filter(|n| wanted(n)).collect();
@@ -93,8 +97,11 @@ pub fn run(
                 game_with::<Rts>(name, runs, frames_or_600, config, 8)?
             }
             Some(id) => {
-                let entry = tools.find(id)?;
-                (entry.ops.bench)(name, runs, frames_or_600, entry.seats)?
+                let &(_, bench, seats) = games
+                    .iter()
+                    .find(|(game, ..)| *game == id)
+                    .expect("listed game exists");
+                bench(name, runs, frames_or_600, seats)?
             }
             None => scene(name, runs, frames),
         };

@@ -65,9 +65,29 @@ enum Command {
     },
 }
 
+/// Running the tools: the registry's entry points live with the command
+/// tree they run, so the registry itself knows no command.
+impl Tools {
+    /// Runs the command the process's arguments name and gives its exit
+    /// status: what a binary's `main` returns.
+    pub fn main(&self) -> ExitCode {
+        self.run(std::env::args_os())
+    }
+
+    /// Runs the command `args` name (the program's name first, as in
+    /// `std::env::args_os`).
+    pub fn run<I, T>(&self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        main(self, args)
+    }
+}
+
 /// Parses `args` (the program's name first) and runs the command they
 /// name with `tools`' games; gives the exit status.
-pub(crate) fn main<I, T>(tools: &Tools, args: I) -> ExitCode
+fn main<I, T>(tools: &Tools, args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -80,24 +100,47 @@ where
         Ok(cli) => cli,
         Err(e) => return argument_error(&e, tools.name()),
     };
+    // Each command gets from the registry only the operations it needs,
+    // so no command module depends on the registry (which depends on them).
+    let verify_op = |id: &str| Ok(tools.find(id)?.ops.verify);
+    let spectate_op = |id: &str| Ok(tools.find(id)?.ops.spectate);
     let result = match cli.command {
-        Command::Demo(args) => demo::run(&args, tools),
-        Command::Host(args) => net::host(&args, tools),
-        Command::Join(args) => net::join(&args, tools),
-        Command::Spectate(args) => net::spectate(&args, tools),
-        Command::Arbiter(args) => net::spectate(&net::SpectateArgs::arbiter(args), tools),
-        Command::Play(args) => play::run(&args, tools),
-        Command::Record(args) => record::run(&args, tools),
-        Command::Replay(args) => replay::run(&args, tools),
-        Command::Verify(args) => verify::run(&args, tools),
-        Command::Diff(args) => diff::run(&args, tools),
-        Command::Render(args) => render::run(&args, tools),
+        Command::Demo(args) => {
+            let game = |id: Option<&str>| {
+                let id = id.or(tools.ids().first().copied()).unwrap_or("");
+                let entry = tools.find(id)?;
+                Ok((entry.id, entry.seats))
+            };
+            demo::run(&args, game, &verify_op)
+        }
+        Command::Host(args) => net::host(&args, |id| {
+            let entry = tools.find(id)?;
+            Ok((entry.ops.host, entry.seats))
+        }),
+        Command::Join(args) => net::join(&args, |id| Ok(tools.find(id)?.ops.join)),
+        Command::Spectate(args) => net::spectate(&args, spectate_op),
+        Command::Arbiter(args) => net::spectate(&net::SpectateArgs::arbiter(args), spectate_op),
+        Command::Play(args) => play::run(&args, tools.has(Cubes::ID)),
+        Command::Record(args) => record::run(&args, |id| {
+            let entry = tools.find(id)?;
+            Ok((entry.ops.record, entry.seats))
+        }),
+        Command::Replay(args) => replay::run(&args, |id| Ok(tools.find(id)?.ops.replay)),
+        Command::Verify(args) => verify::run(&args, &verify_op),
+        Command::Diff(args) => diff::run(&args, |id| Ok(tools.find(id)?.ops.diff)),
+        Command::Render(args) => render::run(&args, |id| tools.render_of(id)),
         Command::Serve(args) => serve::run(&args),
         Command::Bench {
             names,
             runs,
             frames,
-        } => bench::run(&names, runs, frames, tools).map(|()| ExitCode::SUCCESS),
+        } => {
+            let games: Vec<_> = (tools.ids().into_iter())
+                .filter_map(|id| tools.find(id).ok())
+                .map(|e| (e.id, e.ops.bench, e.seats))
+                .collect();
+            bench::run(&names, runs, frames, &games).map(|()| ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

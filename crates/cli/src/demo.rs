@@ -17,7 +17,6 @@ use clap::Args;
 
 use crate::error::CliError;
 use crate::net::LinkArgs;
-use crate::tools::Tools;
 
 /// Arguments of `lockstep demo`.
 #[derive(Debug, Args)]
@@ -114,15 +113,17 @@ fn forward(index: usize, child: &mut Child, tx: mpsc::Sender<(usize, String)>) {
 }
 
 /// Runs `lockstep demo`.
-pub fn run(args: &DemoArgs, tools: &Tools) -> Result<ExitCode, CliError> {
-    let game = match &args.game {
-        Some(id) => tools.find(id)?,
-        None => {
-            let first = tools.ids().first().copied().unwrap_or("");
-            tools.find(first)?
-        }
-    };
-    let seat_count = args.seats.unwrap_or(game.seats);
+///
+/// `game` gives the game `--game` names (the program's first when it names
+/// none) as its id and default seats; `verify` gives a game's `verify`
+/// operation, for the logs at the end.
+pub fn run(
+    args: &DemoArgs,
+    game: impl Fn(Option<&str>) -> Result<(&'static str, u8), CliError>,
+    verify: &dyn Fn(&str) -> Result<crate::verify::VerifyOp, CliError>,
+) -> Result<ExitCode, CliError> {
+    let (game_id, default_seats) = game(args.game.as_deref())?;
+    let seat_count = args.seats.unwrap_or(default_seats);
     if !(2..=8).contains(&seat_count) {
         return Err(CliError::new(format!(
             "--seats {seat_count}: a match has 2 to 8 seats"
@@ -155,7 +156,7 @@ pub fn run(args: &DemoArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     outln!(
         "demo: {seat_count} processes play {} frames of {} ({}) over loopback UDP, {} ms ± {} ms one way, {}% loss",
         args.frames,
-        game.id,
+        game_id,
         if args.mode.rollback {
             "rollback"
         } else {
@@ -170,7 +171,7 @@ pub fn run(args: &DemoArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let host_log = args.dir.join("seat-0.log");
     let mut host_args = vec![
         "host".to_string(),
-        game.id.to_string(),
+        game_id.to_string(),
         "--seats".into(),
         seat_count.to_string(),
         "--port".into(),
@@ -325,7 +326,7 @@ pub fn run(args: &DemoArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     outln!("");
     let logs: Vec<PathBuf> = seats.iter().map(|s| s.log.clone()).collect();
     outln!("verifying the {} replay logs:", logs.len());
-    let verified = crate::verify::run(&crate::verify::VerifyArgs { logs }, tools)?;
+    let verified = crate::verify::run(&crate::verify::VerifyArgs { logs }, verify)?;
     ok &= verified == ExitCode::SUCCESS;
     if ok {
         outln!("demo: every seat agreed on every checksum, and every log verifies");

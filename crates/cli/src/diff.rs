@@ -22,7 +22,6 @@ use lockstep_sim::{FieldDiff, Game, STATE_MAGIC, StateFile, diff_states};
 use crate::error::CliError;
 use crate::output::{refuse_input, write_file};
 use crate::replay::{game_of, incompleteness, read_file, read_log, stop_of};
-use crate::tools::Tools;
 
 /// Arguments of `lockstep diff`.
 #[derive(Debug, Args)]
@@ -46,7 +45,20 @@ pub struct DiffArgs {
 const FIELDS_SHOWN: usize = 10;
 
 /// Runs `lockstep diff`: exits 0 if the two agree, 1 if they differ.
-pub fn run(args: &DiffArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+/// A registered game's `diff` operations: of two logs, of two state files.
+#[derive(Clone, Copy)]
+pub(crate) struct DiffOps {
+    /// Two logs.
+    pub logs: fn(&DiffArgs) -> Result<ExitCode, CliError>,
+    /// Two state files.
+    pub states: fn(&DiffArgs, &StateFile, &StateFile) -> Result<ExitCode, CliError>,
+}
+
+/// Runs `lockstep diff`, with `ops` giving the game's operations.
+pub fn run(
+    args: &DiffArgs,
+    ops: impl Fn(&str) -> Result<DiffOps, CliError>,
+) -> Result<ExitCode, CliError> {
     let left = read_file(&args.left)?;
     let right = read_file(&args.right)?;
     let kind = |b: &[u8]| {
@@ -59,7 +71,7 @@ pub fn run(args: &DiffArgs, tools: &Tools) -> Result<ExitCode, CliError> {
         }
     };
     match (kind(&left), kind(&right)) {
-        (Some("state"), Some("state")) => diff_states_of(args, &left, &right, tools),
+        (Some("state"), Some("state")) => diff_states_of(args, &left, &right, ops),
         (Some("log"), Some("log")) => {
             let (a, b) = (game_of(&args.left)?, game_of(&args.right)?);
             if a != b {
@@ -69,7 +81,7 @@ pub fn run(args: &DiffArgs, tools: &Tools) -> Result<ExitCode, CliError> {
                     args.right.display()
                 )));
             }
-            (tools.find(&a)?.ops.diff_logs)(args)
+            (ops(&a)?.logs)(args)
         }
         (None, _) => Err(not_ours(&args.left)),
         (_, None) => Err(not_ours(&args.right)),
@@ -90,7 +102,7 @@ fn diff_states_of(
     args: &DiffArgs,
     left: &[u8],
     right: &[u8],
-    tools: &Tools,
+    ops: impl Fn(&str) -> Result<DiffOps, CliError>,
 ) -> Result<ExitCode, CliError> {
     let open = |path: &Path, bytes: &[u8]| {
         StateFile::decode(bytes).map_err(|e| CliError::new(format!("{}: {e}", path.display())))
@@ -105,7 +117,7 @@ fn diff_states_of(
             r.game
         )));
     }
-    (tools.find(&l.game)?.ops.diff_states)(args, &l, &r)
+    (ops(&l.game)?.states)(args, &l, &r)
 }
 
 /// Compares two state files of `G`.

@@ -47,7 +47,6 @@ use crate::net::{
 };
 use crate::output::Pending;
 use crate::report::OutputArgs;
-use crate::tools::Tools;
 
 /// Arguments of `lockstep play`.
 #[derive(Debug, Clone, Args)]
@@ -119,9 +118,10 @@ fn parse_position(text: &str) -> Result<(i32, i32), String> {
     Ok((x, y))
 }
 
-/// Runs `lockstep play`.
-pub fn run(args: &PlayArgs, tools: &Tools) -> Result<ExitCode, CliError> {
-    if !tools.has(Cubes::ID) {
+/// Runs `lockstep play` (`cubes`: whether the program registers the cube
+/// demo, the game the window plays).
+pub fn run(args: &PlayArgs, cubes: bool) -> Result<ExitCode, CliError> {
+    if !cubes {
         return Err(CliError::new(format!(
             "`play` is the cube demo's window, and this program does not register the `{}` game",
             Cubes::ID

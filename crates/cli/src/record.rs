@@ -25,7 +25,6 @@ use lockstep_sim::{Game, Match, StateMap};
 
 use crate::error::CliError;
 use crate::output::{Pending, refuse_input};
-use crate::tools::Tools;
 
 /// Arguments of `lockstep record`.
 #[derive(Debug, Args)]
@@ -150,11 +149,21 @@ impl Plan {
 }
 
 /// Runs `lockstep record`.
-pub fn run(args: &RecordArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+/// `record` of one game (a registered game's operation), at the seats
+/// given.
+pub(crate) type RecordOp =
+    fn(&Plan, u8, &RecordArgs, Option<&Flip>, &AtomicBool) -> Result<ExitCode, CliError>;
+
+/// Runs `lockstep record`, with `op` giving the game's operation and its
+/// default seats.
+pub fn run(
+    args: &RecordArgs,
+    op: impl Fn(&str) -> Result<(RecordOp, u8), CliError>,
+) -> Result<ExitCode, CliError> {
     let flip = args.flip.as_deref().map(parse_flip).transpose()?;
     let plan = Plan::of(args)?;
-    let game = tools.find(&plan.game)?;
-    let seats = plan.seats.unwrap_or(game.seats);
+    let (record, default_seats) = op(&plan.game)?;
+    let seats = plan.seats.unwrap_or(default_seats);
     if let Some(f) = &flip {
         if f.frame >= plan.frames {
             return Err(CliError::new(format!(
@@ -173,7 +182,7 @@ pub fn run(args: &RecordArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let flag = interrupted.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
         .map_err(|e| CliError::new(format!("cannot watch for interruptions: {e}")))?;
-    (game.ops.record)(&plan, seats, args, flip.as_ref(), &interrupted)
+    record(&plan, seats, args, flip.as_ref(), &interrupted)
 }
 
 fn load_config<G: Demo>(settings: Option<&Path>) -> Result<G::Config, CliError> {

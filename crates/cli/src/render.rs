@@ -25,7 +25,6 @@ use lockstep_sim::{Engine, Frame, Game};
 
 use crate::error::CliError;
 use crate::replay::{game_of, progress_bar, read_log};
-use crate::tools::Tools;
 
 /// Arguments of `lockstep render`.
 #[derive(Debug, Args)]
@@ -142,7 +141,15 @@ pub fn parse_frames(text: Option<&str>, last: Frame) -> Result<FrameRange, CliEr
 }
 
 /// Runs `lockstep render`.
-pub fn run(args: &RenderArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+/// `render` of a log of one game (a game registered with its pictures).
+pub(crate) type RenderOp = fn(&RenderArgs) -> Result<ExitCode, CliError>;
+
+/// Runs `lockstep render`, with `op` giving the log's game's operation (or
+/// why it has none).
+pub fn run(
+    args: &RenderArgs,
+    op: impl Fn(&str) -> Result<RenderOp, CliError>,
+) -> Result<ExitCode, CliError> {
     let game = game_of(&args.log)?;
     if let Some(other) = &args.side_by_side {
         let other_game = game_of(other)?;
@@ -154,7 +161,7 @@ pub fn run(args: &RenderArgs, tools: &Tools) -> Result<ExitCode, CliError> {
             )));
         }
     }
-    tools.render_of(&game)?(args)
+    op(&game)?(args)
 }
 
 /// One log being stepped through the frames drawn.

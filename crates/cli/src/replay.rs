@@ -19,7 +19,6 @@ use lockstep_sim::{Frame, Game, StateFile, SyncTest};
 
 use crate::error::CliError;
 use crate::output::{refuse_input, write_file};
-use crate::tools::Tools;
 
 /// Arguments of `lockstep replay`.
 #[derive(Debug, Args)]
@@ -116,9 +115,16 @@ pub fn game_of(path: &Path) -> Result<String, CliError> {
 }
 
 /// Runs `lockstep replay`.
-pub fn run(args: &ReplayArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+/// `replay` of a log of one game (a registered game's operation).
+pub(crate) type ReplayOp = fn(&ReplayArgs) -> Result<ExitCode, CliError>;
+
+/// Runs `lockstep replay`, with `op` giving the log's game's operation.
+pub fn run(
+    args: &ReplayArgs,
+    op: impl Fn(&str) -> Result<ReplayOp, CliError>,
+) -> Result<ExitCode, CliError> {
     let game = game_of(&args.log)?;
-    (tools.find(&game)?.ops.replay)(args)
+    op(&game)?(args)
 }
 
 /// Replays the log of `G` that `args` name.

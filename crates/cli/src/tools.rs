@@ -14,26 +14,20 @@
 //! what to implement, never a panic; and an id no entry has is an error
 //! listing the ids registered.
 
-use std::ffi::OsString;
 use std::marker::PhantomData;
-use std::path::Path;
-use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 
 use lockstep_games::Demo;
-use lockstep_net::{Joining, Roster};
 use lockstep_peer::Bodies;
 use lockstep_render::Depict;
-use lockstep_sim::StateFile;
 
-use crate::diff::DiffArgs;
+use crate::bench::BenchOp;
+use crate::diff::DiffOps;
 use crate::error::CliError;
-use crate::net::{self, HostArgs, JoinArgs, NoBodies, SpectateArgs, WithBodies};
-use crate::record::{Flip, Plan, RecordArgs};
-use crate::render::RenderArgs;
-use crate::replay::ReplayArgs;
-use crate::report::Printer;
-use crate::verify::Verified;
+use crate::net::{self, HostOp, JoinOp, NoBodies, SpectateOp, WithBodies};
+use crate::record::RecordOp;
+use crate::render::RenderOp;
+use crate::replay::ReplayOp;
+use crate::verify::VerifyOp;
 use crate::{bench, diff, record, render, replay, verify};
 
 /// The command-line tools (`record`, `replay`, `verify`, `diff`, `render`,
@@ -78,37 +72,26 @@ pub(crate) struct Entry {
     pub ops: Ops,
 }
 
-/// What a command gives: its exit status, or its one-line error.
-pub(crate) type Outcome = Result<ExitCode, CliError>;
-
-/// The tokio runtime a networked command's setup ran on, and the setup
-/// that got the host's roster: a joiner or spectator goes on with both.
-type Setup<'a> = (&'a tokio::runtime::Runtime, lockstep_net::Runtime<Joining>);
-
-/// `render`'s operation.
-pub(crate) type RenderOp = fn(&RenderArgs) -> Outcome;
-
 /// The type-erased operations of one game: each field is a generic
-/// command's function, monomorphized for the game when it was registered.
+/// command's function, monomorphized for the game when it was registered
+/// (its type is declared by the command's module).
 pub(crate) struct Ops {
     /// Records a bot match (`record`), at the seats given.
-    pub record: fn(&Plan, u8, &RecordArgs, Option<&Flip>, &AtomicBool) -> Outcome,
+    pub record: RecordOp,
     /// Replays and checks one log (`verify`).
-    pub verify: fn(&Path) -> Result<Verified, CliError>,
+    pub verify: VerifyOp,
     /// `replay`.
-    pub replay: fn(&ReplayArgs) -> Outcome,
-    /// `diff` of two logs.
-    pub diff_logs: fn(&DiffArgs) -> Outcome,
-    /// `diff` of two state files.
-    pub diff_states: fn(&DiffArgs, &StateFile, &StateFile) -> Outcome,
-    /// One `bench` row: name, runs, frames, seats.
-    pub bench: fn(&str, u32, u32, u8) -> Result<bench::Row, CliError>,
+    pub replay: ReplayOp,
+    /// `diff` of two logs, and of two state files.
+    pub diff: DiffOps,
+    /// One `bench` row.
+    pub bench: BenchOp,
     /// `host`, with the default seats.
-    pub host: fn(&HostArgs, u8) -> Outcome,
+    pub host: HostOp,
     /// `join`, once the host's roster names this game.
-    pub join: fn(Setup<'_>, &Roster, &JoinArgs, Printer<'_>) -> Outcome,
+    pub join: JoinOp,
     /// `spectate` and `arbiter`, once the host's roster names this game.
-    pub spectate: fn(Setup<'_>, &SpectateArgs, Printer<'_>) -> Outcome,
+    pub spectate: SpectateOp,
     /// `render`, for a game registered with its pictures.
     pub render: Option<RenderOp>,
 }
@@ -133,8 +116,10 @@ impl<G: Demo> GameTools<G> {
                     record: record::record::<G>,
                     verify: verify::verify_one::<G>,
                     replay: replay::replay::<G>,
-                    diff_logs: diff::diff_logs::<G>,
-                    diff_states: diff::diff_state_files::<G>,
+                    diff: DiffOps {
+                        logs: diff::diff_logs::<G>,
+                        states: diff::diff_state_files::<G>,
+                    },
                     bench: bench::game::<G>,
                     host: net::host_bot::<G, NoBodies>,
                     join: net::join_game::<G, NoBodies>,
@@ -204,22 +189,6 @@ impl Tools {
             None => self.games.push(game.entry),
         }
         self
-    }
-
-    /// Runs the command the process's arguments name and gives its exit
-    /// status: what a binary's `main` returns.
-    pub fn main(&self) -> ExitCode {
-        self.run(std::env::args_os())
-    }
-
-    /// Runs the command `args` name (the program's name first, as in
-    /// `std::env::args_os`).
-    pub fn run<I, T>(&self, args: I) -> ExitCode
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<OsString> + Clone,
-    {
-        crate::command::main(self, args)
     }
 
     /// The program's name.

@@ -16,7 +16,6 @@ use lockstep_sim::replay::{self, RunOptions};
 
 use crate::error::CliError;
 use crate::replay::{game_of, incompleteness, read_log};
-use crate::tools::Tools;
 
 /// Arguments of `lockstep verify`.
 #[derive(Debug, Args)]
@@ -39,13 +38,20 @@ pub(crate) struct Verified {
 
 /// Runs `lockstep verify`: exits non-zero if any log is incomplete, does not
 /// replay to its own checksums, or parts from another log of its match.
-pub fn run(args: &VerifyArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+/// Replays and checks one log of a game (a registered game's `verify`).
+pub(crate) type VerifyOp = fn(&Path) -> Result<Verified, CliError>;
+
+/// Runs `lockstep verify`, with `op` giving each log's game's operation.
+pub fn run(
+    args: &VerifyArgs,
+    op: &dyn Fn(&str) -> Result<VerifyOp, CliError>,
+) -> Result<ExitCode, CliError> {
     let mut ok = true;
     let mut streams: Vec<Verified> = Vec::new();
     for path in &args.logs {
         let result = game_of(path)
-            .and_then(|game| tools.find(&game).map_err(|e| named(path, &e)))
-            .and_then(|entry| (entry.ops.verify)(path));
+            .and_then(|game| op(&game).map_err(|e| named(path, &e)))
+            .and_then(|verify| verify(path));
         match result {
             Ok(v) => {
                 ok &= v.good;

@@ -38,7 +38,6 @@ use lockstep_sim::{Game, Match};
 
 use crate::error::CliError;
 use crate::report::{OutputArgs, Printer, Report};
-use crate::tools::Tools;
 
 mod args;
 
@@ -205,9 +204,30 @@ impl<G: Game + Bodies> Snapshots<G> for WithBodies {
 }
 
 /// Runs `lockstep host`.
-pub fn host(args: &HostArgs, tools: &Tools) -> Result<ExitCode, CliError> {
-    let game = tools.find(&args.game)?;
-    (game.ops.host)(args, game.seats)
+/// `host` of one game (a registered game's operation), with its default
+/// seats.
+pub(crate) type HostOp = fn(&HostArgs, u8) -> Result<ExitCode, CliError>;
+
+/// The tokio runtime a networked command's setup ran on, and the setup
+/// that got the host's roster: a joiner or spectator goes on with both.
+pub(crate) type Setup<'a> = (&'a tokio::runtime::Runtime, Runtime<Joining>);
+
+/// `join` of one game, once the host's roster names it.
+pub(crate) type JoinOp =
+    fn(Setup<'_>, &Roster, &JoinArgs, Printer<'_>) -> Result<ExitCode, CliError>;
+
+/// `spectate` and `arbiter` of one game, once the host's roster names it.
+pub(crate) type SpectateOp =
+    fn(Setup<'_>, &SpectateArgs, Printer<'_>) -> Result<ExitCode, CliError>;
+
+/// Runs `lockstep host`, with `op` giving the game's operation and its
+/// default seats.
+pub fn host(
+    args: &HostArgs,
+    op: impl Fn(&str) -> Result<(HostOp, u8), CliError>,
+) -> Result<ExitCode, CliError> {
+    let (host, seats) = op(&args.game)?;
+    host(args, seats)
 }
 
 /// Hosts a match of `G` played by its bots: `host`'s operation, `seats`
@@ -417,7 +437,10 @@ fn finish<G: Game>(
 /// Runs `lockstep join`: the setup until the host's roster, then the seat
 /// as the game the roster names (one this program does not know is
 /// refused).
-pub fn join(args: &JoinArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+pub fn join(
+    args: &JoinArgs,
+    op: impl Fn(&str) -> Result<JoinOp, CliError>,
+) -> Result<ExitCode, CliError> {
     let host = resolve(&args.host)?;
     let rt = runtime()?;
     let mut printer = Printer::new(&args.output, Box::new(|_| {}));
@@ -429,8 +452,8 @@ pub fn join(args: &JoinArgs, tools: &Tools) -> Result<ExitCode, CliError> {
     let Some((joining, roster)) = asked else {
         return Ok(ExitCode::FAILURE);
     };
-    match tools.find(&roster.game) {
-        Ok(game) => (game.ops.join)((&rt, joining), &roster, args, printer),
+    match op(&roster.game) {
+        Ok(join) => join((&rt, joining), &roster, args, printer),
         Err(unknown) => rt.block_on(refuse_game(joining, unknown.to_string())),
     }
 }
@@ -644,7 +667,10 @@ fn read_key(path: &Path) -> Result<Identity, CliError> {
 /// Runs `lockstep spectate` (and `arbiter`): the setup until the host's
 /// roster, then the match watched as the game the roster names (one this
 /// program does not know is refused).
-pub fn spectate(args: &SpectateArgs, tools: &Tools) -> Result<ExitCode, CliError> {
+pub fn spectate(
+    args: &SpectateArgs,
+    op: impl Fn(&str) -> Result<SpectateOp, CliError>,
+) -> Result<ExitCode, CliError> {
     let w = &args.connect;
     let host = resolve(&w.host)?;
     let rt = runtime()?;
@@ -668,8 +694,8 @@ pub fn spectate(args: &SpectateArgs, tools: &Tools) -> Result<ExitCode, CliError
     let Some((joining, roster)) = asked else {
         return Ok(ExitCode::FAILURE);
     };
-    match tools.find(&roster.game) {
-        Ok(game) => (game.ops.spectate)((&rt, joining), args, printer),
+    match op(&roster.game) {
+        Ok(spectate) => spectate((&rt, joining), args, printer),
         Err(unknown) => rt.block_on(refuse_game(joining, unknown.to_string())),
     }
 }
