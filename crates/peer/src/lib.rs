@@ -16,13 +16,13 @@
 //! and a healed peer logs the authority's checksums of the frames it got
 //! wrong, so every peer's log of a match verifies and holds the same
 //! checksums. When a seat vanishes, the others
-//! agree on its last frame and play on ([`SeatEvent::Dropped`](lockstep_protocol::SeatEvent::Dropped)) if they
+//! agree on its last frame and play on ([`SeatEvent::Dropped`]) if they
 //! are a quorum of the match; a seat left in a minority stops instead
 //! ([`PeerEvent::Stopped`] with [`StopReason::LostQuorum`]), its log ending
 //! at the last frame a quorum settled, and a seat left alone plays on
 //! unchecked only if the match allows it ([`Peer::unchecked_from`]). A
 //! restarted process for a dropped seat (`rejoin` in the session settings)
-//! takes it back ([`SeatEvent::Returned`](lockstep_protocol::SeatEvent::Returned)), loads the host's state and
+//! takes it back ([`SeatEvent::Returned`]), loads the host's state and
 //! steps on.
 //!
 //! When a desync cannot be healed (a resync that fails again and again, a

@@ -24,7 +24,7 @@ impl<G: Game, W: Write> Peer<G, W> {
     /// The first frame whose checksum nobody compares: while no other
     /// seat is left in the match and this one plays on alone
     /// (`play_on_alone` in the session settings), until a seat returns
-    /// ([`SeatEvent::Returned`](lockstep_protocol::SeatEvent::Returned): checking starts again at its frame);
+    /// ([`SeatEvent::Returned`](crate::SeatEvent::Returned): checking starts again at its frame);
     /// or from the first divergent frame on, for good, when the match
     /// plays on after a desync it could not heal
     /// ([`DesyncPolicy::Continue`](crate::DesyncPolicy::Continue)).

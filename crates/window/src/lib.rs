@@ -48,7 +48,7 @@
 //!     let mut game = Cubes::new(&Cubes::default_config(), &setup).unwrap();
 //!     for frame in 0..600 {
 //!         game.step(frame, &[board.held()]);
-//!         let hud = Hud { game: "cubes".into(), players: 1, frame: frame + 1, ..Hud::default() };
+//!         let hud = Hud { game: "cubes".into(), seats: 1, frame: frame + 1, ..Hud::default() };
 //!         board.show(Picture { scene: game.scene(), follow: game.camera_target(0), hud });
 //!         std::thread::sleep(std::time::Duration::from_millis(16));
 //!     }
