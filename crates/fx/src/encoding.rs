@@ -737,6 +737,53 @@ pub fn decode_vec<T: Canonical>(
     Ok(items)
 }
 
+/// One value per seat of a match (at most 255): a `u8` count, then each
+/// value under a `seat N` entity label, so a diff names the seat. What a
+/// game keeps per seat (selections, held items) derives through it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PerSeat<T>(pub Vec<T>);
+
+impl<T> core::ops::Deref for PerSeat<T> {
+    type Target = Vec<T>;
+    fn deref(&self) -> &Vec<T> {
+        &self.0
+    }
+}
+
+impl<T> core::ops::DerefMut for PerSeat<T> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.0
+    }
+}
+
+impl<T: Canonical> Canonical for PerSeat<T> {
+    const MIN_BYTES: u32 = 1;
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        // A match has at most 8 seats: a list past 255 (a game bug) is cut
+        // there, and reads back cut.
+        w.write_u8(self.0.len().min(usize::from(u8::MAX)) as u8);
+        for (seat, item) in self.0.iter().take(usize::from(u8::MAX)).enumerate() {
+            w.entity("seat", &[seat as u32]);
+            item.encode(w);
+        }
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        let offset = r.offset();
+        let n = usize::from(r.read_u8()?);
+        if n.saturating_mul(T::MIN_BYTES as usize) > r.remaining() {
+            return Err(DecodeError::Invalid {
+                offset,
+                what: "seat count (more than the bytes left hold)",
+            });
+        }
+        let mut items = Vec::with_capacity(n);
+        for _ in 0..n {
+            items.push(T::decode(r)?);
+        }
+        Ok(PerSeat(items))
+    }
+}
+
 /// A byte, `0` for `None` or `1` for `Some`, then the value if any.
 impl<T: Canonical> Canonical for Option<T> {
     const MIN_BYTES: u32 = 1;

@@ -43,7 +43,8 @@ pub mod wide;
 
 pub use checksum::{Checksum, ParseChecksumError, ShortChecksum};
 pub use encoding::{
-    ByteCounter, Canonical, DecodeError, HashSink, Mark, Sink, StateReader, StateWriter, decode_vec,
+    ByteCounter, Canonical, DecodeError, HashSink, Mark, PerSeat, Sink, StateReader, StateWriter,
+    decode_vec,
 };
 pub use mat3::Mat3;
 pub use quat::Quat;

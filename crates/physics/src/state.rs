@@ -10,7 +10,9 @@
 //! order, the free list), so hostile bytes give a [`StateError`], never a
 //! panic or a world that misbehaves later.
 
-use lockstep_fx::{Checksum, DecodeError, Fx, HashSink, Sink, StateReader, StateWriter, Vec3};
+use lockstep_fx::{
+    Canonical, Checksum, DecodeError, Fx, HashSink, Sink, StateReader, StateWriter, Vec3,
+};
 
 use crate::body::{Body, BodyKind};
 use crate::contact::Contact;
@@ -217,6 +219,28 @@ impl World {
         }
         world.refresh_all();
         Ok(world)
+    }
+}
+
+/// A world inside a game's derived state: the same bytes as
+/// [`World::encode`], read back by [`World::read`] (a version or a
+/// validation failure becomes a [`DecodeError::Invalid`] at the world's
+/// first byte).
+impl Canonical for World {
+    const MIN_BYTES: u32 = 2;
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        World::encode(self, w);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<World, DecodeError> {
+        let offset = r.offset();
+        World::read(r).map_err(|e| match e {
+            StateError::Decode(d) => d,
+            StateError::Version { .. } => DecodeError::Invalid {
+                offset,
+                what: "world state version",
+            },
+            StateError::Invalid(what) => DecodeError::Invalid { offset, what },
+        })
     }
 }
 

@@ -7,13 +7,15 @@
 //! holding z, cubes that drifted past the radius come off and newly touching
 //! cubes stick.
 //!
-//! Invariants: the state is exactly what [`Game::encode`] writes (version,
-//! settings, player count, each seat's stuck cubes, then the world); the
+//! Invariants: the state is exactly what [`Game::encode`] writes: the
+//! version, then the fields as `#[derive(Canonical)]` writes them (settings,
+//! each seat's stuck cubes with the seat count, the world); the
 //! body layout of [`Layout`] holds at all times; [`Game::decode`] checks all
 //! of it and refuses anything else with a [`StateError`]; `step` uses only
 //! `Fx` arithmetic, the world and the inputs.
 
-use lockstep_fx::{Canonical, Sink, StateReader, StateWriter, Vec3};
+use lockstep_derive::Canonical;
+use lockstep_fx::{PerSeat, Sink, StateReader, StateWriter, Vec3};
 use lockstep_physics::{BodyHandle, World};
 use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
@@ -29,13 +31,18 @@ pub const MAX_SEATS: u8 = 4;
 
 /// The cube demo: 1 to 4 players' cubes and a grid of small cubes on the
 /// ground.
-#[derive(Debug)]
+#[derive(Debug, Canonical)]
 pub struct Cubes {
+    #[canonical(flatten)]
     config: CubesConfig,
-    world: World,
-    layout: Layout,
     /// Each seat's stuck cubes: sorted cube numbers (see `katamari`).
-    stuck: Vec<Vec<u32>>,
+    #[canonical(name = "attached")]
+    stuck: PerSeat<Vec<u32>>,
+    #[canonical(flatten)]
+    world: World,
+    /// The bodies' handles: rebuilt from the world on decode.
+    #[canonical(skip)]
+    layout: Layout,
 }
 
 impl Cubes {
@@ -113,6 +120,51 @@ impl Cubes {
     }
 }
 
+impl Cubes {
+    /// Checks a decoded state and rebuilds its layout: valid settings, a
+    /// seat count the game plays, each seat's stuck cubes sorted, below the
+    /// cube count, within `katamari.max_cubes` and held by one seat only,
+    /// and a world whose bodies are the layout's.
+    fn check(&mut self) -> Result<(), StateError> {
+        let config = &self.config;
+        config.check().map_err(|(field, reason)| {
+            StateError::Invalid(format!("setting `{field}`: {reason}"))
+        })?;
+        let seats = self.stuck.len() as u8;
+        if !(MIN_PLAYERS..=MAX_SEATS).contains(&seats) {
+            return Err(StateError::Invalid(format!(
+                "{seats} seats, not {MIN_PLAYERS} to {MAX_SEATS}"
+            )));
+        }
+        let cubes = config.cube_count();
+        let mut held = vec![false; cubes as usize];
+        for (seat, list) in self.stuck.iter().enumerate() {
+            if list.len() > config.katamari.max_cubes as usize {
+                return Err(StateError::Invalid(format!(
+                    "seat {seat} holds {} cubes, more than katamari.max_cubes",
+                    list.len()
+                )));
+            }
+            let sorted = list.windows(2).all(|p| p[0] < p[1]);
+            if !sorted || list.last().is_some_and(|&i| i >= cubes) {
+                return Err(StateError::Invalid(format!(
+                    "seat {seat}'s attached cubes are not sorted cube numbers below {cubes}"
+                )));
+            }
+            for &i in list {
+                if std::mem::replace(&mut held[i as usize], true) {
+                    return Err(StateError::Invalid(format!(
+                        "cube {i} is attached to two seats"
+                    )));
+                }
+            }
+        }
+        self.layout =
+            Layout::of(&self.world, seats, cubes).map_err(|e| StateError::Invalid(e.into()))?;
+        Ok(())
+    }
+}
+
 /// State encoding version (see [`Game::VERSION`]): rules version 1 with
 /// the physics' state version.
 const VERSION: u32 = crate::version(1);
@@ -132,7 +184,7 @@ impl Game for Cubes {
             config: config.clone(),
             world,
             layout,
-            stuck: vec![Vec::new(); usize::from(setup.seats)],
+            stuck: PerSeat(vec![Vec::new(); usize::from(setup.seats)]),
         })
     }
 
@@ -177,63 +229,15 @@ impl Game for Cubes {
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.entity("cubes", &[]);
         w.field("version", &VERSION);
-        self.config.encode(w);
-        w.field("players", &self.players());
-        for (seat, stuck) in self.stuck.iter().enumerate() {
-            w.entity("player", &[seat as u32]);
-            w.field("attached", stuck);
-        }
-        self.world.encode(w);
+        lockstep_fx::Canonical::encode(self, w);
     }
 
     fn decode(bytes: &[u8]) -> Result<Cubes, StateError> {
         let mut r = StateReader::new(bytes);
         read_version::<Cubes>(&mut r)?;
-        let config = CubesConfig::decode(&mut r)?;
-        config.check().map_err(|(field, reason)| {
-            StateError::Invalid(format!("setting `{field}`: {reason}"))
-        })?;
-        let players = r.read_u8()?;
-        if !(MIN_PLAYERS..=MAX_SEATS).contains(&players) {
-            return Err(StateError::Invalid(format!(
-                "{players} players, not {MIN_PLAYERS} to {MAX_SEATS}"
-            )));
-        }
-        let cubes = config.cube_count();
-        let mut held = vec![false; cubes as usize];
-        let mut stuck = Vec::with_capacity(usize::from(players));
-        for seat in 0..players {
-            let list = Vec::<u32>::decode(&mut r)?;
-            if list.len() > config.katamari.max_cubes as usize {
-                return Err(StateError::Invalid(format!(
-                    "player {seat} holds {} cubes, more than katamari.max_cubes",
-                    list.len()
-                )));
-            }
-            let sorted = list.windows(2).all(|p| p[0] < p[1]);
-            if !sorted || list.last().is_some_and(|&i| i >= cubes) {
-                return Err(StateError::Invalid(format!(
-                    "player {seat}'s attached cubes are not sorted cube numbers below {cubes}"
-                )));
-            }
-            for &i in &list {
-                if std::mem::replace(&mut held[i as usize], true) {
-                    return Err(StateError::Invalid(format!(
-                        "cube {i} is attached to two players"
-                    )));
-                }
-            }
-            stuck.push(list);
-        }
-        let world = World::read(&mut r).map_err(|e| StateError::Invalid(e.to_string()))?;
+        let mut game = <Cubes as lockstep_fx::Canonical>::decode(&mut r)?;
         r.finish()?;
-        let layout =
-            Layout::of(&world, players, cubes).map_err(|e| StateError::Invalid(e.into()))?;
-        Ok(Cubes {
-            config,
-            world,
-            layout,
-            stuck,
-        })
+        game.check()?;
+        Ok(game)
     }
 }

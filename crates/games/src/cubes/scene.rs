@@ -63,7 +63,7 @@ pub fn cube_point(config: &CubesConfig, i: u32) -> Vec3 {
 }
 
 /// The handles of the game's bodies.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Layout {
     /// Each seat's cube.
     pub players: Vec<BodyHandle>,

@@ -12,13 +12,15 @@
 //!
 //! Invariants: `step` reads nothing but the state, the frame and the
 //! inputs, with `Fx` arithmetic only; the state is exactly what
-//! [`Game::encode`] writes (a version, the player count, the settings, each
-//! player's selection, each unit, then the physics world), and
+//! [`Game::encode`] writes (the version, then the fields as
+//! `#[derive(Canonical)]` writes them: the settings, each seat's selection
+//! with the seat count, each unit, the physics world), and
 //! [`Game::decode`] accepts only states whose units, selections and bodies
 //! agree (see [`Rts::check`]), so a loaded state steps like the saved one
 //! and hostile bytes give a [`StateError`], never a panic.
 
-use lockstep_fx::{Canonical, Fx, Sink, StateReader, StateWriter, Vec3};
+use lockstep_derive::Canonical;
+use lockstep_fx::{Fx, PerSeat, Sink, StateReader, StateWriter, Vec3};
 use lockstep_physics::{Aabb, World};
 use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
@@ -29,16 +31,21 @@ use super::map::{self, player_group};
 use super::unit::{Unit, UnitView};
 
 /// An RTS match: 2 to 8 players, each commanding units on one battlefield.
-#[derive(Debug)]
+#[derive(Debug, Canonical)]
 pub struct Rts {
+    #[canonical(flatten)]
     config: RtsConfig,
-    players: u8,
     /// Per seat: the ids of the selected units, ascending, all its own and
-    /// alive.
-    selections: Vec<Vec<u32>>,
+    /// alive (its length is the seat count).
+    #[canonical(name = "selection")]
+    selections: PerSeat<Vec<u32>>,
     /// Every living unit, ascending by id.
     units: Vec<Unit>,
+    #[canonical(flatten)]
     world: World,
+    /// The seat count, `selections.len()`: set again on decode.
+    #[canonical(skip)]
+    players: u8,
 }
 
 impl Rts {
@@ -172,7 +179,7 @@ impl Rts {
         }
         self.units.retain(|u| u.hp > 0);
         let units = &self.units;
-        for s in &mut self.selections {
+        for s in self.selections.iter_mut() {
             s.retain(|&id| index_of(units, u64::from(id)).is_some());
         }
     }
@@ -235,7 +242,8 @@ impl Game for Rts {
     type Input = RtsInput;
     type Config = RtsConfig;
     const ID: &'static str = "rts";
-    /// Rules version 2 (commands in `Orders`) with the physics' state
+    /// Rules version 2 (commands in `Orders`, the state written by the
+    /// derive: the seat count after the settings) with the physics' state
     /// version.
     const VERSION: u32 = crate::version(2);
 
@@ -250,7 +258,7 @@ impl Game for Rts {
         Ok(Rts {
             config: config.clone(),
             players: setup.seats,
-            selections: vec![Vec::new(); usize::from(setup.seats)],
+            selections: PerSeat(vec![Vec::new(); usize::from(setup.seats)]),
             units,
             world,
         })
@@ -277,39 +285,15 @@ impl Game for Rts {
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.entity("rts", &[]);
         w.field("version", &Self::VERSION);
-        w.field("players", &self.players);
-        self.config.encode(w);
-        for (seat, s) in self.selections.iter().enumerate() {
-            w.entity("player", &[seat as u32]);
-            w.field("selection", s);
-        }
-        w.entity("units", &[]);
-        w.field("units", &self.units);
-        self.world.encode(w);
+        lockstep_fx::Canonical::encode(self, w);
     }
 
     fn decode(bytes: &[u8]) -> Result<Rts, StateError> {
         let mut r = StateReader::new(bytes);
         read_version::<Rts>(&mut r)?;
-        let players = r.read_u8()?;
-        if !(Self::MIN_PLAYERS..=Self::MAX_SEATS).contains(&players) {
-            return Err(StateError::Invalid(format!("{players} players")));
-        }
-        let config = RtsConfig::decode(&mut r)?;
-        let mut selections = Vec::with_capacity(usize::from(players));
-        for _ in 0..players {
-            selections.push(Vec::<u32>::decode(&mut r)?);
-        }
-        let units = Vec::<Unit>::decode(&mut r)?;
-        let world = World::read(&mut r).map_err(|e| StateError::Invalid(e.to_string()))?;
+        let mut game = <Rts as lockstep_fx::Canonical>::decode(&mut r)?;
         r.finish()?;
-        let game = Rts {
-            config,
-            players,
-            selections,
-            units,
-            world,
-        };
+        game.players = u8::try_from(game.selections.len()).unwrap_or(u8::MAX);
         game.check().map_err(StateError::Invalid)?;
         Ok(game)
     }
