@@ -170,3 +170,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn per_seat_lists_carry_a_byte_count_and_refuse_what_the_bytes_cannot_hold() {
+    use lockstep_fx::PerSeat;
+    let lists = PerSeat(vec![vec![1u32, 2], vec![], vec![7]]);
+    let bytes = lists.to_canonical();
+    // The count, then each list's u32 length and items.
+    assert_eq!(bytes[0], 3);
+    assert_eq!(bytes.len(), 1 + (4 + 8) + 4 + (4 + 4));
+    assert_eq!(PerSeat::<Vec<u32>>::from_canonical(&bytes), Ok(lists));
+    // A count the rest cannot hold is refused before allocating.
+    assert!(PerSeat::<Vec<u32>>::from_canonical(&[200, 0, 0, 0, 0]).is_err());
+    for cut in 0..bytes.len() {
+        assert!(PerSeat::<Vec<u32>>::from_canonical(&bytes[..cut]).is_err());
+    }
+}
