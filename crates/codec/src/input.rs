@@ -169,6 +169,12 @@ pub fn serialize_run<I: Input, S: BitStream>(
 /// the run always starts at the receiver's oldest missing frame, so every
 /// packet that carries one input makes progress.
 pub fn run_that_fits<I: Input>(inputs: &[I], budget: u64) -> usize {
+    // Every input costs at most `MAX_BITS` and a flag: when even that fits,
+    // nothing needs measuring (always, for small inputs, on the hot path
+    // of every packet).
+    if inputs.len() as u64 * (u64::from(I::MAX_BITS) + 1) <= budget {
+        return inputs.len();
+    }
     let mut m = BitMeasurer::new();
     for (i, input) in inputs.iter().enumerate() {
         let mut copy = input.clone();
