@@ -148,16 +148,6 @@ impl std::fmt::Display for FallbackReason {
     }
 }
 
-/// The seats of `set` as text: "seat 1, seat 3", or "no seat".
-fn seat_list(set: SeatSet) -> String {
-    let names: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    if names.is_empty() {
-        "no seat".into()
-    } else {
-        names.join(", ")
-    }
-}
-
 impl std::fmt::Display for PeerEvent {
     /// One line for a person: what a log of the match or a status pane
     /// shows. Every front end uses this text, so it is written once.
@@ -184,7 +174,7 @@ impl std::fmt::Display for PeerEvent {
             } => write!(
                 f,
                 "desync at frame {frame}: {} drifted{}",
-                seat_list(*drifted),
+                drifted,
                 if *local_drifted { " (this seat)" } else { "" }
             ),
             PeerEvent::Healed {

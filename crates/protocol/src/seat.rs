@@ -111,8 +111,38 @@ impl SeatSet {
     }
 }
 
+impl fmt::Display for SeatSet {
+    /// "seat 1, seat 3", or "no seat".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == SeatSet::EMPTY {
+            return f.write_str("no seat");
+        }
+        for (i, seat) in self.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{seat}")?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Debug for SeatSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_of_seats_reads_as_their_names() {
+        let mut s = SeatSet::EMPTY;
+        assert_eq!(s.to_string(), "no seat");
+        s.insert(SeatId(3));
+        s.insert(SeatId(1));
+        assert_eq!(s.to_string(), "seat 1, seat 3");
     }
 }
