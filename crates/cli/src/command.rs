@@ -107,8 +107,10 @@ where
     let result = match cli.command {
         Command::Demo(args) => {
             let game = |id: Option<&str>| {
-                let id = id.or(tools.ids().first().copied()).unwrap_or("");
-                let entry = tools.find(id)?;
+                let entry = match id {
+                    Some(id) => tools.find(id)?,
+                    None => tools.entries().first().ok_or_else(|| tools.unknown(""))?,
+                };
                 Ok((entry.id, entry.seats))
             };
             demo::run(&args, game, &verify_op)
@@ -135,8 +137,7 @@ where
             runs,
             frames,
         } => {
-            let games: Vec<_> = (tools.ids().into_iter())
-                .filter_map(|id| tools.find(id).ok())
+            let games: Vec<_> = (tools.entries().iter())
                 .map(|e| (e.id, e.ops.bench, e.seats))
                 .collect();
             bench::run(&names, runs, frames, &games).map(|()| ExitCode::SUCCESS)
@@ -160,9 +161,7 @@ fn command_for(tools: &Tools) -> clap::Command {
         0 => "none registered".to_string(),
         _ => ids.join(" or "),
     };
-    let seats = ids
-        .iter()
-        .filter_map(|id| tools.find(id).ok())
+    let seats = (tools.entries().iter())
         .map(|e| format!("{} for {}", e.seats, e.id))
         .collect::<Vec<_>>()
         .join(", ");

@@ -196,6 +196,11 @@ impl Tools {
         self.name
     }
 
+    /// The registered games, in the order registered.
+    pub(crate) fn entries(&self) -> &[Entry] {
+        &self.games
+    }
+
     /// The registered games' ids, in the order registered.
     pub(crate) fn ids(&self) -> Vec<&'static str> {
         self.games.iter().map(|e| e.id).collect()
