@@ -66,9 +66,15 @@ pub struct LocalHeld<H>(pub H);
 
 /// A one-shot command for the next frame the seat samples, with
 /// [`LockstepPlugin::with_orders`]. A command that no longer fits that
-/// frame goes with the next one; commands keep their order.
+/// frame goes with the next one; commands keep their order. At most
+/// [`MAX_WAITING_COMMANDS`] wait: while the match stalls (a silent peer),
+/// more are refused and counted in [`MatchState::commands_refused`], so
+/// memory stays bounded and no command is lost unseen.
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
 pub struct IssueCommand<C>(pub C);
+
+/// The most commands waiting for a frame to take them: 128 full frames.
+pub const MAX_WAITING_COMMANDS: usize = 1024;
 
 /// Every event of the seat, as the runtime hands it out: the setup's,
 /// each frame stepped and rolled back, desyncs with their whole report,
@@ -97,6 +103,9 @@ pub struct MatchState<G> {
     pub end: Option<MatchEnd>,
     /// Desyncs this seat saw (each one a [`LockstepEvent`] with its report).
     pub desyncs: u32,
+    /// [`IssueCommand`]s refused because [`MAX_WAITING_COMMANDS`] were
+    /// already waiting (never applied by any seat).
+    pub commands_refused: u64,
     /// Whether the runtime still runs; it stops shortly after the end,
     /// once the last datagrams left.
     pub running: bool,
@@ -111,6 +120,7 @@ impl<G> Default for MatchState<G> {
             seat: None,
             end: None,
             desyncs: 0,
+            commands_refused: 0,
             running: true,
         }
     }
@@ -421,6 +431,7 @@ fn issue<G, W>(
     held: Option<Res<LocalHeld<<G::Input as Commanded>::Held>>>,
     mut commands: MessageReader<IssueCommand<<G::Input as Commanded>::Command>>,
     mut waiting: Local<std::collections::VecDeque<<G::Input as Commanded>::Command>>,
+    mut state: ResMut<MatchState<G>>,
 ) where
     G: Game + Send + Sync + 'static,
     G::Input: Commanded + Send + Sync,
@@ -428,7 +439,13 @@ fn issue<G, W>(
     <G::Input as Commanded>::Command: Clone + Send + Sync,
     W: Write + 'static,
 {
-    waiting.extend(commands.read().map(|c| c.0.clone()));
+    for c in commands.read() {
+        if waiting.len() < MAX_WAITING_COMMANDS {
+            waiting.push_back(c.0.clone());
+        } else {
+            state.commands_refused += 1;
+        }
+    }
     seat.with_endpoint_mut(|s| {
         if let Some(held) = held {
             s.set_held(held.0.clone());
