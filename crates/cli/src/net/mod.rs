@@ -177,17 +177,9 @@ impl<G: Game + Bodies> Snapshots<G> for WithBodies {
         report: &mut Report,
         printer: &mut Printer<'_>,
     ) -> Result<(), CliError> {
-        let mut rt = match joining.spectate_snapshots::<G>(token, SnapshotSettings::default()) {
-            Ok(rt) => rt,
-            Err((mut refused, why)) => {
-                while refused.next_event().await.is_some() {}
-                return Err(CliError::new(format!("cannot watch: {why}")));
-            }
-        };
-        while let Some(event) = rt.next_event().await {
-            report.take(rt.now(), &event);
-            printer.event(&event);
-        }
+        let mut rt =
+            watchable(joining.spectate_snapshots::<G>(token, SnapshotSettings::default())).await?;
+        follow(&mut rt, report, printer).await;
         let stats = *rt.endpoint().node().stats();
         printer.note(&format!(
             "{} snapshots, {} payload bytes ({} bytes each on average), {} undecodable, {} parts refused",
@@ -197,10 +189,37 @@ impl<G: Game + Bodies> Snapshots<G> for WithBodies {
             stats.undecodable,
             stats.parts_refused
         ));
-        report.final_status(rt.endpoint().status());
-        report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
+        close(&rt, report);
         Ok(())
     }
+}
+
+/// The spectator's runtime, or (the host refused it) the refusal sent
+/// out and its reason as the error.
+async fn watchable<E: Endpoint>(
+    made: Result<Runtime<E>, lockstep_net::Unplayable>,
+) -> Result<Runtime<E>, CliError> {
+    match made {
+        Ok(rt) => Ok(rt),
+        Err((mut refused, why)) => {
+            while refused.next_event().await.is_some() {}
+            Err(CliError::new(format!("cannot watch: {why}")))
+        }
+    }
+}
+
+/// Every event of `rt`, to the report and the printer, until its end.
+async fn follow<E: Endpoint>(rt: &mut Runtime<E>, report: &mut Report, printer: &mut Printer<'_>) {
+    while let Some(event) = rt.next_event().await {
+        report.take(rt.now(), &event);
+        printer.event(&event);
+    }
+}
+
+/// The link's last numbers and the traffic, into the report.
+fn close<E: Endpoint>(rt: &Runtime<E>, report: &mut Report) {
+    report.final_status(rt.endpoint().status());
+    report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
 }
 
 /// Runs `lockstep host`.
@@ -723,19 +742,9 @@ async fn watch<G: Game, S: Snapshots<G>>(
     if args.snapshots {
         S::watch(joining, token, &mut report, &mut printer).await?;
     } else {
-        let mut rt = match joining.spectate::<G>(token) {
-            Ok(rt) => rt,
-            Err((mut refused, why)) => {
-                while refused.next_event().await.is_some() {}
-                return Err(CliError::new(format!("cannot watch: {why}")));
-            }
-        };
-        while let Some(event) = rt.next_event().await {
-            report.take(rt.now(), &event);
-            printer.event(&event);
-        }
-        report.final_status(rt.endpoint().status());
-        report.set_traffic(rt.socket().traffic(), rt.cost(), 0);
+        let mut rt = watchable(joining.spectate::<G>(token)).await?;
+        follow(&mut rt, &mut report, &mut printer).await;
+        close(&rt, &mut report);
     }
     printer.summary(&report, None);
     report.exit_status()
