@@ -43,9 +43,6 @@ pub struct Rts {
     units: Vec<Unit>,
     #[canonical(flatten)]
     world: World,
-    /// The seat count, `selections.len()`: set again on decode.
-    #[canonical(skip)]
-    players: u8,
 }
 
 impl Rts {
@@ -61,7 +58,8 @@ impl Rts {
 
     /// Players in the match.
     pub fn players(&self) -> u8 {
-        self.players
+        // A `PerSeat` holds at most 255.
+        self.selections.len() as u8
     }
 
     /// The physics world (bodies for rendering; unit bodies carry the unit
@@ -95,7 +93,7 @@ impl Rts {
 
     /// The centre `(x, z)` of `seat`'s base (where its units started).
     pub fn base(&self, seat: u8) -> (Fx, Fx) {
-        map::base(&self.config, seat, self.players)
+        map::base(&self.config, seat, self.players())
     }
 
     /// Unit `id`'s body and whether some player has it selected or it
@@ -189,14 +187,11 @@ impl Rts {
     /// their own bodies, selections of living own units, and no unit body
     /// without a unit.
     fn check(&self) -> Result<(), String> {
-        let players = self.players;
+        let players = self.players();
         if !(Self::MIN_PLAYERS..=Self::MAX_SEATS).contains(&players) {
             return Err(format!("{players} players"));
         }
         self.config.validate().map_err(|e| e.to_string())?;
-        if self.selections.len() != usize::from(players) {
-            return Err("one selection per player expected".into());
-        }
         if !self.units.windows(2).all(|w| w[0].id < w[1].id) {
             return Err("unit ids must ascend".into());
         }
@@ -257,7 +252,6 @@ impl Game for Rts {
         })?;
         Ok(Rts {
             config: config.clone(),
-            players: setup.seats,
             selections: PerSeat(vec![Vec::new(); usize::from(setup.seats)]),
             units,
             world,
@@ -265,15 +259,15 @@ impl Game for Rts {
     }
 
     fn step(&mut self, frame: Frame, inputs: &[RtsInput]) {
-        for seat in 0..self.players {
+        for seat in 0..self.players() {
             if let Some(input) = inputs.get(usize::from(seat)) {
                 for &command in input.commands() {
                     self.command(seat, command);
                 }
             }
         }
-        let rules = &self.config.unit;
-        if combat::fight(&self.world, &mut self.units, rules, self.players, frame) {
+        let (players, rules) = (self.players(), &self.config.unit);
+        if combat::fight(&self.world, &mut self.units, rules, players, frame) {
             self.remove_dead();
         }
         for u in &mut self.units {
@@ -291,9 +285,8 @@ impl Game for Rts {
     fn decode(bytes: &[u8]) -> Result<Rts, StateError> {
         let mut r = StateReader::new(bytes);
         read_version::<Rts>(&mut r)?;
-        let mut game = <Rts as lockstep_fx::Canonical>::decode(&mut r)?;
+        let game = <Rts as lockstep_fx::Canonical>::decode(&mut r)?;
         r.finish()?;
-        game.players = u8::try_from(game.selections.len()).unwrap_or(u8::MAX);
         game.check().map_err(StateError::Invalid)?;
         Ok(game)
     }
