@@ -1,7 +1,9 @@
 //! `lockstep serve`: a small static HTTP server for the replay viewer
 //! (`web/`, built into `target/web` by `web/build`), on this machine only
-//! by default. One request at a time, `GET` and `HEAD` only, files under
-//! the served folder only.
+//! by default. `GET` and `HEAD` only, files under the served folder only.
+//! Each connection is answered on its own thread, at most
+//! [`MAX_CONNECTIONS`] at once: a browser opens idle connections ahead of
+//! its requests, and one idle connection must not hold up the others.
 //!
 //! Invariants: a request line from the network never panics the server (a
 //! malformed or oversized one gets 400); a path with `..`, a backslash or
@@ -11,6 +13,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
@@ -34,6 +38,9 @@ pub struct ServeArgs {
 /// The longest request head read (request line and headers).
 const MAX_HEAD: u64 = 8 * 1024;
 
+/// The most connections answered at once; more are closed unanswered.
+pub const MAX_CONNECTIONS: usize = 32;
+
 /// Runs `lockstep serve` until the process is stopped.
 pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
     if !args.dir.join("index.html").is_file() {
@@ -48,9 +55,19 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         .local_addr()
         .map_err(|e| CliError::new(format!("cannot read the listening address: {e}")))?;
     println!("serving {} at http://{addr}/", args.dir.display());
-    // A connection that fails is that client's problem, not the server's.
+    let open = Arc::new(AtomicUsize::new(0));
+    let dir = Arc::new(args.dir.clone());
     for stream in listener.incoming().flatten() {
-        let _ = answer(stream, &args.dir);
+        if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            open.fetch_sub(1, Ordering::SeqCst);
+            continue; // dropping the stream closes it
+        }
+        let (open, dir) = (Arc::clone(&open), Arc::clone(&dir));
+        std::thread::spawn(move || {
+            // A connection that fails is that client's problem, not the server's.
+            let _ = answer(stream, &dir);
+            open.fetch_sub(1, Ordering::SeqCst);
+        });
     }
     Ok(ExitCode::SUCCESS)
 }
