@@ -52,6 +52,10 @@ pub struct RenderArgs {
     /// are outlined in red on both sides.
     #[arg(long, value_name = "OTHER_LOG")]
     pub side_by_side: Option<PathBuf>,
+    /// Draw what this seat sees: its fog of war hides the rest (games
+    /// without one draw everything).
+    #[arg(long)]
+    pub seat: Option<u8>,
     /// No text overlay (frame number and checksum).
     #[arg(long)]
     pub no_overlay: bool,
@@ -304,8 +308,12 @@ pub(crate) fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, Cl
         }
         next.next();
         let started = Instant::now();
-        let mut scene = left.engine.game().scene();
-        let mut other: Option<Scene> = right.as_ref().map(|r| r.engine.game().scene());
+        let look = |game: &G| match args.seat {
+            Some(seat) => game.seen_by(seat),
+            None => game.scene(),
+        };
+        let mut scene = look(left.engine.game());
+        let mut other: Option<Scene> = right.as_ref().map(|r| look(r.engine.game()));
         let mut differing = 0;
         if let Some(o) = other.as_mut() {
             let keys = scene.differing(o);
@@ -332,6 +340,12 @@ pub(crate) fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, Cl
                         "CHECKSUM {}",
                         side.engine.game().checksum().short()
                     ));
+                if let Some(seat) = args.seat {
+                    overlay = overlay.line(format!(
+                        "AS SEEN BY {}",
+                        lockstep_render::player_colour_name(seat)
+                    ));
+                }
                 if panes == 2 {
                     overlay = overlay.line(match differing {
                         1 => "1 BODY DIFFERS".to_string(),

@@ -5,9 +5,12 @@
 //!   grey, or a pale tint of the player's colour while they are stuck to
 //!   that player's cube (katamari); the ground with a 1 m grid; the field
 //!   and the spawn points framed.
-//! - `Rts`: every unit a sphere in its owner's colour, the walls and
-//!   buildings stone grey; the ground with a 10 m grid; the walled map
-//!   framed.
+//! - `Rts`: every unit a sphere in its owner's colour, the walls,
+//!   buildings and rocks stone grey; the ground with a 10 m grid; the
+//!   walled map framed. Seen by one seat ([`Depict::seen_by`]), its fog of
+//!   war covers the ground: dark where the seat has never looked (terrain
+//!   there hidden), dimmed where it looked before but sees nothing now;
+//!   enemy units show only in cells it sees.
 //!
 //! A cubes player is where its cube is ([`Depict::camera_target`], what
 //! a following camera looks at); an RTS player has no one place.
@@ -22,7 +25,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use lockstep_fx::{Quat, Vec3};
 use lockstep_games::cubes::Cubes;
-use lockstep_games::rts::Rts;
+use lockstep_games::rts::{Fog, NavGrid, Rts};
 use lockstep_physics::{Body, BodyHandle, Shape as BodyShape, World};
 
 use crate::canvas::Rgb;
@@ -37,6 +40,13 @@ pub trait Depict {
     /// metres (`None`: the game has no one place for a player, or no such
     /// seat).
     fn camera_target(&self, seat: u8) -> Option<[f32; 3]>;
+
+    /// The scene as player `seat` may see it (a game with a fog of war
+    /// hides what the seat does not see); by default, all of it.
+    fn seen_by(&self, seat: u8) -> Scene {
+        let _ = seat;
+        self.scene()
+    }
 }
 
 /// The colour of player `seat` (eight distinct colours, then repeating).
@@ -110,34 +120,109 @@ impl Depict for Cubes {
 
 impl Depict for Rts {
     fn scene(&self) -> Scene {
-        let units: BTreeMap<u64, (u8, u32)> = self
-            .units()
-            .map(|u| (u64::from(u.id), (u.owner, u.hp)))
-            .collect();
-        let half = self.config().map_size.to_f64_lossy() as f32 * 0.5;
-        Scene {
-            // A unit's hit points are part of what two logs can disagree on.
-            solids: solids(self.world(), |_, body| match body.shape() {
-                BodyShape::Sphere { .. } => units
-                    .get(&body.user_data())
-                    .map(|&(owner, hp)| (player_colour(owner), u64::from(hp))),
-                _ => Some((STONE, 0)),
-            }),
-            ground: Some(Ground {
-                half_size: half + 2.0,
-                spacing: 10.0,
-                colour: GROUND,
-                line_colour: GRID,
-            }),
-            focus: ([-half, 0.0, -half], [half, 2.0, half]),
-            sky: SKY,
-        }
+        rts_scene(self, None)
     }
 
     /// `None`: an RTS player is an army spread over the map.
     fn camera_target(&self, _seat: u8) -> Option<[f32; 3]> {
         None
     }
+
+    fn seen_by(&self, seat: u8) -> Scene {
+        rts_scene(self, Some(seat))
+    }
+}
+
+/// Never looked at: dark.
+const UNEXPLORED: Rgb = Rgb(58, 62, 70);
+/// Looked at before, not seen now: the ground, dimmed.
+const REMEMBERED: Rgb = Rgb(150, 156, 140);
+/// Keys of fog tiles (bodies' keys hold a generation below 2³¹).
+const FOG_KEY: u64 = 1 << 63;
+
+/// The RTS scene, whole or as `seat` sees it (see the module doc).
+fn rts_scene(game: &Rts, seat: Option<u8>) -> Scene {
+    let fog = seat.and_then(|s| game.fog(s).map(|f| (s, f)));
+    let nav = game.nav();
+    let units: BTreeMap<u64, (u8, u32)> = game
+        .units()
+        .map(|u| (u64::from(u.id), (u.owner, u.hp)))
+        .collect();
+    let half = game.config().map_size.to_f64_lossy() as f32 * 0.5;
+    // A unit's hit points are part of what two logs can disagree on.
+    let mut solids = solids(game.world(), |_, body| {
+        let p = body.position();
+        let cell = nav.index_at(p.x, p.z);
+        match body.shape() {
+            BodyShape::Sphere { .. } => {
+                let &(owner, hp) = units.get(&body.user_data())?;
+                let hidden = fog.is_some_and(|(s, f)| owner != s && !f.is_visible(cell));
+                (!hidden).then(|| (player_colour(owner), u64::from(hp)))
+            }
+            // Walls (off the grid) always show; other terrain once explored.
+            _ => {
+                let inside = p.x.abs().to_f64_lossy() < f64::from(half)
+                    && p.z.abs().to_f64_lossy() < f64::from(half);
+                let hidden = inside && fog.is_some_and(|(_, f)| !f.is_explored(cell));
+                (!hidden).then_some((STONE, 0))
+            }
+        }
+    });
+    if let Some((_, f)) = fog {
+        solids.extend(fog_tiles(nav, f));
+    }
+    Scene {
+        solids,
+        ground: Some(Ground {
+            half_size: half + 2.0,
+            spacing: 10.0,
+            colour: GROUND,
+            line_colour: GRID,
+        }),
+        focus: ([-half, 0.0, -half], [half, 2.0, half]),
+        sky: SKY,
+    }
+}
+
+/// Flat tiles over the cells a fog does not show: one box per run of
+/// cells in a row with the same state.
+fn fog_tiles(nav: &NavGrid, fog: &Fog) -> Vec<Solid> {
+    let side = nav.side();
+    let cell = nav.cell_size().to_f64_lossy() as f32;
+    let state = |i: u32| match (fog.is_visible(i), fog.is_explored(i)) {
+        (true, _) => None,
+        (false, true) => Some(REMEMBERED),
+        (false, false) => Some(UNEXPLORED),
+    };
+    let mut tiles = Vec::new();
+    for z in 0..side {
+        let mut x = 0;
+        while x < side {
+            let look = state(z * side + x);
+            let start = x;
+            while x < side && state(z * side + x) == look {
+                x += 1;
+            }
+            let Some(colour) = look else {
+                continue;
+            };
+            let (x0, z0) = nav.centre(z * side + start);
+            let run = (x - start) as f32;
+            let x0 = x0.to_f64_lossy() as f32 - cell * 0.5;
+            tiles.push(Solid {
+                key: FOG_KEY | u64::from(z * side + start),
+                exact: u64::from(x - start) << 24 | u64::from(colour.0),
+                shape: Shape::Box {
+                    half: [run * cell * 0.5, 0.01, cell * 0.5],
+                },
+                position: [x0 + run * cell * 0.5, 0.01, z0.to_f64_lossy() as f32],
+                rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+                colour,
+                outlined: false,
+            });
+        }
+    }
+    tiles
 }
 
 /// A solid for every body of `world` but half-spaces (the ground is drawn
@@ -271,5 +356,28 @@ mod tests {
             assert_eq!(mine, 8, "seat {seat}");
         }
         assert!(scene.solids.iter().any(|s| s.colour == STONE));
+    }
+
+    #[test]
+    fn an_rts_seat_sees_its_own_units_and_fog_over_the_rest() {
+        let mut config = Rts::default_config();
+        config.units_per_player = 8;
+        let setup = Match {
+            seats: 4,
+            ..Match::default()
+        };
+        let game = Rts::new(&config, &setup).unwrap();
+        let seen = game.seen_by(0);
+        let count = |scene: &Scene, c: Rgb| scene.solids.iter().filter(|s| s.colour == c).count();
+        assert_eq!(count(&seen, player_colour(0)), 8);
+        for enemy in 1..4 {
+            assert_eq!(count(&seen, player_colour(enemy)), 0, "seat {enemy}");
+        }
+        assert!(count(&seen, UNEXPLORED) > 0);
+        assert_eq!(count(&game.scene(), UNEXPLORED), 0);
+        assert!(
+            count(&seen, STONE) < count(&game.scene(), STONE),
+            "unexplored terrain is hidden"
+        );
     }
 }

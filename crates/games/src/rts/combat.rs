@@ -77,6 +77,7 @@ pub(crate) fn fight(
                 units[i].order = Order::Move {
                     x: t.x,
                     z: t.z,
+                    goal: None,
                     blocked: 0,
                 };
             }

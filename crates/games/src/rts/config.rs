@@ -32,6 +32,14 @@ pub struct RtsConfig {
     pub spawn_spacing: Fx,
     /// Friction of the ground, walls, buildings and units.
     pub friction: Fx,
+    /// Side of a cell of the navigation and fog grid (m); the map's side
+    /// over it (rounded up) is at most 256 cells.
+    pub cell_size: Fx,
+    /// Rocks scattered over the map by the match seed, off the bases and
+    /// the buildings (see `map`).
+    pub rocks: u32,
+    /// The fog of war is recomputed every this many frames.
+    pub fog_interval: u32,
     /// The units' rules.
     #[canonical(flatten)]
     pub unit: UnitConfig,
@@ -57,6 +65,9 @@ pub struct UnitConfig {
     pub range: Fx,
     /// Idle units chase enemies this close (surface to surface, m).
     pub sight: Fx,
+    /// A unit lifts the fog this far around it (cell centre to cell
+    /// centre, m).
+    pub view: Fx,
     /// Each unit looks for enemies once every this many frames (attacks and
     /// chases are staggered over these frames by unit id).
     pub attack_interval: u32,
@@ -158,6 +169,24 @@ impl RtsConfig {
                 format!("bases reach {reach} m from the centre, past the walls at {half_map} m"),
             ));
         }
+        positive("cell_size", self.cell_size, Fx::from_int(16))?;
+        let cells = self.map_size / self.cell_size;
+        if cells > Fx::from_int(256) {
+            return Err((
+                "cell_size",
+                format!("the map is {cells} cells across, more than 256"),
+            ));
+        }
+        if self.rocks > 64 {
+            return Err(("rocks", format!("{} is more than 64", self.rocks)));
+        }
+        if !(1..=600).contains(&self.fog_interval) {
+            return Err((
+                "fog_interval",
+                format!("{} is not in 1..=600 frames", self.fog_interval),
+            ));
+        }
+        non_negative("unit.view", u.view, Fx::from_int(64))?;
         if self.buildings.len() > 256 {
             return Err(("buildings", "more than 256".into()));
         }
@@ -171,6 +200,13 @@ impl RtsConfig {
             }
         }
         Ok(())
+    }
+
+    /// Cells along each side of the navigation grid: the map's side over
+    /// `cell_size`, rounded up (at most 256 once validated).
+    pub fn nav_side(&self) -> u32 {
+        let cells = (self.map_size / self.cell_size).ceil().to_int_floor();
+        cells.clamp(1, 256) as u32
     }
 
     /// Columns (and at most as many rows) of a base's starting grid: the

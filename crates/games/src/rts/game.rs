@@ -1,20 +1,26 @@
 //! The RTS as a [`Game`]: the match state ([`Rts`]), the frame step, the
 //! players' commands and the canonical encoding.
 //!
-//! A frame runs in four stages, always in this order:
+//! A frame runs in six stages, always in this order:
 //! 1. each seat's [`Command`]s, seats in order and each seat's in the
 //!    order issued (a frame without commands, or a missing seat's input,
-//!    carries none);
+//!    carries none); a move computes its goal's flow field unless one is
+//!    kept already;
 //! 2. this frame's share of combat ([`super::combat`]), then removal of the
 //!    dead;
 //! 3. steering of every unit with a move order, in id order;
-//! 4. one physics step.
+//! 4. one physics step;
+//! 5. flow fields no unit follows any more are dropped;
+//! 6. on frames that are a multiple of `fog_interval`, every seat's fog of
+//!    war ([`super::fog`]).
 //!
 //! Invariants: `step` reads nothing but the state, the frame and the
 //! inputs, with `Fx` arithmetic only; the state is exactly what
 //! [`Game::encode`] writes (the version, then the fields as
 //! `#[derive(Canonical)]` writes them: the settings, each seat's selection
-//! with the seat count, each unit, the physics world), and
+//! with the seat count, each unit, the flow fields by goal, each seat's
+//! fog, the physics world; the navigation grid is derived from the world
+//! and rebuilt on loading), and
 //! [`Game::decode`] accepts only states whose units, selections and bodies
 //! agree (see [`Rts::check`]), so a loaded state steps like the saved one
 //! and hostile bytes give a [`StateError`], never a panic.
@@ -27,8 +33,14 @@ use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 use super::combat::{self, index_of};
 use super::command::{Command, RtsInput};
 use super::config::RtsConfig;
+use super::fog::{self, Fog};
 use super::map::{self, player_group};
-use super::unit::{Unit, UnitView};
+use super::nav::{Flow, NavGrid};
+use super::unit::{Order, Unit, UnitView};
+
+/// The most flow fields kept at once; a move to a new goal beyond it
+/// shares the field of the kept goal nearest to it.
+pub const MAX_FLOWS: usize = 64;
 
 /// An RTS match: 2 to 8 players, each commanding units on one battlefield.
 #[derive(Debug, Canonical)]
@@ -41,8 +53,19 @@ pub struct Rts {
     selections: PerSeat<Vec<u32>>,
     /// Every living unit, ascending by id.
     units: Vec<Unit>,
+    /// The flow fields some unit follows, ascending by goal cell.
+    #[canonical(max_len = 64)]
+    flows: Vec<Flow>,
+    /// Per seat: its fog of war.
+    fog: PerSeat<Fog>,
     #[canonical(flatten)]
     world: World,
+    /// The navigation grid (derived from the world's obstacles).
+    #[canonical(skip)]
+    nav: NavGrid,
+    /// The cells a unit sees around its own (derived from the settings).
+    #[canonical(skip)]
+    view: Vec<(i32, i32)>,
 }
 
 impl Rts {
@@ -79,6 +102,27 @@ impl Rts {
         self.units[i].view(&self.world)
     }
 
+    /// The navigation grid: cells, and which ones obstacles block.
+    pub fn nav(&self) -> &NavGrid {
+        &self.nav
+    }
+
+    /// The flow fields units follow now, ascending by goal cell.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// `seat`'s fog of war (`None` for an unknown seat).
+    pub fn fog(&self, seat: u8) -> Option<&Fog> {
+        self.fog.get(usize::from(seat))
+    }
+
+    /// Whether `seat` sees the map point `(x, z)` now.
+    pub fn sees(&self, seat: u8, x: Fx, z: Fx) -> bool {
+        self.fog(seat)
+            .is_some_and(|f| f.is_visible(self.nav.index_at(x, z)))
+    }
+
     /// How many units `seat` has left.
     pub fn units_alive(&self, seat: u8) -> u32 {
         self.units.iter().filter(|u| u.owner == seat).count() as u32
@@ -102,7 +146,7 @@ impl Rts {
         let i = index_of(&self.units, u64::from(id))?;
         let u = &self.units[i];
         let selected = self.selections.iter().any(|s| s.binary_search(&id).is_ok());
-        let ordered = u.order != super::unit::Order::Idle;
+        let ordered = u.order != Order::Idle;
         Some((u.body, selected, ordered))
     }
 
@@ -161,12 +205,67 @@ impl Rts {
         let sum: Vec3 = selected.iter().map(|&(_, p)| p).sum();
         let centre = Vec3::new(sum.x.div_int(n), Fx::ZERO, sum.z.div_int(n));
         let edge = self.config.map_size.scale_pow2(-1) - self.config.unit.radius.mul_int(2);
+        let goal = self.flow_to(x, z);
         for (i, p) in selected {
-            self.units[i].order = super::unit::Order::Move {
-                x: (x + p.x - centre.x).clamp(-edge, edge),
-                z: (z + p.z - centre.z).clamp(-edge, edge),
+            let (mut tx, mut tz) = (
+                (x + p.x - centre.x).clamp(-edge, edge),
+                (z + p.z - centre.z).clamp(-edge, edge),
+            );
+            // A place in the formation inside an obstacle: the goal itself.
+            if self.nav.is_blocked(self.nav.index_at(tx, tz)) {
+                (tx, tz) = (x.clamp(-edge, edge), z.clamp(-edge, edge));
+            }
+            self.units[i].order = Order::Move {
+                x: tx,
+                z: tz,
+                goal,
                 blocked: 0,
             };
+        }
+    }
+
+    /// The goal cell of the flow field toward `(x, z)`, computing the field
+    /// if none is kept for it (`None`: no free cell on the map).
+    fn flow_to(&mut self, x: Fx, z: Fx) -> Option<u32> {
+        let goal = self.nav.nearest_free(self.nav.index_at(x, z))?;
+        match self.flows.binary_search_by_key(&goal, |f| f.goal) {
+            Ok(_) => Some(goal),
+            Err(at) if self.flows.len() < MAX_FLOWS => {
+                self.flows.insert(at, Flow::toward(&self.nav, goal));
+                Some(goal)
+            }
+            Err(_) => {
+                // Full: the kept goal nearest to this one (ties: lower cell).
+                let side = self.nav.side();
+                let (gx, gz) = (goal % side, goal / side);
+                self.flows
+                    .iter()
+                    .map(|f| (f.goal % side).abs_diff(gx) + (f.goal / side).abs_diff(gz))
+                    .zip(self.flows.iter().map(|f| f.goal))
+                    .min()
+                    .map(|(_, g)| g)
+            }
+        }
+    }
+
+    /// Drops the flow fields no unit follows.
+    fn drop_unused_flows(&mut self) {
+        let mut used: Vec<u32> = self.units.iter().filter_map(Unit::goal).collect();
+        used.sort_unstable();
+        used.dedup();
+        self.flows.retain(|f| used.binary_search(&f.goal).is_ok());
+    }
+
+    /// Recomputes every seat's fog from its units' cells.
+    fn update_fog(&mut self) {
+        let (nav, world, units) = (&self.nav, &self.world, &self.units);
+        for (seat, fog) in self.fog.iter_mut().enumerate() {
+            let cells = units
+                .iter()
+                .filter(|u| usize::from(u.owner) == seat)
+                .filter_map(|u| world.body(u.body))
+                .map(|b| nav.index_at(b.position().x, b.position().z));
+            fog.update(nav, cells, &self.view);
         }
     }
 
@@ -203,7 +302,7 @@ impl Rts {
             if !map::is_unit_body(&self.world, u.body, &self.config, u.owner, u.id) {
                 return Err(format!("unit {}: its body is missing or not a unit", u.id));
             }
-            if let super::unit::Order::Move { x, z, .. } = u.order {
+            if let Order::Move { x, z, .. } = u.order {
                 if x.abs() > half || z.abs() > half {
                     return Err(format!("unit {}: target off the map", u.id));
                 }
@@ -216,6 +315,30 @@ impl Rts {
             .count();
         if unit_bodies != self.units.len() {
             return Err("a unit body has no unit".into());
+        }
+        let cells = self.nav.cells();
+        if !self.flows.windows(2).all(|w| w[0].goal < w[1].goal) {
+            return Err("flow goals must ascend".into());
+        }
+        if let Some(f) = self
+            .flows
+            .iter()
+            .find(|f| f.goal >= cells || f.cells() != cells)
+        {
+            return Err(format!(
+                "flow toward cell {}: not a field of this map",
+                f.goal
+            ));
+        }
+        for u in &self.units {
+            if let Some(g) = u.goal() {
+                if self.flows.binary_search_by_key(&g, |f| f.goal).is_err() {
+                    return Err(format!("unit {}: follows a missing flow", u.id));
+                }
+            }
+        }
+        if self.fog.len() != self.selections.len() || !self.fog.iter().all(|f| f.fits(cells)) {
+            return Err("fog: not one per seat over the map's cells".into());
         }
         for (seat, s) in self.selections.iter().enumerate() {
             let ascending = s.windows(2).all(|w| w[0] < w[1]);
@@ -237,10 +360,9 @@ impl Game for Rts {
     type Input = RtsInput;
     type Config = RtsConfig;
     const ID: &'static str = "rts";
-    /// Rules version 2 (commands in `Orders`, the state written by the
-    /// derive: the seat count after the settings) with the physics' state
-    /// version.
-    const VERSION: u32 = crate::version(2);
+    /// Rules version 3 (rocks, flow fields and the fog of war) with the
+    /// physics' state version.
+    const VERSION: u32 = crate::version(3);
 
     fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
         setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_SEATS)?;
@@ -250,12 +372,19 @@ impl Game for Rts {
             field: "buildings",
             reason: e.to_string(),
         })?;
-        Ok(Rts {
+        let nav = NavGrid::new(config, &world);
+        let mut game = Rts {
             config: config.clone(),
             selections: PerSeat(vec![Vec::new(); usize::from(setup.seats)]),
             units,
+            flows: Vec::new(),
+            fog: PerSeat(vec![Fog::new(nav.cells()); usize::from(setup.seats)]),
             world,
-        })
+            nav,
+            view: fog::view_disc(config.unit.view, config.cell_size),
+        };
+        game.update_fog();
+        Ok(game)
     }
 
     fn step(&mut self, frame: Frame, inputs: &[RtsInput]) {
@@ -271,9 +400,13 @@ impl Game for Rts {
             self.remove_dead();
         }
         for u in &mut self.units {
-            u.steer(&mut self.world, &self.config.unit);
+            u.steer(&mut self.world, &self.config.unit, &self.nav, &self.flows);
         }
         self.world.step();
+        self.drop_unused_flows();
+        if frame % self.config.fog_interval.max(1) == 0 {
+            self.update_fog();
+        }
     }
 
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
@@ -285,8 +418,13 @@ impl Game for Rts {
     fn decode(bytes: &[u8]) -> Result<Rts, StateError> {
         let mut r = StateReader::new(bytes);
         read_version::<Rts>(&mut r)?;
-        let game = <Rts as lockstep_fx::Canonical>::decode(&mut r)?;
+        let mut game = <Rts as lockstep_fx::Canonical>::decode(&mut r)?;
         r.finish()?;
+        game.config
+            .validate()
+            .map_err(|e| StateError::Invalid(e.to_string()))?;
+        game.nav = NavGrid::new(&game.config, &game.world);
+        game.view = fog::view_disc(game.config.unit.view, game.config.cell_size);
         game.check().map_err(StateError::Invalid)?;
         Ok(game)
     }

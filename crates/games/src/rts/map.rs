@@ -1,15 +1,22 @@
 //! The battlefield: building the physics world of a new match (ground,
-//! walls, buildings, every player's units on their base grid) and the
-//! collision groups that tell terrain and each player's units apart.
+//! walls, buildings, the seed's rocks, every player's units on their base
+//! grid) and the collision groups that tell terrain and each player's units
+//! apart.
+//!
+//! Rocks make each seed's map its own: `rocks` boxes, 2 to 7 m across and
+//! 3 m high, placed by an [`Rng`] seeded from the match seed, each kept
+//! 4 m clear of every base's starting grid, every building and every rock
+//! placed before it (a rock that finds no such place in 64 tries is left
+//! out).
 //!
 //! Invariants: bodies are created in a fixed order (ground, four walls,
-//! buildings in file order, then units seat by seat in id order), so every
+//! buildings in file order, rocks, then units seat by seat in id order), so every
 //! peer builds the same world bit for bit; a unit's body carries its id as
 //! user data and its owner's group ([`player_group`]) as its only group, so
 //! `World::query_aabb` with a player's group finds exactly that player's
 //! units.
 
-use lockstep_fx::{Fx, Vec3};
+use lockstep_fx::{Fx, Rng, Vec3};
 use lockstep_physics::{BodyBuilder, BodyError, BodyHandle, Shape, World, WorldSettings};
 use lockstep_sim::Match;
 
@@ -98,6 +105,11 @@ pub(crate) fn build(config: &RtsConfig, setup: &Match) -> Result<(World, Vec<Uni
         world.add_body(terrain(building))?;
     }
 
+    for (centre, size) in rocks(config, setup) {
+        let rock = BodyBuilder::fixed(Shape::box_with_size(size)).position(centre);
+        world.add_body(terrain(rock))?;
+    }
+
     let mut units = Vec::new();
     let columns = config.spawn_columns();
     let corner = config.spawn_half_width();
@@ -125,6 +137,54 @@ pub(crate) fn build(config: &RtsConfig, setup: &Match) -> Result<(World, Vec<Uni
         }
     }
     Ok((world, units))
+}
+
+/// Height of a rock (m).
+const ROCK_HEIGHT: Fx = Fx::from_int(3);
+/// Clearance around a rock (m).
+const ROCK_CLEARANCE: Fx = Fx::from_int(4);
+
+/// The seed's rocks: centre and full size of each (see the module doc).
+fn rocks(config: &RtsConfig, setup: &Match) -> Vec<(Vec3, Vec3)> {
+    let mut rng = Rng::new(setup.seed, 0x726f_636b);
+    let half = config.map_size.scale_pow2(-1);
+    // Footprints to keep clear of, as (centre x, centre z, half x, half z).
+    let mut taken: Vec<(Fx, Fx, Fx, Fx)> = Vec::new();
+    let grid = config.spawn_half_width() + config.unit.radius;
+    for seat in 0..setup.seats {
+        let (x, z) = base(config, seat, setup.seats);
+        taken.push((x, z, grid, grid));
+    }
+    for b in &config.buildings {
+        let (hx, hz) = (b.size.x.scale_pow2(-1), b.size.z.scale_pow2(-1));
+        taken.push((b.position[0], b.position[1], hx, hz));
+    }
+    let mut placed = Vec::new();
+    for _ in 0..config.rocks {
+        for _ in 0..64 {
+            let size = Vec3::new(
+                rng.fx_range(Fx::from_int(2), Fx::from_int(7)).round(),
+                ROCK_HEIGHT,
+                rng.fx_range(Fx::from_int(2), Fx::from_int(7)).round(),
+            );
+            let (hx, hz) = (size.x.scale_pow2(-1), size.z.scale_pow2(-1));
+            let room = half - ROCK_CLEARANCE;
+            let (x, z) = (
+                rng.fx_range(-room + hx, room - hx).round(),
+                rng.fx_range(-room + hz, room - hz).round(),
+            );
+            let clear = taken.iter().all(|&(tx, tz, thx, thz)| {
+                (x - tx).abs() >= hx + thx + ROCK_CLEARANCE
+                    || (z - tz).abs() >= hz + thz + ROCK_CLEARANCE
+            });
+            if clear {
+                taken.push((x, z, hx, hz));
+                placed.push((Vec3::new(x, ROCK_HEIGHT.scale_pow2(-1), z), size));
+                break;
+            }
+        }
+    }
+    placed
 }
 
 /// The body of unit `id` of `seat` at `position`: a dynamic sphere that

@@ -1,7 +1,15 @@
 //! The RTS demo: 2 to 8 players each command hundreds of units (dynamic
-//! spheres on a ground half-space, walled in, around static buildings) by
-//! selecting them with a rectangle and ordering them to move or stop; units
-//! that meet enemies fight until one side is gone.
+//! spheres on a ground half-space, walled in, around static buildings and
+//! the rocks the match seed scatters) by selecting them with a rectangle and
+//! ordering them to move or stop; a moved group follows a flow field around
+//! the obstacles; units that meet enemies fight until one side is gone; each
+//! player sees the map through its own fog of war.
+//!
+//! Units stay rigid bodies of `lockstep-physics` rather than kinematic
+//! agents: the contacts give separation and sliding along obstacles for
+//! free, and the game exercises the engine's solver at RTS scale (its cost
+//! is measured by `peer-bench`). Paths and the fog live on a coarse grid
+//! beside the bodies.
 //!
 //! It is written only against the public APIs of `lockstep-sim`,
 //! `lockstep-physics`, `lockstep-fx`, `lockstep-protocol` and
@@ -9,7 +17,9 @@
 //! - [`command`]: the players' [`Command`]s, one-shot orders riding in
 //!   the input ([`RtsInput`]: `Orders<(), Command>`), and their bit encoding;
 //! - [`config`]: the settings ([`RtsConfig`]), from `scenes/rts.toml`;
-//! - [`map`]: building the world; collision groups;
+//! - [`map`]: building the world (rocks from the seed); collision groups;
+//! - [`nav`]: the navigation grid ([`NavGrid`]) and flow fields ([`Flow`]);
+//! - [`fog`]: each player's fog of war ([`Fog`]);
 //! - [`unit`](mod@unit): unit state ([`Order`], [`UnitView`]) and steering;
 //! - `combat.rs`: attacks, chases and removal of the dead (see [Combat](#combat));
 //! - `game.rs`: [`Rts`], the [`Game`](lockstep_sim::Game) implementation;
@@ -40,15 +50,19 @@ mod bot;
 mod combat;
 pub mod command;
 pub mod config;
+pub mod fog;
 mod game;
 pub mod map;
+pub mod nav;
 mod snapshot;
 pub mod unit;
 
 pub use bot::RtsBot;
 pub use command::{Command, MapPoint, RtsInput};
 pub use config::{Building, RtsConfig, UnitConfig};
-pub use game::Rts;
+pub use fog::Fog;
+pub use game::{MAX_FLOWS, Rts};
+pub use nav::{Flow, NavGrid};
 pub use unit::{Order, UnitView};
 
 impl crate::Demo for Rts {

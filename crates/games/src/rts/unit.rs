@@ -2,8 +2,12 @@
 //! and steering, which turns an order into a horizontal velocity each frame.
 //!
 //! Steering only sets velocities; the physics contacts do the rest (units
-//! push each other apart and slide around buildings). A moving unit heads
-//! straight for its target at full speed, slowing linearly within
+//! push each other apart and slide along obstacles). A unit ordered by a
+//! move command follows its group's flow field (see [`super::nav`]): it
+//! heads along the field's step at its cell until its own target is within
+//! [`DIRECT_RANGE`] with a clear line to it, then straight for the target,
+//! so a group keeps its formation in the open and files around obstacles.
+//! A chase (no field) heads straight for its target. It moves at full speed, slowing linearly within
 //! `slow_distance`; it arrives within `arrive_distance`, and gives up when
 //! a crowd or a wall has held it below a quarter of its speed for
 //! `give_up_frames` frames in a row. Arriving, giving up and stopping zero
@@ -19,6 +23,14 @@ use lockstep_fx::{Fx, Vec3};
 use lockstep_physics::{BodyHandle, World};
 
 use super::config::UnitConfig;
+use super::nav::{Flow, NEIGHBOURS, NavGrid};
+
+/// A unit this close to its own target (m) leaves the flow field for a
+/// straight line, if the line crosses only free cells.
+pub const DIRECT_RANGE: Fx = Fx::from_int(24);
+
+/// 1/√2, the length of each axis of a diagonal unit step.
+const HALF_SQRT2: Fx = Fx::lit("0.70710678");
 
 /// What a unit is doing (encoded as a tag, 0 idle or 1 move, then the
 /// move's fields).
@@ -35,6 +47,10 @@ pub enum Order {
         /// Target z (m).
         #[canonical(name = "target z")]
         z: Fx,
+        /// The goal cell of the flow field it follows (`None`: straight to
+        /// the target, as a chase goes).
+        #[canonical(name = "flow goal")]
+        goal: Option<u32>,
         /// Frames in a row spent below a quarter of its speed.
         #[canonical(name = "blocked frames")]
         blocked: u32,
@@ -89,8 +105,14 @@ impl Unit {
     }
 
     /// Sets the velocity this frame's order asks for (see the module doc).
-    pub fn steer(&mut self, world: &mut World, rules: &UnitConfig) {
-        let Order::Move { x, z, blocked } = self.order else {
+    pub fn steer(&mut self, world: &mut World, rules: &UnitConfig, nav: &NavGrid, flows: &[Flow]) {
+        let Order::Move {
+            x,
+            z,
+            goal,
+            blocked,
+        } = self.order
+        else {
             return;
         };
         let Some(b) = world.body(self.body) else {
@@ -105,15 +127,34 @@ impl Unit {
             self.halt(world);
             return;
         }
-        self.order = Order::Move { x, z, blocked };
+        self.order = Order::Move {
+            x,
+            z,
+            goal,
+            blocked,
+        };
         let speed = if distance < rules.slow_distance {
             rules.speed * distance / rules.slow_distance
         } else {
             rules.speed
         };
-        // distance > arrive_distance ≥ 0, so the division is safe.
-        let heading = to * (speed / distance);
+        let along = goal
+            .filter(|_| distance > DIRECT_RANGE || !nav.clear_line((p.x, p.z), (x, z)))
+            .and_then(|g| flow_step(flows, g, nav.index_at(p.x, p.z)));
+        let heading = match along {
+            Some(unit) => unit * speed,
+            // distance > arrive_distance ≥ 0, so the division is safe.
+            None => to * (speed / distance),
+        };
         world.set_linear_velocity(self.body, Vec3::new(heading.x, v.y, heading.z));
+    }
+
+    /// The flow goal this unit follows, if any.
+    pub fn goal(&self) -> Option<u32> {
+        match self.order {
+            Order::Move { goal, .. } => goal,
+            Order::Idle => None,
+        }
     }
 
     /// Drops the order and stops the unit where it stands (it keeps falling
@@ -126,4 +167,21 @@ impl Unit {
             world.set_angular_velocity(self.body, Vec3::ZERO);
         }
     }
+}
+
+/// The unit vector (on the ground) of field `goal`'s step at `cell`; `None`
+/// at the goal cell, without a path, or without such a field.
+fn flow_step(flows: &[Flow], goal: u32, cell: u32) -> Option<Vec3> {
+    let flow = &flows[flows.binary_search_by_key(&goal, |f| f.goal).ok()?];
+    let (dx, dz) = *NEIGHBOURS.get(usize::from(flow.step(cell)))?;
+    let k = if dx != 0 && dz != 0 {
+        HALF_SQRT2
+    } else {
+        Fx::ONE
+    };
+    Some(Vec3::new(
+        k.mul_int(i64::from(dx)),
+        Fx::ZERO,
+        k.mul_int(i64::from(dz)),
+    ))
 }

@@ -1,0 +1,145 @@
+//! Fog of war: what each player sees ([`Fog`]), on the navigation grid's
+//! cells.
+//!
+//! Every `fog_interval` frames, after the physics step, each player's
+//! visible cells are recomputed: the cells whose centre lies within
+//! `unit.view` of one of its living units' cells (a disc of cells around
+//! the unit's cell, the same disc for every unit). Explored cells are every
+//! cell ever visible. A player's view of the match is its fog: a renderer
+//! shows the terrain of explored cells and enemy units only in visible
+//! ones.
+//!
+//! Invariants: the fog is simulation state, the same on every seat (all of
+//! it is computed by every peer and is part of the checksum); it is a pure
+//! function of the units' cells at the update frames and of the fog before
+//! (explored only grows); both sets hold one bit per grid cell, in `u64`
+//! words, bits past the last cell zero.
+
+use lockstep_derive::Canonical;
+use lockstep_fx::Fx;
+
+use super::nav::NavGrid;
+
+/// One player's fog: the cells it sees now and the cells it has seen.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Canonical)]
+pub struct Fog {
+    /// Bit per cell: seen by one of the player's units at the last update.
+    #[canonical(max_len = 1024)]
+    visible: Vec<u64>,
+    /// Bit per cell: ever visible.
+    #[canonical(max_len = 1024)]
+    explored: Vec<u64>,
+}
+
+impl Fog {
+    /// A fog over `cells` cells with nothing seen.
+    pub fn new(cells: u32) -> Fog {
+        let words = cells.div_ceil(64) as usize;
+        Fog {
+            visible: vec![0; words],
+            explored: vec![0; words],
+        }
+    }
+
+    /// Whether cell `index` is visible now.
+    pub fn is_visible(&self, index: u32) -> bool {
+        bit(&self.visible, index)
+    }
+
+    /// Whether cell `index` has ever been visible.
+    pub fn is_explored(&self, index: u32) -> bool {
+        bit(&self.explored, index)
+    }
+
+    /// Cells visible now.
+    pub fn visible_cells(&self) -> u32 {
+        self.visible.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Cells ever visible.
+    pub fn explored_cells(&self) -> u32 {
+        self.explored.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Whether the sets cover exactly `cells` cells (for loaded states).
+    pub(crate) fn fits(&self, cells: u32) -> bool {
+        let words = cells.div_ceil(64) as usize;
+        let tail_clear =
+            |set: &[u64]| cells % 64 == 0 || set.last().is_some_and(|w| w >> (cells % 64) == 0);
+        self.visible.len() == words
+            && self.explored.len() == words
+            && tail_clear(&self.visible)
+            && tail_clear(&self.explored)
+    }
+
+    /// Recomputes the visible cells from the cells of the player's units
+    /// (`view` is the disc of [`view_disc`]) and adds them to the explored.
+    pub(crate) fn update(
+        &mut self,
+        grid: &NavGrid,
+        units: impl Iterator<Item = u32>,
+        view: &[(i32, i32)],
+    ) {
+        self.visible.iter_mut().for_each(|w| *w = 0);
+        let side = grid.side() as i32;
+        for cell in units {
+            let (x, z) = ((cell % grid.side()) as i32, (cell / grid.side()) as i32);
+            for &(dx, dz) in view {
+                let (cx, cz) = (x + dx, z + dz);
+                if (0..side).contains(&cx) && (0..side).contains(&cz) {
+                    let i = (cz * side + cx) as usize;
+                    self.visible[i / 64] |= 1 << (i % 64);
+                }
+            }
+        }
+        for (e, v) in self.explored.iter_mut().zip(&self.visible) {
+            *e |= v;
+        }
+    }
+}
+
+/// The cell offsets `(dx, dz)` within `view` metres of a cell, centre to
+/// centre, on cells of `cell` metres: the disc every unit sees.
+pub(crate) fn view_disc(view: Fx, cell: Fx) -> Vec<(i32, i32)> {
+    let r = (view / cell).to_int_floor();
+    let mut disc = Vec::new();
+    for dz in -r..=r {
+        for dx in -r..=r {
+            let d2 = cell.mul_int(i64::from(dx)) * cell.mul_int(i64::from(dx))
+                + cell.mul_int(i64::from(dz)) * cell.mul_int(i64::from(dz));
+            if d2 <= view * view {
+                disc.push((dx, dz));
+            }
+        }
+    }
+    disc
+}
+
+fn bit(set: &[u64], index: u32) -> bool {
+    set.get(index as usize / 64)
+        .is_some_and(|w| w >> (index % 64) & 1 == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_view_disc_is_round_and_explored_keeps_what_was_seen() {
+        let disc = view_disc(Fx::from_int(4), Fx::from_int(2));
+        assert!(disc.contains(&(2, 0)) && disc.contains(&(1, 1)));
+        assert!(!disc.contains(&(2, 2)), "2.83 cells > 2");
+        assert_eq!(disc.len(), 13);
+    }
+
+    #[test]
+    fn a_fog_reports_its_cells_and_refuses_a_wrong_size() {
+        let mut fog = Fog::new(100);
+        assert!(fog.fits(100) && !fog.fits(200));
+        fog.visible[1] = 1 << 40;
+        assert!(!fog.fits(100), "bit 104 is past the last cell");
+        fog.visible[1] = 1 << 3;
+        assert!(fog.is_visible(67) && !fog.is_explored(67));
+        assert_eq!(fog.visible_cells(), 1);
+    }
+}
