@@ -45,6 +45,9 @@ pub struct DemoArgs {
     /// Loss in percent.
     #[arg(long, default_value = "2")]
     pub loss: String,
+    /// Frames per second.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub tick_rate: u16,
     #[command(flatten)]
     pub mode: crate::net::ModeArgs,
 }
@@ -180,6 +183,8 @@ pub fn run(
         "127.0.0.1".into(),
         "--frames".into(),
         args.frames.to_string(),
+        "--tick-rate".into(),
+        args.tick_rate.to_string(),
         "--log".into(),
         host_log.display().to_string(),
     ];
@@ -237,7 +242,7 @@ pub fn run(
     }
     drop(tx);
     let tty = std::io::stdout().is_terminal();
-    let limit = Duration::from_secs(u64::from(args.frames) / 60 * 3 + 60);
+    let limit = Duration::from_secs(u64::from(args.frames) / u64::from(args.tick_rate) * 3 + 60);
     let started = Instant::now();
     let mut printed_rows = 0;
     let mut next_print = Instant::now() + Duration::from_secs(1);

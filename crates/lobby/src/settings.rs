@@ -234,6 +234,7 @@ fn write_session<S: Sink>(w: &mut StateWriter<S>, c: &Config) {
     w.write_u64(c.timing_interval_micros);
     w.write_u32(c.recurring_desyncs);
     w.write_u32(c.recurring_window_frames);
+    w.write_u32(c.turn_frames);
 }
 
 fn read_session(r: &mut StateReader<'_>, c: &mut Config) -> Result<(), MessageError> {
@@ -277,6 +278,7 @@ fn read_session(r: &mut StateReader<'_>, c: &mut Config) -> Result<(), MessageEr
     c.timing_interval_micros = r.read_u64()?;
     c.recurring_desyncs = r.read_u32()?;
     c.recurring_window_frames = r.read_u32()?;
+    c.turn_frames = r.read_u32()?;
     Ok(())
 }
 

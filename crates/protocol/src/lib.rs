@@ -152,8 +152,8 @@ pub use orders::{Command, Commanded, Orders};
 pub use packet::{Cause, DecodeError, Packet};
 pub use seat::{SeatId, SeatSet};
 pub use session::{
-    CallError, Config, ConfigError, Event, InputDelay, Invalidation, LeaveReason, Mode,
-    ResyncFailure, Rollback, SeatEvent, Security, Session, TimeoutReason, Transmit,
+    CallError, Config, ConfigError, Event, InputDelay, Invalidation, LeaveReason, MAX_TURN_FRAMES,
+    Mode, ResyncFailure, Rollback, SeatEvent, Security, Session, TimeoutReason, Transmit,
 };
 pub use stats::Stats;
 pub use time::Instant;

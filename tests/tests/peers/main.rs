@@ -27,3 +27,4 @@ mod over_udp;
 mod resync;
 mod rollback;
 mod soak;
+mod turns;

@@ -95,6 +95,12 @@ pub struct ModeArgs {
     /// (1 to 64).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub prediction: u32,
+    /// Frames in a communication turn (1 to 30): the inputs of a turn's
+    /// frames travel in one packet per seat, sent at its last frame
+    /// (default 1: a packet every frame). Fewer packets, more latency.
+    /// Every seat plays the host's.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=30))]
+    pub turn: Option<u32>,
 }
 
 impl ModeArgs {
@@ -112,20 +118,25 @@ impl ModeArgs {
 
     /// The arguments that ask for the same mode (to start a process with).
     pub fn to_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(turn) = self.turn {
+            args.extend(["--turn".into(), turn.to_string()]);
+        }
         if !self.rollback {
-            return Vec::new();
+            return args;
         }
         let delay = match self.input_delay {
             InputDelay::Fixed(d) => d.to_string(),
             InputDelay::Adaptive { .. } => "auto".into(),
         };
-        vec![
+        args.extend([
             "--rollback".into(),
             "--input-delay".into(),
             delay,
             "--prediction".into(),
             self.prediction.to_string(),
-        ]
+        ]);
+        args
     }
 }
 

@@ -284,6 +284,9 @@ fn match_settings(args: &HostArgs, setup: &Match) -> Result<MatchSettings, CliEr
     if args.mode.rollback || args.match_settings.is_none() {
         s = s.mode(args.mode.mode());
     }
+    if let Some(turn) = args.mode.turn {
+        s.peer.session.turn_frames = turn;
+    }
     Ok(s)
 }
 

@@ -233,6 +233,16 @@ pub struct Config {
     /// How often a timestamped ping goes to each peer for clock
     /// synchronization (200 ms).
     pub timing_interval_micros: u64,
+    /// Frames in a communication turn (1, at most [`MAX_TURN_FRAMES`]):
+    /// the inputs of a turn's frames travel together, one inputs packet per
+    /// peer at the turn's last tick (with every unacked input before them,
+    /// as always), instead of one at every tick. Longer turns send fewer
+    /// packets (the headers and the seal's tag are paid per packet) at the
+    /// price of latency: a turn's first input waits `turn_frames − 1` ticks
+    /// to travel, and the adaptive playout delay, which measures how late
+    /// each input arrives, grows to cover it. The host's value is every
+    /// seat's (it travels in the match settings).
+    pub turn_frames: u32,
     /// The match's length: frames `0..n` are played and nothing after them
     /// is asked for, released or stepped, so every seat's match (and log)
     /// ends at the same frame; the session keeps running (acks, checksums,
@@ -285,10 +295,15 @@ impl Config {
             security: Security::Plain,
             mode: Mode::Lockstep,
             timing_interval_micros: 200 * MICROS_PER_MILLI,
+            turn_frames: 1,
             match_frames: None,
         }
     }
 }
+
+/// The longest communication turn, in frames ([`Config::turn_frames`]):
+/// 500 ms at 60 Hz.
+pub const MAX_TURN_FRAMES: u32 = 30;
 
 /// Why a [`Config`] (or token) was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -53,7 +53,7 @@ mod snapshots;
 mod timing;
 mod transmit;
 
-pub use config::{Config, ConfigError, InputDelay, Mode, Rollback, Security};
+pub use config::{Config, ConfigError, InputDelay, MAX_TURN_FRAMES, Mode, Rollback, Security};
 pub use event::{
     CallError, Event, Invalidation, LeaveReason, ResyncFailure, SeatEvent, TimeoutReason, Transmit,
 };
@@ -212,6 +212,10 @@ impl<I: Input> Session<I> {
             (cfg.input_history_frames > 0, "input_history_frames"),
             (cfg.chunks_per_tick > 0, "chunks_per_tick"),
             (cfg.timing_interval_micros > 0, "timing_interval_micros"),
+            (
+                (1..=MAX_TURN_FRAMES).contains(&cfg.turn_frames),
+                "turn_frames",
+            ),
             (
                 match cfg.mode {
                     Mode::Lockstep => true,
@@ -627,8 +631,11 @@ impl<I: Input> Session<I> {
         self.release_budget = self.cfg.max_catch_up;
         self.delay.on_tick();
         self.balance_clock();
+        // A turn's inputs travel at its last tick (every tick for turns of
+        // one frame).
+        let turn_ends = (frame + 1) % self.cfg.turn_frames.max(1) == 0;
         for p in &mut self.peers {
-            p.inputs_due = true;
+            p.inputs_due |= turn_ends;
         }
         self.drop_reports_due = true;
         self.resync.resync_tick = true;
