@@ -372,7 +372,7 @@ impl Game for Rts {
             field: "buildings",
             reason: e.to_string(),
         })?;
-        let nav = NavGrid::new(config, &world);
+        let nav = NavGrid::new(config, map::obstacles(&world));
         let mut game = Rts {
             config: config.clone(),
             selections: PerSeat(vec![Vec::new(); usize::from(setup.seats)]),
@@ -423,7 +423,7 @@ impl Game for Rts {
         game.config
             .validate()
             .map_err(|e| StateError::Invalid(e.to_string()))?;
-        game.nav = NavGrid::new(&game.config, &game.world);
+        game.nav = NavGrid::new(&game.config, map::obstacles(&game.world));
         game.view = fog::view_disc(game.config.unit.view, game.config.cell_size);
         game.check().map_err(StateError::Invalid)?;
         Ok(game)

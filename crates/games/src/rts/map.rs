@@ -187,6 +187,21 @@ fn rocks(config: &RtsConfig, setup: &Match) -> Vec<(Vec3, Vec3)> {
     placed
 }
 
+/// The footprints `[centre x, centre z, half x, half z]` of the fixed
+/// terrain boxes of `world` (walls, buildings, rocks), in body order: what
+/// blocks the navigation grid.
+pub(crate) fn obstacles(world: &World) -> impl Iterator<Item = [Fx; 4]> + '_ {
+    world.bodies().filter_map(|(_, body)| {
+        let Shape::Box { half_extents } = body.shape() else {
+            return None;
+        };
+        let terrain = body.kind() == lockstep_physics::BodyKind::Static
+            && body.collision_groups().0 == TERRAIN_GROUP;
+        let p = body.position();
+        terrain.then_some([p.x, p.z, half_extents.x, half_extents.z])
+    })
+}
+
 /// The body of unit `id` of `seat` at `position`: a dynamic sphere that
 /// collides with everything, damped so that a pushed idle unit stops.
 fn unit_body(config: &RtsConfig, seat: u8, id: u32, position: Vec3) -> BodyBuilder {

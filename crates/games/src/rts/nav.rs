@@ -18,18 +18,17 @@
 //! Invariants: everything is integer arithmetic on cell indices, with ties
 //! broken by cell index and by the fixed neighbour order [`NEIGHBOURS`], so
 //! a field is the same bytes on every machine; the grid is derived from the
-//! world's obstacle bodies and the settings (rebuilt after a state is
-//! loaded), while the fields are state and part of the checksum.
+//! obstacles' footprints (the game passes its world's, `map::obstacles`)
+//! and the settings, rebuilt after a state is loaded, while the fields are
+//! state and part of the checksum.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use lockstep_derive::Canonical;
 use lockstep_fx::Fx;
-use lockstep_physics::{BodyKind, Shape, World};
 
 use super::config::RtsConfig;
-use super::map::TERRAIN_GROUP;
 
 /// The eight neighbours `(dx, dz)` in the order ties are broken: the four
 /// straight steps, then the four diagonals.
@@ -67,10 +66,10 @@ pub struct NavGrid {
 }
 
 impl NavGrid {
-    /// The grid of `config`'s map, with the cells blocked by every fixed
-    /// box of the terrain in `world` (buildings and rocks; the walls lie
-    /// outside the map).
-    pub fn new(config: &RtsConfig, world: &World) -> NavGrid {
+    /// The grid of `config`'s map, with the cells blocked by `obstacles`:
+    /// footprints `(centre x, centre z, half x, half z)` in metres, each
+    /// grown by the unit radius (footprints off the map block nothing).
+    pub fn new(config: &RtsConfig, obstacles: impl Iterator<Item = [Fx; 4]>) -> NavGrid {
         let side = config.nav_side();
         let mut grid = NavGrid {
             side,
@@ -79,16 +78,9 @@ impl NavGrid {
             blocked: vec![false; (side * side) as usize],
         };
         let margin = config.unit.radius;
-        for (_, body) in world.bodies() {
-            let Shape::Box { half_extents } = body.shape() else {
-                continue;
-            };
-            if body.kind() != BodyKind::Static || body.collision_groups().0 != TERRAIN_GROUP {
-                continue;
-            }
-            let p = body.position();
-            let (hx, hz) = (half_extents.x + margin, half_extents.z + margin);
-            grid.block(p.x - hx, p.z - hz, p.x + hx, p.z + hz);
+        for [x, z, hx, hz] in obstacles {
+            let (hx, hz) = (hx + margin, hz + margin);
+            grid.block(x - hx, z - hz, x + hx, z + hz);
         }
         grid
     }
