@@ -10,7 +10,9 @@
 //!   walled map framed. Seen by one seat ([`Depict::seen_by`]), its fog of
 //!   war covers the ground: dark where the seat has never looked (terrain
 //!   there hidden), dimmed where it looked before but sees nothing now;
-//!   enemy units show only in cells it sees.
+//!   enemy units show only in cells it sees. Units following a flow field
+//!   mark the way ahead of them, cell by cell to the goal, with small pale
+//!   squares of their owner's colour (a seat's view: its own units' ways).
 //!
 //! A cubes player is where its cube is ([`Depict::camera_target`], what
 //! a following camera looks at); an RTS player has no one place.
@@ -20,12 +22,12 @@
 //! unit's hit points), so [`Scene::differing`] finds every body whose state
 //! two logs disagree on at a frame.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use lockstep_fx::{Quat, Vec3};
 use lockstep_games::cubes::Cubes;
-use lockstep_games::rts::{Fog, NavGrid, Rts};
+use lockstep_games::rts::{Fog, NavGrid, Order, Rts};
 use lockstep_physics::{Body, BodyHandle, Shape as BodyShape, World};
 
 use crate::canvas::Rgb;
@@ -171,6 +173,7 @@ fn rts_scene(game: &Rts, seat: Option<u8>) -> Scene {
     if let Some((_, f)) = fog {
         solids.extend(fog_tiles(nav, f));
     }
+    solids.extend(path_marks(game, seat));
     Scene {
         solids,
         ground: Some(Ground {
@@ -182,6 +185,63 @@ fn rts_scene(game: &Rts, seat: Option<u8>) -> Scene {
         focus: ([-half, 0.0, -half], [half, 2.0, half]),
         sky: SKY,
     }
+}
+
+/// Keys of path marks.
+const PATH_KEY: u64 = 1 << 62;
+
+/// A small flat mark, in a pale tint of the owner's colour, on every cell
+/// of the way ahead of each unit that follows a flow field: from its cell,
+/// step by step, to the goal (only `seat`'s units when one is given).
+fn path_marks(game: &Rts, seat: Option<u8>) -> Vec<Solid> {
+    let (nav, flows) = (game.nav(), game.flows());
+    let size = nav.cell_size().to_f64_lossy() as f32 * 0.15;
+    // (goal, cell) walked already: the rest of that way is marked.
+    let mut walked = BTreeSet::new();
+    let mut marks = BTreeSet::new();
+    for u in game.units() {
+        let Order::Move {
+            goal: Some(goal), ..
+        } = u.order
+        else {
+            continue;
+        };
+        if seat.is_some_and(|s| s != u.owner) {
+            continue;
+        }
+        let Ok(i) = flows.binary_search_by_key(&goal, |f| f.goal) else {
+            continue;
+        };
+        let mut at = nav.index_at(u.position.x, u.position.z);
+        // A way is at most every cell long.
+        for _ in 0..nav.cells() {
+            if !walked.insert((goal, at)) {
+                break;
+            }
+            marks.insert((u.owner, at));
+            match flows[i].next(nav, at) {
+                Some(next) => at = next,
+                None => break,
+            }
+        }
+    }
+    marks
+        .into_iter()
+        .map(|(owner, cell)| {
+            let (x, z) = nav.centre(cell);
+            Solid {
+                key: PATH_KEY | u64::from(owner) << 32 | u64::from(cell),
+                exact: 0,
+                shape: Shape::Box {
+                    half: [size, 0.02, size],
+                },
+                position: [x.to_f64_lossy() as f32, 0.03, z.to_f64_lossy() as f32],
+                rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+                colour: player_colour(owner).mix(Rgb(255, 255, 255), 0.35),
+                outlined: false,
+            }
+        })
+        .collect()
 }
 
 /// Flat tiles over the cells a fog does not show: one box per run of
@@ -378,6 +438,45 @@ mod tests {
         assert!(
             count(&seen, STONE) < count(&game.scene(), STONE),
             "unexplored terrain is hidden"
+        );
+    }
+
+    #[test]
+    fn a_moving_group_marks_its_way_to_the_goal() {
+        use lockstep_fx::Fx;
+        use lockstep_games::rts::{Command, RtsInput};
+        let mut config = Rts::default_config();
+        config.units_per_player = 9;
+        let setup = Match {
+            seats: 2,
+            ..Match::default()
+        };
+        let mut game = Rts::new(&config, &setup).unwrap();
+        let (x, z) = game.base(0);
+        let r = Fx::from_int(5);
+        let mut orders = RtsInput::default();
+        orders
+            .push(Command::select(x - r, z - r, x + r, z + r))
+            .unwrap();
+        orders.push(Command::move_to(-x, -z)).unwrap();
+        game.step(0, &[orders, RtsInput::default()]);
+        let pale = |seat| player_colour(seat).mix(Rgb(255, 255, 255), 0.35);
+        let marks = |scene: &Scene, seat| {
+            scene
+                .solids
+                .iter()
+                .filter(|s| s.colour == pale(seat))
+                .count()
+        };
+        let whole = game.scene();
+        // The way crosses the map: more cells than the map is wide over 2.
+        assert!(marks(&whole, 0) > (game.nav().side() / 2) as usize);
+        assert_eq!(marks(&whole, 1), 0, "seat 1 gave no order");
+        assert_eq!(marks(&game.seen_by(0), 0), marks(&whole, 0));
+        assert_eq!(
+            marks(&game.seen_by(1), 0),
+            0,
+            "seat 1 does not see seat 0's ways"
         );
     }
 }
