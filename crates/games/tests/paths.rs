@@ -26,6 +26,15 @@ fn walled(units: u32) -> RtsConfig {
     c
 }
 
+/// A two-seat match at 60 Hz.
+fn two_seats(seed: u64) -> Match {
+    Match {
+        seats: 2,
+        seed,
+        tick_rate: 60,
+    }
+}
+
 /// What became of an army's orders.
 #[derive(Debug)]
 struct Outcome {
@@ -44,11 +53,7 @@ struct Outcome {
 /// the game.
 fn cross(seed: u64, units: u32, frames: u32) -> (Outcome, Rts) {
     let config = walled(units);
-    let setup = Match {
-        seats: 2,
-        seed,
-        tick_rate: 60,
-    };
+    let setup = two_seats(seed);
     let mut game = Rts::new(&config, &setup).expect("valid setup");
     let far = Fx::from_int(50);
     let mut orders = Vec::new();
@@ -107,11 +112,7 @@ fn armies_cross_seeded_maps_around_the_wall_and_the_rocks() {
 #[test]
 fn the_straight_line_between_the_bases_is_blocked() {
     let config = walled(4);
-    let setup = Match {
-        seats: 2,
-        seed: 1,
-        tick_rate: 60,
-    };
+    let setup = two_seats(1);
     let game = Rts::new(&config, &setup).unwrap();
     let nav = game.nav();
     assert!(!nav.clear_line(game.base(0), game.base(1)));
@@ -134,11 +135,7 @@ fn the_same_orders_give_the_same_fields_and_fog() {
 #[test]
 fn each_seat_sees_around_its_own_units_only() {
     let config = walled(16);
-    let setup = Match {
-        seats: 2,
-        seed: 5,
-        tick_rate: 60,
-    };
+    let setup = two_seats(5);
     let game = Rts::new(&config, &setup).unwrap();
     for seat in 0..2u8 {
         let (x, z) = game.base(seat);

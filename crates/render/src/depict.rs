@@ -187,6 +187,20 @@ fn rts_scene(game: &Rts, seat: Option<u8>) -> Scene {
     }
 }
 
+/// An axis-aligned box that is drawn but is no body (a fog tile, a path
+/// mark): `key` and `exact` as a solid's, its centre and half extents.
+fn flat_box(key: u64, exact: u64, position: [f32; 3], half: [f32; 3], colour: Rgb) -> Solid {
+    Solid {
+        key,
+        exact,
+        shape: Shape::Box { half },
+        position,
+        rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        colour,
+        outlined: false,
+    }
+}
+
 /// Keys of path marks.
 const PATH_KEY: u64 = 1 << 62;
 
@@ -229,17 +243,13 @@ fn path_marks(game: &Rts, seat: Option<u8>) -> Vec<Solid> {
         .into_iter()
         .map(|(owner, cell)| {
             let (x, z) = nav.centre(cell);
-            Solid {
-                key: PATH_KEY | u64::from(owner) << 32 | u64::from(cell),
-                exact: 0,
-                shape: Shape::Box {
-                    half: [size, 0.02, size],
-                },
-                position: [x.to_f64_lossy() as f32, 0.03, z.to_f64_lossy() as f32],
-                rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
-                colour: player_colour(owner).mix(Rgb(255, 255, 255), 0.35),
-                outlined: false,
-            }
+            flat_box(
+                PATH_KEY | u64::from(owner) << 32 | u64::from(cell),
+                0,
+                [x.to_f64_lossy() as f32, 0.03, z.to_f64_lossy() as f32],
+                [size, 0.02, size],
+                player_colour(owner).mix(Rgb(255, 255, 255), 0.35),
+            )
         })
         .collect()
 }
@@ -269,17 +279,13 @@ fn fog_tiles(nav: &NavGrid, fog: &Fog) -> Vec<Solid> {
             let (x0, z0) = nav.centre(z * side + start);
             let run = (x - start) as f32;
             let x0 = x0.to_f64_lossy() as f32 - cell * 0.5;
-            tiles.push(Solid {
-                key: FOG_KEY | u64::from(z * side + start),
-                exact: u64::from(x - start) << 24 | u64::from(colour.0),
-                shape: Shape::Box {
-                    half: [run * cell * 0.5, 0.01, cell * 0.5],
-                },
-                position: [x0 + run * cell * 0.5, 0.01, z0.to_f64_lossy() as f32],
-                rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            tiles.push(flat_box(
+                FOG_KEY | u64::from(z * side + start),
+                u64::from(x - start) << 24 | u64::from(colour.0),
+                [x0 + run * cell * 0.5, 0.01, z0.to_f64_lossy() as f32],
+                [run * cell * 0.5, 0.01, cell * 0.5],
                 colour,
-                outlined: false,
-            });
+            ));
         }
     }
     tiles
