@@ -285,6 +285,27 @@ fn invalid_setups_are_refused() {
             ..
         })
     ));
+    // The grid: at most 256 cells across; a unit sees at most 32 cells.
+    let refused = |edit: fn(&mut RtsConfig)| {
+        let mut bad = c.clone();
+        edit(&mut bad);
+        match Rts::new(&bad, &setup(2)) {
+            Err(SetupError::Setting { field, .. }) => field,
+            other => panic!("accepted: {other:?}"),
+        }
+    };
+    assert_eq!(refused(|b| b.cell_size = Fx::lit("0.125")), "cell_size");
+    assert_eq!(refused(|b| b.cell_size = Fx::ZERO), "cell_size");
+    assert_eq!(refused(|b| b.unit.view = Fx::from_int(65)), "unit.view");
+    assert_eq!(
+        refused(|b| {
+            b.cell_size = Fx::lit("0.5");
+            b.unit.view = Fx::from_int(17);
+        }),
+        "unit.view"
+    );
+    assert_eq!(refused(|b| b.rocks = 65), "rocks");
+    assert_eq!(refused(|b| b.fog_interval = 0), "fog_interval");
 }
 
 #[test]

@@ -66,7 +66,7 @@ pub struct UnitConfig {
     /// Idle units chase enemies this close (surface to surface, m).
     pub sight: Fx,
     /// A unit lifts the fog this far around it (cell centre to cell
-    /// centre, m).
+    /// centre, m; at most 32 cells).
     pub view: Fx,
     /// Each unit looks for enemies once every this many frames (attacks and
     /// chases are staggered over these frames by unit id).
@@ -187,6 +187,14 @@ impl RtsConfig {
             ));
         }
         non_negative("unit.view", u.view, Fx::from_int(64))?;
+        // Each unit lifts a disc of cells; 32 cells of radius (3 217
+        // cells) bounds the fog's work per unit.
+        if u.view > self.cell_size.mul_int(32) {
+            return Err((
+                "unit.view",
+                format!("{} m is more than 32 cells of {} m", u.view, self.cell_size),
+            ));
+        }
         if self.buildings.len() > 256 {
             return Err(("buildings", "more than 256".into()));
         }
