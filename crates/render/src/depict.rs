@@ -27,7 +27,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use lockstep_fx::{Quat, Vec3};
 use lockstep_games::cubes::Cubes;
-use lockstep_games::rts::{Fog, NavGrid, Order, Rts};
+use lockstep_games::rts::{Flow, Fog, NavGrid, Order, Rts};
 use lockstep_physics::{Body, BodyHandle, Shape as BodyShape, World};
 
 use crate::canvas::Rgb;
@@ -223,7 +223,7 @@ fn path_marks(game: &Rts, seat: Option<u8>) -> Vec<Solid> {
         if seat.is_some_and(|s| s != u.owner) {
             continue;
         }
-        let Ok(i) = flows.binary_search_by_key(&goal, |f| f.goal) else {
+        let Some(flow) = Flow::find(flows, goal) else {
             continue;
         };
         let mut at = nav.index_at(u.position.x, u.position.z);
@@ -233,7 +233,7 @@ fn path_marks(game: &Rts, seat: Option<u8>) -> Vec<Solid> {
                 break;
             }
             marks.insert((u.owner, at));
-            match flows[i].next(nav, at) {
+            match flow.next(nav, at) {
                 Some(next) => at = next,
                 None => break,
             }

@@ -237,13 +237,12 @@ impl Rts {
             Err(_) => {
                 // Full: the kept goal nearest to this one (ties: lower cell).
                 let side = self.nav.side();
-                let (gx, gz) = (goal % side, goal / side);
+                let apart =
+                    |g: u32| (g % side).abs_diff(goal % side) + (g / side).abs_diff(goal / side);
                 self.flows
                     .iter()
-                    .map(|f| (f.goal % side).abs_diff(gx) + (f.goal / side).abs_diff(gz))
-                    .zip(self.flows.iter().map(|f| f.goal))
-                    .min()
-                    .map(|(_, g)| g)
+                    .map(|f| f.goal)
+                    .min_by_key(|&g| (apart(g), g))
             }
         }
     }
@@ -332,7 +331,7 @@ impl Rts {
         }
         for u in &self.units {
             if let Some(g) = u.goal() {
-                if self.flows.binary_search_by_key(&g, |f| f.goal).is_err() {
+                if Flow::find(&self.flows, g).is_none() {
                     return Err(format!("unit {}: follows a missing flow", u.id));
                 }
             }

@@ -312,6 +312,12 @@ impl Flow {
         Flow { goal, steps }
     }
 
+    /// The field toward `goal` among `flows` (kept ascending by goal).
+    pub fn find(flows: &[Flow], goal: u32) -> Option<&Flow> {
+        let i = flows.binary_search_by_key(&goal, |f| f.goal).ok()?;
+        flows.get(i)
+    }
+
     /// The step from cell `index`: a [`NEIGHBOURS`] index, [`AT_GOAL`] or
     /// [`NO_PATH`].
     pub fn step(&self, index: u32) -> u8 {

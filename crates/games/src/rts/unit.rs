@@ -172,8 +172,8 @@ impl Unit {
 /// The unit vector (on the ground) of field `goal`'s step at `cell`; `None`
 /// at the goal cell, without a path, or without such a field.
 fn flow_step(flows: &[Flow], goal: u32, cell: u32) -> Option<Vec3> {
-    let flow = &flows[flows.binary_search_by_key(&goal, |f| f.goal).ok()?];
-    let (dx, dz) = *NEIGHBOURS.get(usize::from(flow.step(cell)))?;
+    let step = Flow::find(flows, goal)?.step(cell);
+    let (dx, dz) = *NEIGHBOURS.get(usize::from(step))?;
     let k = if dx != 0 && dz != 0 {
         HALF_SQRT2
     } else {
