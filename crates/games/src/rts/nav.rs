@@ -157,10 +157,12 @@ impl NavGrid {
             return None;
         }
         if d >= 4 {
+            // The two cells beside a diagonal step, both on the grid since
+            // its target is.
             let (dx, dz) = NEIGHBOURS[d];
-            let x = self.neighbour(index, straight(dx, 0))?;
-            let z = self.neighbour(index, straight(0, dz))?;
-            if self.is_blocked(x) || self.is_blocked(z) {
+            let beside_x = index.wrapping_add_signed(dx);
+            let beside_z = index.wrapping_add_signed(dz * self.side as i32);
+            if self.is_blocked(beside_x) || self.is_blocked(beside_z) {
                 return None;
             }
         }
@@ -246,11 +248,6 @@ impl NavGrid {
     }
 }
 
-/// The index into [`NEIGHBOURS`] of a straight step.
-fn straight(dx: i32, dz: i32) -> usize {
-    NEIGHBOURS.iter().position(|&n| n == (dx, dz)).unwrap_or(0)
-}
-
 /// A flow field toward one goal cell: for each cell of the grid, the
 /// neighbour to step to next ([`NEIGHBOURS`] index), [`AT_GOAL`] or
 /// [`NO_PATH`]. Encoded as entity `flow` identified by its goal cell.
@@ -283,7 +280,7 @@ impl Flow {
             if c > cost[at as usize] {
                 continue;
             }
-            for d in 0..NEIGHBOURS.len() {
+            for (d, &back) in OPPOSITE.iter().enumerate() {
                 let Some(to) = grid.can_step(at, d) else {
                     continue;
                 };
@@ -291,7 +288,7 @@ impl Flow {
                 if next < cost[to as usize] {
                     cost[to as usize] = next;
                     // From `to`, the way back is the opposite direction.
-                    steps[to as usize] = opposite(d);
+                    steps[to as usize] = back;
                     queue.push(Reverse((next, to)));
                 }
             }
@@ -339,14 +336,8 @@ impl Flow {
     }
 }
 
-/// The [`NEIGHBOURS`] index of the step back.
-fn opposite(d: usize) -> u8 {
-    let (dx, dz) = NEIGHBOURS[d];
-    NEIGHBOURS
-        .iter()
-        .position(|&n| n == (-dx, -dz))
-        .unwrap_or(0) as u8
-}
+/// The [`NEIGHBOURS`] index of the step back: `OPPOSITE[d]` undoes `d`.
+const OPPOSITE: [u8; 8] = [2, 3, 0, 1, 6, 7, 4, 5];
 
 #[cfg(test)]
 mod tests {
@@ -398,6 +389,13 @@ mod tests {
         }
         // A cell inside the wall points out of it.
         assert!(flow.next(&grid, 3 * 10 + 5).is_some());
+    }
+
+    #[test]
+    fn each_opposite_step_undoes_its_step() {
+        for (d, &(dx, dz)) in NEIGHBOURS.iter().enumerate() {
+            assert_eq!(NEIGHBOURS[usize::from(OPPOSITE[d])], (-dx, -dz));
+        }
     }
 
     #[test]
