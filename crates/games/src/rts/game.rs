@@ -280,16 +280,23 @@ impl Rts {
         }
     }
 
-    /// Checks that decoded parts form a state [`Rts::step`](Game::step) can
-    /// run: valid settings and player count, units ascending by id with
-    /// their own bodies, selections of living own units, and no unit body
-    /// without a unit.
+    /// Builds what is derived from the settings and the world, not state:
+    /// the navigation grid and the disc of cells a unit sees.
+    fn derive(&mut self) {
+        self.nav = NavGrid::new(&self.config, map::obstacles(&self.world));
+        self.view = fog::view_disc(self.config.unit.view, self.config.cell_size);
+    }
+
+    /// Checks that decoded parts, with their derived grid, form a state
+    /// [`Rts::step`](Game::step) can run: player count, units ascending by
+    /// id with their own bodies, flow fields and fog of this map, selections
+    /// of living own units, and no unit body without a unit. (The settings
+    /// are validated before the grid is built from them.)
     fn check(&self) -> Result<(), String> {
         let players = self.players();
         if !(Self::MIN_PLAYERS..=Self::MAX_SEATS).contains(&players) {
             return Err(format!("{players} players"));
         }
-        self.config.validate().map_err(|e| e.to_string())?;
         if !self.units.windows(2).all(|w| w[0].id < w[1].id) {
             return Err("unit ids must ascend".into());
         }
@@ -371,17 +378,18 @@ impl Game for Rts {
             field: "buildings",
             reason: e.to_string(),
         })?;
-        let nav = NavGrid::new(config, map::obstacles(&world));
         let mut game = Rts {
             config: config.clone(),
             selections: PerSeat(vec![Vec::new(); usize::from(setup.seats)]),
             units,
             flows: Vec::new(),
-            fog: PerSeat(vec![Fog::new(nav.cells()); usize::from(setup.seats)]),
+            fog: PerSeat(Vec::new()),
             world,
-            nav,
-            view: fog::view_disc(config.unit.view, config.cell_size),
+            nav: NavGrid::default(),
+            view: Vec::new(),
         };
+        game.derive();
+        game.fog = PerSeat(vec![Fog::new(game.nav.cells()); usize::from(setup.seats)]);
         game.update_fog();
         Ok(game)
     }
@@ -422,8 +430,7 @@ impl Game for Rts {
         game.config
             .validate()
             .map_err(|e| StateError::Invalid(e.to_string()))?;
-        game.nav = NavGrid::new(&game.config, map::obstacles(&game.world));
-        game.view = fog::view_disc(game.config.unit.view, game.config.cell_size);
+        game.derive();
         game.check().map_err(StateError::Invalid)?;
         Ok(game)
     }
