@@ -249,6 +249,9 @@ impl Rts {
 
     /// Drops the flow fields no unit follows.
     fn drop_unused_flows(&mut self) {
+        if self.flows.is_empty() {
+            return;
+        }
         let mut used: Vec<u32> = self.units.iter().filter_map(Unit::goal).collect();
         used.sort_unstable();
         used.dedup();
