@@ -163,9 +163,7 @@ fn rts_scene(game: &Rts, seat: Option<u8>) -> Scene {
             }
             // Walls (off the grid) always show; other terrain once explored.
             _ => {
-                let inside = p.x.abs().to_f64_lossy() < f64::from(half)
-                    && p.z.abs().to_f64_lossy() < f64::from(half);
-                let hidden = inside && fog.is_some_and(|(_, f)| !f.is_explored(cell));
+                let hidden = nav.covers(p.x, p.z) && fog.is_some_and(|(_, f)| !f.is_explored(cell));
                 (!hidden).then_some((STONE, 0))
             }
         }

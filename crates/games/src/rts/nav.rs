@@ -87,8 +87,8 @@ impl NavGrid {
 
     /// Blocks every cell whose square overlaps the open rectangle.
     fn block(&mut self, x0: Fx, z0: Fx, x1: Fx, z1: Fx) {
-        let first = |v: Fx| ((v + self.half) / self.cell).to_int_floor();
-        let last = |v: Fx| ((v + self.half) / self.cell).ceil().to_int_floor() - 1;
+        let first = |v: Fx| self.column(v).to_int_floor();
+        let last = |v: Fx| self.column(v).ceil().to_int_floor() - 1;
         let max = self.side as i32 - 1;
         let (cx0, cx1) = (first(x0).max(0), last(x1).min(max));
         let (cz0, cz1) = (first(z0).max(0), last(z1).min(max));
@@ -119,11 +119,21 @@ impl NavGrid {
         self.blocked.get(index as usize).copied().unwrap_or(true)
     }
 
+    /// A map coordinate in cells from the grid's edge (not clamped).
+    fn column(&self, v: Fx) -> Fx {
+        (v + self.half) / self.cell
+    }
+
     /// The cell `(x, z)` of a map point, clamped to the grid.
     pub fn cell_at(&self, x: Fx, z: Fx) -> (u32, u32) {
         let max = self.side as i32 - 1;
-        let c = |v: Fx| ((v + self.half) / self.cell).to_int_floor().clamp(0, max) as u32;
+        let c = |v: Fx| self.column(v).to_int_floor().clamp(0, max) as u32;
         (c(x), c(z))
+    }
+
+    /// Whether a map point lies on the grid (inside the walls).
+    pub fn covers(&self, x: Fx, z: Fx) -> bool {
+        x.abs() < self.half && z.abs() < self.half
     }
 
     /// The index of the cell holding a map point.
