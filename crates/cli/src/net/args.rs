@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::Args;
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::{InputDelay, Mode, Rollback};
+use lockstep_protocol::MAX_TURN_FRAMES;
 
 use crate::error::CliError;
 use crate::report::OutputArgs;
@@ -99,7 +100,7 @@ pub struct ModeArgs {
     /// frames travel in one packet per seat, sent at its last frame
     /// (default 1: a packet every frame). Fewer packets, more latency.
     /// Every seat plays the host's.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=30))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_TURN_FRAMES)))]
     pub turn: Option<u32>,
 }
 
