@@ -159,6 +159,7 @@ fn rocks(config: &RtsConfig, setup: &Match) -> Vec<(Vec3, Vec3)> {
         let (hx, hz) = (b.size.x.scale_pow2(-1), b.size.z.scale_pow2(-1));
         taken.push((b.position[0], b.position[1], hx, hz));
     }
+    let room = half - ROCK_CLEARANCE;
     let mut placed = Vec::new();
     for _ in 0..config.rocks {
         for _ in 0..64 {
@@ -168,7 +169,6 @@ fn rocks(config: &RtsConfig, setup: &Match) -> Vec<(Vec3, Vec3)> {
                 rng.fx_range(Fx::from_int(2), Fx::from_int(7)).round(),
             );
             let (hx, hz) = (size.x.scale_pow2(-1), size.z.scale_pow2(-1));
-            let room = half - ROCK_CLEARANCE;
             let (x, z) = (
                 rng.fx_range(-room + hx, room - hx).round(),
                 rng.fx_range(-room + hz, room - hz).round(),
