@@ -32,6 +32,7 @@ use lockstep_games::Demo;
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::PeerEvent;
 use lockstep_protocol::packet::Kind;
+use lockstep_protocol::seal::TAG_BYTES;
 use lockstep_testkit::mesh::{self, Condition, Run, Scenario};
 use lockstep_testkit::verdict;
 
@@ -157,7 +158,9 @@ fn row(seats: u64, rtt: u64, s: &Setting, run: &Run, frames: u32) {
     let per = |v: f64| v / inputs.packets.max(1) as f64;
     let bytes = per(inputs.bytes as f64);
     let input_bytes = per(p0.session.input_bits as f64 / 8.0);
-    let rest = bytes - 7.0 - 16.0 - input_bytes;
+    let header = Kind::Inputs.header_bytes() as f64;
+    let tag = TAG_BYTES as f64;
+    let rest = bytes - header - tag - input_bytes;
     let mut latency: Vec<u64> = p0
         .sampled_at
         .iter()
@@ -174,7 +177,7 @@ fn row(seats: u64, rtt: u64, s: &Setting, run: &Run, frames: u32) {
         Err(e) => format!("no: {e}"),
     };
     println!(
-        "| {seats} | {rtt} | {} | {upload:.1} | {packets:.1} | {bytes:.1}: 7 + 16 + {input_bytes:.1} + {rest:.1} | {} / {} | {desyncs} | {} | {verified} |",
+        "| {seats} | {rtt} | {} | {upload:.1} | {packets:.1} | {bytes:.1}: {header} + {tag} + {input_bytes:.1} + {rest:.1} | {} / {} | {desyncs} | {} | {verified} |",
         s.name,
         q(50),
         q(95),
