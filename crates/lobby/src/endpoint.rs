@@ -49,6 +49,12 @@ pub trait Endpoint {
     /// Whether the match is over for this process and everything it had
     /// to send was handed out.
     fn is_closed(&self) -> bool;
+
+    /// How long the last calls took by the driver's clock, in microseconds:
+    /// a seat spreads it over the frames it stepped, and the match's pace
+    /// follows the slowest seat (`lockstep_peer::Peer::spent`). Others
+    /// ignore it.
+    fn spent(&mut self, _micros: u64) {}
 }
 
 /// A joiner before it knows what it plays: the setup alone, until the

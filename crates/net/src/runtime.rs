@@ -176,6 +176,7 @@ impl<E: Endpoint> Runtime<E> {
         }
         self.socket.flush();
         let busy = woke.elapsed();
+        self.endpoint.spent(inside.as_micros() as u64);
         self.cost.endpoint_micros += inside.as_micros() as u64;
         self.cost.loop_micros += busy.saturating_sub(inside).as_micros() as u64;
     }

@@ -58,6 +58,9 @@ pub struct Peer<G: Game, W: Write> {
     bot: Option<Box<dyn Bot<G>>>,
     input: G::Input,
     pub(crate) touched: bool,
+    /// Time the app spent in this peer's calls not yet spread over frames
+    /// stepped ([`Peer::spent`]), and the frames stepped at the last report.
+    spent: (u64, u64),
     pub(crate) state_requested: bool,
     pub(crate) desync: Option<(u32, Option<SeatId>)>,
     /// The frame of the newest desync this seat drifted in.
@@ -168,6 +171,7 @@ impl<G: Game, W: Write> Peer<G, W> {
             bot: None,
             input: G::Input::default(),
             touched: false,
+            spent: (0, 0),
             state_requested: false,
             desync: None,
             last_desync: None,
@@ -265,6 +269,23 @@ impl<G: Game, W: Write> Peer<G, W> {
             self.relay.handle_timeout(now);
         }
         self.answer(now);
+    }
+
+    /// Tells the peer how long the app spent in its calls (by the app's
+    /// own clock, or a simulated cost), stepping frames included. Spread
+    /// over the frames stepped since the last report, it becomes the step
+    /// cost the match's pace is set by: a seat whose steps take longer
+    /// than a tick slows every seat down together instead of stalling
+    /// them (see `lockstep_protocol::Session::report_step_cost`). Time
+    /// spent while no frame was stepped waits for the next frame.
+    pub fn spent(&mut self, micros: u64) {
+        let stepped = self.stats.frames_stepped;
+        self.spent.0 = self.spent.0.saturating_add(micros);
+        let frames = stepped.saturating_sub(self.spent.1);
+        if let Some(cost) = self.spent.0.checked_div(frames) {
+            self.session.report_step_cost(cost);
+            self.spent = (0, stepped);
+        }
     }
 
     /// The next datagram to send to a seat.

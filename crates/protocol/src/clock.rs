@@ -107,6 +107,13 @@ impl FrameClock {
         self.stretch_permille
     }
 
+    /// Sets the tick length the stretch applies to, in microseconds (the
+    /// pace of the match, [`crate::pace`]); the tick already due keeps its
+    /// time.
+    pub fn set_nominal(&mut self, micros: u64) {
+        self.nominal = micros.max(1);
+    }
+
     /// Takes the due tick: records its time and returns its frame.
     pub fn advance(&mut self) -> u32 {
         let f = self.next_frame;

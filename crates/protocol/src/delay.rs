@@ -1,7 +1,7 @@
 //! The adaptive playout delay, in whole frames, and the sliding sample
 //! windows it (and time sync) is computed from.
 //!
-//! The delay D means: at the tick that samples local frame k, frames up to
+//! The delay D means: at the local clock's tick of frame k, frames up to
 //! k − D are due. Each remote input's *lateness* is its first arrival time
 //! minus the local tick time of its frame; D targets a high quantile of the
 //! recent lateness (default the 98th percentile of the last 256 arrivals)

@@ -1,18 +1,11 @@
-//! The input delay of a rollback session — frames between sampling a local
-//! input and stepping its frame — and the agreement that gives every seat
-//! the same delay from the same frame.
+//! The input delay a rollback session wants: frames between sampling a
+//! local input and stepping its frame.
 //!
 //! Each peer works out the delay it wants from the lateness of the remote
 //! inputs it receives ([`wanted_delay`]) and sends it in its
-//! [`Timing`](crate::packet::Timing) messages. The host (the lowest seat
-//! still playing) takes the largest delay any seat wants, its own included.
-//! When that target is above the delay promised, or has stayed below it for
-//! a while, the host plans a change ([`DelaySchedule::decide`]): the new
-//! delay and a frame far enough ahead for the plan to reach every peer
-//! first. Every Timing message the host sends carries its newest plan until
-//! a newer one replaces it; a peer adopts the newest plan it hears
-//! ([`DelaySchedule::adopt`]) and switches when its clock samples the plan's
-//! frame, or at once if the plan arrives late.
+//! [`Timing`](crate::packet::Timing) messages. The host takes the largest
+//! delay any seat wants, its own included, and every seat switches to it at
+//! the same frame through a [`Schedule`](crate::schedule::Schedule).
 //!
 //! Inputs travel labelled with their frame, so a delay only decides *when*
 //! frames are stepped, never what they hold: two peers on different delays
@@ -20,10 +13,8 @@
 //! hitch, never a desync; the agreement is there so that every player
 //! waits as long as every other.
 //!
-//! Invariants: the delay in force only changes at a planned frame; a plan
-//! is replaced only by one for a later frame; shrinking goes one frame at a
-//! time, after the target stayed lower for `shrink_after` ticks, so a calm
-//! moment does not undo what a burst of lateness called for.
+//! Invariants: integer arithmetic only; the delay wanted stays in
+//! `min..=max`.
 
 use crate::delay::frames_for;
 
@@ -46,91 +37,6 @@ pub fn wanted_delay(
     let typical = frames_for(median, tick_micros).saturating_sub(window / 2);
     let tail = (frames_for(p98, tick_micros) + 1).saturating_sub(window);
     typical.max(tail).clamp(min.min(max), max)
-}
-
-/// The delay in force and the newest plan to change it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DelaySchedule {
-    current: u32,
-    plan: Option<(u32, u32)>,
-    below_for: u32,
-}
-
-impl DelaySchedule {
-    /// `initial` frames from the start, no plan.
-    pub fn new(initial: u32) -> DelaySchedule {
-        DelaySchedule {
-            current: initial,
-            plan: None,
-            below_for: 0,
-        }
-    }
-
-    /// The delay in force.
-    pub fn current(&self) -> u32 {
-        self.current
-    }
-
-    /// The newest plan, `(frame, delay)`, whether in force yet or not.
-    pub fn plan(&self) -> Option<(u32, u32)> {
-        self.plan
-    }
-
-    /// The delay once every plan known is in force.
-    pub fn promised(&self) -> u32 {
-        self.plan.map_or(self.current, |(_, d)| d)
-    }
-
-    /// Called as the clock samples `frame`: puts the plan in force once its
-    /// frame is reached. Returns the delay in force.
-    pub fn on_tick(&mut self, frame: u32) -> u32 {
-        if let Some((at, delay)) = self.plan {
-            if frame >= at {
-                self.current = delay;
-            }
-        }
-        self.current
-    }
-
-    /// Takes the host's plan: the newest by frame wins. Returns whether it
-    /// was new.
-    pub fn adopt(&mut self, frame: u32, delay: u32) -> bool {
-        if self.plan.is_some_and(|(at, _)| at >= frame) {
-            return false;
-        }
-        self.plan = Some((frame, delay));
-        true
-    }
-
-    /// The host, once per tick: plans a change toward `target` (the largest
-    /// delay any seat wants) from frame `next_frame + lead`, growing at
-    /// once and shrinking one frame after `shrink_after` ticks below.
-    /// Returns the new plan, if one was made.
-    pub fn decide(
-        &mut self,
-        target: u32,
-        next_frame: u32,
-        lead: u32,
-        shrink_after: u32,
-    ) -> Option<(u32, u32)> {
-        let promised = self.promised();
-        let change = if target > promised {
-            self.below_for = 0;
-            Some(target)
-        } else if target < promised {
-            self.below_for += 1;
-            (self.below_for >= shrink_after).then(|| {
-                self.below_for = 0;
-                promised - 1
-            })
-        } else {
-            self.below_for = 0;
-            None
-        };
-        let delay = change?;
-        let frame = next_frame.saturating_add(lead);
-        self.adopt(frame, delay).then_some((frame, delay))
-    }
 }
 
 #[cfg(test)]
@@ -156,29 +62,5 @@ mod tests {
             wanted_delay(Some(1_000_000), Some(1_100_000), tick, 8, 0, 30),
             30
         );
-    }
-
-    #[test]
-    fn the_host_grows_at_once_and_shrinks_slowly() {
-        let mut s = DelaySchedule::new(0);
-        assert_eq!(s.decide(3, 100, 30, 4), Some((130, 3)));
-        assert_eq!(s.on_tick(129), 0);
-        assert_eq!(s.on_tick(130), 3);
-        assert_eq!(s.decide(1, 140, 30, 4), None);
-        assert_eq!(s.decide(1, 141, 30, 4), None);
-        assert_eq!(s.decide(1, 142, 30, 4), None);
-        assert_eq!(s.decide(1, 143, 30, 4), Some((173, 2)));
-        assert_eq!(s.promised(), 2);
-        assert_eq!(s.current(), 3);
-    }
-
-    #[test]
-    fn a_peer_keeps_the_newest_plan() {
-        let mut s = DelaySchedule::new(0);
-        assert!(s.adopt(50, 4));
-        assert!(!s.adopt(50, 4), "a repeat");
-        assert!(!s.adopt(40, 9), "an older plan");
-        // Heard after its frame: in force at the next tick.
-        assert_eq!(s.on_tick(70), 4);
     }
 }

@@ -104,13 +104,17 @@
 //! [`session`] (the state machine), [`spectate`] (spectators: the relay a seat
 //! runs for them and the spectator's side), [`snapshot_parts`] (snapshot
 //! payloads cut into datagrams and put back together, for the snapshot
-//! fall-back and spectators watching snapshots), [`seat`] and [`stats`].
+//! fall-back and spectators watching snapshots), [`pace`] (how long every
+//! seat's tick lasts, slowed for a seat too slow for it), [`seat`] and
+//! [`stats`].
 //!
 //! Inside the session, one file each: `send_window.rs` (the inputs sent redundantly until acked),
 //! `playout.rs` and `delay.rs` (the playout buffer and its adaptive
 //! delay), `clock.rs` (the frame clock and how its tick stretches),
 //! `prediction.rs` (frames stepped ahead of the confirmed ones, rollback
-//! mode), `input_delay.rs` (rollback's agreed input delay), `checksum_book.rs`
+//! mode), `input_delay.rs` (the input delay rollback wants),
+//! `schedule.rs` (a value the host plans and every seat switches to at one
+//! frame: the input delay, the pace), `checksum_book.rs`
 //! (desync detection and the authority verdict), `state_transfer.rs` (state
 //! transfers), `seat_drop.rs` (agreeing on a departed seat's last frame),
 //! `quorum.rs` (which side of a split match plays on, which frames are
@@ -129,10 +133,12 @@ mod inbound;
 mod input_delay;
 pub use lockstep_codec::input;
 pub use lockstep_codec::orders;
+pub mod pace;
 pub mod packet;
 mod playout;
 mod prediction;
 mod quorum;
+mod schedule;
 pub mod seal;
 pub mod seat;
 mod seat_drop;

@@ -2,7 +2,8 @@
 //! and its playout, for tests, reports and the later CLI.
 //!
 //! Invariant: counters only grow (they wrap at `u64::MAX`, which no session
-//! reaches); `delay_frames` is the current playout delay, not a counter.
+//! reaches); `delay_frames` (the current playout delay) and `pace_steps`
+//! (the current pace) are not counters.
 
 use crate::packet::{DecodeError, KIND_VALUES, Kind};
 use crate::seq::SeqVerdict;
@@ -139,6 +140,9 @@ pub struct Stats {
     pub delay_frames: u32,
     /// The largest delay so far, in frames.
     pub max_delay_frames: u32,
+    /// The pace now, in pace steps over the nominal tick (0: nominal; see
+    /// [`crate::pace`]), not a counter.
+    pub pace_steps: u32,
     /// States loaded from an authority.
     pub resyncs_completed: u64,
     /// State transfers served to drifted peers.

@@ -11,7 +11,7 @@ use lockstep_protocol::input::Buttons;
 use lockstep_protocol::packet::MAX_DATAGRAM;
 use lockstep_protocol::packet::{
     ArbiterAnswer, Cause, ChecksumMsg, DelayPlan, Disconnect, Echo, Evidence, Feed, FeedAck,
-    Finding, Hello, InputsMsg, Invalid, Message, Packet, Purpose, ResyncAck, ResyncChunk,
+    Finding, Hello, InputsMsg, Invalid, Message, PacePlan, Packet, Purpose, ResyncAck, ResyncChunk,
     ResyncRequest, Routed, SeatDrop, SeatReturn, ShortChecksums, SnapshotAck, SnapshotPart,
     SpectateHello, TickStamp, Timing,
 };
@@ -318,7 +318,7 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
         ),
         (
             "timing",
-            "clock 1 234 567 890 µs, echoing 987 654 321 held 2 500 µs, tick of frame 4 660 at 1 234 560 000 µs, wants a delay of 3, the host's plan: delay 2 from frame 4 700",
+            "clock 1 234 567 890 µs, echoing 987 654 321 held 2 500 µs, tick of frame 4 660 at 1 234 560 000 µs, wants a delay of 3, the host's plan: delay 2 from frame 4 700, steps cost 80 000 µs, the host's pace: 20 steps (a tick twice the nominal) from frame 4 720",
             routed(Message::Timing(Timing {
                 time: 1_234_567_890,
                 echo: Some(Echo {
@@ -334,17 +334,24 @@ fn vectors() -> Vec<(&'static str, &'static str, Packet<Buttons>)> {
                     frame: 4700,
                     delay: 2,
                 }),
+                step_cost: 80_000,
+                pace: Some(PacePlan {
+                    frame: 4720,
+                    steps: 20,
+                }),
             })),
         ),
         (
             "timing_first",
-            "the first Timing: clock 5 000 µs, nothing to echo, no tick yet, no plan",
+            "the first Timing: clock 5 000 µs, nothing to echo, no tick yet, no plan, no step measured",
             routed(Message::Timing(Timing {
                 time: 5_000,
                 echo: None,
                 tick: None,
                 wanted_delay: 0,
                 delay: None,
+                step_cost: 0,
+                pace: None,
             })),
         ),
         (

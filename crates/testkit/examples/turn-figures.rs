@@ -8,7 +8,8 @@
 //!
 //! `-- --seats 2,4,8 --frames 1200 --rtt 100,250 --rows 0,1,2,3,4` chooses
 //! the rows (`--rows`: which ways of sending, numbered from 0 as listed in
-//! `SETTINGS`). Each
+//! `SETTINGS`); `--slow 80` makes the last seat take 80 ms to step a frame,
+//! reporting it so the pace follows (add `--slow-silent` to hide it). Each
 //! row is one match played by the RTS bots through `Peer` on the
 //! simulated network (1% loss, 5 ms jitter, 1% duplication and
 //! reordering). Columns:
@@ -17,14 +18,17 @@
 //! - *inputs B/pkt by part*: the average Inputs datagram split into the clear
 //!   header (7 B), the seal's tag (16 B), the inputs' bits, and the rest
 //!   (the ack, the first frame, the short checksums, byte padding);
-//! - *latency*: for each frame after the warm-up, the time from the tick
-//!   that sampled seat 0's input for it (a command issued then) to when
-//!   seat 0 stepped it, median and 95th percentile;
+//! - *latency*: seat 0's commands, one issued every 10 ms after the
+//!   warm-up, each from its issue to the step of the frame it goes with
+//!   (the first frame sampled after it), median and 95th percentile;
 //!
-//! Every row uses a one-frame safety margin for the playout delay (the
-//! default 3 frames is 50 ms at 60 Hz, 150 ms at 20 Hz); rows with turns
+//! The every-tick row uses a one-frame safety margin for the playout delay
+//! (the default 3 frames is 50 ms at 60 Hz, 150 ms at 20 Hz; lockstep turns
+//! sampled at once use none, see `Config::turn_frames`); rows with turns
 //! send the clock-sync ping once a second instead of five times and one
 //! short checksum per packet (one per turn) instead of two.
+//! - *delay frames*: the playout delay seat 0 held longest; *tick ms*: the
+//!   match's pace at the end (50 ms unless a slow seat slowed it);
 //! - *desyncs*, *stalls* (ticks after the warm-up without a frame), and
 //!   whether every log verifies.
 
@@ -102,25 +106,40 @@ fn main() {
     let frames = list(&args, "--frames", &[1200])[0] as u32;
     let rtts = list(&args, "--rtt", &[100, 250]);
     let rows = list(&args, "--rows", &[0, 1, 2, 3, 4]);
+    let slow = list(&args, "--slow", &[0])[0];
+    let silent = args.iter().any(|a| a == "--slow-silent");
+    let slow = (slow > 0).then_some((slow * 1000, !silent));
     println!(
-        "RTS, 200 units a player, 20 Hz, sealed, 1% loss, {frames} frames ({} s) a match.\n",
+        "RTS, 200 units a player, 20 Hz, sealed, 1% loss, {frames} frames ({} s) a match.",
         frames / 20
     );
+    if let Some((cost, reports)) = slow {
+        println!(
+            "The last seat steps a frame in {} ms, {}.",
+            cost / 1000,
+            if reports {
+                "and reports it (the pace follows)"
+            } else {
+                "without reporting it (no pace)"
+            }
+        );
+    }
+    println!();
     println!(
-        "| seats | RTT ms | sending | upload kbit/s (with IP/UDP) | packets/s | inputs B/pkt: header + tag + inputs + rest | latency ms median / p95 | desyncs | stalls | logs verify |"
+        "| seats | RTT ms | sending | upload kbit/s (with IP/UDP) | packets/s | inputs B/pkt: header + tag + inputs + rest | latency ms median / p95 | delay frames | tick ms | desyncs | stalls | logs verify |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &rtt in &rtts {
         for &n in &seats {
             for s in rows.iter().filter_map(|&i| SETTINGS.get(i as usize)) {
-                let run = play(n as u8, rtt, s, frames);
+                let run = play(n as u8, rtt, s, frames, slow);
                 row(n, rtt, s, &run, frames);
             }
         }
     }
 }
 
-fn play(seats: u8, rtt_ms: u64, s: &Setting, frames: u32) -> Run {
+fn play(seats: u8, rtt_ms: u64, s: &Setting, frames: u32, slow: Option<(u64, bool)>) -> Run {
     let cond = Condition {
         name: "modem",
         rtt_ms,
@@ -138,6 +157,11 @@ fn play(seats: u8, rtt_ms: u64, s: &Setting, frames: u32) -> Run {
     scenario.session.delay_quantile_permille = s.quantile;
     // One short checksum per packet: with turns, one per turn.
     scenario.session.checksum_redundancy = if s.turn > 1 { 1 } else { 2 };
+    scenario.slow = slow.map(|(step_micros, reports)| mesh::Slow {
+        seat: lockstep_protocol::SeatId(seats - 1),
+        step_micros,
+        reports,
+    });
     mesh::run::<Rts>(&scenario, &config())
 }
 
@@ -162,13 +186,24 @@ fn row(seats: u64, rtt: u64, s: &Setting, run: &Run, frames: u32) {
     let tag = TAG_BYTES as f64;
     let rest = bytes - header - tag - input_bytes;
     let mut latency: Vec<u64> = p0
-        .sampled_at
-        .iter()
-        .filter(|(f, _)| **f >= 40)
-        .filter_map(|(f, at)| Some(p0.stepped_at.get(f)?.since(*at) / 1000))
+        .command_latency_micros(40, 10_000)
+        .into_iter()
+        .map(|l| l / 1000)
         .collect();
     latency.sort_unstable();
     let q = |k: usize| latency.get(latency.len() * k / 100).copied().unwrap_or(0);
+    // The playout delay seat 0 held longest after the warm-up.
+    let mut held = std::collections::BTreeMap::<u32, u64>::new();
+    let warm = p0.sampled_at.get(&40).copied().unwrap_or_default();
+    for w in p0.delay_frames.windows(2) {
+        let (from, d) = w[0];
+        let to = w[1].0;
+        if to > warm {
+            *held.entry(d).or_default() += to.since(from.max(warm));
+        }
+    }
+    let delay = held.iter().max_by_key(|(_, t)| **t).map_or(0, |(d, _)| *d);
+    let tick = lockstep_protocol::pace::tick_micros(50_000, p0.session.pace_steps) / 1000;
     let desyncs = run
         .events(|e| matches!(e, PeerEvent::Desync { .. }).then_some(()))
         .len();
@@ -177,7 +212,7 @@ fn row(seats: u64, rtt: u64, s: &Setting, run: &Run, frames: u32) {
         Err(e) => format!("no: {e}"),
     };
     println!(
-        "| {seats} | {rtt} | {} | {upload:.1} | {packets:.1} | {bytes:.1}: {header} + {tag} + {input_bytes:.1} + {rest:.1} | {} / {} | {desyncs} | {} | {verified} |",
+        "| {seats} | {rtt} | {} | {upload:.1} | {packets:.1} | {bytes:.1}: {header} + {tag} + {input_bytes:.1} + {rest:.1} | {} / {} | {delay} | {tick} | {desyncs} | {} | {verified} |",
         s.name,
         q(50),
         q(95),

@@ -641,6 +641,12 @@ impl<G: Game, W: Write> Endpoint for SeatEndpoint<G, W> {
         self.pump(now);
     }
 
+    fn spent(&mut self, micros: u64) {
+        if let Some(p) = &mut self.peer {
+            p.spent(micros);
+        }
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         if self.phase == Phase::Ended {
             return None;

@@ -14,7 +14,7 @@ use crate::seat::SeatId;
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 
 /// The wire-format version in the handshake.
-pub const VERSION: u8 = 8;
+pub const VERSION: u8 = 9;
 
 /// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
 /// minimum MTU with room for IP and UDP headers).

@@ -128,6 +128,21 @@ pub struct Timing {
     pub wanted_delay: u8,
     /// From the host: the input delay every seat uses from a frame on.
     pub delay: Option<DelayPlan>,
+    /// What stepping a frame costs the sender, in microseconds (the 90th
+    /// percentile of its recent steps; 0 before any).
+    pub step_cost: u32,
+    /// From the host: the pace every seat keeps from a frame on.
+    pub pace: Option<PacePlan>,
+}
+
+/// The host's plan for the pace of the match ([`crate::pace`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PacePlan {
+    /// Low 16 bits of the first frame ticked at the new pace.
+    pub frame: u16,
+    /// Pace steps over the nominal tick (at most
+    /// [`MAX_PACE_STEPS`](crate::pace::MAX_PACE_STEPS)).
+    pub steps: u8,
 }
 
 /// An echoed timestamp.
@@ -539,6 +554,19 @@ impl Timing {
             s.u16(&mut d.frame)?;
             s.u8(&mut d.delay)?;
             Some(d)
+        } else {
+            None
+        };
+        s.u32(&mut self.step_cost)?;
+        let mut has_pace = self.pace.is_some();
+        s.bool(&mut has_pace)?;
+        self.pace = if has_pace {
+            let mut p = self.pace.unwrap_or_default();
+            s.u16(&mut p.frame)?;
+            let mut steps = u32::from(p.steps);
+            s.ranged(&mut steps, 0, crate::pace::MAX_PACE_STEPS, "pace steps")?;
+            p.steps = steps as u8;
+            Some(p)
         } else {
             None
         };

@@ -235,13 +235,24 @@ pub struct Config {
     pub timing_interval_micros: u64,
     /// Frames in a communication turn (1, at most [`MAX_TURN_FRAMES`]):
     /// the inputs of a turn's frames travel together, one inputs packet per
-    /// peer at the turn's last tick (with every unacked input before them,
-    /// as always), instead of one at every tick. Longer turns send fewer
-    /// packets (the headers and the seal's tag are paid per packet) at the
-    /// price of latency: a turn's first input waits `turn_frames − 1` ticks
-    /// to travel, and the adaptive playout delay, which measures how late
-    /// each input arrives, grows to cover it. The host's value is every
-    /// seat's (it travels in the match settings).
+    /// peer per turn (with every unacked input before them, as always),
+    /// instead of one at every tick. Longer turns send fewer packets (the
+    /// headers and the seal's tag are paid per packet) at the price of
+    /// latency. How a turn is sampled depends on the mode:
+    /// - lockstep ([`Config::samples_turns`]): at the turn's first tick the
+    ///   session asks for every frame of the turn, one
+    ///   [`Event::InputNeeded`](super::Event::InputNeeded) after another,
+    ///   and sends them at once. A command waits for the next turn's first
+    ///   tick (half a turn on average), then only for the trip: the
+    ///   playout delay covers the trip and jitter, without
+    ///   [`Config::delay_margin_frames`] (a lost packet costs a turn, which
+    ///   a margin of a frame or two would not cover), and an underrun does
+    ///   not grow it beyond what the lateness calls for;
+    /// - rollback: every frame is sampled at its own tick, as it is stepped
+    ///   locally after the input delay, and the turn travels at its last
+    ///   tick.
+    ///
+    /// The host's value is every seat's (it travels in the match settings).
     pub turn_frames: u32,
     /// The match's length: frames `0..n` are played and nothing after them
     /// is asked for, released or stepped, so every seat's match (and log)
@@ -298,6 +309,15 @@ impl Config {
             turn_frames: 1,
             match_frames: None,
         }
+    }
+}
+
+impl Config {
+    /// Whether local inputs are sampled a whole turn at a time, at the
+    /// turn's first tick: lockstep with turns longer than one frame (see
+    /// [`Config::turn_frames`]).
+    pub fn samples_turns(&self) -> bool {
+        self.mode == Mode::Lockstep && self.turn_frames > 1
     }
 }
 

@@ -56,6 +56,8 @@ pub(super) struct Peer {
     pub(super) tick: Option<(u32, u64)>,
     /// The input delay it wants (rollback, adaptive).
     pub(super) wanted_delay: u32,
+    /// What stepping a frame costs it, in microseconds, as it reported.
+    pub(super) step_cost: u32,
     /// When our next Timing to it is due.
     pub(super) next_timing_at: Instant,
 }
@@ -96,6 +98,7 @@ impl Peer {
             echo_used: None,
             tick: None,
             wanted_delay: 0,
+            step_cost: 0,
             next_timing_at: Instant::ZERO,
         }
     }

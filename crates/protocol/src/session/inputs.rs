@@ -143,6 +143,9 @@ impl<I: Input> Session<I> {
             self.window.trim_through(through);
         }
         self.try_release();
+        if self.samples_turns() {
+            self.ask_next_input();
+        }
         Ok(())
     }
 

@@ -63,10 +63,11 @@ use crate::clock::FrameClock;
 use crate::delay::{DelaySettings, PlayoutDelay};
 use crate::inbound::{Opening, open_packet};
 use crate::input::Input;
-use crate::input_delay::DelaySchedule;
+use crate::pace::StepCosts;
 use crate::packet::{MAX_INPUTS_PER_PACKET, MAX_PACKET, MAX_SHORT_CHECKSUMS, Packet};
 use crate::playout::PlayoutBuffer;
 use crate::prediction::Predictions;
+use crate::schedule::Schedule;
 use crate::seal::{Identity, Link, PairKeys, PublicKey, SealError};
 use crate::seat::{MAX_SEATS, SeatId, SeatSet};
 use crate::seat_drop::SeatDrops;
@@ -125,6 +126,8 @@ pub struct Session<I: Input> {
     clock: FrameClock,
     book: ChecksumBook,
     awaiting_input: Option<u32>,
+    /// The last frame of the turn being sampled ([`Session::samples_turns`]).
+    sample_through: u32,
     release_budget: u32,
     last_released: Option<u32>,
     /// The next frame the app steps.
@@ -134,9 +137,13 @@ pub struct Session<I: Input> {
     /// A rollback the sync test asks of the next release.
     forced_rollback: Option<u32>,
     /// The input delay in force and the host's plans (rollback mode).
-    input_delay: DelaySchedule,
+    input_delay: Schedule,
     /// The input delay this peer asks the host for (rollback, adaptive).
     wanted_delay: u32,
+    /// The pace in force, in pace steps, and the host's plans.
+    pace: Schedule,
+    /// What stepping a frame cost this seat lately, as the app reported.
+    step_costs: StepCosts,
     own_newest: Option<u32>,
     epoch: u8,
     resync: Resync,
@@ -275,7 +282,14 @@ impl<I: Input> Session<I> {
             initial_micros: cfg.initial_delay_micros,
             adaptive: cfg.adaptive_delay,
             quantile_permille: cfg.delay_quantile_permille,
-            margin_frames: cfg.delay_margin_frames,
+            // A lost packet of a turn sampled at once costs a whole turn,
+            // which no margin of a frame or two covers: the delay there
+            // only covers the trip.
+            margin_frames: if cfg.samples_turns() {
+                0
+            } else {
+                cfg.delay_margin_frames
+            },
             window: cfg.delay_window,
             min_frames: 1,
             max_frames: cfg.max_delay_frames,
@@ -313,13 +327,16 @@ impl<I: Input> Session<I> {
             clock: FrameClock::new(cfg.tick_micros, cfg.nudge_permille),
             book: ChecksumBook::new(cfg.seats, cfg.local),
             awaiting_input: None,
+            sample_through: 0,
             release_budget: 0,
             last_released: None,
             next_step: 0,
             predictions: Predictions::new(0),
             forced_rollback: None,
-            input_delay: DelaySchedule::new(initial_input_delay),
+            input_delay: Schedule::new(initial_input_delay),
             wanted_delay: initial_input_delay,
+            pace: Schedule::new(0),
+            step_costs: StepCosts::default(),
             own_newest: None,
             epoch: 0,
             resync: Resync::new(n),
@@ -427,9 +444,16 @@ impl<I: Input> Session<I> {
         self.vouched.max(self.vouched_now())
     }
 
-    /// The next frame the local clock will sample.
+    /// The next frame the local clock will tick.
     pub fn next_local_frame(&self) -> u32 {
         self.clock.next_frame()
+    }
+
+    /// The next frame whose local input the session will ask for: the
+    /// clock's next frame, or later while a turn sampled at once runs
+    /// ahead of the clock ([`Config::turn_frames`]).
+    pub fn next_input_frame(&self) -> u32 {
+        self.window.next_frame()
     }
 
     /// Whether the handshake is complete and the frame clock runs.
@@ -626,16 +650,27 @@ impl<I: Input> Session<I> {
             return;
         }
         self.plan_input_delay();
+        self.plan_pace();
+        let steps = self.pace.on_tick(self.clock.next_frame());
+        self.clock
+            .set_nominal(crate::pace::tick_micros(self.cfg.tick_micros, steps));
+        self.stats.pace_steps = steps;
         let frame = self.clock.advance();
         self.input_delay.on_tick(frame);
         self.release_budget = self.cfg.max_catch_up;
         self.delay.on_tick();
         self.balance_clock();
-        // A turn's inputs travel at its last tick (every tick for turns of
-        // one frame).
-        let turn_ends = (frame + 1) % self.cfg.turn_frames.max(1) == 0;
+        // A turn's inputs travel together: in lockstep at the turn's first
+        // tick, which samples the whole turn; in rollback at its last tick
+        // (every tick for turns of one frame).
+        let turn = self.cfg.turn_frames.max(1);
+        let sends = if self.samples_turns() {
+            frame % turn == 0
+        } else {
+            (frame + 1) % turn == 0
+        };
         for p in &mut self.peers {
-            p.inputs_due |= turn_ends;
+            p.inputs_due |= sends;
         }
         self.drop_reports_due = true;
         self.resync.resync_tick = true;
@@ -651,16 +686,41 @@ impl<I: Input> Session<I> {
         self.try_release();
         if self.stalled() {
             self.stats.stall_ticks += 1;
-            if self.cfg.mode == Mode::Lockstep {
+            if self.cfg.mode == Mode::Lockstep && !self.samples_turns() {
                 self.delay.on_underrun();
             }
         }
         let delay = self.step_delay();
         self.stats.delay_frames = delay;
         self.stats.max_delay_frames = self.stats.max_delay_frames.max(delay);
-        if self.cfg.match_frames.is_none_or(|n| frame < n) {
+        if self.samples_turns() {
+            // The frames of this tick's turn not sampled yet (all of them at
+            // the turn's first tick; a rejoining process starting inside a
+            // turn samples the rest of it at once).
+            self.sample_through = frame - frame % turn + turn - 1;
+            self.ask_next_input();
+        } else if self.cfg.match_frames.is_none_or(|n| frame < n) {
             self.awaiting_input = Some(frame);
             self.events.push_back(Event::InputNeeded { frame });
+        }
+    }
+
+    /// Whether the local inputs are sampled a whole turn at a time
+    /// ([`Config::samples_turns`]).
+    pub(super) fn samples_turns(&self) -> bool {
+        self.cfg.samples_turns()
+    }
+
+    /// Asks the app for the next local input of the turn being sampled,
+    /// if any is left (and the match is not over).
+    pub(super) fn ask_next_input(&mut self) {
+        let next = self.window.next_frame();
+        if self.awaiting_input.is_none()
+            && next <= self.sample_through
+            && self.cfg.match_frames.is_none_or(|n| next < n)
+        {
+            self.awaiting_input = Some(next);
+            self.events.push_back(Event::InputNeeded { frame: next });
         }
     }
 

@@ -1,8 +1,9 @@
 //! Time between peers: the [`Timing`] messages every seat sends every
 //! other seat (clock synchronization, see [`crate::clock_sync`]), the
 //! balancing of the frame clock against the peers' ticks (see
-//! [`crate::clock`]), and the agreed input delay of rollback mode (see
-//! [`crate::input_delay`]).
+//! [`crate::clock`]), the agreed input delay of rollback mode (see
+//! [`crate::input_delay`]) and the agreed pace of the match (see
+//! [`crate::pace`]).
 //!
 //! From a peer's [`Timing`] the session learns the peer's clock offset and
 //! when the peer sampled its newest frame by its own clock; with the offset
@@ -12,15 +13,15 @@
 //!
 //! Invariants: nothing here reads a clock (every time is the `now` passed
 //! in or a peer's reported time); an echo becomes a sample once, only if it
-//! names a time not in our future; a delay plan is taken only from the
-//! seat this session counts as host.
+//! names a time not in our future; a delay or pace plan is taken only from
+//! the seat this session counts as host.
 
 use super::handshake::Refused;
 use super::{InputDelay, Mode, Rollback, Session};
 use crate::clock_sync::{ClockEstimate, ClockSample};
 use crate::input::Input;
 use crate::input_delay::wanted_delay;
-use crate::packet::{DelayPlan, Echo, Message, TickStamp, Timing};
+use crate::packet::{DelayPlan, Echo, Message, PacePlan, TickStamp, Timing};
 use crate::seat::SeatId;
 use crate::seq::{unwrap_frame, wire_frame};
 use crate::time::Instant;
@@ -35,6 +36,10 @@ const DELAY_SHRINK_TICKS: u32 = 120;
 /// first unless several in a row are lost (then it applies a little late,
 /// which costs a hitch, not a desync).
 const DELAY_PLAN_LEAD_FRAMES: u32 = 30;
+
+/// Ticks the pace the seats' step costs call for must stay lower before
+/// the host quickens the match by a step.
+const PACE_SHRINK_TICKS: u32 = 60;
 
 impl<I: Input> Session<I> {
     /// The clock offset of `peer` (its clock minus ours), once estimated.
@@ -122,12 +127,60 @@ impl<I: Input> Session<I> {
             .filter(|(i, p)| *i != local && !p.gone)
             .map(|(_, p)| p.wanted_delay.clamp(min, max))
             .fold(self.wanted_delay, u32::max);
-        let worst_rtt = self.worst_rtt_micros();
-        let lead = crate::delay::frames_for((worst_rtt / 2) as i64, self.cfg.tick_micros)
-            + DELAY_PLAN_LEAD_FRAMES;
+        let lead = self.plan_lead();
         let _ = self
             .input_delay
             .decide(target, self.clock.next_frame(), lead, DELAY_SHRINK_TICKS);
+    }
+
+    /// What stepping a frame cost the app, in microseconds (its own clock,
+    /// measured around the steps, or a simulated cost). The seats' reports
+    /// set the pace of the match ([`crate::pace`]): a seat whose steps take
+    /// longer than a tick slows every seat down together instead of
+    /// stalling them. An app that never reports leaves the pace to the
+    /// others.
+    pub fn report_step_cost(&mut self, micros: u64) {
+        self.step_costs.record(micros);
+    }
+
+    /// The pace in force, in pace steps over the nominal tick (0: the
+    /// nominal tick).
+    pub fn pace_steps(&self) -> u32 {
+        self.pace.current()
+    }
+
+    /// The newest plan to change the pace, `(frame, steps)`.
+    pub fn pace_plan(&self) -> Option<(u32, u32)> {
+        self.pace.plan()
+    }
+
+    /// The frames ahead of the host's newest at which a plan it makes now
+    /// takes effect: half the worst round trip, and a margin.
+    fn plan_lead(&self) -> u32 {
+        let worst_rtt = self.worst_rtt_micros();
+        crate::delay::frames_for((worst_rtt / 2) as i64, self.cfg.tick_micros)
+            + DELAY_PLAN_LEAD_FRAMES
+    }
+
+    /// Once per tick, on the host: plans the pace the slowest seat's step
+    /// cost calls for.
+    pub(super) fn plan_pace(&mut self) {
+        if self.host() != self.cfg.local {
+            return;
+        }
+        let local = self.cfg.local.index();
+        let cost = self
+            .peers
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| *i != local && !p.gone)
+            .map(|(_, p)| p.step_cost)
+            .fold(self.step_costs.reported(), u32::max);
+        let target = crate::pace::steps_for(u64::from(cost), self.cfg.tick_micros);
+        let lead = self.plan_lead();
+        let _ = self
+            .pace
+            .decide(target, self.clock.next_frame(), lead, PACE_SHRINK_TICKS);
     }
 
     /// The Timing message for peer `i`, if one is due at `now`.
@@ -137,11 +190,12 @@ impl<I: Input> Session<I> {
             frame: wire_frame(f),
             time: self.clock.tick_time(f).as_micros(),
         });
-        let plan = if hosting {
-            self.input_delay.plan()
+        let (plan, pace) = if hosting {
+            (self.input_delay.plan(), self.pace.plan())
         } else {
-            None
+            (None, None)
         };
+        let step_cost = self.step_costs.reported();
         let p = &mut self.peers[i];
         if now < p.next_timing_at {
             return None;
@@ -159,6 +213,11 @@ impl<I: Input> Session<I> {
             delay: plan.map(|(frame, delay)| DelayPlan {
                 frame: wire_frame(frame),
                 delay: u8::try_from(delay).unwrap_or(u8::MAX),
+            }),
+            step_cost,
+            pace: pace.map(|(frame, steps)| PacePlan {
+                frame: wire_frame(frame),
+                steps: u8::try_from(steps).unwrap_or(u8::MAX),
             }),
         }))
     }
@@ -186,6 +245,13 @@ impl<I: Input> Session<I> {
                 None => return Err(Refused::Invalid),
             },
         };
+        let pace = match m.pace {
+            None => None,
+            Some(p) => match unwrap_frame(p.frame, reference) {
+                Some(f) => Some((f, u32::from(p.steps))),
+                None => return Err(Refused::Invalid),
+            },
+        };
         let from_host = who == self.host();
         let p = &mut self.peers[who.index()];
         if p.heard_time.is_none_or(|(t, _)| m.time > t) {
@@ -210,6 +276,11 @@ impl<I: Input> Session<I> {
             }
         }
         p.wanted_delay = u32::from(m.wanted_delay);
+        p.step_cost = m.step_cost;
+        if let (true, Some((frame, steps))) = (from_host, pace) {
+            self.pace
+                .adopt(frame, steps.min(crate::pace::MAX_PACE_STEPS));
+        }
         if let (true, Some((frame, delay))) = (from_host, plan) {
             if let Mode::Rollback(Rollback {
                 input_delay: InputDelay::Adaptive { min, max },

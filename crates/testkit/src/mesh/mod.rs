@@ -23,7 +23,7 @@ mod outcome;
 mod scenario;
 
 pub use outcome::{PeerRun, Run, SpectatorRun};
-pub use scenario::{Condition, DATAGRAM_OVERHEAD, Flip, Partition, Pause, Scenario};
+pub use scenario::{Condition, DATAGRAM_OVERHEAD, Flip, Partition, Pause, Scenario, Slow};
 
 use crate::faulty;
 use crate::netsim::{Datagram, Network};
@@ -46,6 +46,35 @@ fn identity(rng: &mut Rng) -> Identity {
 }
 
 /// A paused seat: when it wakes, and what waits in its socket.
+/// The slow seat's process: busy stepping until `until`, its socket
+/// holding what arrived meanwhile.
+#[derive(Default)]
+struct Busy {
+    until: Instant,
+    queue: VecDeque<Datagram>,
+}
+
+impl Busy {
+    /// Charges the frames `peer` stepped since it had stepped `before`:
+    /// busy for their cost from `now`, reported to the peer if `slow` says.
+    fn charge<G: Demo>(
+        &mut self,
+        slow: &Slow,
+        peer: &mut Peer<G, Vec<u8>>,
+        before: u64,
+        now: Instant,
+    ) {
+        let frames = peer.stats().frames_stepped.saturating_sub(before);
+        if frames > 0 {
+            let cost = frames * slow.step_micros;
+            if slow.reports {
+                peer.spent(cost);
+            }
+            self.until = now.plus(cost);
+        }
+    }
+}
+
 struct Paused {
     seat: usize,
     until: Instant,
@@ -118,6 +147,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
     let mut vanish_done = false;
     let mut paused: Option<Paused> = None;
     let mut pause_done = false;
+    let slow = scenario.slow;
+    let is_slow = |i: usize| slow.is_some_and(|s| s.seat.index() == i);
+    let mut busy = Busy::default();
     let mut buffer_overflow = 0;
     let mut cut_until: Option<Instant> = None;
     // Sealed: restarted processes not yet back, with their public keys,
@@ -148,6 +180,26 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 );
             }
         }
+        if let Some(s) = slow
+            .as_ref()
+            .filter(|_| busy.until <= now && !busy.queue.is_empty())
+        {
+            // Done stepping: the socket's backlog, which may step more.
+            let i = s.seat.index();
+            let before = peers[i].stats().frames_stepped;
+            for d in std::mem::take(&mut busy.queue) {
+                deliver(
+                    now,
+                    offset(i),
+                    &mut peers[i],
+                    &mut runs[i],
+                    &mut net,
+                    d,
+                    spectator_node,
+                );
+            }
+            busy.charge(s, &mut peers[i], before, now);
+        }
         if cut_until.is_some_and(|t| t <= now) {
             cut_until = None;
             cut_partition(&mut net, scenario, false);
@@ -176,6 +228,11 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 }
                 continue;
             }
+            if is_slow(i) && now < busy.until {
+                busy.queue.push_back(d);
+                continue;
+            }
+            let before = peers[i].stats().frames_stepped;
             deliver(
                 now,
                 offset(i),
@@ -185,6 +242,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 d,
                 spectator_node,
             );
+            if let Some(s) = slow.as_ref().filter(|_| is_slow(i)) {
+                busy.charge(s, &mut peers[i], before, now);
+            }
         }
         if let Some(part) = scenario.partition {
             let all_there = (0..usize::from(n))
@@ -288,7 +348,11 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             {
                 continue;
             }
+            if is_slow(i) && now < busy.until {
+                continue;
+            }
             let t = std::time::Instant::now();
+            let before = peers[i].stats().frames_stepped;
             if peers[i].poll_timeout().is_some_and(|t| t <= local(now, i)) {
                 faulty::enter(i as u8);
                 peers[i].handle_timeout(local(now, i));
@@ -296,6 +360,9 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             }
             drain(now, offset(i), &mut peers[i], &mut runs[i], &mut net);
             runs[i].busy_nanos += t.elapsed().as_nanos() as u64;
+            if let Some(s) = slow.as_ref().filter(|_| is_slow(i)) {
+                busy.charge(s, &mut peers[i], before, now);
+            }
             if let Some(f) = flip.as_mut().filter(|f| f.seat.index() == i) {
                 let settled = peers[i].session().confirmed_before() == peers[i].frame();
                 if peers[i].frame() >= f.frame && settled && peers[i].stopped().is_none() {
@@ -405,7 +472,15 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             .iter()
             .filter(|p| vanished != Some(p.seat()))
             .filter(|p| paused.as_ref().is_none_or(|q| q.seat != p.seat().index()))
-            .filter_map(|p| Some(global(p.poll_timeout()?, p.seat().index())))
+            .filter_map(|p| {
+                let at = global(p.poll_timeout()?, p.seat().index());
+                Some(if is_slow(p.seat().index()) {
+                    at.max(busy.until)
+                } else {
+                    at
+                })
+            })
+            .chain((!busy.queue.is_empty()).then_some(busy.until))
             .chain(spectator.as_ref().and_then(|(s, _)| s.poll_timeout()))
             .chain(net.next_delivery())
             .chain(paused.as_ref().map(|p| p.until))
@@ -542,8 +617,16 @@ fn drain<G: Demo>(
     run: &mut PeerRun,
     net: &mut Network,
 ) {
-    if let Some(f) = peer.session().next_local_frame().checked_sub(1) {
-        run.sampled_at.entry(f).or_insert(now);
+    // Every frame sampled since the last call (a lockstep turn samples
+    // several at once).
+    let sampled = peer.session().next_input_frame();
+    let from = run
+        .sampled_at
+        .keys()
+        .next_back()
+        .map_or(sampled.saturating_sub(1), |f| f + 1);
+    for f in from..sampled {
+        run.sampled_at.insert(f, now);
     }
     let local = now.plus(offset);
     while let Some(event) = peer.poll_event() {

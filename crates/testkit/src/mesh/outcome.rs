@@ -68,6 +68,39 @@ pub struct PeerRun {
 }
 
 impl PeerRun {
+    /// Command latency as a player feels it, in microseconds: for commands
+    /// issued every `every_micros` from the sampling of frame `from` on,
+    /// the time from the issue to the step of the first frame sampled at
+    /// or after it (the frame the command goes with). A command issued
+    /// between two samplings waits for the next one, so turns sampled at
+    /// once are measured as fairly as frames sampled every tick.
+    pub fn command_latency_micros(&self, from: u32, every_micros: u64) -> Vec<u64> {
+        let sampled: Vec<(u32, Instant)> = self
+            .sampled_at
+            .range(from..)
+            .map(|(f, at)| (*f, *at))
+            .collect();
+        let Some(&(_, start)) = sampled.first() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut next = 0;
+        let mut issued = start;
+        loop {
+            while sampled.get(next).is_some_and(|(_, at)| *at < issued) {
+                next += 1;
+            }
+            let Some((frame, _)) = sampled.get(next) else {
+                break;
+            };
+            if let Some(stepped) = self.stepped_at.get(frame) {
+                out.push(stepped.since(issued));
+            }
+            issued = issued.plus(every_micros.max(1));
+        }
+        out
+    }
+
     /// Frames from sampling a local input to first showing its frame, per
     /// frame sampled and stepped (the perceived input latency, in ticks of
     /// `tick_micros`, rounded to the nearest).

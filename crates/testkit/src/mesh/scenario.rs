@@ -129,6 +129,20 @@ pub struct Pause {
     pub micros: u64,
 }
 
+/// A seat on a slow machine: stepping each frame keeps its process busy
+/// for `step_micros` of virtual time, during which it handles nothing (its
+/// datagrams wait in its socket, its timers fire late).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slow {
+    /// The seat.
+    pub seat: SeatId,
+    /// What stepping one frame costs it, in microseconds.
+    pub step_micros: u64,
+    /// Whether it reports its step cost (`Peer::spent`), so the match's
+    /// pace follows it; `false` shows what happens without.
+    pub reports: bool,
+}
+
 /// A network split in two: the seats of `side` and the others cannot reach
 /// each other for a while (what is in flight when it starts still arrives).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +186,8 @@ pub struct Scenario {
     pub rejoin_at: Option<u32>,
     /// A seat paused and resumed.
     pub pause: Option<Pause>,
+    /// A seat whose steps are slow.
+    pub slow: Option<Slow>,
     /// A network partition.
     pub partition: Option<Partition>,
     /// Whether the process of a seat that stopped because it lost the
@@ -232,6 +248,7 @@ impl Scenario {
             vanish: None,
             rejoin_at: None,
             pause: None,
+            slow: None,
             partition: None,
             restart_stopped: false,
             socket_buffer_bytes: 212_992,
