@@ -251,6 +251,62 @@ fn armies_that_meet_fight_until_units_die() {
 }
 
 #[test]
+fn attack_moving_archers_stand_and_shoot_missiles_that_land_later() {
+    let c = small(16);
+    let mut game = new_game(&c, 2);
+    let all = Command::select(
+        Fx::from_int(-30),
+        Fx::from_int(-30),
+        Fx::from_int(30),
+        Fx::from_int(30),
+    );
+    game.step(0, &[all.into(), all.into()]);
+    // Seat 0 attack-moves across the map onto seat 1's base; seat 1 waits.
+    let (bx, bz) = game.base(1);
+    game.step(1, &[Command::attack_move_to(bx, bz).into(), none()]);
+    let (mut shot, mut stood, mut hurt_before_landing) = (0, 0, false);
+    let mut in_flight: Vec<(u32, u32)> = Vec::new();
+    for f in 2..900 {
+        let hp: Vec<(u32, u32)> = game.units().map(|u| (u.id, u.hp)).collect();
+        game.step(f, &[]);
+        // Every missile shot this frame lands at least a frame later.
+        for m in game.missiles() {
+            assert!(m.lands > m.shot);
+            if m.shot == f {
+                shot += 1;
+                in_flight.push((m.target, m.lands));
+            }
+        }
+        // A unit loses hit points only in a frame where a missile aimed at
+        // it lands.
+        for (id, before) in hp {
+            let now = game.unit(id).map_or(0, |u| u.hp);
+            if now < before && !in_flight.iter().any(|&(t, at)| t == id && at == f) {
+                hurt_before_landing = true;
+            }
+        }
+        stood += game
+            .units()
+            .filter(|u| {
+                matches!(
+                    u.order,
+                    Order::Move {
+                        attack: true,
+                        fighting: true,
+                        ..
+                    }
+                ) && u.velocity.x == Fx::ZERO
+                    && u.velocity.z == Fx::ZERO
+            })
+            .count();
+    }
+    assert!(shot > 20, "{shot} missiles shot");
+    assert!(stood > 0, "no attack-moving unit stood to fight");
+    assert!(!hurt_before_landing, "a hit landed without a missile");
+    assert!(game.units_alive(1) < 16, "no defender died");
+}
+
+#[test]
 fn two_and_eight_players_play() {
     for players in [2, 8] {
         let (game, _) = bot_match(&small(8), players, 120);
@@ -356,6 +412,7 @@ fn commands_round_trip_within_their_bit_budget() {
     let commands = [
         Command::Stop,
         Command::move_to(Fx::lit("12.25"), Fx::lit("-3.5")),
+        Command::attack_move_to(Fx::lit("-40"), Fx::lit("7.75")),
         Command::select(-far, -far, far, far),
         Command::Select {
             from: MapPoint { x: 0, z: 2048 },

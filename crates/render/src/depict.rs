@@ -10,7 +10,8 @@
 //!   walled map framed. Seen by one seat ([`Depict::seen_by`]), its fog of
 //!   war covers the ground: dark where the seat has never looked (terrain
 //!   there hidden), dimmed where it looked before but sees nothing now;
-//!   enemy units show only in cells it sees. Units following a flow field
+//!   enemy units show only in cells it sees. Missiles fly as small dark
+//!   boxes on an arc from shooter to target. Units following a flow field
 //!   mark the way ahead of them, cell by cell to the goal, with small pale
 //!   squares of their owner's colour (a seat's view: its own units' ways).
 //!
@@ -25,7 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use lockstep_fx::{Quat, Vec3};
+use lockstep_fx::{Fx, Quat, Vec3};
 use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::{Flow, Fog, NavGrid, Order, Rts};
 use lockstep_physics::{Body, BodyHandle, Shape as BodyShape, World};
@@ -172,6 +173,7 @@ fn rts_scene(game: &Rts, seat: Option<u8>) -> Scene {
         solids.extend(fog_tiles(nav, f));
     }
     solids.extend(path_marks(game, seat));
+    solids.extend(missiles(game, fog));
     Scene {
         solids,
         ground: Some(Ground {
@@ -201,6 +203,47 @@ fn flat_box(key: u64, exact: u64, position: [f32; 3], half: [f32; 3], colour: Rg
 
 /// Keys of path marks.
 const PATH_KEY: u64 = 1 << 62;
+/// Keys of missiles.
+const MISSILE_KEY: u64 = 1 << 61;
+
+/// Every missile in flight, a small dark box in its shooter's colour on an
+/// arc from where it was shot to its target, as far along as its flight
+/// is; in a seat's view only those over cells it sees now (and its own).
+fn missiles(game: &Rts, fog: Option<(u8, &Fog)>) -> Vec<Solid> {
+    let now = game.world().frame();
+    let nav = game.nav();
+    game.missiles()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let target = game.unit(m.target)?;
+            // How far along its flight, in [0, 1].
+            let flown = now.saturating_sub(u64::from(m.shot)) as i64;
+            let flight = i64::from(m.lands - m.shot).max(1);
+            let t = Fx::from_int(flown.min(flight) as i32) / Fx::from_int(flight as i32);
+            let x = m.x + (target.position.x - m.x) * t;
+            let z = m.z + (target.position.z - m.z) * t;
+            if let Some((seat, f)) = fog {
+                if m.owner != seat && !f.is_visible(nav.index_at(x, z)) {
+                    return None;
+                }
+            }
+            let (x, z, t) = (
+                x.to_f64_lossy() as f32,
+                z.to_f64_lossy() as f32,
+                t.to_f64_lossy() as f32,
+            );
+            let y = 0.8 + 3.0 * t * (1.0 - t);
+            Some(flat_box(
+                MISSILE_KEY | i as u64,
+                0,
+                [x, y, z],
+                [0.15, 0.15, 0.15],
+                player_colour(m.owner).mix(Rgb(0, 0, 0), 0.4),
+            ))
+        })
+        .collect()
+}
 
 /// A small flat mark, in a pale tint of the owner's colour, on every cell
 /// of the way ahead of each unit that follows a flow field: from its cell,

@@ -27,7 +27,8 @@
 //! sampled at once use none, see `Config::turn_frames`); rows with turns
 //! send the clock-sync ping once a second instead of five times and one
 //! short checksum per packet (one per turn) instead of two.
-//! - *delay frames*: the playout delay seat 0 held longest; *tick ms*: the
+//! - *delay frames*: the playout delay seat 0 held longest after the
+//!   warm-up; *tick ms*: the
 //!   match's pace at the end (50 ms unless a slow seat slowed it);
 //! - *desyncs*, *stalls* (ticks after the warm-up without a frame), and
 //!   whether every log verifies.
@@ -195,9 +196,8 @@ fn row(seats: u64, rtt: u64, s: &Setting, run: &Run, frames: u32) {
     // The playout delay seat 0 held longest after the warm-up.
     let mut held = std::collections::BTreeMap::<u32, u64>::new();
     let warm = p0.sampled_at.get(&40).copied().unwrap_or_default();
-    for w in p0.delay_frames.windows(2) {
-        let (from, d) = w[0];
-        let to = w[1].0;
+    let ends = p0.delay_frames.iter().skip(1).map(|c| c.0).chain([run.end]);
+    for (&(from, d), to) in p0.delay_frames.iter().zip(ends) {
         if to > warm {
             *held.entry(d).or_default() += to.since(from.max(warm));
         }

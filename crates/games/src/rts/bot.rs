@@ -2,11 +2,11 @@
 //!
 //! Every 2 to 5 seconds of game time the bot picks one of its units at
 //! random, selects the units in a square of 8 to 28 m around it and, in
-//! the same frame's input (a second command), sends them toward the map
-//! centre or an enemy base (with some scatter), or, one time in six, stops
-//! them. Armies sent to the same places
-//! meet, and idle units chase what comes into sight, so matches turn into
-//! battles.
+//! the same frame's input (a second command), moves them to the map centre
+//! or attack-moves them on an enemy base (with some scatter), or, one time
+//! in six, stops them. Armies sent to the same places meet, attack-moving
+//! ones stand and shoot, and idle units chase what comes into sight, so
+//! matches turn into battles.
 //!
 //! Invariants: the bot's choices come only from its [`Rng`] (seeded from the
 //! match seed and its seat) and the game state it is shown, so the same
@@ -35,19 +35,26 @@ impl RtsBot {
         RtsBot { seat, rng, next }
     }
 
-    /// A point near the map centre or an enemy base, scattered by up to 8 m.
-    fn target(&mut self, game: &Rts) -> (Fx, Fx) {
+    /// A point near the map centre or an enemy base, scattered by up to 8 m,
+    /// and the order to give: a move to the centre, an attack-move on a base.
+    fn target(&mut self, game: &Rts) -> Command {
         let others: Vec<u8> = (0..game.players())
             .filter(|&s| s != self.seat && game.units_alive(s) > 0)
             .collect();
-        let (x, z) = if others.is_empty() || self.rng.chance(1, 3) {
+        let centre = others.is_empty() || self.rng.chance(1, 3);
+        let (x, z) = if centre {
             (Fx::ZERO, Fx::ZERO)
         } else {
             game.base(others[self.rng.below(others.len() as u32) as usize])
         };
         let scatter = Fx::from_int(8);
         let mut jitter = || self.rng.fx_range(-scatter, scatter);
-        (x + jitter(), z + jitter())
+        let (x, z) = (x + jitter(), z + jitter());
+        if centre {
+            Command::move_to(x, z)
+        } else {
+            Command::attack_move_to(x, z)
+        }
     }
 }
 
@@ -74,8 +81,7 @@ impl Bot<Rts> for RtsBot {
         let order = if self.rng.chance(1, 6) {
             Command::Stop
         } else {
-            let (x, z) = self.target(game);
-            Command::move_to(x, z)
+            self.target(game)
         };
         // Two commands of one frame, applied in this order: what a person
         // does with a drag and a click.

@@ -1,19 +1,30 @@
-//! Combat: units hit the nearest enemy in reach, idle units chase the
-//! nearest enemy in sight, and the dead are removed.
+//! Combat: units shoot the nearest enemy in range, idle units chase the
+//! nearest enemy in sight, attack-moving units stand to fight, missiles fly,
+//! and the dead are removed.
 //!
 //! Each unit looks for enemies once every `attack_interval` frames, on the
 //! frames where `frame % attack_interval == id % attack_interval`, so the
 //! cost is spread evenly over frames. It asks the physics world for enemy
-//! bodies near it (`World::query_aabb` with the other players' groups),
-//! takes the nearest living one (ties to the lower id), and hits it for
-//! `damage` if their surfaces are within `range`; otherwise, if it is idle
-//! and the enemy is within `sight`, it moves toward it.
+//! bodies near it (`World::query_aabb` with the other players' groups) and
+//! takes the nearest living one (ties to the lower id). If their surfaces
+//! are within `range` it shoots: with a `missile_speed` of 0 the hit lands
+//! at once (a melee blow); otherwise a [`Missile`] leaves the shooter and
+//! lands `⌈distance × tick rate / missile_speed⌉` frames later (at least
+//! one), on the target wherever it went by then, if it still lives. An
+//! idle unit with the enemy in `sight` but out of range chases it (an
+//! attack-move toward where it stands); a unit on an attack-move stands
+//! still while an enemy is in range at its look (`fighting`) and walks on
+//! when none is.
 //!
-//! Invariants: attackers act in id order and a hit lands at once, so a unit
-//! killed earlier in the pass does not strike back; units at 0 hp are
-//! removed (body, unit and selection entries) at the end of the pass;
-//! distances are compared squared, in `Fx`, with no square root.
+//! Invariants: attackers act in id order; missiles are kept in the order
+//! they were shot and land in that order, before this frame's shots; a
+//! blow or a landing missile takes hit points at once, so a unit killed
+//! earlier in the pass does not strike back; units at 0 hp are removed
+//! (body, unit and selection entries) at the end of the pass, and missiles
+//! aimed at them fall harmlessly; distances are compared squared, in `Fx`,
+//! and the one square root (a missile's flight) is `Fx`'s.
 
+use lockstep_derive::Canonical;
 use lockstep_fx::{Fx, Vec3};
 use lockstep_physics::{Aabb, World};
 
@@ -21,21 +32,46 @@ use super::config::UnitConfig;
 use super::map::enemy_groups;
 use super::unit::{Order, Unit};
 
-/// Runs this frame's share of attacks and chases; returns whether a unit
-/// died.
+/// A missile in flight (an arrow, a bolt): shot by a unit of `owner` from
+/// `(x, z)` at frame `shot`, it hits unit `target` at frame `lands` if the
+/// target still lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Canonical)]
+#[canonical(entity = "missile")]
+pub struct Missile {
+    /// The shooter's seat (the missile's colour).
+    pub owner: u8,
+    /// The id of the unit it is aimed at.
+    pub target: u32,
+    /// Where it was shot from (m).
+    #[canonical(name = "from x")]
+    pub x: Fx,
+    /// Where it was shot from (m).
+    #[canonical(name = "from z")]
+    pub z: Fx,
+    /// The frame it was shot in.
+    pub shot: u32,
+    /// The frame it lands in (after `shot`).
+    pub lands: u32,
+}
+
+/// Lands the missiles due at `frame` (hitting targets still alive), then
+/// runs this frame's share of looks: shots, chases and attack-move stands.
+/// Returns whether a unit died.
 pub(crate) fn fight(
     world: &World,
     units: &mut [Unit],
+    missiles: &mut Vec<Missile>,
     rules: &UnitConfig,
     players: u8,
     frame: u32,
 ) -> bool {
+    let mut died = land(units, missiles, rules.damage, frame);
     let interval = rules.attack_interval.max(1);
     let diameter = rules.radius.mul_int(2);
     let reach = diameter + rules.range;
     let sight = diameter + rules.sight;
     let (reach2, sight2) = (reach * reach, sight * sight);
-    let mut died = false;
+    let tick_rate = i64::from(world.settings().tick_rate.max(1));
     for i in 0..units.len() {
         let attacker = &units[i];
         if attacker.id % interval != frame % interval || attacker.hp == 0 {
@@ -45,32 +81,36 @@ pub(crate) fn fight(
             continue;
         };
         let p = body.position();
-        let area = Aabb::from_corners(
-            p - Vec3::new(sight, sight, sight),
-            p + Vec3::new(sight, sight, sight),
-        );
-        // The nearest living enemy: (squared distance, id, index).
-        let mut nearest: Option<(Fx, u32, usize)> = None;
-        for h in world.query_aabb(&area, enemy_groups(attacker.owner, players)) {
-            let Some(b) = world.body(h) else { continue };
-            let Some(j) = index_of(units, b.user_data()) else {
-                continue;
-            };
-            if units[j].hp == 0 {
-                continue;
-            }
-            let d = b.position() - p;
-            let d2 = d.x * d.x + d.z * d.z;
-            let key = (d2, units[j].id, j);
-            if nearest.is_none_or(|n| (key.0, key.1) < (n.0, n.1)) {
-                nearest = Some(key);
-            }
+        let nearest = nearest_enemy(world, units, attacker.owner, players, p, sight);
+        let in_reach = nearest.is_some_and(|(d2, _)| d2 <= reach2);
+        if let Order::Move {
+            attack: true,
+            fighting,
+            ..
+        } = &mut units[i].order
+        {
+            *fighting = in_reach;
         }
-        let Some((d2, _, j)) = nearest else { continue };
-        if d2 <= reach2 {
-            let target = &mut units[j];
-            target.hp = target.hp.saturating_sub(rules.damage);
-            died |= target.hp == 0;
+        let Some((d2, j)) = nearest else { continue };
+        if in_reach {
+            if rules.missile_speed.is_positive() {
+                // Flight frames: distance / speed in seconds, at the tick
+                // rate, rounded up (−⌊−x⌋).
+                let frames = d2.sqrt().mul_int(tick_rate) / rules.missile_speed;
+                let flight = -(-frames).to_int_floor();
+                missiles.push(Missile {
+                    owner: units[i].owner,
+                    target: units[j].id,
+                    x: p.x,
+                    z: p.z,
+                    shot: frame,
+                    lands: frame + flight.max(1) as u32,
+                });
+            } else {
+                let target = &mut units[j];
+                target.hp = target.hp.saturating_sub(rules.damage);
+                died |= target.hp == 0;
+            }
         } else if d2 <= sight2 && units[i].order == Order::Idle {
             if let Some(b) = world.body(units[j].body) {
                 let t = b.position();
@@ -79,10 +119,66 @@ pub(crate) fn fight(
                     z: t.z,
                     goal: None,
                     blocked: 0,
+                    attack: true,
+                    fighting: false,
                 };
             }
         }
     }
+    died
+}
+
+/// The nearest living enemy of `owner` within `sight` of `p` on both ground
+/// axes: (squared ground distance, index), ties to the lower id.
+fn nearest_enemy(
+    world: &World,
+    units: &[Unit],
+    owner: u8,
+    players: u8,
+    p: Vec3,
+    sight: Fx,
+) -> Option<(Fx, usize)> {
+    let area = Aabb::from_corners(
+        p - Vec3::new(sight, sight, sight),
+        p + Vec3::new(sight, sight, sight),
+    );
+    let mut nearest: Option<(Fx, u32, usize)> = None;
+    for h in world.query_aabb(&area, enemy_groups(owner, players)) {
+        let Some(b) = world.body(h) else { continue };
+        let Some(j) = index_of(units, b.user_data()) else {
+            continue;
+        };
+        if units[j].hp == 0 {
+            continue;
+        }
+        let d = b.position() - p;
+        let d2 = d.x * d.x + d.z * d.z;
+        let key = (d2, units[j].id, j);
+        if nearest.is_none_or(|n| (key.0, key.1) < (n.0, n.1)) {
+            nearest = Some(key);
+        }
+    }
+    nearest.map(|(d2, _, j)| (d2, j))
+}
+
+/// Lands the missiles due at `frame`, in the order they were shot: each
+/// takes `damage` from its target if the target still lives. Returns
+/// whether a unit died.
+fn land(units: &mut [Unit], missiles: &mut Vec<Missile>, damage: u32, frame: u32) -> bool {
+    let mut died = false;
+    missiles.retain(|m| {
+        if m.lands > frame {
+            return true;
+        }
+        if let Some(j) = index_of(units, u64::from(m.target)) {
+            let target = &mut units[j];
+            if target.hp > 0 {
+                target.hp = target.hp.saturating_sub(damage);
+                died |= target.hp == 0;
+            }
+        }
+        false
+    });
     died
 }
 

@@ -87,6 +87,13 @@ pub enum Command {
         /// Where the selection's centre goes.
         to: MapPoint,
     },
+    /// Send the selected units to a point like [`Command::Move`], but each
+    /// stops to fight every enemy that comes within its range on the way,
+    /// and walks on once none is.
+    AttackMove {
+        /// Where the selection's centre goes.
+        to: MapPoint,
+    },
     /// The selected units drop their orders and halt (also the value a
     /// command is read into).
     #[default]
@@ -98,6 +105,7 @@ impl Command {
     const SELECT: u32 = 0;
     const MOVE: u32 = 1;
     const STOP: u32 = 2;
+    const ATTACK_MOVE: u32 = 3;
 
     /// A select command from map coordinates (quantized to cells).
     pub fn select(x0: Fx, z0: Fx, x1: Fx, z1: Fx) -> Command {
@@ -110,6 +118,13 @@ impl Command {
     /// A move command from map coordinates (quantized to a cell).
     pub fn move_to(x: Fx, z: Fx) -> Command {
         Command::Move {
+            to: MapPoint::from_map(x, z),
+        }
+    }
+
+    /// An attack-move command from map coordinates (quantized to a cell).
+    pub fn attack_move_to(x: Fx, z: Fx) -> Command {
+        Command::AttackMove {
             to: MapPoint::from_map(x, z),
         }
     }
@@ -129,8 +144,8 @@ impl lockstep_codec::Command for Command {
     const MAX_BITS: u32 = 2 + 4 * MapPoint::BITS;
 
     fn schema() -> &'static str {
-        "lockstep-games rts Command v2: tag ranged 0..=2 in 2 bits (0 select, 1 move, 2 stop); \
-         select = from.x, from.z, to.x, to.z; move = to.x, to.z; \
+        "lockstep-games rts Command v3: tag ranged 0..=3 in 2 bits (0 select, 1 move, 2 stop, \
+         3 attack-move); select = from.x, from.z, to.x, to.z; move, attack-move = to.x, to.z; \
          each a cell index ranged 0..=2048 in 12 bits, cell 0.25 m, cell 1024 = 0 m"
     }
 
@@ -139,8 +154,9 @@ impl lockstep_codec::Command for Command {
             Command::Select { .. } => Self::SELECT,
             Command::Move { .. } => Self::MOVE,
             Command::Stop => Self::STOP,
+            Command::AttackMove { .. } => Self::ATTACK_MOVE,
         };
-        s.ranged(&mut tag, 0, 2, "rts command tag")?;
+        s.ranged(&mut tag, 0, 3, "rts command tag")?;
         if S::READING {
             *self = match tag {
                 Self::SELECT => Command::Select {
@@ -148,6 +164,9 @@ impl lockstep_codec::Command for Command {
                     to: MapPoint::default(),
                 },
                 Self::MOVE => Command::Move {
+                    to: MapPoint::default(),
+                },
+                Self::ATTACK_MOVE => Command::AttackMove {
                     to: MapPoint::default(),
                 },
                 _ => Command::Stop,
@@ -158,7 +177,7 @@ impl lockstep_codec::Command for Command {
                 from.serialize(s, "rts select corner")?;
                 to.serialize(s, "rts select corner")
             }
-            Command::Move { to } => to.serialize(s, "rts move target"),
+            Command::Move { to } | Command::AttackMove { to } => to.serialize(s, "rts move target"),
             Command::Stop => Ok(()),
         }
     }

@@ -63,6 +63,9 @@ pub struct UnitConfig {
     pub damage: u32,
     /// Attack reach, between the surfaces of two units (m).
     pub range: Fx,
+    /// Speed of the missiles units shoot (m/s); 0: a hit lands at once, as
+    /// a melee blow.
+    pub missile_speed: Fx,
     /// Idle units chase enemies this close (surface to surface, m).
     pub sight: Fx,
     /// A unit lifts the fog this far around it (cell centre to cell
@@ -134,6 +137,13 @@ impl RtsConfig {
         positive("unit.radius", u.radius, Fx::from_int(8))?;
         positive("unit.speed", u.speed, Fx::from_int(50))?;
         non_negative("unit.range", u.range, Fx::from_int(64))?;
+        non_negative("unit.missile_speed", u.missile_speed, Fx::from_int(500))?;
+        if u.missile_speed.is_positive() && u.missile_speed < Fx::ONE {
+            return Err((
+                "unit.missile_speed",
+                format!("{} is neither 0 nor at least 1", u.missile_speed),
+            ));
+        }
         non_negative("unit.sight", u.sight, Fx::from_int(64))?;
         if u.sight < u.range {
             return Err(("unit.sight", format!("{} is below unit.range", u.sight)));

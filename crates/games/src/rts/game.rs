@@ -6,8 +6,8 @@
 //!    order issued (a frame without commands, or a missing seat's input,
 //!    carries none); a move computes its goal's flow field unless one is
 //!    kept already;
-//! 2. this frame's share of combat ([`super::combat`]), then removal of the
-//!    dead;
+//! 2. the missiles landing this frame, then this frame's share of combat
+//!    ([`super::combat`]), then removal of the dead;
 //! 3. steering of every unit with a move order, in id order;
 //! 4. one physics step;
 //! 5. flow fields no unit follows any more are dropped;
@@ -18,8 +18,8 @@
 //! inputs, with `Fx` arithmetic only; the state is exactly what
 //! [`Game::encode`] writes (the version, then the fields as
 //! `#[derive(Canonical)]` writes them: the settings, each seat's selection
-//! with the seat count, each unit, the flow fields by goal, each seat's
-//! fog, the physics world; the navigation grid is derived from the world
+//! with the seat count, each unit, the missiles in flight, the flow fields
+//! by goal, each seat's fog, the physics world; the navigation grid is derived from the world
 //! and rebuilt on loading), and
 //! [`Game::decode`] accepts only states whose units, selections and bodies
 //! agree (see [`Rts::check`]), so a loaded state steps like the saved one
@@ -30,7 +30,7 @@ use lockstep_fx::{Fx, PerSeat, Sink, StateReader, StateWriter, Vec3};
 use lockstep_physics::{Aabb, World};
 use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 
-use super::combat::{self, index_of};
+use super::combat::{self, Missile, index_of};
 use super::command::{Command, RtsInput};
 use super::config::RtsConfig;
 use super::fog::{self, Fog};
@@ -53,6 +53,8 @@ pub struct Rts {
     selections: PerSeat<Vec<u32>>,
     /// Every living unit, ascending by id.
     units: Vec<Unit>,
+    /// The missiles in flight, in the order they were shot.
+    missiles: Vec<Missile>,
     /// The flow fields some unit follows, ascending by goal cell.
     #[canonical(max_len = 64)]
     flows: Vec<Flow>,
@@ -100,6 +102,11 @@ impl Rts {
     pub fn unit(&self, id: u32) -> Option<UnitView> {
         let i = index_of(&self.units, u64::from(id))?;
         self.units[i].view(&self.world)
+    }
+
+    /// The missiles in flight, in the order they were shot.
+    pub fn missiles(&self) -> &[Missile] {
+        &self.missiles
     }
 
     /// The navigation grid: cells, and which ones obstacles block.
@@ -178,7 +185,8 @@ impl Rts {
                 ids.dedup();
                 self.selections[usize::from(seat)] = ids;
             }
-            Command::Move { to } => self.move_selection(seat, to.to_map()),
+            Command::Move { to } => self.move_selection(seat, to.to_map(), false),
+            Command::AttackMove { to } => self.move_selection(seat, to.to_map(), true),
             Command::Stop => {
                 for &id in &self.selections[usize::from(seat)] {
                     if let Some(i) = index_of(&self.units, u64::from(id)) {
@@ -191,8 +199,9 @@ impl Rts {
 
     /// Sends `seat`'s selection to `(x, z)`, keeping the formation: each
     /// unit's target is the point plus its offset from the selection's
-    /// centre, kept inside the walls.
-    fn move_selection(&mut self, seat: u8, (x, z): (Fx, Fx)) {
+    /// centre, kept inside the walls. On an attack-move (`attack`) they stop
+    /// to fight enemies in range on the way.
+    fn move_selection(&mut self, seat: u8, (x, z): (Fx, Fx), attack: bool) {
         let selected: Vec<(usize, Vec3)> = self.selections[usize::from(seat)]
             .iter()
             .filter_map(|&id| index_of(&self.units, u64::from(id)))
@@ -220,6 +229,8 @@ impl Rts {
                 z: tz,
                 goal,
                 blocked: 0,
+                attack,
+                fighting: false,
             };
         }
     }
@@ -317,6 +328,17 @@ impl Rts {
                 }
             }
         }
+        let shooters = players;
+        if let Some(m) = self
+            .missiles
+            .iter()
+            .find(|m| m.owner >= shooters || m.lands <= m.shot)
+        {
+            return Err(format!(
+                "missile at unit {}: owner or flight out of range",
+                m.target
+            ));
+        }
         let unit_bodies = self
             .world
             .bodies()
@@ -369,9 +391,9 @@ impl Game for Rts {
     type Input = RtsInput;
     type Config = RtsConfig;
     const ID: &'static str = "rts";
-    /// Rules version 3 (rocks, flow fields and the fog of war) with the
-    /// physics' state version.
-    const VERSION: u32 = crate::version(3);
+    /// Rules version 4 (rocks, flow fields, the fog of war, missiles and
+    /// attack-moves) with the physics' state version.
+    const VERSION: u32 = crate::version(4);
 
     fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
         setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_SEATS)?;
@@ -385,6 +407,7 @@ impl Game for Rts {
             config: config.clone(),
             selections: PerSeat(vec![Vec::new(); usize::from(setup.seats)]),
             units,
+            missiles: Vec::new(),
             flows: Vec::new(),
             fog: PerSeat(Vec::new()),
             world,
@@ -406,7 +429,14 @@ impl Game for Rts {
             }
         }
         let (players, rules) = (self.players(), &self.config.unit);
-        if combat::fight(&self.world, &mut self.units, rules, players, frame) {
+        if combat::fight(
+            &self.world,
+            &mut self.units,
+            &mut self.missiles,
+            rules,
+            players,
+            frame,
+        ) {
             self.remove_dead();
         }
         for u in &mut self.units {

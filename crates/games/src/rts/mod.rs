@@ -1,7 +1,7 @@
 //! The RTS demo: 2 to 8 players each command hundreds of units (dynamic
 //! spheres on a ground half-space, walled in, around static buildings and
 //! the rocks the match seed scatters) by selecting them with a rectangle and
-//! ordering them to move or stop; a moved group follows a flow field around
+//! ordering them to move, attack-move or stop; a moved group follows a flow field around
 //! the obstacles; units that meet enemies fight until one side is gone; each
 //! player sees the map through its own fog of war.
 //!
@@ -21,7 +21,8 @@
 //! - [`nav`]: the navigation grid ([`NavGrid`]) and flow fields ([`Flow`]);
 //! - [`fog`]: each player's fog of war ([`Fog`]);
 //! - [`unit`](mod@unit): unit state ([`Order`], [`UnitView`]) and steering;
-//! - `combat.rs`: attacks, chases and removal of the dead (see [Combat](#combat));
+//! - `combat.rs`: shots, missiles, chases and removal of the dead (see
+//!   [Combat](#combat));
 //! - `game.rs`: [`Rts`], the [`Game`](lockstep_sim::Game) implementation;
 //! - `bot.rs`: [`RtsBot`], the scripted player;
 //! - `snapshot.rs`: its units for snapshots (`lockstep_snapshot::Bodies`).
@@ -43,8 +44,12 @@
 //!
 //! # Combat
 //! Each unit looks for enemies once every `attack_interval` frames
-//! (staggered by id), hits the nearest in reach, or chases it if idle and
-//! it is in sight; units at 0 hp leave the world at the end of the pass.
+//! (staggered by id) and shoots the nearest in range: a [`Missile`] flies
+//! at `missile_speed` and hits its target when it lands, if the target
+//! still lives. An idle unit chases an enemy in sight; a unit on an
+//! attack-move ([`Command::AttackMove`]) stands to fight while an enemy is
+//! in range and walks on when none is. Units at 0 hp leave the world at the
+//! end of the pass.
 
 mod bot;
 mod combat;
@@ -58,6 +63,7 @@ mod snapshot;
 pub mod unit;
 
 pub use bot::RtsBot;
+pub use combat::Missile;
 pub use command::{Command, MapPoint, RtsInput};
 pub use config::{Building, RtsConfig, UnitConfig};
 pub use fog::Fog;

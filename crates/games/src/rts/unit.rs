@@ -7,7 +7,10 @@
 //! heads along the field's step at its cell until its own target is within
 //! [`DIRECT_RANGE`] with a clear line to it, then straight for the target,
 //! so a group keeps its formation in the open and files around obstacles.
-//! A chase (no field) heads straight for its target. It moves at full speed, slowing linearly within
+//! A chase (no field) heads straight for its target. A unit on an
+//! attack-move (`attack`) that found an enemy in range at its last look
+//! (`fighting`, set by combat) stands still to fight, and walks on once
+//! none is. It moves at full speed, slowing linearly within
 //! `slow_distance`; it arrives within `arrive_distance`, and gives up when
 //! a crowd or a wall has held it below a quarter of its speed for
 //! `give_up_frames` frames in a row. Arriving, giving up and stopping zero
@@ -54,6 +57,11 @@ pub enum Order {
         /// Frames in a row spent below a quarter of its speed.
         #[canonical(name = "blocked frames")]
         blocked: u32,
+        /// An attack-move: it stops to fight enemies in range on the way.
+        attack: bool,
+        /// On an attack-move, an enemy was in range at its last look: it
+        /// stands and fights instead of walking.
+        fighting: bool,
     },
 }
 
@@ -111,6 +119,8 @@ impl Unit {
             z,
             goal,
             blocked,
+            attack,
+            fighting,
         } = self.order
         else {
             return;
@@ -119,6 +129,11 @@ impl Unit {
             return;
         };
         let (p, v) = (b.position(), b.linear_velocity());
+        if fighting {
+            // Standing to shoot: no walking, and no count toward giving up.
+            world.set_linear_velocity(self.body, Vec3::new(Fx::ZERO, v.y, Fx::ZERO));
+            return;
+        }
         let to = Vec3::new(x - p.x, Fx::ZERO, z - p.z);
         let distance = to.length();
         let slow = Vec3::new(v.x, Fx::ZERO, v.z).length() < rules.speed.scale_pow2(-2);
@@ -132,6 +147,8 @@ impl Unit {
             z,
             goal,
             blocked,
+            attack,
+            fighting,
         };
         let speed = if distance < rules.slow_distance {
             rules.speed * distance / rules.slow_distance
