@@ -41,6 +41,14 @@ const DELAY_PLAN_LEAD_FRAMES: u32 = 30;
 /// the host quickens the match by a step.
 const PACE_SHRINK_TICKS: u32 = 60;
 
+/// Frames of margin, beyond half the worst round trip, between the host's
+/// newest frame and the frame a new pace applies from. Shorter than a delay
+/// plan's: every frame before the switch is one a slow seat falls further
+/// behind in, so the host sends the plan at once instead of waiting for
+/// the next Timing (lost, it goes again with the next one, and the seat
+/// switches late: a hitch, not a desync).
+const PACE_PLAN_LEAD_FRAMES: u32 = 6;
+
 impl<I: Input> Session<I> {
     /// The clock offset of `peer` (its clock minus ours), once estimated.
     pub fn clock_offset(&self, peer: SeatId) -> Option<ClockEstimate> {
@@ -127,7 +135,7 @@ impl<I: Input> Session<I> {
             .filter(|(i, p)| *i != local && !p.gone)
             .map(|(_, p)| p.wanted_delay.clamp(min, max))
             .fold(self.wanted_delay, u32::max);
-        let lead = self.plan_lead();
+        let lead = self.plan_lead(DELAY_PLAN_LEAD_FRAMES);
         let _ = self
             .input_delay
             .decide(target, self.clock.next_frame(), lead, DELAY_SHRINK_TICKS);
@@ -156,10 +164,9 @@ impl<I: Input> Session<I> {
 
     /// The frames ahead of the host's newest at which a plan it makes now
     /// takes effect: half the worst round trip, and a margin.
-    fn plan_lead(&self) -> u32 {
+    fn plan_lead(&self, margin: u32) -> u32 {
         let worst_rtt = self.worst_rtt_micros();
-        crate::delay::frames_for((worst_rtt / 2) as i64, self.cfg.tick_micros)
-            + DELAY_PLAN_LEAD_FRAMES
+        crate::delay::frames_for((worst_rtt / 2) as i64, self.cfg.tick_micros) + margin
     }
 
     /// Once per tick, on the host: plans the pace the slowest seat's step
@@ -177,10 +184,16 @@ impl<I: Input> Session<I> {
             .map(|(_, p)| p.step_cost)
             .fold(self.step_costs.reported(), u32::max);
         let target = crate::pace::steps_for(u64::from(cost), self.cfg.tick_micros);
-        let lead = self.plan_lead();
-        let _ = self
+        let lead = self.plan_lead(PACE_PLAN_LEAD_FRAMES);
+        let planned = self
             .pace
             .decide(target, self.clock.next_frame(), lead, PACE_SHRINK_TICKS);
+        if planned.is_some() {
+            let now = self.now;
+            for p in &mut self.peers {
+                p.next_timing_at = p.next_timing_at.min(now);
+            }
+        }
     }
 
     /// The Timing message for peer `i`, if one is due at `now`.
