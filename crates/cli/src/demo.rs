@@ -296,12 +296,13 @@ pub fn run(
     }
     outln!("");
     outln!(
-        "{:<10} {:>5} {:>7} {:>10} {:>12} {:>12} {:>7} {:>8} {:>14} {:>16}",
+        "{:<10} {:>5} {:>7} {:>10} {:>12} {:>20} {:>12} {:>7} {:>8} {:>14} {:>16}",
         "seat",
         "",
         "frames",
         "rtt ms",
         "up kbit/s",
+        "up with IP/UDP",
         "down kbit/s",
         "stalls",
         "desyncs",
@@ -312,12 +313,14 @@ pub fn run(
         let Some(d) = &s.done else { continue };
         let secs = d.num("seconds").max(1);
         outln!(
-            "{:<10} {:>5} {:>7} {:>10} {:>12} {:>12} {:>7} {:>8} {:>14} {:>16}",
+            "{:<10} {:>5} {:>7} {:>10} {:>12} {:>20} {:>12} {:>7} {:>8} {:>14} {:>16}",
             s.name,
             d.get("seat"),
             d.get("frame"),
             s.status.get("rtt_ms"),
             d.num("sent_bytes") * 8 / 1000 / secs,
+            // 20 bytes of IPv4 and 8 of UDP header on every datagram.
+            (d.num("sent_bytes") + 28 * d.num("sent_datagrams")) * 8 / 1000 / secs,
             d.num("received_bytes") * 8 / 1000 / secs,
             d.get("stalls"),
             d.get("desyncs"),

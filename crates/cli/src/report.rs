@@ -247,10 +247,11 @@ impl<'a> Printer<'a> {
         let stepped = r.frames_stepped.max(1);
         let end = r.end.as_ref().map_or("-".to_string(), end_word);
         let line = format!(
-            "done seat={} frame={} sent_bytes={} received_bytes={} seconds={} first_frame_ms={} loop_us_per_frame={} peer_us_per_frame={} desyncs={} healed={} checked={} stalls={} rejoin_bytes={} rejoin_ms={} end={} log={}",
+            "done seat={} frame={} sent_bytes={} sent_datagrams={} received_bytes={} seconds={} first_frame_ms={} loop_us_per_frame={} peer_us_per_frame={} desyncs={} healed={} checked={} stalls={} rejoin_bytes={} rejoin_ms={} end={} log={}",
             s.seat.map_or("spectator".into(), |x| x.0.to_string()),
             s.frame,
             r.traffic.sent_bytes,
+            r.traffic.sent,
             r.traffic.received_bytes,
             r.seconds,
             r.first_frame_ms.map_or("-".into(), |m| m.to_string()),

@@ -97,9 +97,12 @@ pub struct ModeArgs {
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub prediction: u32,
     /// Frames in a communication turn (1 to 30): the inputs of a turn's
-    /// frames travel in one packet per seat, sent at its last frame
-    /// (default 1: a packet every frame). Fewer packets, more latency.
-    /// Every seat plays the host's.
+    /// frames travel in one packet per seat (default 1: a packet every
+    /// frame). In lockstep a turn is sampled at its first tick and sent at
+    /// once (a command waits half a turn on average); in rollback it is
+    /// sent at its last frame. Fewer packets, a little more latency. With
+    /// turns, the clock-sync ping also goes once a second and each packet
+    /// carries one short checksum. Every seat plays the host's.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_TURN_FRAMES)))]
     pub turn: Option<u32>,
 }

@@ -285,7 +285,15 @@ fn match_settings(args: &HostArgs, setup: &Match) -> Result<MatchSettings, CliEr
         s = s.mode(args.mode.mode());
     }
     if let Some(turn) = args.mode.turn {
-        s.peer.session.turn_frames = turn;
+        let session = &mut s.peer.session;
+        session.turn_frames = turn;
+        if turn > 1 {
+            // A match played in turns is one on a tight budget: the
+            // clock-sync ping goes once a second instead of five times, and
+            // each packet (one a turn) carries one short checksum.
+            session.timing_interval_micros = 1_000_000;
+            session.checksum_redundancy = 1;
+        }
     }
     Ok(s)
 }
