@@ -362,6 +362,12 @@ fn invalid_setups_are_refused() {
     );
     assert_eq!(refused(|b| b.rocks = 65), "rocks");
     assert_eq!(refused(|b| b.fog_interval = 0), "fog_interval");
+    assert_eq!(refused(|b| b.substeps = 0), "substeps");
+    assert_eq!(refused(|b| b.substeps = 9), "substeps");
+    assert_eq!(
+        refused(|b| b.unit.missile_speed = Fx::lit("0.5")),
+        "unit.missile_speed"
+    );
 }
 
 #[test]

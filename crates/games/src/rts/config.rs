@@ -40,6 +40,10 @@ pub struct RtsConfig {
     pub rocks: u32,
     /// The fog of war is recomputed every this many frames.
     pub fog_interval: u32,
+    /// Physics substeps per frame (1 to 8; the engine's default is 4):
+    /// each is a pass of the contact solver, and units, spheres on flat
+    /// ground, hold with fewer.
+    pub substeps: u8,
     /// The units' rules.
     #[canonical(flatten)]
     pub unit: UnitConfig,
@@ -189,6 +193,9 @@ impl RtsConfig {
         }
         if self.rocks > 64 {
             return Err(("rocks", format!("{} is more than 64", self.rocks)));
+        }
+        if !(1..=8).contains(&self.substeps) {
+            return Err(("substeps", format!("{} is not in 1..=8", self.substeps)));
         }
         if !(1..=600).contains(&self.fog_interval) {
             return Err((

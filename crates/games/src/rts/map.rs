@@ -59,6 +59,7 @@ pub(crate) fn build(config: &RtsConfig, setup: &Match) -> Result<(World, Vec<Uni
     let settings = WorldSettings {
         tick_rate: u32::from(setup.tick_rate),
         seed: setup.seed,
+        substeps: config.substeps,
         ..WorldSettings::default()
     };
     let mut world = World::new(settings);
