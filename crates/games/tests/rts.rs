@@ -49,6 +49,17 @@ fn bot_match(config: &RtsConfig, players: u8, frames: u32) -> (Rts, Vec<Checksum
     (game, sums)
 }
 
+/// Frame 0 of a two-seat small match: each seat selects all its units.
+fn select_all(game: &mut Rts) {
+    let all = Command::select(
+        Fx::from_int(-30),
+        Fx::from_int(-30),
+        Fx::from_int(30),
+        Fx::from_int(30),
+    );
+    game.step(0, &[all.into(), all.into()]);
+}
+
 /// A frame's input without commands.
 fn none() -> RtsInput {
     RtsInput::default()
@@ -219,13 +230,7 @@ fn stop_halts_the_selection() {
 fn armies_that_meet_fight_until_units_die() {
     let c = small(16);
     let mut game = new_game(&c, 2);
-    let all = Command::select(
-        Fx::from_int(-30),
-        Fx::from_int(-30),
-        Fx::from_int(30),
-        Fx::from_int(30),
-    );
-    game.step(0, &[all.into(), all.into()]);
+    select_all(&mut game);
     let centre = Command::move_to(Fx::ZERO, Fx::from_int(5));
     game.step(1, &[centre.into(), centre.into()]);
     for f in 2..600 {
@@ -254,13 +259,7 @@ fn armies_that_meet_fight_until_units_die() {
 fn attack_moving_archers_stand_and_shoot_missiles_that_land_later() {
     let c = small(16);
     let mut game = new_game(&c, 2);
-    let all = Command::select(
-        Fx::from_int(-30),
-        Fx::from_int(-30),
-        Fx::from_int(30),
-        Fx::from_int(30),
-    );
-    game.step(0, &[all.into(), all.into()]);
+    select_all(&mut game);
     // Seat 0 attack-moves across the map onto seat 1's base; seat 1 waits.
     let (bx, bz) = game.base(1);
     game.step(1, &[Command::attack_move_to(bx, bz).into(), none()]);
