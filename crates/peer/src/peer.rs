@@ -599,7 +599,12 @@ impl<G: Game, W: Write> Peer<G, W> {
                 });
             }
         } else if let Some(s) = &mut self.snapshots {
-            s.on_frame(now, frame, self.engine.game());
+            let last = self
+                .session
+                .config()
+                .match_frames
+                .is_some_and(|n| frame + 1 == n);
+            s.on_frame(now, frame, last, self.engine.game());
         }
         if resimulated {
             self.stats.frames_resimulated += 1;

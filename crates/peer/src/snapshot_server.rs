@@ -192,12 +192,15 @@ impl<G> SnapshotServer<G> {
     }
 
     /// This peer stepped `frame` (for the first time) and its game is
-    /// `game`: on a snapshot frame, code it for every receiver.
-    pub(crate) fn on_frame(&mut self, now: Instant, frame: u32, game: &G) {
+    /// `game`: on a snapshot frame, code it for every receiver. The match's
+    /// `last` frame is always coded, and its parts go twice: no later
+    /// snapshot would make up for it if it were lost, and a receiver would
+    /// never see the end.
+    pub(crate) fn on_frame(&mut self, now: Instant, frame: u32, last: bool, game: &G) {
         let timeout = self.settings.timeout_micros;
         self.streams
             .retain(|_, s| now.since(s.last_heard) <= timeout);
-        if self.streams.is_empty() || frame % self.settings.every.max(1) != 0 {
+        if self.streams.is_empty() || (frame % self.settings.every.max(1) != 0 && !last) {
             return;
         }
         let bodies = (self.quantize)(game, &self.bounds);
@@ -207,8 +210,11 @@ impl<G> SnapshotServer<G> {
             self.stats.bytes += sent.bytes;
             match split(s.id, frame, &payload) {
                 Some(parts) => {
-                    self.stats.parts += parts.len() as u64;
-                    self.out.extend(parts.into_iter().map(|p| (*to, p)));
+                    let copies = if last { 2 } else { 1 };
+                    self.stats.parts += copies * parts.len() as u64;
+                    for _ in 0..copies {
+                        self.out.extend(parts.iter().map(|p| (*to, p.clone())));
+                    }
                 }
                 None => self.stats.too_large += 1,
             }

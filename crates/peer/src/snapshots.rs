@@ -89,10 +89,11 @@ impl<G> Snapshots<G> {
         }
     }
 
-    /// The peer stepped `frame` for the first time and its game is `game`.
-    pub(crate) fn on_frame(&mut self, now: Instant, frame: u32, game: &G) {
+    /// The peer stepped `frame` for the first time (`last`: the match's
+    /// last frame) and its game is `game`.
+    pub(crate) fn on_frame(&mut self, now: Instant, frame: u32, last: bool, game: &G) {
         if self.fallback.serves() {
-            self.server.on_frame(now, frame, game);
+            self.server.on_frame(now, frame, last, game);
         }
     }
 
