@@ -69,11 +69,11 @@ pub struct PeerRun {
 
 impl PeerRun {
     /// Command latency as a player feels it, in microseconds: for commands
-    /// issued every `every_micros` from the sampling of frame `from` on,
-    /// the time from the issue to the step of the first frame sampled at
-    /// or after it (the frame the command goes with). A command issued
-    /// between two samplings waits for the next one, so turns sampled at
-    /// once are measured as fairly as frames sampled every tick.
+    /// given every `every_micros` from the sampling of frame `from` on, the
+    /// time from the moment each is given to the step of the first frame
+    /// sampled at or after it (the frame the command goes with). A command
+    /// given between two samplings waits for the next one, so turns sampled
+    /// at once are measured as fairly as frames sampled every tick.
     pub fn command_latency_micros(&self, from: u32, every_micros: u64) -> Vec<u64> {
         let sampled: Vec<(u32, Instant)> = self
             .sampled_at
