@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use lockstep_protocol::packet::IPV4_UDP_HEADER_BYTES;
 
 use crate::error::CliError;
 use crate::net::LinkArgs;
@@ -319,8 +320,9 @@ pub fn run(
             d.get("frame"),
             s.status.get("rtt_ms"),
             d.num("sent_bytes") * 8 / 1000 / secs,
-            // 20 bytes of IPv4 and 8 of UDP header on every datagram.
-            (d.num("sent_bytes") + 28 * d.num("sent_datagrams")) * 8 / 1000 / secs,
+            (d.num("sent_bytes") + IPV4_UDP_HEADER_BYTES * d.num("sent_datagrams")) * 8
+                / 1000
+                / secs,
             d.num("received_bytes") * 8 / 1000 / secs,
             d.get("stalls"),
             d.get("desyncs"),

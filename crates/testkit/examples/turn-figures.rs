@@ -36,13 +36,10 @@
 use lockstep_games::Demo;
 use lockstep_games::rts::{Rts, RtsConfig};
 use lockstep_peer::PeerEvent;
-use lockstep_protocol::packet::Kind;
+use lockstep_protocol::packet::{IPV4_UDP_HEADER_BYTES, Kind};
 use lockstep_protocol::seal::TAG_BYTES;
 use lockstep_testkit::mesh::{self, Condition, Run, Scenario};
 use lockstep_testkit::verdict;
-
-/// Bytes of IPv4 (20) and UDP (8) headers on every datagram.
-const IP_UDP: u64 = 28;
 
 /// A turn configuration to compare.
 struct Setting {
@@ -174,7 +171,7 @@ fn row(seats: u64, rtt: u64, s: &Setting, run: &Run, frames: u32) {
         .iter()
         .map(|p| {
             let all = p.session.sent_total();
-            (all.bytes + IP_UDP * all.packets) as f64 * 8.0 / 1000.0 / secs
+            (all.bytes + IPV4_UDP_HEADER_BYTES * all.packets) as f64 * 8.0 / 1000.0 / secs
         })
         .fold(0.0, f64::max);
     let p0 = &run.peers[0];

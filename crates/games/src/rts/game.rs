@@ -328,11 +328,10 @@ impl Rts {
                 }
             }
         }
-        let shooters = players;
         if let Some(m) = self
             .missiles
             .iter()
-            .find(|m| m.owner >= shooters || m.lands <= m.shot)
+            .find(|m| m.owner >= players || m.lands <= m.shot)
         {
             return Err(format!(
                 "missile at unit {}: owner or flight out of range",

@@ -16,6 +16,11 @@ pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 /// The wire-format version in the handshake.
 pub const VERSION: u8 = 9;
 
+/// Bytes of IPv4 (20) and UDP (8) header each datagram costs on the wire
+/// beyond its payload: what a bandwidth budget (a 28.8 kbit/s modem) has
+/// to count.
+pub const IPV4_UDP_HEADER_BYTES: u64 = 28;
+
 /// The largest datagram the decoder accepts, in bytes (fits a 1 280-byte IPv6
 /// minimum MTU with room for IP and UDP headers).
 pub const MAX_DATAGRAM: usize = 1200;

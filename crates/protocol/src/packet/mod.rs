@@ -23,7 +23,8 @@ mod spectate;
 pub use codec::{Message, Packet, Routed};
 pub use field::{DecodeError, ShortChecksums};
 pub use header::{
-    Header, KIND_VALUES, Kind, MAX_DATAGRAM, PROTOCOL_ID, VERSION, header_bytes, peek_seq,
+    Header, IPV4_UDP_HEADER_BYTES, KIND_VALUES, Kind, MAX_DATAGRAM, PROTOCOL_ID, VERSION,
+    header_bytes, peek_seq,
 };
 pub use message::*;
 pub use spectate::*;

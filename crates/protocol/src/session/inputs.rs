@@ -143,7 +143,7 @@ impl<I: Input> Session<I> {
             self.window.trim_through(through);
         }
         self.try_release();
-        if self.samples_turns() {
+        if self.cfg.samples_turns() {
             self.ask_next_input();
         }
         Ok(())

@@ -126,7 +126,7 @@ pub struct Session<I: Input> {
     clock: FrameClock,
     book: ChecksumBook,
     awaiting_input: Option<u32>,
-    /// The last frame of the turn being sampled ([`Session::samples_turns`]).
+    /// The last frame of the turn being sampled ([`Config::samples_turns`]).
     sample_through: u32,
     release_budget: u32,
     last_released: Option<u32>,
@@ -664,7 +664,7 @@ impl<I: Input> Session<I> {
         // tick, which samples the whole turn; in rollback at its last tick
         // (every tick for turns of one frame).
         let turn = self.cfg.turn_frames.max(1);
-        let sends = if self.samples_turns() {
+        let sends = if self.cfg.samples_turns() {
             frame % turn == 0
         } else {
             (frame + 1) % turn == 0
@@ -686,14 +686,14 @@ impl<I: Input> Session<I> {
         self.try_release();
         if self.stalled() {
             self.stats.stall_ticks += 1;
-            if self.cfg.mode == Mode::Lockstep && !self.samples_turns() {
+            if self.cfg.mode == Mode::Lockstep && !self.cfg.samples_turns() {
                 self.delay.on_underrun();
             }
         }
         let delay = self.step_delay();
         self.stats.delay_frames = delay;
         self.stats.max_delay_frames = self.stats.max_delay_frames.max(delay);
-        if self.samples_turns() {
+        if self.cfg.samples_turns() {
             // The frames of this tick's turn not sampled yet (all of them at
             // the turn's first tick; a rejoining process starting inside a
             // turn samples the rest of it at once).
@@ -703,12 +703,6 @@ impl<I: Input> Session<I> {
             self.awaiting_input = Some(frame);
             self.events.push_back(Event::InputNeeded { frame });
         }
-    }
-
-    /// Whether the local inputs are sampled a whole turn at a time
-    /// ([`Config::samples_turns`]).
-    pub(super) fn samples_turns(&self) -> bool {
-        self.cfg.samples_turns()
     }
 
     /// Asks the app for the next local input of the turn being sampled,

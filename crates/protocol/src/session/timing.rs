@@ -127,13 +127,9 @@ impl<I: Input> Session<I> {
         if self.host() != self.cfg.local {
             return;
         }
-        let local = self.cfg.local.index();
         let target = self
-            .peers
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| *i != local && !p.gone)
-            .map(|(_, p)| p.wanted_delay.clamp(min, max))
+            .others_playing()
+            .map(|p| p.wanted_delay.clamp(min, max))
             .fold(self.wanted_delay, u32::max);
         let lead = self.plan_lead(DELAY_PLAN_LEAD_FRAMES);
         let _ = self
@@ -157,9 +153,14 @@ impl<I: Input> Session<I> {
         self.pace.current()
     }
 
-    /// The newest plan to change the pace, `(frame, steps)`.
-    pub fn pace_plan(&self) -> Option<(u32, u32)> {
-        self.pace.plan()
+    /// The other seats' peers still playing (not gone).
+    fn others_playing(&self) -> impl Iterator<Item = &super::handshake::Peer> {
+        let local = self.cfg.local.index();
+        self.peers
+            .iter()
+            .enumerate()
+            .filter(move |(i, p)| *i != local && !p.gone)
+            .map(|(_, p)| p)
     }
 
     /// The frames ahead of the host's newest at which a plan it makes now
@@ -175,13 +176,9 @@ impl<I: Input> Session<I> {
         if self.host() != self.cfg.local {
             return;
         }
-        let local = self.cfg.local.index();
         let cost = self
-            .peers
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| *i != local && !p.gone)
-            .map(|(_, p)| p.step_cost)
+            .others_playing()
+            .map(|p| p.step_cost)
             .fold(self.step_costs.reported(), u32::max);
         let target = crate::pace::steps_for(u64::from(cost), self.cfg.tick_micros);
         let lead = self.plan_lead(PACE_PLAN_LEAD_FRAMES);

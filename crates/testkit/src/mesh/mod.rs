@@ -168,17 +168,8 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         if let Some(p) = paused.take_if(|p| p.until <= now) {
             // SIGCONT: the socket's backlog first, then the timers.
             let i = p.seat;
-            for d in p.queue {
-                deliver(
-                    now,
-                    offset(i),
-                    &mut peers[i],
-                    &mut runs[i],
-                    &mut net,
-                    d,
-                    spectator_node,
-                );
-            }
+            let (peer, run) = (&mut peers[i], &mut runs[i]);
+            deliver_all(now, offset(i), peer, run, &mut net, p.queue, spectator_node);
         }
         if let Some(s) = slow
             .as_ref()
@@ -187,17 +178,8 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             // Done stepping: the socket's backlog, which may step more.
             let i = s.seat.index();
             let before = peers[i].stats().frames_stepped;
-            for d in std::mem::take(&mut busy.queue) {
-                deliver(
-                    now,
-                    offset(i),
-                    &mut peers[i],
-                    &mut runs[i],
-                    &mut net,
-                    d,
-                    spectator_node,
-                );
-            }
+            let (peer, run, queue) = (&mut peers[i], &mut runs[i], std::mem::take(&mut busy.queue));
+            deliver_all(now, offset(i), peer, run, &mut net, queue, spectator_node);
             busy.charge(s, &mut peers[i], before, now);
         }
         if cut_until.is_some_and(|t| t <= now) {
@@ -560,6 +542,22 @@ fn close_run<G: Demo>(peer: Peer<G, Vec<u8>>, r: &mut PeerRun, warm_stalls: u64,
 
 /// Hands datagram `d` to `peer` (from a seat or the spectator) at network
 /// time `now`, and takes what it caused.
+/// Hands a seat that wakes (resumed, or done stepping) the datagrams its
+/// socket held meanwhile, in arrival order, as [`deliver`] does one.
+fn deliver_all<G: Demo>(
+    now: Instant,
+    offset: u64,
+    peer: &mut Peer<G, Vec<u8>>,
+    run: &mut PeerRun,
+    net: &mut Network,
+    queue: VecDeque<Datagram>,
+    spectator_node: SeatId,
+) {
+    for d in queue {
+        deliver(now, offset, peer, run, net, d, spectator_node);
+    }
+}
+
 fn deliver<G: Demo>(
     now: Instant,
     offset: u64,
