@@ -193,8 +193,8 @@ impl Body {
 /// [`World::add_body`](crate::World::add_body).
 ///
 /// Defaults: at the origin, unrotated, at rest, density 1 000 kg/m³ (water),
-/// friction 0.5, restitution 0, no damping, gravity scale 1, in every
-/// collision group and colliding with every group.
+/// friction 0.5, restitution 0, no damping, gravity scale 1, free to turn,
+/// in every collision group and colliding with every group.
 ///
 /// The fields are public so that a builder is also plain data another engine
 /// can read (the benchmark scenes and the rapier comparison use it that way);
@@ -233,6 +233,10 @@ pub struct BodyBuilder {
     pub user_data: u64,
     /// Starts asleep (dynamic bodies).
     pub asleep: bool,
+    /// Never turns under contacts, forces or impulses (dynamic bodies): its
+    /// inverse inertia is zero, as Box2D's "fixed rotation" and rapier's
+    /// "locked rotations". It keeps the angular velocity it is given.
+    pub lock_rotation: bool,
 }
 
 impl BodyBuilder {
@@ -255,6 +259,7 @@ impl BodyBuilder {
             mask: u32::MAX,
             user_data: 0,
             asleep: false,
+            lock_rotation: false,
         }
     }
     /// A dynamic body.
@@ -331,6 +336,15 @@ impl BodyBuilder {
     /// Starts asleep (until something touches it).
     pub fn asleep(mut self) -> Self {
         self.asleep = true;
+        self
+    }
+    /// Locks the rotation: contacts, torques and impulses never turn the
+    /// body (its inverse inertia is zero). Upright agents want this: a
+    /// character or an RTS unit slides and is pushed, but never rolls or
+    /// tips; and the solver skips every angular term of a contact whose
+    /// bodies cannot turn.
+    pub fn lock_rotation(mut self) -> Self {
+        self.lock_rotation = true;
         self
     }
 }

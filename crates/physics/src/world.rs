@@ -131,10 +131,12 @@ impl World {
                 return Err(BodyError::NoMass);
             }
             let inv = |x: Fx| Fx::ONE / x;
-            (
-                inv(mp.mass),
-                Vec3::new(inv(mp.inertia.x), inv(mp.inertia.y), inv(mp.inertia.z)),
-            )
+            let inv_inertia = if b.lock_rotation {
+                Vec3::ZERO
+            } else {
+                Vec3::new(inv(mp.inertia.x), inv(mp.inertia.y), inv(mp.inertia.z))
+            };
+            (inv(mp.mass), inv_inertia)
         } else {
             (Fx::ZERO, Vec3::ZERO)
         };

@@ -238,6 +238,11 @@ fn build_rapier(scene: &Scene) -> RapierScene {
             .linvel(vec(b.linear_velocity))
             .can_sleep(s.sleeping)
             .sleeping(b.asleep && s.sleeping);
+        let builder = if b.lock_rotation {
+            builder.lock_rotations()
+        } else {
+            builder
+        };
         let shape = match b.shape {
             Shape::Box { half_extents: h } => {
                 SharedShape::box_with_size(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32)

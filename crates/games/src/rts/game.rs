@@ -390,9 +390,10 @@ impl Game for Rts {
     type Input = RtsInput;
     type Config = RtsConfig;
     const ID: &'static str = "rts";
-    /// Rules version 4 (rocks, flow fields, the fog of war, missiles and
-    /// attack-moves) with the physics' state version.
-    const VERSION: u32 = crate::version(4);
+    /// Rules version 5 (rocks, flow fields, the fog of war, missiles and
+    /// attack-moves; units that slide, never roll, and keep right when
+    /// held up) with the physics' state version.
+    const VERSION: u32 = crate::version(5);
 
     fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
         setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_SEATS)?;

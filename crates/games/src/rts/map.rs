@@ -204,10 +204,13 @@ pub(crate) fn obstacles(world: &World) -> impl Iterator<Item = [Fx; 4]> + '_ {
 }
 
 /// The body of unit `id` of `seat` at `position`: a dynamic sphere that
-/// collides with everything, damped so that a pushed idle unit stops.
+/// collides with everything, damped so that a pushed idle unit stops, its
+/// rotation locked (a unit slides where it is steered and pushed; it does
+/// not roll).
 fn unit_body(config: &RtsConfig, seat: u8, id: u32, position: Vec3) -> BodyBuilder {
     let u = &config.unit;
     BodyBuilder::dynamic(Shape::Sphere { radius: u.radius })
+        .lock_rotation()
         .position(position)
         .friction(config.friction)
         .damping(u.damping, u.damping)

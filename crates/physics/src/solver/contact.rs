@@ -104,6 +104,10 @@ pub(crate) struct Constraint {
     twist_radius: Fx,
     restitution: Fx,
     soft: Softness,
+    /// Whether an angular term can be non-zero: a body that takes part can
+    /// turn (non-zero inverse inertia) or is turning. When neither can, the
+    /// passes skip every angular term (each would add exactly zero).
+    spin: bool,
 }
 
 /// What [`prepare`] needs about one body.
@@ -211,6 +215,17 @@ fn angular<const TWO: bool>(ja: Vec3, wa: Vec3, jb: Vec3, wb: Vec3) -> Fx {
     }
 }
 
+/// [`angular`] where a body may turn; zero (exactly what it would give)
+/// where none does.
+#[inline(always)]
+fn turning<const TWO: bool, const SPIN: bool>(ja: Vec3, wa: Vec3, jb: Vec3, wb: Vec3) -> Fx {
+    if SPIN {
+        angular::<TWO>(ja, wa, jb, wb)
+    } else {
+        Fx::ZERO
+    }
+}
+
 /// Builds a constraint from a manifold, appending its points to `points`;
 /// `velocities` are those before solving (for restitution). Anchored
 /// constraints (`TWO == false`) ignore `a`.
@@ -235,19 +250,31 @@ pub(crate) fn prepare<const TWO: bool>(
         Velocity::default()
     };
     let vb = velocities[b.index as usize];
+    // No impulse can turn a body with zero inverse inertia, so a body that
+    // is not turning at the start stays so through the step.
+    let spin = (TWO && (ia != Mat3::ZERO || va.angular != Vec3::ZERO))
+        || ib != Mat3::ZERO
+        || vb.angular != Vec3::ZERO
+        || probe::full_path_forced();
     let count = m.points.len().min(4);
     let first = points.len() as u32;
     let inv_mass_sum = ima + imb;
     let mut centre = Vec3::ZERO;
     for p in &m.points[..count] {
-        let (ja, ka) = if TWO {
+        // Without spin the lever arms meet only zero inertia and zero
+        // angular velocities: leaving them zero changes no result.
+        let (ja, ka) = if TWO && spin {
             let ja = cross(p.position - a.position, n);
             (ja, mat_vec(&ia, ja))
         } else {
             (Vec3::ZERO, Vec3::ZERO)
         };
-        let jb = cross(p.position - b.position, n);
-        let kb = mat_vec(&ib, jb);
+        let (jb, kb) = if spin {
+            let jb = cross(p.position - b.position, n);
+            (jb, mat_vec(&ib, jb))
+        } else {
+            (Vec3::ZERO, Vec3::ZERO)
+        };
         let diagonal = inv_mass_sum + dot(ja, ka) + dot(jb, kb);
         let mass = inverse(diagonal);
         let approach = if m.restitution.is_zero() {
@@ -291,7 +318,7 @@ pub(crate) fn prepare<const TWO: bool>(
     let mut tka = [Vec3::ZERO; 2];
     let mut tjb = [Vec3::ZERO; 2];
     let mut tkb = [Vec3::ZERO; 2];
-    for (i, t) in tangents.into_iter().enumerate() {
+    for (i, t) in tangents.into_iter().enumerate().filter(|_| spin) {
         if TWO {
             tja[i] = cross(centre - a.position, t);
             tka[i] = mat_vec(&ia, tja[i]);
@@ -343,6 +370,7 @@ pub(crate) fn prepare<const TWO: bool>(
         twist_radius: spread.div_int(k).sqrt(),
         restitution: m.restitution,
         soft: m.soft,
+        spin,
     }
 }
 
@@ -400,24 +428,41 @@ pub(crate) fn warm_start<const TWO: bool>(
     v: &mut [Velocity],
 ) {
     for c in constraints {
+        if c.spin {
+            warm_start_one::<TWO, true>(c, points, v);
+        } else {
+            warm_start_one::<TWO, false>(c, points, v);
+        }
+    }
+}
+
+#[inline(always)]
+fn warm_start_one<const TWO: bool, const SPIN: bool>(
+    c: &Constraint,
+    points: &[Point],
+    v: &mut [Velocity],
+) {
+    {
         let (mut va, mut vb) = load::<TWO>(c, v);
         let mut turn_a = Sum3::default();
         let mut turn_b = Sum3::default();
         let mut normal = Fx::ZERO;
         for p in c.points(points) {
             normal = add(normal, p.impulse);
-            if TWO {
+            if TWO && SPIN {
                 turn_a.add(p.ka, p.impulse);
             }
-            turn_b.add(p.kb, p.impulse);
+            if SPIN {
+                turn_b.add(p.kb, p.impulse);
+            }
         }
-        for k in 0..2 {
+        for k in (0..2).filter(|_| SPIN) {
             if TWO {
                 turn_a.add(c.tka[k], c.tangent_impulse[k]);
             }
             turn_b.add(c.tkb[k], c.tangent_impulse[k]);
         }
-        if c.count > 1 {
+        if SPIN && c.count > 1 {
             turn_b.add(c.twist_kb, c.twist_impulse);
             if TWO {
                 turn_a.add(c.twist_ka, c.twist_impulse);
@@ -426,10 +471,14 @@ pub(crate) fn warm_start<const TWO: bool>(
         let linear = c.linear_impulse(normal, c.tangent_impulse);
         if TWO {
             va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
-            va.angular = sub3(va.angular, turn_a.round());
+            if SPIN {
+                va.angular = sub3(va.angular, turn_a.round());
+            }
         }
         vb.linear = add3(vb.linear, scale(linear, c.inv_mass_b));
-        vb.angular = add3(vb.angular, turn_b.round());
+        if SPIN {
+            vb.angular = add3(vb.angular, turn_b.round());
+        }
         store::<TWO>(c, v, va, vb);
     }
 }
@@ -437,6 +486,10 @@ pub(crate) fn warm_start<const TWO: bool>(
 /// Clamps a 2D impulse to the disc of radius `limit` (≥ 0).
 #[inline(always)]
 fn cap(x: Fx, y: Fx, limit: Fx) -> [Fx; 2] {
+    if limit.is_zero() {
+        // What the scaling below gives, without its square root.
+        return [Fx::ZERO; 2];
+    }
     let len2 = Wide::product(x, x).wrapping_add(Wide::product(y, y));
     if len2 <= Wide::product(limit, limit) {
         return [x, y];
@@ -458,6 +511,26 @@ pub(crate) fn solve<const TWO: bool>(
     pass: &Pass,
 ) {
     for c in constraints.iter_mut() {
+        if c.spin {
+            solve_one::<TWO, true>(c, points, v, d, pass);
+        } else {
+            probe::count_linear();
+            solve_one::<TWO, false>(c, points, v, d, pass);
+        }
+    }
+}
+
+/// One constraint of a pass; without `SPIN` every angular term is left out
+/// (see [`Constraint::spin`]).
+#[inline(always)]
+fn solve_one<const TWO: bool, const SPIN: bool>(
+    c: &mut Constraint,
+    points: &mut [Point],
+    v: &mut [Velocity],
+    d: &[Displacement],
+    pass: &Pass,
+) {
+    {
         let (mut va, mut vb) = load::<TWO>(c, v);
         let dv = sub3(vb.linear, va.linear);
         let pts = &mut points[c.first as usize..][..usize::from(c.count)];
@@ -466,42 +539,56 @@ pub(crate) fn solve<const TWO: bool>(
         // Friction, bounded by the normal impulses of the pass before.
         let total = pts.iter().fold(Fx::ZERO, |s, p| add(s, p.impulse));
         let limit = mul(c.friction, total);
-        let vt = [
-            add(
-                dot(c.tangents[0], dv),
-                angular::<TWO>(c.tja[0], wa, c.tjb[0], wb),
-            ),
-            add(
-                dot(c.tangents[1], dv),
-                angular::<TWO>(c.tja[1], wa, c.tjb[1], wb),
-            ),
-        ];
-        let inv = c.tangent_inverse;
-        let step = |i0: Fx, i1: Fx| {
-            Wide::product(i0, vt[0])
-                .wrapping_add(Wide::product(i1, vt[1]))
-                .round_wrapping()
-        };
         let old = c.tangent_impulse;
-        let new = cap(
-            sub(old[0], step(inv[0], inv[1])),
-            sub(old[1], step(inv[1], inv[2])),
-            limit,
-        );
-        let dt = [sub(new[0], old[0]), sub(new[1], old[1])];
-        c.tangent_impulse = new;
-        let mut turn_b = Sum3::default();
-        turn_b.add(c.tkb[0], dt[0]);
-        turn_b.add(c.tkb[1], dt[1]);
-        wb = add3(wb, turn_b.round());
-        if TWO {
-            let mut turn_a = Sum3::default();
-            turn_a.add(c.tka[0], dt[0]);
-            turn_a.add(c.tka[1], dt[1]);
-            wa = sub3(wa, turn_a.round());
-        }
-        // Twist (a single point has no lever arm to resist it).
-        if c.count > 1 {
+        // No friction to apply and none to take back (frictionless, or no
+        // normal impulse yet): the block below would change nothing.
+        let idle = limit.is_zero() && old == [Fx::ZERO; 2];
+        let dt = if idle {
+            [Fx::ZERO; 2]
+        } else {
+            let vt = [
+                add(
+                    dot(c.tangents[0], dv),
+                    turning::<TWO, SPIN>(c.tja[0], wa, c.tjb[0], wb),
+                ),
+                add(
+                    dot(c.tangents[1], dv),
+                    turning::<TWO, SPIN>(c.tja[1], wa, c.tjb[1], wb),
+                ),
+            ];
+            let inv = c.tangent_inverse;
+            let step = |i0: Fx, i1: Fx| {
+                Wide::product(i0, vt[0])
+                    .wrapping_add(Wide::product(i1, vt[1]))
+                    .round_wrapping()
+            };
+            let new = cap(
+                sub(old[0], step(inv[0], inv[1])),
+                sub(old[1], step(inv[1], inv[2])),
+                limit,
+            );
+            let dt = [sub(new[0], old[0]), sub(new[1], old[1])];
+            c.tangent_impulse = new;
+            if SPIN {
+                let mut turn_b = Sum3::default();
+                turn_b.add(c.tkb[0], dt[0]);
+                turn_b.add(c.tkb[1], dt[1]);
+                wb = add3(wb, turn_b.round());
+                if TWO {
+                    let mut turn_a = Sum3::default();
+                    turn_a.add(c.tka[0], dt[0]);
+                    turn_a.add(c.tka[1], dt[1]);
+                    wa = sub3(wa, turn_a.round());
+                }
+            }
+            dt
+        };
+        // Twist (a single point has no lever arm to resist it). Without
+        // spin nothing turns, but the impulse still follows its limit.
+        if !SPIN && c.count > 1 {
+            let twist_limit = mul(limit, c.twist_radius);
+            c.twist_impulse = c.twist_impulse.clamp(-twist_limit, twist_limit);
+        } else if c.count > 1 {
             let twist_limit = mul(limit, c.twist_radius);
             let spin = dot(c.normal, sub3(wb, wa));
             let old = c.twist_impulse;
@@ -525,7 +612,10 @@ pub(crate) fn solve<const TWO: bool>(
             for p in pts.iter_mut() {
                 p.separation = add(
                     p.base,
-                    add(apart, angular::<TWO>(p.ja, da.angular, p.jb, db.angular)),
+                    add(
+                        apart,
+                        turning::<TWO, SPIN>(p.ja, da.angular, p.jb, db.angular),
+                    ),
                 );
             }
         }
@@ -536,7 +626,7 @@ pub(crate) fn solve<const TWO: bool>(
         let n = pts.len();
         let mut vn = [Fx::ZERO; 4];
         for (v, p) in vn.iter_mut().zip(pts.iter()) {
-            *v = add(linear_part, angular::<TWO>(p.ja, wa, p.jb, wb));
+            *v = add(linear_part, turning::<TWO, SPIN>(p.ja, wa, p.jb, wb));
         }
         let mut change = [Fx::ZERO; 4];
         // A single row has no coupling to converge: one sweep.
@@ -554,14 +644,18 @@ pub(crate) fn solve<const TWO: bool>(
         let mut dn = Fx::ZERO;
         for (p, &d) in pts.iter().zip(&change) {
             dn = add(dn, d);
-            turn_b.add(p.kb, d);
-            if TWO {
-                turn_a.add(p.ka, d);
+            if SPIN {
+                turn_b.add(p.kb, d);
+                if TWO {
+                    turn_a.add(p.ka, d);
+                }
             }
         }
-        wb = add3(wb, turn_b.round());
-        if TWO {
-            wa = sub3(wa, turn_a.round());
+        if SPIN {
+            wb = add3(wb, turn_b.round());
+            if TWO {
+                wa = sub3(wa, turn_a.round());
+            }
         }
 
         let linear = c.linear_impulse(dn, dt);
@@ -669,5 +763,113 @@ pub(crate) fn restitution<const TWO: bool>(
             }
         }
         store::<TWO>(c, v, va, vb);
+    }
+}
+
+/// A switch that sends every constraint down the full (spinning) path, and
+/// a count of those solved without, so a test can show that leaving the
+/// angular terms out changes no bit. Outside tests both compile to nothing.
+#[cfg(not(test))]
+mod probe {
+    #[inline(always)]
+    pub(super) fn full_path_forced() -> bool {
+        false
+    }
+
+    #[inline(always)]
+    pub(super) fn count_linear() {}
+}
+
+#[cfg(test)]
+mod probe {
+    use std::cell::Cell;
+
+    use lockstep_fx::{Fx, Quat, Vec3};
+
+    use crate::{BodyBuilder, Shape, World, WorldSettings};
+
+    thread_local! {
+        static FORCED: Cell<bool> = const { Cell::new(false) };
+        static LINEAR: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(super) fn full_path_forced() -> bool {
+        FORCED.with(Cell::get)
+    }
+
+    pub(super) fn count_linear() {
+        LINEAR.with(|c| c.set(c.get() + 1));
+    }
+
+    /// Locked boxes and spheres thrown onto the ground, against each other
+    /// and against free cubes, with friction: anchored and pair
+    /// constraints, one to four points, with and without spin.
+    fn mixed_world() -> World {
+        let mut world = World::new(WorldSettings::default());
+        world
+            .add_body(BodyBuilder::fixed(Shape::HalfSpace))
+            .unwrap();
+        let tilt = Quat::from_axis_angle(Vec3::new(Fx::ONE, Fx::ZERO, Fx::HALF), Fx::lit("0.3"));
+        for i in 0..6i32 {
+            let x = Fx::from_int(i - 3).scale_pow2(-1);
+            let locked_box = BodyBuilder::dynamic(Shape::box_with_size(Vec3::splat(Fx::HALF)))
+                .lock_rotation()
+                .orientation(tilt)
+                .position(Vec3::new(x, Fx::from_int(1 + i), Fx::ZERO))
+                .linear_velocity(Vec3::new(Fx::ONE, Fx::ZERO, Fx::HALF));
+            world.add_body(locked_box).unwrap();
+            let ball = BodyBuilder::dynamic(Shape::Sphere {
+                radius: Fx::lit("0.3"),
+            })
+            .lock_rotation()
+            .position(Vec3::new(x, Fx::lit("0.3"), Fx::from_int(2)))
+            .linear_velocity(Vec3::new(Fx::ZERO, Fx::ZERO, -Fx::from_int(3 + i)));
+            world.add_body(ball).unwrap();
+            let free = BodyBuilder::dynamic(Shape::box_with_size(Vec3::splat(Fx::HALF)))
+                .position(Vec3::new(x, Fx::lit("0.25"), -Fx::ONE));
+            world.add_body(free).unwrap();
+        }
+        world
+    }
+
+    #[test]
+    fn leaving_out_the_angular_terms_of_bodies_that_cannot_turn_changes_no_bit() {
+        let run = |forced: bool| {
+            FORCED.with(|f| f.set(forced));
+            LINEAR.with(|c| c.set(0));
+            let mut world = mixed_world();
+            let checksums: Vec<_> = (0..240)
+                .map(|_| {
+                    world.step();
+                    world.checksum()
+                })
+                .collect();
+            FORCED.with(|f| f.set(false));
+            (checksums, LINEAR.with(Cell::get))
+        };
+        let (fast, linear) = run(false);
+        let (full, none) = run(true);
+        assert!(linear > 1000, "the linear path ran {linear} times");
+        assert_eq!(none, 0);
+        assert_eq!(fast, full);
+    }
+
+    #[test]
+    fn a_locked_body_never_turns() {
+        let mut world = mixed_world();
+        let start: Vec<_> = world.bodies().map(|(h, b)| (h, b.orientation())).collect();
+        for _ in 0..240 {
+            world.step();
+        }
+        let mut locked = 0;
+        for (h, orientation) in start {
+            let b = world.body(h).unwrap();
+            if b.kind() == crate::BodyKind::Dynamic && b.inv_inertia == Vec3::ZERO {
+                locked += 1;
+                assert_eq!(b.orientation(), orientation);
+                assert_eq!(b.angular_velocity(), Vec3::ZERO);
+            }
+        }
+        assert_eq!(locked, 12);
     }
 }
