@@ -8,7 +8,11 @@
 //! Units stay rigid bodies of `lockstep-physics` rather than kinematic
 //! agents: the contacts give separation and sliding along obstacles for
 //! free, and the game exercises the engine's solver at RTS scale (its cost
-//! is measured by `peer-bench`). Paths and the fog live on a coarse grid
+//! is measured by `peer-bench`). But they are upright agents, as in any
+//! RTS: frictionless spheres whose rotation is locked, so they slide where
+//! they are steered and never roll, and the solver leaves out every angular
+//! term of their contacts (an 8 × 200 match at 20 Hz replays 1.7 times
+//! faster than with rolling units). Paths and the fog live on a coarse grid
 //! beside the bodies.
 //!
 //! It is written only against the public APIs of `lockstep-sim`,

@@ -19,6 +19,13 @@
 //! before pairs in every pass, each kind in the order the world gives
 //! (shuffled by the frame's `Rng`).
 //!
+//! **Bodies that cannot turn.** A constraint whose bodies all have zero
+//! inverse inertia (locked rotation) and no angular velocity is solved by
+//! the same code compiled without its angular terms (`const SPIN: bool`):
+//! each of them would add exactly zero, so the bits are those of the full
+//! path, only cheaper (a test forces the full path and compares). The
+//! choice is made per constraint, in place, so the order stays the same.
+//!
 //! **Cost.** A manifold's rows are solved in their own space and the
 //! bodies take one linear and one angular impulse per manifold and pass
 //! (see `contact.rs`). Separations are refreshed once per position
