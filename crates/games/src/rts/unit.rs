@@ -15,7 +15,7 @@
 //! none is. It moves at full speed, slowing linearly within
 //! `slow_distance`. A unit held below a quarter of its speed (by a crowd
 //! or a wall) steers 60° to its right while it is held, so crowds that meet
-//! head-on pass each other ([`keep_right`]). It arrives within
+//! head-on pass each other (`keep_right`). It arrives within
 //! `arrive_distance`, and gives up once held for `give_up_frames` frames in
 //! a row. Arriving, giving up and stopping zero
 //! the unit's horizontal and angular velocity; idle units are left to their
