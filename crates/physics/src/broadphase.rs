@@ -1,4 +1,12 @@
-//! Broadphase: which bounding boxes overlap, by sort and sweep on one axis.
+//! Broadphase: which bounding boxes overlap, by sort and sweep on one axis
+//! within strips across a second.
+//!
+//! Bodies spread over a plane (an RTS's units) overlap on any one axis with
+//! a whole column of others, so a plain sweep tests each against dozens;
+//! dealing the sorted proxies into strips across the next axis first (a
+//! proxy goes into every strip it crosses, and a pair is reported only in
+//! the strip of the larger of its two lowest ends) cuts that to the few in
+//! its own strip.
 //!
 //! Deterministic by construction: proxies are sorted by the key
 //! `(min on the sweep axis, body index)`, a total order, so the sorted result
@@ -29,6 +37,81 @@ pub(crate) struct Proxy {
     pub mask: u32,
 }
 
+/// A proxy in one strip: what the sweep's inner loop reads before a pair
+/// overlaps, packed to stay in cache.
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
+    /// Its interval on the sweep axis.
+    start: Fx,
+    end: Fx,
+    /// Its bounds on the other two axes: `[min, max, min, max]`.
+    across: [Fx; 4],
+    /// The first strip it lies in.
+    first: u32,
+    /// Its position in sweep order.
+    proxy: u32,
+}
+
+/// Strips of equal width across one of the two other axes (the one the
+/// proxies' lowest ends spread over more), over the span of those ends: about one per 128 proxies, at most
+/// [`MAX_STRIPS`]. Pure integer arithmetic on the bounds, so every machine
+/// deals the same proxies into the same strips (and the strips only make
+/// the search faster: the pairs found are the same for any count).
+struct Strips {
+    axis: u8,
+    low: i64,
+    /// Width of a strip, raw Q32.32 (≥ 1).
+    width: i64,
+    count: usize,
+}
+
+/// Most strips a sweep uses.
+const MAX_STRIPS: usize = 64;
+
+impl Strips {
+    fn new(proxies: &[Proxy], sweep_axis: u8) -> Strips {
+        let count = (proxies.len() / 128).clamp(1, MAX_STRIPS);
+        // Across whichever other axis the lowest ends spread over more.
+        let range = |axis: u8| {
+            let (mut low, mut high) = (i64::MAX, i64::MIN);
+            for p in proxies {
+                let m = p.aabb.min.axis(axis).to_bits();
+                low = low.min(m);
+                high = high.max(m);
+            }
+            (low, (i128::from(high) - i128::from(low)).max(0))
+        };
+        let (u, v) = ((sweep_axis + 1) % 3, (sweep_axis + 2) % 3);
+        let ((low_u, span_u), (low_v, span_v)) = (range(u), range(v));
+        let (axis, low, span) = if span_v > span_u {
+            (v, low_v, span_v)
+        } else {
+            (u, low_u, span_u)
+        };
+        let width = (span / count as i128 + 1).min(i128::from(i64::MAX)) as i64;
+        Strips {
+            axis,
+            low,
+            width,
+            count,
+        }
+    }
+
+    /// The strip of a coordinate (raw), clamped to the strips.
+    fn of(&self, at: Fx) -> usize {
+        let d = (i128::from(at.to_bits()) - i128::from(self.low)).max(0);
+        ((d / i128::from(self.width)) as usize).min(self.count - 1)
+    }
+
+    /// The first and last strips a proxy's bounds cross.
+    fn span(&self, p: &Proxy) -> (usize, usize) {
+        (
+            self.of(p.aabb.min.axis(self.axis)),
+            self.of(p.aabb.max.axis(self.axis)),
+        )
+    }
+}
+
 /// Finds overlapping pairs; keeps its sorted order between calls for speed.
 #[derive(Default, Debug)]
 pub(crate) struct Broadphase {
@@ -41,6 +124,11 @@ pub(crate) struct Broadphase {
     sorted: Vec<(u32, u32)>,
     /// The proxies in sweep order, and each thread's pairs.
     sorted_proxies: Vec<Proxy>,
+    /// The strips' entries, strip after strip, each strip in sweep order;
+    /// where each strip starts in them (and the end); a cursor per strip.
+    entries: Vec<Entry>,
+    starts: Vec<u32>,
+    fill: Vec<u32>,
     runs: Vec<Vec<(u32, u32)>>,
 }
 
@@ -98,62 +186,132 @@ impl Broadphase {
                 }
             }
         }
-        // The proxies in sweep order, then a sweep: each proxy meets the
-        // ones after it whose interval starts before its own ends. Runs of
-        // the sorted proxies are independent: with `threads` > 1 and enough
-        // proxies, each thread sweeps one run (against everything after it)
-        // into its own list.
+        // The proxies in sweep order, dealt into strips across a second
+        // axis (each into every strip its bounds cross), keeping the sweep
+        // order within each strip.
         self.sorted_proxies.clear();
         self.sorted_proxies
             .extend(self.order.iter().map(|&i| proxies[i as usize]));
-        let keys = &self.keys;
+        let mut strips = Strips::new(&self.sorted_proxies, axis);
+        loop {
+            self.starts.clear();
+            self.starts.resize(strips.count + 1, 0);
+            for p in &self.sorted_proxies {
+                let (first, last) = strips.span(p);
+                for s in first..=last {
+                    self.starts[s + 1] += 1;
+                }
+            }
+            // Proxies as wide as many strips would be swept again in each:
+            // past three entries a proxy, one strip (a plain sweep) it is.
+            let total: u32 = self.starts.iter().sum();
+            if strips.count == 1 || total as usize <= 3 * n {
+                break;
+            }
+            strips.count = 1;
+        }
+        for s in 0..strips.count {
+            self.starts[s + 1] += self.starts[s];
+        }
+        let total = self.starts[strips.count] as usize;
+        self.entries.clear();
+        self.entries.resize(total, Entry::default());
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.starts[..strips.count]);
+        let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+        for (i, p) in self.sorted_proxies.iter().enumerate() {
+            let (first, last) = strips.span(p);
+            let (lo, hi) = (p.aabb.min, p.aabb.max);
+            let entry = Entry {
+                start: lo.axis(axis),
+                end: hi.axis(axis),
+                across: [lo.axis(u), hi.axis(u), lo.axis(v), hi.axis(v)],
+                first: first as u32,
+                proxy: i as u32,
+            };
+            for s in first..=last {
+                self.entries[self.fill[s] as usize] = entry;
+                self.fill[s] += 1;
+            }
+        }
+        // A sweep of each strip: an entry meets the ones after it whose
+        // interval on the sweep axis starts before its own ends (they start
+        // at or after its start), then the other two axes are compared,
+        // then the layers. A pair crossing several strips is reported only
+        // in the strip of the larger of its two lowest ends (a strip both
+        // cross), so once.
         let sorted = &self.sorted_proxies;
-        let sweep = |from: usize, to: usize, out: &mut Vec<(u32, u32)>| {
-            for i in from..to {
-                let a = &sorted[i];
-                let a_max = a.aabb.max.axis(axis);
-                for (k, b) in keys[i + 1..].iter().zip(&sorted[i + 1..]) {
-                    if k.0 > a_max {
+        let (entries, starts) = (&self.entries, &self.starts);
+        let sweep = |strip: usize, out: &mut Vec<(u32, u32)>| {
+            let run = &entries[starts[strip] as usize..starts[strip + 1] as usize];
+            for (i, a) in run.iter().enumerate() {
+                for b in &run[i + 1..] {
+                    if b.start > a.end {
                         break;
                     }
-                    if (a.active || b.active)
-                        && a.groups & b.mask != 0
-                        && b.groups & a.mask != 0
-                        && a.aabb.overlaps(&b.aabb)
+                    let (x, y) = (&a.across, &b.across);
+                    if x[0] <= y[1]
+                        && y[0] <= x[1]
+                        && x[2] <= y[3]
+                        && y[2] <= x[3]
+                        && a.first.max(b.first) as usize == strip
                     {
-                        out.push(if a.body < b.body {
-                            (a.body, b.body)
-                        } else {
-                            (b.body, a.body)
-                        });
+                        let (pa, pb) = (&sorted[a.proxy as usize], &sorted[b.proxy as usize]);
+                        if (pa.active || pb.active)
+                            && pa.groups & pb.mask != 0
+                            && pb.groups & pa.mask != 0
+                        {
+                            out.push(if pa.body < pb.body {
+                                (pa.body, pb.body)
+                            } else {
+                                (pb.body, pa.body)
+                            });
+                        }
                     }
                 }
             }
         };
         let threads = if n >= PARALLEL_PROXIES {
-            threads.max(1)
+            threads.max(1).min(strips.count)
         } else {
             1
         };
         if threads == 1 {
-            sweep(0, n, out);
+            for strip in 0..strips.count {
+                sweep(strip, out);
+            }
             return;
         }
+        // Each thread sweeps a run of strips holding about its share of the
+        // entries, into its own list.
         self.runs.resize_with(threads, Vec::new);
         let runs = &mut self.runs[..threads];
-        let chunk = n.div_ceil(threads);
-        std::thread::scope(|s| {
+        let mut bounds = Vec::with_capacity(threads + 1);
+        bounds.push(0);
+        for t in 1..threads {
+            let target = (total * t / threads) as u32;
+            let at = starts.partition_point(|&e| e < target).min(strips.count);
+            bounds.push(at.max(bounds[t - 1]));
+        }
+        bounds.push(strips.count);
+        std::thread::scope(|scope| {
             let mut jobs = runs.iter_mut().enumerate();
             let first = jobs.next();
             for (t, run) in jobs {
-                s.spawn(move || {
+                let (from, to) = (bounds[t], bounds[t + 1]);
+                let sweep = &sweep;
+                scope.spawn(move || {
                     run.clear();
-                    sweep((t * chunk).min(n), ((t + 1) * chunk).min(n), run);
+                    for strip in from..to {
+                        sweep(strip, run);
+                    }
                 });
             }
             if let Some((_, run)) = first {
                 run.clear();
-                sweep(0, chunk.min(n), run);
+                for strip in bounds[0]..bounds[1] {
+                    sweep(strip, run);
+                }
             }
         });
         for run in runs.iter() {
@@ -286,5 +444,80 @@ mod tests {
         bp.pairs(&proxies, 2, &mut pairs);
         bp.sort_pairs(&mut pairs, 1001);
         assert_eq!(pairs, again);
+    }
+
+    /// Thousands of small proxies over a plane (many strips), walls that
+    /// cross every strip, layers that keep some apart, swept on one to
+    /// three threads.
+    #[test]
+    fn strips_find_every_pair_once_on_any_thread_count() {
+        let mut rng = Rng::new(11, 3);
+        let mut proxies: Vec<Proxy> = (0..4000u32)
+            .map(|i| {
+                let c = Vec3::new(
+                    rng.fx_range(Fx::from_int(-80), Fx::from_int(80)),
+                    Fx::HALF,
+                    rng.fx_range(Fx::from_int(-80), Fx::from_int(80)),
+                );
+                let h = Vec3::splat(rng.fx_range(Fx::from_ratio(1, 4), Fx::from_int(2)));
+                let group = 1 << rng.below(3);
+                Proxy {
+                    aabb: Aabb {
+                        min: c - h,
+                        max: c + h,
+                    },
+                    body: i,
+                    active: rng.chance(3, 4),
+                    groups: group,
+                    mask: if group == 4 { 4 } else { 3 | 8 },
+                }
+            })
+            .collect();
+        for (k, (x, z)) in [(0, 81), (0, -81), (81, 0), (-81, 0)]
+            .into_iter()
+            .enumerate()
+        {
+            let c = Vec3::new(Fx::from_int(x), Fx::ONE, Fx::from_int(z));
+            let h = if x == 0 {
+                Vec3::new(Fx::from_int(82), Fx::ONE, Fx::ONE)
+            } else {
+                Vec3::new(Fx::ONE, Fx::ONE, Fx::from_int(82))
+            };
+            proxies.push(Proxy {
+                aabb: Aabb {
+                    min: c - h,
+                    max: c + h,
+                },
+                body: 4000 + k as u32,
+                active: false,
+                groups: 8,
+                mask: u32::MAX,
+            });
+        }
+        let brute: Vec<_> = {
+            let mut out = Vec::new();
+            for (i, a) in proxies.iter().enumerate() {
+                for b in &proxies[i + 1..] {
+                    if (a.active || b.active)
+                        && a.groups & b.mask != 0
+                        && b.groups & a.mask != 0
+                        && a.aabb.overlaps(&b.aabb)
+                    {
+                        out.push((a.body.min(b.body), a.body.max(b.body)));
+                    }
+                }
+            }
+            out.sort_unstable();
+            out
+        };
+        assert!(brute.len() > 1000);
+        for threads in 1..=3 {
+            let mut bp = Broadphase::default();
+            let mut pairs = Vec::new();
+            bp.pairs(&proxies, threads, &mut pairs);
+            assert_eq!(pairs.len(), brute.len(), "each pair once");
+            bp.sort_pairs(&mut pairs, 4004);
+            assert_eq!(pairs, brute);
+        }
     }
 }

@@ -233,3 +233,53 @@ fn query_aabb_matches_a_scan_of_every_body() {
         );
     }
 }
+
+#[test]
+fn removing_bodies_at_once_leaves_the_world_removing_them_in_turn_leaves() {
+    // A heap of cubes, settled for a while, then every third one removed.
+    let build = || {
+        let mut world = World::new(WorldSettings::default());
+        world
+            .add_body(BodyBuilder::fixed(Shape::HalfSpace))
+            .unwrap();
+        let mut cubes = Vec::new();
+        for i in 0..30i32 {
+            let at = Vec3::new(Fx::from_int(i % 5), Fx::from_int(1 + i / 5), Fx::ZERO);
+            cubes.push(
+                world
+                    .add_body(BodyBuilder::dynamic(cube()).position(at))
+                    .unwrap(),
+            );
+        }
+        for _ in 0..90 {
+            world.step();
+        }
+        (world, cubes)
+    };
+    let (mut one_by_one, cubes) = build();
+    let (mut at_once, _) = build();
+    let doomed: Vec<_> = cubes.iter().copied().step_by(3).collect();
+    for &h in &doomed {
+        assert!(one_by_one.remove_body(h));
+    }
+    let mut with_a_repeat = doomed.clone();
+    with_a_repeat.push(doomed[0]);
+    assert_eq!(at_once.remove_bodies(&with_a_repeat), doomed.len());
+    let ended = |w: &World| {
+        let mut e: Vec<_> = w.events().iter().map(|e| format!("{e:?}")).collect();
+        e.sort();
+        e
+    };
+    assert!(!ended(&one_by_one).is_empty());
+    assert_eq!(ended(&at_once), ended(&one_by_one));
+    assert_eq!(at_once.checksum(), one_by_one.checksum());
+    for _ in 0..60 {
+        one_by_one.step();
+        at_once.step();
+        assert_eq!(at_once.checksum(), one_by_one.checksum());
+    }
+    // The freed slots are reused in the same order.
+    let a = at_once.add_body(BodyBuilder::dynamic(cube())).unwrap();
+    let b = one_by_one.add_body(BodyBuilder::dynamic(cube())).unwrap();
+    assert_eq!(a, b);
+}

@@ -284,9 +284,13 @@ impl Rts {
 
     /// Removes units at 0 hp: their bodies, and their ids from selections.
     fn remove_dead(&mut self) {
-        for u in self.units.iter().filter(|u| u.hp == 0) {
-            self.world.remove_body(u.body);
-        }
+        let dead: Vec<_> = self
+            .units
+            .iter()
+            .filter(|u| u.hp == 0)
+            .map(|u| u.body)
+            .collect();
+        self.world.remove_bodies(&dead);
         self.units.retain(|u| u.hp > 0);
         let units = &self.units;
         for s in self.selections.iter_mut() {

@@ -85,6 +85,15 @@ impl World {
         let s = &self.settings;
         let max_v2 = s.max_linear_speed * s.max_linear_speed;
         let max_w2 = s.max_angular_speed * s.max_angular_speed;
+        // `1 / (1 + h·c)` for the last damping rate met: bodies mostly
+        // share a few rates, so most skip the division (same result).
+        let mut last = (Fx::ZERO, Fx::ONE);
+        let mut keep = |rate: Fx| {
+            if rate != last.0 {
+                last = (rate, Fx::ONE / (Fx::ONE + h * rate));
+            }
+            last.1
+        };
         for (i, slot) in self.slots.iter_mut().enumerate() {
             let Some(b) = slot.body.as_mut() else {
                 continue;
@@ -99,10 +108,10 @@ impl World {
                 w += inv_inertia.mul_vec3(b.torque) * h;
             }
             if !b.linear_damping.is_zero() {
-                v *= Fx::ONE / (Fx::ONE + h * b.linear_damping);
+                v *= keep(b.linear_damping);
             }
-            if !b.angular_damping.is_zero() {
-                w *= Fx::ONE / (Fx::ONE + h * b.angular_damping);
+            if !b.angular_damping.is_zero() && w != Vec3::ZERO {
+                w *= keep(b.angular_damping);
             }
             if v.length_squared() > max_v2 {
                 v = v.normalize_or_zero() * s.max_linear_speed;

@@ -214,11 +214,13 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         } else {
             Vec3::ZERO
         });
-        b.inertia.push(if dynamic {
-            s.rotations[i as usize].rotate_diagonal(body.inv_inertia)
-        } else {
-            Mat3::ZERO
-        });
+        // A locked rotation's zero inertia rotates to zero.
+        b.inertia
+            .push(if dynamic && body.inv_inertia != Vec3::ZERO {
+                s.rotations[i as usize].rotate_diagonal(body.inv_inertia)
+            } else {
+                Mat3::ZERO
+            });
     }
     let info = |i: u32, body: &Body, inertia: &[Mat3]| {
         let index = s.local[i as usize];
