@@ -237,7 +237,13 @@ pub(crate) fn prepare<const TWO: bool>(
     points: &mut Vec<Point>,
 ) -> Constraint {
     let n = m.normal;
-    let (t0, t1) = n.any_orthonormal_pair();
+    // A frictionless contact that carries no friction impulse never has
+    // one: its tangents only ever meet zero impulses, so any will do.
+    let (t0, t1) = if m.friction.is_zero() && m.friction_impulse == Vec3::ZERO {
+        (Vec3::ZERO, Vec3::ZERO)
+    } else {
+        n.any_orthonormal_pair()
+    };
     let (ima, ia) = if TWO {
         (a.inv_mass, a.inv_inertia)
     } else {
@@ -395,8 +401,11 @@ impl Constraint {
     fn linear_impulse(&self, normal: Fx, tangent: [Fx; 2]) -> Vec3 {
         let mut s = Sum3::default();
         s.add(self.normal, normal);
-        s.add(self.tangents[0], tangent[0]);
-        s.add(self.tangents[1], tangent[1]);
+        // Zero tangent impulses add exact zeros (a frictionless contact).
+        if tangent != [Fx::ZERO; 2] {
+            s.add(self.tangents[0], tangent[0]);
+            s.add(self.tangents[1], tangent[1]);
+        }
         s.round()
     }
 }
