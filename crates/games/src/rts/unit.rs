@@ -43,8 +43,9 @@ const SIDESTEP_SIN: Fx = Fx::lit("0.8660254038");
 /// A heading turned 60° to its right (about +y, seen from above). Units
 /// held up steer this way, so two crowds that meet head-on slide past each
 /// other instead of pushing straight into each other until both give up.
-/// (60° was chosen by counting stuck units over twelve seeded crossings:
-/// none, against 1 to 15 for 15°, 30° and 45°.)
+/// (60° was chosen by counting stuck units where two armies cross a walled
+/// map: 16, 9, 4 and 1 in three seeded crossings for 15°, 27°, 45° and 60°
+/// with units giving up after 45 frames; none in twelve with 60° and 90.)
 fn keep_right(h: Vec3) -> Vec3 {
     // (x, z) → (x·c − z·s, x·s + z·c)
     Vec3::new(
