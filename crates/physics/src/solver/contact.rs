@@ -451,45 +451,43 @@ fn warm_start_one<const TWO: bool, const SPIN: bool>(
     points: &[Point],
     v: &mut [Velocity],
 ) {
-    {
-        let (mut va, mut vb) = load::<TWO>(c, v);
-        let mut turn_a = Sum3::default();
-        let mut turn_b = Sum3::default();
-        let mut normal = Fx::ZERO;
-        for p in c.points(points) {
-            normal = add(normal, p.impulse);
-            if TWO && SPIN {
-                turn_a.add(p.ka, p.impulse);
-            }
-            if SPIN {
-                turn_b.add(p.kb, p.impulse);
-            }
+    let (mut va, mut vb) = load::<TWO>(c, v);
+    let mut turn_a = Sum3::default();
+    let mut turn_b = Sum3::default();
+    let mut normal = Fx::ZERO;
+    for p in c.points(points) {
+        normal = add(normal, p.impulse);
+        if TWO && SPIN {
+            turn_a.add(p.ka, p.impulse);
         }
-        for k in (0..2).filter(|_| SPIN) {
-            if TWO {
-                turn_a.add(c.tka[k], c.tangent_impulse[k]);
-            }
-            turn_b.add(c.tkb[k], c.tangent_impulse[k]);
-        }
-        if SPIN && c.count > 1 {
-            turn_b.add(c.twist_kb, c.twist_impulse);
-            if TWO {
-                turn_a.add(c.twist_ka, c.twist_impulse);
-            }
-        }
-        let linear = c.linear_impulse(normal, c.tangent_impulse);
-        if TWO {
-            va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
-            if SPIN {
-                va.angular = sub3(va.angular, turn_a.round());
-            }
-        }
-        vb.linear = add3(vb.linear, scale(linear, c.inv_mass_b));
         if SPIN {
-            vb.angular = add3(vb.angular, turn_b.round());
+            turn_b.add(p.kb, p.impulse);
         }
-        store::<TWO>(c, v, va, vb);
     }
+    for k in (0..2).filter(|_| SPIN) {
+        if TWO {
+            turn_a.add(c.tka[k], c.tangent_impulse[k]);
+        }
+        turn_b.add(c.tkb[k], c.tangent_impulse[k]);
+    }
+    if SPIN && c.count > 1 {
+        turn_b.add(c.twist_kb, c.twist_impulse);
+        if TWO {
+            turn_a.add(c.twist_ka, c.twist_impulse);
+        }
+    }
+    let linear = c.linear_impulse(normal, c.tangent_impulse);
+    if TWO {
+        va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
+        if SPIN {
+            va.angular = sub3(va.angular, turn_a.round());
+        }
+    }
+    vb.linear = add3(vb.linear, scale(linear, c.inv_mass_b));
+    if SPIN {
+        vb.angular = add3(vb.angular, turn_b.round());
+    }
+    store::<TWO>(c, v, va, vb);
 }
 
 /// Clamps a 2D impulse to the disc of radius `limit` (≥ 0).
@@ -539,66 +537,63 @@ fn solve_one<const TWO: bool, const SPIN: bool>(
     d: &[Displacement],
     pass: &Pass,
 ) {
-    {
-        let (mut va, mut vb) = load::<TWO>(c, v);
-        let dv = sub3(vb.linear, va.linear);
-        let pts = &mut points[c.first as usize..][..usize::from(c.count)];
-        let (mut wa, mut wb) = (va.angular, vb.angular);
+    let (mut va, mut vb) = load::<TWO>(c, v);
+    let dv = sub3(vb.linear, va.linear);
+    let pts = &mut points[c.first as usize..][..usize::from(c.count)];
+    let (mut wa, mut wb) = (va.angular, vb.angular);
 
-        // Friction, bounded by the normal impulses of the pass before.
-        let total = pts.iter().fold(Fx::ZERO, |s, p| add(s, p.impulse));
-        let limit = mul(c.friction, total);
-        let old = c.tangent_impulse;
-        // No friction to apply and none to take back (frictionless, or no
-        // normal impulse yet): the block below would change nothing.
-        let idle = limit.is_zero() && old == [Fx::ZERO; 2];
-        let dt = if idle {
-            [Fx::ZERO; 2]
-        } else {
-            let vt = [
-                add(
-                    dot(c.tangents[0], dv),
-                    turning::<TWO, SPIN>(c.tja[0], wa, c.tjb[0], wb),
-                ),
-                add(
-                    dot(c.tangents[1], dv),
-                    turning::<TWO, SPIN>(c.tja[1], wa, c.tjb[1], wb),
-                ),
-            ];
-            let inv = c.tangent_inverse;
-            let step = |i0: Fx, i1: Fx| {
-                Wide::product(i0, vt[0])
-                    .wrapping_add(Wide::product(i1, vt[1]))
-                    .round_wrapping()
-            };
-            let new = cap(
-                sub(old[0], step(inv[0], inv[1])),
-                sub(old[1], step(inv[1], inv[2])),
-                limit,
-            );
-            let dt = [sub(new[0], old[0]), sub(new[1], old[1])];
-            c.tangent_impulse = new;
-            if SPIN {
-                let mut turn_b = Sum3::default();
-                turn_b.add(c.tkb[0], dt[0]);
-                turn_b.add(c.tkb[1], dt[1]);
-                wb = add3(wb, turn_b.round());
-                if TWO {
-                    let mut turn_a = Sum3::default();
-                    turn_a.add(c.tka[0], dt[0]);
-                    turn_a.add(c.tka[1], dt[1]);
-                    wa = sub3(wa, turn_a.round());
-                }
-            }
-            dt
+    // Friction, bounded by the normal impulses of the pass before.
+    let total = pts.iter().fold(Fx::ZERO, |s, p| add(s, p.impulse));
+    let limit = mul(c.friction, total);
+    let old = c.tangent_impulse;
+    // No friction to apply and none to take back (frictionless, or no
+    // normal impulse yet): the block below would change nothing.
+    let idle = limit.is_zero() && old == [Fx::ZERO; 2];
+    let dt = if idle {
+        [Fx::ZERO; 2]
+    } else {
+        let vt = [
+            add(
+                dot(c.tangents[0], dv),
+                turning::<TWO, SPIN>(c.tja[0], wa, c.tjb[0], wb),
+            ),
+            add(
+                dot(c.tangents[1], dv),
+                turning::<TWO, SPIN>(c.tja[1], wa, c.tjb[1], wb),
+            ),
+        ];
+        let inv = c.tangent_inverse;
+        let step = |i0: Fx, i1: Fx| {
+            Wide::product(i0, vt[0])
+                .wrapping_add(Wide::product(i1, vt[1]))
+                .round_wrapping()
         };
-        // Twist (a single point has no lever arm to resist it). Without
-        // spin nothing turns, but the impulse still follows its limit.
-        if !SPIN && c.count > 1 {
-            let twist_limit = mul(limit, c.twist_radius);
-            c.twist_impulse = c.twist_impulse.clamp(-twist_limit, twist_limit);
-        } else if c.count > 1 {
-            let twist_limit = mul(limit, c.twist_radius);
+        let new = cap(
+            sub(old[0], step(inv[0], inv[1])),
+            sub(old[1], step(inv[1], inv[2])),
+            limit,
+        );
+        let dt = [sub(new[0], old[0]), sub(new[1], old[1])];
+        c.tangent_impulse = new;
+        if SPIN {
+            let mut turn_b = Sum3::default();
+            turn_b.add(c.tkb[0], dt[0]);
+            turn_b.add(c.tkb[1], dt[1]);
+            wb = add3(wb, turn_b.round());
+            if TWO {
+                let mut turn_a = Sum3::default();
+                turn_a.add(c.tka[0], dt[0]);
+                turn_a.add(c.tka[1], dt[1]);
+                wa = sub3(wa, turn_a.round());
+            }
+        }
+        dt
+    };
+    // Twist (a single point has no lever arm to resist it). Without
+    // spin nothing turns, but the impulse still follows its limit.
+    if c.count > 1 {
+        let twist_limit = mul(limit, c.twist_radius);
+        if SPIN {
             let spin = dot(c.normal, sub3(wb, wa));
             let old = c.twist_impulse;
             c.twist_impulse = sub(old, mul(c.twist_mass, spin)).clamp(-twist_limit, twist_limit);
@@ -607,75 +602,77 @@ fn solve_one<const TWO: bool, const SPIN: bool>(
             if TWO {
                 wa = sub3(wa, scale(c.twist_ka, dw));
             }
+        } else {
+            c.twist_impulse = c.twist_impulse.clamp(-twist_limit, twist_limit);
         }
-
-        // Normal rows.
-        if pass.refresh {
-            let db = d[c.b as usize];
-            let da = if TWO {
-                d[c.a as usize]
-            } else {
-                Displacement::default()
-            };
-            let apart = dot(c.normal, sub3(db.linear, da.linear));
-            for p in pts.iter_mut() {
-                p.separation = add(
-                    p.base,
-                    add(
-                        apart,
-                        turning::<TWO, SPIN>(p.ja, da.angular, p.jb, db.angular),
-                    ),
-                );
-            }
-        }
-        // The points' normal velocities, then Gauss–Seidel sweeps in the
-        // rows' space (each impulse moves the others' velocities through
-        // `K`); the bodies take the sum of the changes at the end.
-        let linear_part = dot(c.normal, dv);
-        let n = pts.len();
-        let mut vn = [Fx::ZERO; 4];
-        for (v, p) in vn.iter_mut().zip(pts.iter()) {
-            *v = add(linear_part, turning::<TWO, SPIN>(p.ja, wa, p.jb, wb));
-        }
-        let mut change = [Fx::ZERO; 4];
-        // A single row has no coupling to converge: one sweep.
-        let sweeps = if n > 1 { SWEEPS } else { 1 };
-        for _sweep in 1..sweeps {
-            for i in 0..n {
-                row::<false>(c, pass, pts, i, &mut vn, &mut change);
-            }
-        }
-        for i in 0..n {
-            row::<true>(c, pass, pts, i, &mut vn, &mut change);
-        }
-        let mut turn_b = Sum3::default();
-        let mut turn_a = Sum3::default();
-        let mut dn = Fx::ZERO;
-        for (p, &d) in pts.iter().zip(&change) {
-            dn = add(dn, d);
-            if SPIN {
-                turn_b.add(p.kb, d);
-                if TWO {
-                    turn_a.add(p.ka, d);
-                }
-            }
-        }
-        if SPIN {
-            wb = add3(wb, turn_b.round());
-            if TWO {
-                wa = sub3(wa, turn_a.round());
-            }
-        }
-
-        let linear = c.linear_impulse(dn, dt);
-        vb.linear = add3(vb.linear, scale(linear, c.inv_mass_b));
-        vb.angular = wb;
-        if TWO {
-            va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
-            va.angular = wa;
-        }
-        store::<TWO>(c, v, va, vb);
     }
+
+    // Normal rows.
+    if pass.refresh {
+        let db = d[c.b as usize];
+        let da = if TWO {
+            d[c.a as usize]
+        } else {
+            Displacement::default()
+        };
+        let apart = dot(c.normal, sub3(db.linear, da.linear));
+        for p in pts.iter_mut() {
+            p.separation = add(
+                p.base,
+                add(
+                    apart,
+                    turning::<TWO, SPIN>(p.ja, da.angular, p.jb, db.angular),
+                ),
+            );
+        }
+    }
+    // The points' normal velocities, then Gauss–Seidel sweeps in the
+    // rows' space (each impulse moves the others' velocities through
+    // `K`); the bodies take the sum of the changes at the end.
+    let linear_part = dot(c.normal, dv);
+    let n = pts.len();
+    let mut vn = [Fx::ZERO; 4];
+    for (v, p) in vn.iter_mut().zip(pts.iter()) {
+        *v = add(linear_part, turning::<TWO, SPIN>(p.ja, wa, p.jb, wb));
+    }
+    let mut change = [Fx::ZERO; 4];
+    // A single row has no coupling to converge: one sweep.
+    let sweeps = if n > 1 { SWEEPS } else { 1 };
+    for _sweep in 1..sweeps {
+        for i in 0..n {
+            row::<false>(c, pass, pts, i, &mut vn, &mut change);
+        }
+    }
+    for i in 0..n {
+        row::<true>(c, pass, pts, i, &mut vn, &mut change);
+    }
+    let mut turn_b = Sum3::default();
+    let mut turn_a = Sum3::default();
+    let mut dn = Fx::ZERO;
+    for (p, &d) in pts.iter().zip(&change) {
+        dn = add(dn, d);
+        if SPIN {
+            turn_b.add(p.kb, d);
+            if TWO {
+                turn_a.add(p.ka, d);
+            }
+        }
+    }
+    if SPIN {
+        wb = add3(wb, turn_b.round());
+        if TWO {
+            wa = sub3(wa, turn_a.round());
+        }
+    }
+
+    let linear = c.linear_impulse(dn, dt);
+    vb.linear = add3(vb.linear, scale(linear, c.inv_mass_b));
+    vb.angular = wb;
+    if TWO {
+        va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
+        va.angular = wa;
+    }
+    store::<TWO>(c, v, va, vb);
 }
 
 /// One normal row of a Gauss–Seidel sweep: point `i`'s impulse change,
