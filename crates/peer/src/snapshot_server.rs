@@ -212,9 +212,10 @@ impl<G> SnapshotServer<G> {
                 Some(parts) => {
                     let copies = if last { 2 } else { 1 };
                     self.stats.parts += copies * parts.len() as u64;
-                    for _ in 0..copies {
+                    if last {
                         self.out.extend(parts.iter().map(|p| (*to, p.clone())));
                     }
+                    self.out.extend(parts.into_iter().map(|p| (*to, p)));
                 }
                 None => self.stats.too_large += 1,
             }

@@ -53,8 +53,8 @@ struct Entry {
 }
 
 /// Strips of equal width across one of the two other axes (the one the
-/// proxies' lowest ends spread over more), over the span of those ends: about one per 128 proxies, at most
-/// [`MAX_STRIPS`]. Pure integer arithmetic on the bounds, so every machine
+/// proxies' lowest ends spread over more), over the span of those ends:
+/// about one per 128 proxies, at most [`MAX_STRIPS`]. Pure integer arithmetic on the bounds, so every machine
 /// deals the same proxies into the same strips (and the strips only make
 /// the search faster: the pairs found are the same for any count).
 struct Strips {
@@ -104,10 +104,10 @@ impl Strips {
     }
 
     /// The first and last strips a proxy's bounds cross.
-    fn span(&self, p: &Proxy) -> (usize, usize) {
+    fn span(&self, p: &Proxy) -> (u32, u32) {
         (
-            self.of(p.aabb.min.axis(self.axis)),
-            self.of(p.aabb.max.axis(self.axis)),
+            self.of(p.aabb.min.axis(self.axis)) as u32,
+            self.of(p.aabb.max.axis(self.axis)) as u32,
         )
     }
 }
@@ -125,8 +125,10 @@ pub(crate) struct Broadphase {
     /// The proxies in sweep order, and each thread's pairs.
     sorted_proxies: Vec<Proxy>,
     /// The strips' entries, strip after strip, each strip in sweep order;
-    /// where each strip starts in them (and the end); a cursor per strip.
+    /// where each strip starts in them (and the end); a cursor per strip;
+    /// the first and last strip of each proxy, in sweep order.
     entries: Vec<Entry>,
+    spans: Vec<(u32, u32)>,
     starts: Vec<u32>,
     fill: Vec<u32>,
     runs: Vec<Vec<(u32, u32)>>,
@@ -193,22 +195,26 @@ impl Broadphase {
         self.sorted_proxies
             .extend(self.order.iter().map(|&i| proxies[i as usize]));
         let mut strips = Strips::new(&self.sorted_proxies, axis);
-        loop {
-            self.starts.clear();
-            self.starts.resize(strips.count + 1, 0);
-            for p in &self.sorted_proxies {
-                let (first, last) = strips.span(p);
-                for s in first..=last {
-                    self.starts[s + 1] += 1;
-                }
-            }
-            // Proxies as wide as many strips would be swept again in each:
-            // past three entries a proxy, one strip (a plain sweep) it is.
-            let total: u32 = self.starts.iter().sum();
-            if strips.count == 1 || total as usize <= 3 * n {
-                break;
-            }
+        self.spans.clear();
+        self.spans
+            .extend(self.sorted_proxies.iter().map(|p| strips.span(p)));
+        // Proxies as wide as many strips would be swept again in each: past
+        // three entries a proxy, one strip (a plain sweep) it is.
+        let entries: usize = self
+            .spans
+            .iter()
+            .map(|&(first, last)| (last - first) as usize + 1)
+            .sum();
+        if entries > 3 * n {
             strips.count = 1;
+            self.spans.fill((0, 0));
+        }
+        self.starts.clear();
+        self.starts.resize(strips.count + 1, 0);
+        for &(first, last) in &self.spans {
+            for s in first..=last {
+                self.starts[s as usize + 1] += 1;
+            }
         }
         for s in 0..strips.count {
             self.starts[s + 1] += self.starts[s];
@@ -219,17 +225,16 @@ impl Broadphase {
         self.fill.clear();
         self.fill.extend_from_slice(&self.starts[..strips.count]);
         let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
-        for (i, p) in self.sorted_proxies.iter().enumerate() {
-            let (first, last) = strips.span(p);
+        for (i, (p, &(first, last))) in self.sorted_proxies.iter().zip(&self.spans).enumerate() {
             let (lo, hi) = (p.aabb.min, p.aabb.max);
             let entry = Entry {
                 start: lo.axis(axis),
                 end: hi.axis(axis),
                 across: [lo.axis(u), hi.axis(u), lo.axis(v), hi.axis(v)],
-                first: first as u32,
+                first,
                 proxy: i as u32,
             };
-            for s in first..=last {
+            for s in first as usize..=last as usize {
                 self.entries[self.fill[s] as usize] = entry;
                 self.fill[s] += 1;
             }

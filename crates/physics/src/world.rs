@@ -198,36 +198,13 @@ impl World {
     /// Removes a body; its contacts end (with events). Returns whether the
     /// handle was live.
     pub fn remove_body(&mut self, h: BodyHandle) -> bool {
-        if self.body(h).is_none() {
-            return false;
-        }
-        let i = h.index;
-        self.wake_island_of(i);
-        let slots = &self.slots;
-        let events = &mut self.events;
-        self.contacts.retain(|c| {
-            let gone = c.a == i || c.b == i;
-            if gone && c.manifold.count > 0 {
-                events.push(Event::ContactEnded {
-                    a: handle_of(slots, c.a),
-                    b: handle_of(slots, c.b),
-                });
-            }
-            !gone
-        });
-        self.forget_queries();
-        self.settled = false;
-        let slot = &mut self.slots[i as usize];
-        slot.body = None;
-        slot.generation = slot.generation.wrapping_add(1);
-        self.free.push(i);
-        true
+        self.remove_bodies(&[h]) == 1
     }
 
     /// Removes several bodies at once, in one pass over the contacts
     /// instead of one per body; returns how many were alive. The world is
-    /// left as [`World::remove_body`] leaves it, called on each in turn,
-    /// except that the `ContactEnded` events come in contact order.
+    /// left as [`World::remove_body`] on each in turn would leave it, except
+    /// that the `ContactEnded` events come in contact order.
     pub fn remove_bodies(&mut self, handles: &[BodyHandle]) -> usize {
         let mut gone: Vec<u32> = Vec::with_capacity(handles.len());
         for &h in handles {

@@ -540,8 +540,6 @@ fn close_run<G: Demo>(peer: Peer<G, Vec<u8>>, r: &mut PeerRun, warm_stalls: u64,
     };
 }
 
-/// Hands datagram `d` to `peer` (from a seat or the spectator) at network
-/// time `now`, and takes what it caused.
 /// Hands a seat that wakes (resumed, or done stepping) the datagrams its
 /// socket held meanwhile, in arrival order, as [`deliver`] does one.
 fn deliver_all<G: Demo>(
@@ -558,6 +556,8 @@ fn deliver_all<G: Demo>(
     }
 }
 
+/// Hands datagram `d` to `peer` (from a seat or the spectator) at network
+/// time `now`, and takes what it caused.
 fn deliver<G: Demo>(
     now: Instant,
     offset: u64,
