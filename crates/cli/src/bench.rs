@@ -1,16 +1,21 @@
 //! `lockstep bench`: a table of ms/step for the physics benchmark scenes and
 //! ms/frame for the registered games played by their bots (`game:ID`, and
 //! `game:rts-8x1024` when the shipped RTS is registered) (median of several
-//! runs, wall clock: a report, not part of any simulation), with what one
-//! BLAKE3 checksum of the final state costs and its share of a step (a game
-//! frame includes one: the engine checksums every frame).
+//! runs, wall clock: a report, not part of any simulation), with what the
+//! per-frame BLAKE3 checksum costs and its share of a frame.
+//!
+//! The checksum is taken every frame with a [`FrameHasher`], as the engine
+//! does, and timed apart from the step: `hash ms` is its mean over the run's
+//! frames (the state changing as it really does from frame to frame), and
+//! `hash` its share of the whole frame, step and checksum.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use lockstep_fx::FrameHasher;
 use lockstep_games::rts::Rts;
 use lockstep_games::{Bots, Demo};
 use lockstep_physics::scenes;
-use lockstep_sim::{Engine, EngineSettings, Game, Match};
+use lockstep_sim::{Game, Match};
 
 use crate::error::CliError;
 
@@ -23,9 +28,10 @@ pub(crate) struct Row {
     /// Bytes of canonical state at the end of a run.
     state_bytes: usize,
     frames: u32,
+    /// Each run's mean ms a frame (step and checksum).
     runs: Vec<f64>,
-    /// ms for one checksum of the final state (median of several).
-    checksum_ms: f64,
+    /// Each run's mean ms a frame of the checksum alone.
+    checksums: Vec<f64>,
 }
 
 impl Row {
@@ -34,6 +40,9 @@ impl Row {
         r.sort_by(f64::total_cmp);
         let median = r[r.len() / 2];
         let (lo, hi) = (r[0], r[r.len() - 1]);
+        let mut c = self.checksums.clone();
+        c.sort_by(f64::total_cmp);
+        let checksum_ms = c[c.len() / 2];
         outln!(
             "{:<16} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>10} {:>8.3} {:>6.1}%",
             self.name,
@@ -42,8 +51,8 @@ impl Row {
             lo,
             hi,
             self.state_bytes,
-            self.checksum_ms,
-            self.checksum_ms / median * 100.0
+            checksum_ms,
+            checksum_ms / median * 100.0
         );
     }
 }
@@ -80,7 +89,7 @@ pub fn run(
         "{:<16} {:>7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7}",
         "benchmark",
         "frames",
-        "ms/step",
+        "ms/frame",
         "min",
         "max",
         "state B",
@@ -113,29 +122,58 @@ pub fn run(
 fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
     let scene = scenes::by_name(name).expect("listed scene exists");
     let frames = frames.unwrap_or(scene.frames);
-    let mut state_bytes = 0;
-    let mut checksum_ms = 0.0;
-    let runs = (0..runs)
-        .map(|_| {
-            let mut world = scene.build();
-            let start = Instant::now();
-            for _ in 0..frames {
-                world.step();
-            }
-            let ms = ms_per(start, frames);
-            state_bytes = world.save().len();
-            checksum_ms = time_checksum(|| {
-                std::hint::black_box(world.checksum());
-            });
-            ms
-        })
-        .collect();
-    Row {
-        name: name.to_string(),
-        state_bytes,
-        frames,
-        runs,
-        checksum_ms,
+    let mut row = Row::new(name, frames);
+    for _ in 0..runs {
+        let mut world = scene.build();
+        let mut clock = FrameClock::default();
+        for _ in 0..frames {
+            clock.step(|| world.step());
+            clock.checksum(|hasher| hasher.checksum(|w| world.encode(w)));
+        }
+        row.add(clock, frames);
+    }
+    row
+}
+
+impl Row {
+    fn new(name: &str, frames: u32) -> Row {
+        Row {
+            name: name.to_string(),
+            state_bytes: 0,
+            frames,
+            runs: Vec::new(),
+            checksums: Vec::new(),
+        }
+    }
+
+    /// Adds one run's times.
+    fn add(&mut self, clock: FrameClock, frames: u32) {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(frames.max(1));
+        self.runs.push(ms(clock.step + clock.checksum));
+        self.checksums.push(ms(clock.checksum));
+        self.state_bytes = clock.hasher.bytes().len();
+    }
+}
+
+/// Times a run's steps and checksums apart.
+#[derive(Default)]
+struct FrameClock {
+    hasher: FrameHasher,
+    step: Duration,
+    checksum: Duration,
+}
+
+impl FrameClock {
+    fn step(&mut self, step: impl FnOnce()) {
+        let t = Instant::now();
+        step();
+        self.step += t.elapsed();
+    }
+
+    fn checksum(&mut self, checksum: impl FnOnce(&mut FrameHasher) -> lockstep_fx::Checksum) {
+        let t = Instant::now();
+        std::hint::black_box(checksum(&mut self.hasher));
+        self.checksum += t.elapsed();
     }
 }
 
@@ -151,7 +189,7 @@ pub(crate) fn game<G: Demo>(
 }
 
 /// A bot match of `G` with `config` and `seats` seats, each frame stepped
-/// and checksummed by the engine as in a real match.
+/// and checksummed as the engine does in a real match.
 fn game_with<G: Demo>(
     name: &str,
     runs: u32,
@@ -163,47 +201,18 @@ fn game_with<G: Demo>(
         seats,
         ..Match::default()
     };
-    let mut state_bytes = 0;
-    let mut checksum_ms = 0.0;
-    let mut times = Vec::new();
+    let mut row = Row::new(name, frames);
     for _ in 0..runs {
-        let game = G::new(&config, &setup)
+        let mut game = G::new(&config, &setup)
             .map_err(|e| CliError::new(format!("{name}: cannot start the match: {e}")))?;
-        let mut engine = Engine::new(game, EngineSettings::default());
         let mut bots = Bots::<G>::new(&setup);
-        let start = Instant::now();
+        let mut clock = FrameClock::default();
         for frame in 0..frames {
-            let inputs = bots.inputs(engine.game(), frame);
-            engine.advance(&inputs);
+            let inputs = bots.inputs(&game, frame);
+            clock.step(|| game.step(frame, &inputs));
+            clock.checksum(|hasher| hasher.checksum(|w| game.encode(w)));
         }
-        times.push(ms_per(start, frames));
-        state_bytes = engine.game().save().len();
-        checksum_ms = time_checksum(|| {
-            std::hint::black_box(engine.game().checksum());
-        });
+        row.add(clock, frames);
     }
-    Ok(Row {
-        name: name.to_string(),
-        state_bytes,
-        frames,
-        runs: times,
-        checksum_ms,
-    })
-}
-
-/// ms per call of `checksum`: the median of 9 timed calls.
-fn time_checksum(mut checksum: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..9)
-        .map(|_| {
-            let t = Instant::now();
-            checksum();
-            t.elapsed().as_secs_f64() * 1000.0
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
-}
-
-fn ms_per(start: Instant, frames: u32) -> f64 {
-    start.elapsed().as_secs_f64() * 1000.0 / f64::from(frames.max(1))
+    Ok(row)
 }

@@ -235,7 +235,8 @@ fn bench_prints_a_table() {
     let o = lockstep(&["bench", "stack", "--runs", "1", "--frames", "5"]);
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
-    assert!(out.contains("ms/step"), "{out}");
+    assert!(out.contains("ms/frame"), "{out}");
+    assert!(out.contains("hash ms"), "{out}");
     assert!(out.contains("stack-sleep"), "{out}");
 }
 

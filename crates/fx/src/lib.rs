@@ -14,7 +14,9 @@
 //! - [`StateWriter`] / [`StateReader`]: canonical little-endian encoding of
 //!   state into a BLAKE3 [`Checksum`] or an exact saved state buffer; the
 //!   [`Canonical`] trait, with its encodings of `Vec`, `Option` and arrays
-//!   (derived for structs and enums by the `lockstep-derive` crate).
+//!   (derived for structs and enums by the `lockstep-derive` crate);
+//!   [`FrameHasher`] checksums a state every frame, rehashing only what
+//!   changed (the same BLAKE3 digest).
 //!
 //! ```
 //! use lockstep_fx::{Fx, Vec3};
@@ -28,6 +30,7 @@
 
 mod checksum;
 mod encoding;
+mod frame_hasher;
 mod mat3;
 mod norm;
 mod quat;
@@ -46,6 +49,7 @@ pub use encoding::{
     ByteCounter, Canonical, DecodeError, HashSink, Mark, PerSeat, Sink, StateReader, StateWriter,
     decode_vec,
 };
+pub use frame_hasher::FrameHasher;
 pub use mat3::Mat3;
 pub use quat::Quat;
 pub use rng::Rng;

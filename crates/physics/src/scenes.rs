@@ -41,8 +41,9 @@ impl Scene {
 }
 
 /// Names of all scenes, in a fixed order.
-pub const NAMES: [&str; 6] = [
+pub const NAMES: [&str; 7] = [
     "stack-sleep",
+    "tower-20",
     "pyramid-15",
     "cubes-1000",
     "smash",
@@ -54,6 +55,7 @@ pub const NAMES: [&str; 6] = [
 pub fn by_name(name: &str) -> Option<Scene> {
     Some(match name {
         "stack-sleep" => stack_sleep(),
+        "tower-20" => tower_20(),
         "pyramid-15" => pyramid_15(),
         "cubes-1000" => cubes_1000(),
         "smash" => smash(),
@@ -106,6 +108,30 @@ pub fn stack_sleep() -> Scene {
         settings: WorldSettings::default(),
         bodies,
         frames: 1200,
+    }
+}
+
+/// One tower of 20 unit cubes, each resting exactly on the one below (no
+/// gap, no jitter), sleeping off, 3 000 frames (50 s): how far a tall
+/// stack kept awake sinks under its own weight and whether it stays upright.
+pub fn tower_20() -> Scene {
+    let mut bodies = vec![ground()];
+    for level in 0..20 {
+        bodies.push(cube_at(Vec3::new(
+            Fx::ZERO,
+            Fx::HALF + Fx::from_int(level),
+            Fx::ZERO,
+        )));
+    }
+    let settings = WorldSettings {
+        sleeping: false,
+        ..WorldSettings::default()
+    };
+    Scene {
+        name: "tower-20",
+        settings,
+        bodies,
+        frames: 3000,
     }
 }
 
@@ -275,6 +301,7 @@ mod tests {
     #[test]
     fn body_counts() {
         assert_eq!(stack_sleep().bodies.len(), 81);
+        assert_eq!(tower_20().bodies.len(), 21);
         assert_eq!(pyramid_15().bodies.len(), 1241);
         assert_eq!(cubes_1000().bodies.len(), 1001);
         assert_eq!(smash().bodies.len(), 202);

@@ -86,6 +86,11 @@ fn golden_stack_sleep() {
 }
 
 #[test]
+fn golden_tower_20() {
+    check_golden("tower-20", None);
+}
+
+#[test]
 fn golden_pyramid_15() {
     check_golden("pyramid-15", None);
 }

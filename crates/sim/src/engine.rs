@@ -8,6 +8,11 @@
 //! same states again. The checksum of frame `f` is that of the state *after*
 //! stepping `f` (the state a saved state of `f + 1` holds).
 //!
+//! Each frame's checksum is BLAKE3 of the state's canonical bytes, hashed by
+//! a [`FrameHasher`]: a machine-local cache that rehashes only the 16 KiB
+//! pieces of those bytes that changed since the frame before (the digest is
+//! the same as hashing them whole).
+//!
 //! Invariants: the checksum ring holds consecutive frames ending at the last
 //! frame stepped; the saved-state ring is in frame order; loading a saved
 //! state drops every checksum and saved state of a later state, since they belong to a
@@ -15,7 +20,7 @@
 
 use std::collections::VecDeque;
 
-use lockstep_fx::Checksum;
+use lockstep_fx::{Checksum, FrameHasher};
 
 use crate::game::{Frame, Game, StateError};
 
@@ -90,6 +95,9 @@ pub struct Engine<G: Game> {
     settings: EngineSettings,
     checksums: VecDeque<Checksum>,
     saved: VecDeque<SavedState>,
+    /// Hashes each frame's state, rehashing only the leaves that changed
+    /// since the frame before (machine-local, never part of the state).
+    hasher: FrameHasher,
 }
 
 impl<G: Game> Engine<G> {
@@ -107,6 +115,7 @@ impl<G: Game> Engine<G> {
             settings,
             checksums: VecDeque::new(),
             saved: VecDeque::new(),
+            hasher: FrameHasher::new(),
         }
     }
 
@@ -132,14 +141,17 @@ impl<G: Game> Engine<G> {
     }
 
     /// Steps the next frame with every player's input and returns the
-    /// checksum of the state after it.
+    /// checksum of the state after it: [`Game::checksum`], computed by a
+    /// [`FrameHasher`] that rehashes only the parts of the state's bytes that
+    /// changed since the last frame.
     pub fn advance(&mut self, inputs: &[G::Input]) -> Checksum {
         let interval = self.settings.save_interval;
         if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
             self.keep_saved_state();
         }
         self.game.step(self.frame, inputs);
-        let checksum = self.game.checksum();
+        let game = &self.game;
+        let checksum = self.hasher.checksum(|w| game.encode(w));
         self.frame = self.frame.wrapping_add(1);
         self.push_checksum(checksum);
         checksum
@@ -156,8 +168,12 @@ impl<G: Game> Engine<G> {
         }
         self.game.step(self.frame, inputs);
         self.frame = self.frame.wrapping_add(1);
-        let after = self.save();
-        let checksum = after.checksum();
+        let game = &self.game;
+        let checksum = self.hasher.checksum(|w| game.encode(w));
+        let after = SavedState {
+            frame: self.frame,
+            bytes: self.hasher.bytes().to_vec(),
+        };
         self.push_checksum(checksum);
         (checksum, after)
     }

@@ -3,13 +3,17 @@
 //! thing.
 //!
 //! ```text
-//! peer-bench [--frames N] [--runs R] [--threads T] [--only ours|rapier] [scene ...]
+//! peer-bench [--frames N] [--runs R] [--threads T] [--only ours|rapier] [--instructions] [scene ...]
 //! ```
+//!
+//! `--instructions` adds each engine's instructions per step, counted by
+//! running this tool again under valgrind's callgrind (see
+//! [`instructions_per_step`]).
 //!
 //! This is a measuring tool, not a deterministic crate: floats and clocks are
 //! fine here.
 
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use lockstep_fx::{Fx, Quat, Vec3};
@@ -21,13 +25,17 @@ use rapier3d::prelude::{
     RigidBodyBuilder, RigidBodyHandle, Rotation, SharedShape, Vector,
 };
 
-const DEFAULT_SCENES: [&str; 3] = ["cubes-1000", "pyramid-15", "many-pyramids"];
+const DEFAULT_SCENES: [&str; 4] = ["tower-20", "cubes-1000", "pyramid-15", "many-pyramids"];
 /// Frame where `cubes-1000`'s "settling" phase ends and "settled" begins.
 const SETTLE_FRAME: usize = 120;
+/// The two frame counts whose callgrind totals are subtracted for
+/// `--instructions`: the scene's set-up cancels out, and one step is the
+/// mean of frames 20..60.
+const COUNT_FRAMES: (usize, usize) = (20, 60);
 
 fn usage() -> String {
     format!(
-        "usage: peer-bench [--frames N] [--runs R] [--threads T] [--only ours|rapier] [scene ...]\n\
+        "usage: peer-bench [--frames N] [--runs R] [--threads T] [--only ours|rapier] [--instructions] [scene ...]\n\
          scenes: {} (default: {})",
         scenes::NAMES.join(", "),
         DEFAULT_SCENES.join(" ")
@@ -47,6 +55,8 @@ struct Args {
     /// Threads our world may use (rapier always runs on one).
     threads: usize,
     only: Only,
+    /// Also count instructions per step under callgrind.
+    instructions: bool,
     scenes: Vec<Scene>,
 }
 
@@ -56,6 +66,7 @@ fn parse_args() -> Result<Args, String> {
         runs: 3,
         threads: 1,
         only: Only::Both,
+        instructions: false,
         scenes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -90,6 +101,7 @@ fn parse_args() -> Result<Args, String> {
                     o => return Err(format!("bad --only {o} (ours or rapier)")),
                 };
             }
+            "--instructions" => args.instructions = true,
             "-h" | "--help" => return Err(usage()),
             name if name.starts_with('-') => {
                 return Err(format!("unknown option {name}\n{}", usage()));
@@ -121,6 +133,9 @@ struct Final {
     /// Deepest overlap of any contact (m), sampled every 30 frames from
     /// frame 120 on while bodies are awake: how deep resting contacts sit.
     deepest_overlap: f64,
+    /// Largest horizontal distance (m) of the body that started highest
+    /// from where it started, sampled every 30 frames: how far a stack leans.
+    top_lean_max: f64,
 }
 
 /// Per-step wall times (seconds) and the final state of one run.
@@ -152,6 +167,8 @@ trait Engine {
     fn positions(&self) -> Vec<[f64; 3]>;
     /// Deepest overlap of any current contact point (m, 0 if none).
     fn deepest_overlap(&self) -> f64;
+    /// Position of the body at scene index `i`.
+    fn position(&self, i: usize) -> [f64; 3];
 }
 
 impl Engine for World {
@@ -174,6 +191,22 @@ impl Engine for World {
             .flat_map(|c| c.points.iter().map(|p| -f(p.separation)))
             .fold(0.0, f64::max)
     }
+    fn position(&self, i: usize) -> [f64; 3] {
+        let (_, b) = self.bodies().nth(i).expect("scene body");
+        let p = b.position();
+        [f(p.x), f(p.y), f(p.z)]
+    }
+}
+
+/// Scene index of the dynamic body that starts highest (the last such).
+fn top_body(scene: &Scene) -> Option<usize> {
+    let mut top = None::<(usize, Fx)>;
+    for (i, b) in scene.bodies.iter().enumerate() {
+        if b.kind == BodyKind::Dynamic && top.is_none_or(|(_, y)| b.position.y >= y) {
+            top = Some((i, b.position.y));
+        }
+    }
+    top.map(|(i, _)| i)
 }
 
 /// Steps an engine `frames` times, timing each step alone (the sleep check
@@ -187,6 +220,8 @@ fn time_run(engine: &mut impl Engine, scene: &Scene, frames: usize) -> Run {
     let mut step_secs = Vec::with_capacity(frames);
     let mut all_asleep_from = None;
     let mut deepest_overlap = 0.0f64;
+    let top = top_body(scene).map(|i| (i, scene.bodies[i].position));
+    let mut top_lean_max = 0.0f64;
     for frame in 0..frames {
         let t = Instant::now();
         engine.step();
@@ -197,6 +232,11 @@ fn time_run(engine: &mut impl Engine, scene: &Scene, frames: usize) -> Run {
         if frame + 1 >= 120 && (frame + 1) % 30 == 0 && all_asleep_from.is_none() {
             deepest_overlap = deepest_overlap.max(engine.deepest_overlap());
         }
+        if let Some((i, start)) = top.filter(|_| (frame + 1) % 30 == 0) {
+            let p = engine.position(i);
+            let lean = (p[0] - f(start.x)).hypot(p[2] - f(start.z));
+            top_lean_max = top_lean_max.max(lean);
+        }
     }
     Run {
         step_secs,
@@ -205,6 +245,7 @@ fn time_run(engine: &mut impl Engine, scene: &Scene, frames: usize) -> Run {
             awake: engine.awake(),
             all_asleep_from,
             deepest_overlap,
+            top_lean_max,
         },
     }
 }
@@ -245,7 +286,7 @@ fn build_rapier(scene: &Scene) -> RapierScene {
         };
         let shape = match b.shape {
             Shape::Box { half_extents: h } => {
-                SharedShape::box_with_size(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32)
+                SharedShape::cuboid(f(h.x) as f32, f(h.y) as f32, f(h.z) as f32)
             }
             Shape::Sphere { radius } => SharedShape::ball(f(radius) as f32),
             Shape::Capsule {
@@ -305,6 +346,10 @@ impl Engine for RapierScene {
             }
         }
         deepest
+    }
+    fn position(&self, i: usize) -> [f64; 3] {
+        let t = self.world.bodies[self.handles[i]].translation();
+        [t.x as f64, t.y as f64, t.z as f64]
     }
 }
 
@@ -370,6 +415,9 @@ struct Sanity {
     mean_y: f64,
     /// y(final) − y(start) of the body that started highest (the last such).
     top_dy: f64,
+    /// Horizontal distance of that body from its start: at the end, and the
+    /// largest sampled.
+    top_lean: (f64, f64),
     /// Dynamic bodies with y < 0.4 (a unit cube rests at 0.5).
     below: usize,
     /// Dynamic bodies whose y dropped by more than 0.5 m.
@@ -380,25 +428,29 @@ struct Sanity {
 }
 
 fn sanity(scene: &Scene, fin: &Final) -> Sanity {
-    let mut top = None::<(usize, f64)>;
     let (mut sum_y, mut n, mut below, mut dropped) = (0.0, 0usize, 0usize, 0usize);
-    for (i, (b, p)) in scene.bodies.iter().zip(&fin.positions).enumerate() {
+    for (b, p) in scene.bodies.iter().zip(&fin.positions) {
         if b.kind != BodyKind::Dynamic {
             continue;
         }
         let y0 = f(b.position.y);
-        if top.is_none_or(|(_, ty)| y0 >= ty) {
-            top = Some((i, y0));
-        }
         sum_y += p[1];
         n += 1;
         below += usize::from(p[1] < 0.4);
         dropped += usize::from(y0 - p[1] > 0.5);
     }
-    let top_dy = top.map_or(f64::NAN, |(i, y0)| fin.positions[i][1] - y0);
+    let top = top_body(scene);
+    let top_dy = top.map_or(f64::NAN, |i| {
+        fin.positions[i][1] - f(scene.bodies[i].position.y)
+    });
+    let top_lean = top.map_or((f64::NAN, f64::NAN), |i| {
+        let (p, s) = (fin.positions[i], scene.bodies[i].position);
+        ((p[0] - f(s.x)).hypot(p[2] - f(s.z)), fin.top_lean_max)
+    });
     Sanity {
         mean_y: if n == 0 { f64::NAN } else { sum_y / n as f64 },
         top_dy,
+        top_lean,
         below,
         dropped,
         awake: fin.awake,
@@ -440,6 +492,38 @@ struct Row {
     awake: Option<(f64, f64)>,
     /// Mean ms/step once all bodies slept, ours and rapier (scene rows only).
     asleep: Option<(f64, f64)>,
+    /// Instructions per step, ours and rapier (NaN where not counted).
+    instructions: Option<(f64, f64)>,
+}
+
+/// Instructions one step of `scene` executes in `engine` (`ours` or
+/// `rapier`): this program run under `valgrind --tool=callgrind` for
+/// [`COUNT_FRAMES`]` .0` and `.1` frames, the difference of the two totals
+/// divided by the difference of the frame counts. Instructions do not drift
+/// with the machine's load the way time does.
+fn instructions_per_step(scene: &str, engine: &str, threads: usize) -> Result<f64, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let count = |frames: usize| -> Result<u64, String> {
+        let out = Command::new("valgrind")
+            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+            .arg(&exe)
+            .args(["--only", engine, "--runs", "1"])
+            .args(["--frames", &frames.to_string()])
+            .args(["--threads", &threads.to_string(), scene])
+            .output()
+            .map_err(|e| format!("cannot run valgrind (is it installed?): {e}"))?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        text.lines()
+            .find_map(|l| {
+                l.split_once("Collected :")
+                    .map(|(_, n)| n.trim().parse().ok())
+            })
+            .flatten()
+            .ok_or_else(|| format!("no callgrind total for {engine} {scene}:\n{text}"))
+    };
+    let (a, b) = COUNT_FRAMES;
+    let (ta, tb) = (count(a)?, count(b)?);
+    Ok(tb.saturating_sub(ta) as f64 / (b - a) as f64)
 }
 
 fn fmt_ms(x: f64) -> String {
@@ -507,6 +591,26 @@ fn main() -> ExitCode {
             rapier: median_ms(&rapier, 0..frames),
             awake: Some((median_awake_ms(&ours), median_awake_ms(&rapier))),
             asleep: Some((median_asleep_ms(&ours), median_asleep_ms(&rapier))),
+            instructions: args
+                .instructions
+                .then(|| {
+                    let count = |engine: &str, wanted: bool| {
+                        if !wanted {
+                            return Ok(f64::NAN);
+                        }
+                        eprintln!("  {}: counting {engine}'s instructions", scene.name);
+                        instructions_per_step(scene.name, engine, args.threads)
+                    };
+                    Ok::<_, String>((
+                        count("ours", args.only != Only::Rapier)?,
+                        count("rapier", args.only != Only::Ours)?,
+                    ))
+                })
+                .transpose()
+                .unwrap_or_else(|e| {
+                    eprintln!("{e}");
+                    None
+                }),
         });
         if scene.name == "cubes-1000" && frames > SETTLE_FRAME {
             for (phase, range) in [
@@ -521,6 +625,7 @@ fn main() -> ExitCode {
                     rapier: median_ms(&rapier, range),
                     awake: None,
                     asleep: None,
+                    instructions: None,
                 });
             }
         }
@@ -535,9 +640,10 @@ fn main() -> ExitCode {
 
     println!();
     println!(
-        "| scene | bodies | frames | ours ms/step | rapier ms/step | ours/rapier | until all asleep: ours / rapier ms/step | all asleep: ours / rapier ms/step |"
+        "| scene | bodies | frames | ours ms/step | rapier ms/step | ours/rapier | until all asleep: ours / rapier ms/step | all asleep: ours / rapier ms/step | instructions/step ours / rapier (M, frames {}..{}) | ours/rapier instructions |",
+        COUNT_FRAMES.0, COUNT_FRAMES.1
     );
-    println!("|---|---:|---:|---:|---:|---:|---|---|");
+    println!("|---|---:|---:|---:|---:|---:|---|---|---|---:|");
     for r in &rows {
         let ratio = r.ours / r.rapier;
         let ratio = if ratio.is_finite() {
@@ -546,11 +652,31 @@ fn main() -> ExitCode {
             "-".into()
         };
         let pair = |p: Option<(f64, f64)>| {
-            p.map_or(String::new(), |(o, a)| format!("{} / {}", fmt_ms(o), fmt_ms(a)))
+            p.map_or(String::new(), |(o, a)| {
+                format!("{} / {}", fmt_ms(o), fmt_ms(a))
+            })
         };
         let (awake, asleep) = (pair(r.awake), pair(r.asleep));
+        let (instructions, instruction_ratio) =
+            r.instructions
+                .map_or(("-".to_string(), "-".to_string()), |(o, a)| {
+                    let m = |x: f64| {
+                        if x.is_nan() {
+                            "-".into()
+                        } else {
+                            format!("{:.2}", x / 1e6)
+                        }
+                    };
+                    let ratio = o / a;
+                    let ratio = if ratio.is_finite() {
+                        format!("{ratio:.2}")
+                    } else {
+                        "-".into()
+                    };
+                    (format!("{} / {}", m(o), m(a)), ratio)
+                });
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.label,
             r.bodies,
             r.frames,
@@ -558,16 +684,18 @@ fn main() -> ExitCode {
             fmt_ms(r.rapier),
             ratio,
             awake,
-            asleep
+            asleep,
+            instructions,
+            instruction_ratio
         );
     }
 
     println!();
     println!("Final state after the last frame (ours / rapier):");
     println!(
-        "| scene | mean y (m) | top body Δy (mm) | deepest overlap (mm) | y < 0.4 | dropped > 0.5 m | awake at end | all asleep from frame | body Δpos ours↔rapier max / mean (m) |"
+        "| scene | mean y (m) | top body Δy (mm) | top body lean end, max (mm) | deepest overlap (mm) | y < 0.4 | dropped > 0.5 m | awake at end | all asleep from frame | body Δpos ours↔rapier max / mean (m) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (name, _frames, so, sr, div) in &checks {
         let pair = |g: &dyn Fn(&Sanity) -> String| {
             format!(
@@ -579,10 +707,11 @@ fn main() -> ExitCode {
         let asleep = |s: &Sanity| s.all_asleep_from.map_or("never".into(), |f| f.to_string());
         let div = div.map_or("-".into(), |(max, mean)| format!("{max:.3} / {mean:.4}"));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             name,
             pair(&|s| format!("{:.4}", s.mean_y)),
             pair(&|s| format!("{:+.1}", s.top_dy * 1e3)),
+            pair(&|s| format!("{:.1}, {:.1}", s.top_lean.0 * 1e3, s.top_lean.1 * 1e3)),
             pair(&|s| format!("{:.2}", s.deepest_overlap * 1e3)),
             pair(&|s| s.below.to_string()),
             pair(&|s| s.dropped.to_string()),

@@ -46,6 +46,7 @@ pub const CASES: &[Case] = &[
     Case::new("fx_rng", fx::rng),
     Case::new("fx_text", fx::text_and_snapshots),
     Case::new("physics_stack_sleep", physics::stack_sleep),
+    Case::new("physics_tower_20", physics::tower_20),
     Case::new("physics_pyramid_15", physics::pyramid_15),
     Case::new("physics_cubes_1000", physics::cubes_1000),
     Case::new("physics_smash", physics::smash),

@@ -31,6 +31,12 @@ pub fn stack_sleep(w: &mut Writer) {
     run("stack-sleep", 1200, true, 1, w);
 }
 
+/// `tower-20`, its 3 000 frames: a tall stack kept awake, long enough for
+/// a slow lean to show.
+pub fn tower_20(w: &mut Writer) {
+    run("tower-20", 3000, false, 1, w);
+}
+
 /// `pyramid-15`, 240 frames.
 pub fn pyramid_15(w: &mut Writer) {
     run("pyramid-15", 240, false, 1, w);
