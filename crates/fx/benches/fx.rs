@@ -18,7 +18,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use fixed::types::I32F32;
-use lockstep_fx::{Fx, Quat, Rng, StateWriter, Vec3};
+use lockstep_fx::{FrameHasher, Fx, Quat, Rng, StateWriter, Vec3};
 use std::hint::black_box;
 
 const N: usize = 1024;
@@ -271,6 +271,31 @@ fn checksum(c: &mut Criterion) {
     });
     g.bench_function(BenchmarkId::new("blake3_slice", "512KiB"), |b| {
         b.iter(|| black_box(blake3::hash(black_box(&bytes))))
+    });
+    // The engine's per-frame hasher on the same state, written the same way:
+    // unchanged since the frame before (a world asleep), and with one value
+    // changed each time (a frame counter: one 16 KiB piece to rehash).
+    let mut hasher = FrameHasher::new();
+    g.bench_function(BenchmarkId::new("frame_hasher_unchanged", "512KiB"), |b| {
+        b.iter(|| {
+            black_box(hasher.checksum(|w| {
+                for v in black_box(&state) {
+                    w.write_fx(*v);
+                }
+            }))
+        })
+    });
+    let mut tick = Fx::ZERO;
+    g.bench_function(BenchmarkId::new("frame_hasher_one_change", "512KiB"), |b| {
+        b.iter(|| {
+            tick += Fx::ONE;
+            black_box(hasher.checksum(|w| {
+                w.write_fx(tick);
+                for v in black_box(&state[1..]) {
+                    w.write_fx(*v);
+                }
+            }))
+        })
     });
     g.finish();
 }
