@@ -1,5 +1,5 @@
-//! `lockstep bench`: a table of ms/step for the physics benchmark scenes and
-//! ms/frame for the registered games played by their bots (`game:ID`, and
+//! `lockstep bench`: a table of ms/frame for the physics benchmark scenes
+//! and for the registered games played by their bots (`game:ID`, and
 //! `game:rts-8x1024` when the shipped RTS is registered) (median of several
 //! runs, wall clock: a report, not part of any simulation), with what the
 //! per-frame BLAKE3 checksum costs and its share of a frame.
@@ -35,6 +35,24 @@ pub(crate) struct Row {
 }
 
 impl Row {
+    fn new(name: &str, frames: u32) -> Row {
+        Row {
+            name: name.to_string(),
+            state_bytes: 0,
+            frames,
+            runs: Vec::new(),
+            checksums: Vec::new(),
+        }
+    }
+
+    /// Adds one run's times.
+    fn add(&mut self, clock: FrameClock, frames: u32) {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(frames.max(1));
+        self.runs.push(ms(clock.step + clock.checksum));
+        self.checksums.push(ms(clock.checksum));
+        self.state_bytes = clock.hasher.bytes().len();
+    }
+
     fn print(&self) {
         let mut r = self.runs.clone();
         r.sort_by(f64::total_cmp);
@@ -133,26 +151,6 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
         row.add(clock, frames);
     }
     row
-}
-
-impl Row {
-    fn new(name: &str, frames: u32) -> Row {
-        Row {
-            name: name.to_string(),
-            state_bytes: 0,
-            frames,
-            runs: Vec::new(),
-            checksums: Vec::new(),
-        }
-    }
-
-    /// Adds one run's times.
-    fn add(&mut self, clock: FrameClock, frames: u32) {
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(frames.max(1));
-        self.runs.push(ms(clock.step + clock.checksum));
-        self.checksums.push(ms(clock.checksum));
-        self.state_bytes = clock.hasher.bytes().len();
-    }
 }
 
 /// Times a run's steps and checksums apart.
