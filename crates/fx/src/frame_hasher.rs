@@ -89,23 +89,21 @@ impl FrameHasher {
             return Checksum::of(bytes);
         }
         let count = bytes.len().div_ceil(LEAF);
-        self.leaves.truncate(count);
+        // Leaves below `known` hold the last state's chaining values.
+        let known = self.leaves.len().min(count);
+        self.leaves.resize(count, [0; 32]);
         for (i, leaf) in bytes.chunks(LEAF).enumerate() {
             let start = i * LEAF;
-            let same = i < self.leaves.len() && self.last.get(start..start + leaf.len()) == Some(leaf)
-                // The last state's leaf must end where this one does.
-                && (leaf.len() == LEAF || self.last.len() == bytes.len());
-            if same {
+            // The last state's whole leaf at this offset: equal only if it
+            // has the same bytes and ends where this one does.
+            let last = self.last.get(start..self.last.len().min(start + LEAF));
+            if i < known && last == Some(leaf) {
                 continue;
             }
-            let cv = blake3::Hasher::new()
+            self.leaves[i] = blake3::Hasher::new()
                 .set_input_offset(start as u64)
                 .update(leaf)
                 .finalize_non_root();
-            match self.leaves.get_mut(i) {
-                Some(slot) => *slot = cv,
-                None => self.leaves.push(cv),
-            }
         }
         let (left, right) = split(bytes.len());
         let digest = blake3::hazmat::merge_subtrees_root(
