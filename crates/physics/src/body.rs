@@ -74,6 +74,9 @@ pub struct Body {
     pub(crate) torque: Vec3,
     pub(crate) inv_mass: Fx,
     pub(crate) inv_inertia: Vec3,
+    /// The orientation the solver takes this body's contact lever arms in
+    /// (see [`Body::arm_frame`]).
+    pub(crate) arm_orientation: Quat,
     pub(crate) linear_damping: Fx,
     pub(crate) angular_damping: Fx,
     pub(crate) friction: Fx,
@@ -124,6 +127,50 @@ impl Body {
             Fx::ONE / self.inv_mass
         }
     }
+    /// Whether an impulse can turn it: a dynamic body whose rotation is not
+    /// locked (static and kinematic bodies have zero inverse inertia).
+    pub(crate) fn can_turn(&self) -> bool {
+        self.inv_inertia != Vec3::ZERO
+    }
+
+    /// The rotation that takes an offset from the body's centre, in world
+    /// axes, to where it was when the body had its arm orientation
+    /// (`R_arm · R_nowᵀ`, `rotation` being `R_now`); `None` when the two
+    /// orientations are the same or the body cannot turn.
+    ///
+    /// **Why.** The solver turns a contact point's impulse into torque
+    /// through its lever arm, the offset from the body's centre to the
+    /// point. Taken as they are, the arms lean with the body: when a stack
+    /// leans, each body's weight moves towards the lower edge of the face
+    /// below, a torque that grows with the lean, and a tall enough stack of
+    /// soft contacts buckles under its own weight (20 cubes did, at the
+    /// default 36 Hz: `scenes::tower_20`). Taken in an orientation that
+    /// stays put while the body turns less than
+    /// [`WorldSettings::arm_turn`](crate::WorldSettings::arm_turn), a small
+    /// lean moves no arm, and the stack stands on its springs. Points still
+    /// move over the body's faces (the arms follow sliding), and the
+    /// separations follow the real motion. Rapier 0.36 keeps its arms in the
+    /// same spirit, frozen while a contact's relative pose moves little.
+    pub(crate) fn arm_frame(&self, rotation: &Mat3) -> Option<Mat3> {
+        if !self.can_turn() || self.arm_orientation == self.orientation {
+            return None;
+        }
+        Some(Mat3::from_quat(self.arm_orientation).mul_mat3(&rotation.transpose()))
+    }
+
+    /// After the body moved: its arm orientation becomes its orientation
+    /// when it has turned more than `limit` radians away from it, or always
+    /// when it cannot turn.
+    pub(crate) fn follow_arms(&mut self, limit: Fx) {
+        let turn = self.arm_orientation.conjugate() * self.orientation;
+        // |xyz| = sin(θ/2) ≈ θ/2 for the small angles compared here.
+        let half = Vec3::new(turn.x, turn.y, turn.z).length_squared();
+        let most = limit.scale_pow2(-1);
+        if !self.can_turn() || half > most * most {
+            self.arm_orientation = self.orientation;
+        }
+    }
+
     /// Whether it is simulated this step (static bodies are never awake).
     pub fn is_awake(&self) -> bool {
         self.awake
@@ -346,5 +393,61 @@ impl BodyBuilder {
     pub fn lock_rotation(mut self) -> Self {
         self.lock_rotation = true;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{World, WorldSettings};
+
+    fn cube(lock: bool) -> Body {
+        let mut world = World::new(WorldSettings::default());
+        let b = BodyBuilder::dynamic(Shape::box_with_size(Vec3::splat(Fx::ONE)));
+        let h = world
+            .add_body(if lock { b.lock_rotation() } else { b })
+            .unwrap();
+        world.body(h).unwrap().clone()
+    }
+
+    fn turned(b: &mut Body, angle: &str) {
+        b.orientation =
+            Quat::from_axis_angle(Vec3::new(Fx::ONE, Fx::ZERO, Fx::ZERO), Fx::lit(angle));
+    }
+
+    #[test]
+    fn arms_keep_their_orientation_until_the_body_turns_past_the_limit() {
+        let limit = Fx::lit("0.02");
+        let mut b = cube(false);
+        assert_eq!(b.arm_orientation, b.orientation);
+        assert_eq!(b.arm_frame(&Mat3::from_quat(b.orientation)), None);
+
+        // 0.015 rad: the arms stay where they were; the frame turns an
+        // offset back by the body's turn.
+        turned(&mut b, "0.015");
+        b.follow_arms(limit);
+        assert_eq!(b.arm_orientation, Quat::IDENTITY);
+        let rotation = Mat3::from_quat(b.orientation);
+        let corner = Vec3::new(Fx::HALF, -Fx::HALF, Fx::HALF);
+        let back = b
+            .arm_frame(&rotation)
+            .unwrap()
+            .mul_vec3(rotation.mul_vec3(corner));
+        assert!((back - corner).length() < Fx::lit("0.000001"), "{back:?}");
+
+        // 0.025 rad: past the limit, they turn with the body.
+        turned(&mut b, "0.025");
+        b.follow_arms(limit);
+        assert_eq!(b.arm_orientation, b.orientation);
+        assert_eq!(b.arm_frame(&Mat3::from_quat(b.orientation)), None);
+    }
+
+    #[test]
+    fn a_body_that_cannot_turn_has_no_arm_frame() {
+        let mut b = cube(true);
+        turned(&mut b, "0.015");
+        assert_eq!(b.arm_frame(&Mat3::from_quat(b.orientation)), None);
+        b.follow_arms(Fx::lit("0.02"));
+        assert_eq!(b.arm_orientation, b.orientation);
     }
 }

@@ -37,6 +37,11 @@ pub struct WorldSettings {
     pub max_push_velocity: Fx,
     /// Distance at which contacts are created before touching (m).
     pub speculative_distance: Fx,
+    /// How far a body may turn (rad) before the lever arms of its contacts
+    /// turn with it: until then the solver takes them in the body's arm
+    /// orientation, which keeps tall stacks from buckling (see
+    /// `Body::arm_frame`). Zero turns them with the body every step.
+    pub arm_turn: Fx,
     /// Approach speed above which restitution applies (m/s).
     pub restitution_threshold: Fx,
     /// Let bodies at rest sleep.
@@ -68,6 +73,7 @@ impl Default for WorldSettings {
             contact_damping_ratio: Fx::from_int(10),
             max_push_velocity: Fx::from_int(3),
             speculative_distance: Fx::lit("0.02"),
+            arm_turn: Fx::lit("0.02"),
             restitution_threshold: Fx::ONE,
             sleeping: true,
             sleep_speed: Fx::lit("0.1"),

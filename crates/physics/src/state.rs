@@ -11,7 +11,7 @@
 //! panic or a world that misbehaves later.
 
 use lockstep_fx::{
-    Canonical, Checksum, DecodeError, Fx, HashSink, Sink, StateReader, StateWriter, Vec3,
+    Canonical, Checksum, DecodeError, Fx, HashSink, Quat, Sink, StateReader, StateWriter, Vec3,
 };
 
 use crate::body::{Body, BodyKind};
@@ -28,7 +28,9 @@ use crate::world::{Slot, World};
 /// - 1: the first solver.
 /// - 2: the islands-and-anchors solver: a friction cone, one linear impulse
 ///   per manifold, separations refreshed once per integration.
-pub const STATE_VERSION: u16 = 2;
+/// - 3: contact lever arms taken in each body's arm orientation (encoded
+///   for bodies that can turn) and the setting `arm_turn`.
+pub const STATE_VERSION: u16 = 3;
 
 /// Why bytes are not a valid world.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -256,6 +258,7 @@ fn encode_settings<S: Sink>(s: &WorldSettings, w: &mut StateWriter<S>) {
     w.field("contact damping ratio", &s.contact_damping_ratio);
     w.field("max push velocity", &s.max_push_velocity);
     w.field("speculative distance", &s.speculative_distance);
+    w.field("arm turn", &s.arm_turn);
     w.field("restitution threshold", &s.restitution_threshold);
     w.field("sleeping", &s.sleeping);
     w.field("sleep speed", &s.sleep_speed);
@@ -278,6 +281,7 @@ fn decode_settings(r: &mut StateReader<'_>) -> Result<WorldSettings, StateError>
         contact_damping_ratio: r.read_fx()?,
         max_push_velocity: r.read_fx()?,
         speculative_distance: r.read_fx()?,
+        arm_turn: r.read_fx()?,
         restitution_threshold: r.read_fx()?,
         sleeping: r.read_bool()?,
         sleep_speed: r.read_fx()?,
@@ -311,6 +315,9 @@ fn encode_body<S: Sink>(b: &Body, w: &mut StateWriter<S>) {
     w.field("torque", &b.torque);
     w.field("inverse mass", &b.inv_mass);
     w.field("inverse inertia", &b.inv_inertia);
+    if b.can_turn() {
+        w.field("arm orientation", &b.arm_orientation);
+    }
     w.field("linear damping", &b.linear_damping);
     w.field("angular damping", &b.angular_damping);
     w.field("friction", &b.friction);
@@ -361,6 +368,7 @@ fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {
         torque: r.read_vec3()?,
         inv_mass: r.read_fx()?,
         inv_inertia: r.read_vec3()?,
+        arm_orientation: Quat::IDENTITY,
         linear_damping: Fx::ZERO,
         angular_damping: Fx::ZERO,
         friction: Fx::ZERO,
@@ -372,6 +380,11 @@ fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {
         still_frames: 0,
         awake: false,
         contained: false,
+    };
+    b.arm_orientation = if b.can_turn() {
+        r.read_quat()?
+    } else {
+        b.orientation
     };
     b.linear_damping = r.read_fx()?;
     b.angular_damping = r.read_fx()?;

@@ -160,6 +160,7 @@ impl World {
             torque: Vec3::ZERO,
             inv_mass,
             inv_inertia,
+            arm_orientation: normalize_or_identity(b.orientation),
             linear_damping: b.linear_damping,
             angular_damping: b.angular_damping,
             friction: b.friction.max(Fx::ZERO),
@@ -323,6 +324,7 @@ impl World {
         let Some(b) = self.body_mut(h) else { return };
         b.position = position;
         b.orientation = normalize_or_identity(orientation);
+        b.arm_orientation = b.orientation;
         if b.kind == BodyKind::Dynamic {
             b.awake = true;
             b.still_frames = 0;

@@ -14,6 +14,7 @@
 //! order whatever the number of batches, and the bits do not depend on the
 //! thread count.
 
+use lockstep_fx::wide::wrapping::mat_vec;
 use lockstep_fx::{Fx, Mat3, Rng, Vec3};
 
 use crate::body::{Body, BodyKind};
@@ -188,6 +189,7 @@ impl World {
                     body.orientation = body.orientation.integrate(d.angular, Fx::ONE);
                     sc.rotations[i as usize] = Mat3::from_quat(body.orientation);
                 }
+                body.follow_arms(settings.arm_turn);
                 if body.kind == BodyKind::Dynamic {
                     body.linear_velocity = v.linear;
                     body.angular_velocity = v.angular;
@@ -214,6 +216,7 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         } else {
             Vec3::ZERO
         });
+        b.arm_frames.push(body.arm_frame(&s.rotations[i as usize]));
         // A locked rotation's zero inertia rotates to zero.
         b.inertia
             .push(if dynamic && body.inv_inertia != Vec3::ZERO {
@@ -227,7 +230,6 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         let dynamic = index != IMMOVABLE && body.kind == BodyKind::Dynamic;
         BodyInfo {
             index,
-            position: body.position,
             inv_mass: if dynamic { body.inv_mass } else { Fx::ZERO },
             inv_inertia: if dynamic {
                 inertia[index as usize]
@@ -240,11 +242,25 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         position: Vec3::ZERO,
         separation: Fx::ZERO,
         impulse: Fx::ZERO,
+        arm_a: Vec3::ZERO,
+        arm_b: Vec3::ZERO,
     }; 4];
+    // A body's lever arms, in its arm orientation when it has one (only
+    // movers have: an immovable body's arm meets zero inverse inertia).
+    let frames = &b.arm_frames;
+    let arm = |i: u32, body: &Body, point: Vec3| {
+        let offset = point - body.position;
+        match s.local[i as usize] {
+            IMMOVABLE => offset,
+            // A rotation and an arm within a body's size: the wrapping
+            // products of the solver are exact here.
+            k => frames[k as usize].map_or(offset, |f| mat_vec(&f, offset)),
+        }
+    };
     for &(ci, flip) in &b.anchored_contacts {
         let c = &s.contacts[ci as usize];
         let (ba, bb) = (live(s.slots, c.a), live(s.slots, c.b));
-        let m = gather(c, ba, bb, flip, s.anchored_soft, &mut points);
+        let m = gather(c, ba, bb, flip, s.anchored_soft, &arm, &mut points);
         let moving = if flip {
             info(c.a, ba, &b.inertia)
         } else {
@@ -256,7 +272,7 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
     for &ci in &b.pair_contacts {
         let c = &s.contacts[ci as usize];
         let (ba, bb) = (live(s.slots, c.a), live(s.slots, c.b));
-        let m = gather(c, ba, bb, false, s.soft, &mut points);
+        let m = gather(c, ba, bb, false, s.soft, &arm, &mut points);
         let (ia, ib) = (info(c.a, ba, &b.inertia), info(c.b, bb, &b.inertia));
         let k = solver::prepare::<true>(&ia, &ib, &m, &b.velocities, &mut b.points);
         b.pairs.push(k);
@@ -272,13 +288,18 @@ fn gather<'p>(
     bb: &Body,
     flip: bool,
     soft: Softness,
+    arm: &impl Fn(u32, &Body, Vec3) -> Vec3,
     points: &'p mut [PointInput; 4],
 ) -> ManifoldInput<'p> {
     for (k, p) in c.manifold.points().iter().enumerate() {
+        let (arm_a, arm_b) = (arm(c.a, ba, p.position), arm(c.b, bb, p.position));
+        let (arm_a, arm_b) = if flip { (arm_b, arm_a) } else { (arm_a, arm_b) };
         points[k] = PointInput {
             position: p.position,
             separation: p.separation,
             impulse: c.normal_impulses[k],
+            arm_a,
+            arm_b,
         };
     }
     let friction = if ba.friction == bb.friction {

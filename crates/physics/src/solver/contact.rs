@@ -28,6 +28,12 @@
 //! normal and tangent rows are mutually perpendicular, so one linear and one
 //! angular impulse per body and manifold replace one per row.
 //!
+//! **Lever arms.** Each point brings its arms from both bodies' centres
+//! (`PointInput`), taken in each body's arm orientation, which follows the
+//! body only once it has turned more than `arm_turn`: that is what keeps
+//! tall stacks standing (see `Body::arm_frame`). Friction uses the points'
+//! mean arms.
+//!
 //! **Separation.** A point's separation is its value at the start of the
 //! step plus how far the anchors moved apart along `n` since then
 //! (`n·(ΔpB − ΔpA) + jB·ΔθB − jA·ΔθA`, to first order in the rotation),
@@ -115,8 +121,6 @@ pub(crate) struct Constraint {
 pub(crate) struct BodyInfo {
     /// Solver index.
     pub index: u32,
-    /// Centre of mass.
-    pub position: Vec3,
     /// Inverse mass (0 for kinematic bodies).
     pub inv_mass: Fx,
     /// World inverse inertia.
@@ -132,6 +136,11 @@ pub(crate) struct PointInput {
     pub separation: Fx,
     /// Warm-start normal impulse.
     pub impulse: Fx,
+    /// Lever arm from A's centre, in A's arm orientation
+    /// (`Body::arm_frame`).
+    pub arm_a: Vec3,
+    /// Lever arm from B's centre.
+    pub arm_b: Vec3,
 }
 
 /// What [`prepare`] needs about one manifold.
@@ -265,18 +274,18 @@ pub(crate) fn prepare<const TWO: bool>(
     let count = m.points.len().min(4);
     let first = points.len() as u32;
     let inv_mass_sum = ima + imb;
-    let mut centre = Vec3::ZERO;
+    let (mut centre, mut arms_a, mut arms_b) = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO);
     for p in &m.points[..count] {
         // Without spin the lever arms meet only zero inertia and zero
         // angular velocities: leaving them zero changes no result.
         let (ja, ka) = if TWO && spin {
-            let ja = cross(p.position - a.position, n);
+            let ja = cross(p.arm_a, n);
             (ja, mat_vec(&ia, ja))
         } else {
             (Vec3::ZERO, Vec3::ZERO)
         };
         let (jb, kb) = if spin {
-            let jb = cross(p.position - b.position, n);
+            let jb = cross(p.arm_b, n);
             (jb, mat_vec(&ib, jb))
         } else {
             (Vec3::ZERO, Vec3::ZERO)
@@ -302,6 +311,8 @@ pub(crate) fn prepare<const TWO: bool>(
             approach,
         });
         centre += p.position;
+        arms_a += p.arm_a;
+        arms_b += p.arm_b;
     }
     let mut coupling = [Fx::ZERO; 6];
     {
@@ -314,11 +325,9 @@ pub(crate) fn prepare<const TWO: bool>(
         }
     }
     let k = count.max(1) as i64;
-    let centre = Vec3::new(
-        centre.x.div_int(k),
-        centre.y.div_int(k),
-        centre.z.div_int(k),
-    );
+    let mean = |v: Vec3| Vec3::new(v.x.div_int(k), v.y.div_int(k), v.z.div_int(k));
+    // Friction acts at the points' centroid, through their mean arms.
+    let (centre, arm_a, arm_b) = (mean(centre), mean(arms_a), mean(arms_b));
     let tangents = [t0, t1];
     let mut tja = [Vec3::ZERO; 2];
     let mut tka = [Vec3::ZERO; 2];
@@ -326,10 +335,10 @@ pub(crate) fn prepare<const TWO: bool>(
     let mut tkb = [Vec3::ZERO; 2];
     for (i, t) in tangents.into_iter().enumerate().filter(|_| spin) {
         if TWO {
-            tja[i] = cross(centre - a.position, t);
+            tja[i] = cross(arm_a, t);
             tka[i] = mat_vec(&ia, tja[i]);
         }
-        tjb[i] = cross(centre - b.position, t);
+        tjb[i] = cross(arm_b, t);
         tkb[i] = mat_vec(&ib, tjb[i]);
     }
     // K of the tangent block (t0 ⊥ t1, so the linear part is diagonal).

@@ -114,6 +114,8 @@ pub(crate) struct Batch {
     pub gravity: Vec<Vec3>,
     /// World inverse inertia, by batch index.
     pub inertia: Vec<Mat3>,
+    /// Each body's arm frame (`Body::arm_frame`), by batch index.
+    pub arm_frames: Vec<Option<Mat3>>,
     /// Constraints against immovable bodies.
     pub anchored: Vec<Constraint>,
     /// Constraints between two moving bodies.
@@ -135,6 +137,7 @@ impl Batch {
         self.displacements.clear();
         self.gravity.clear();
         self.inertia.clear();
+        self.arm_frames.clear();
         self.anchored.clear();
         self.pairs.clear();
         self.points.clear();

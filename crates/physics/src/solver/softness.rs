@@ -12,20 +12,22 @@
 //! **Tall stacks.** The spring is per contact point, and its stiffness is
 //! the point's effective mass times `ω²`. A cube's corner point has a small
 //! effective mass (about 1/8 kg for two 1 kg cubes, most of the inverse mass
-//! being the turning), so a face contact resists *rocking* far less than a
-//! rigid one. A column of such contacts buckles under its own weight once
-//! it is tall enough (Greenhill's problem): at the default 36 Hz a tower of
-//! 20 unit cubes kept awake sinks 74 mm, and its lean doubles about every
-//! 80 frames (12 mm at frame 300, 130 mm at 600) until it falls
-//! (`scenes::tower_20`); ten cubes stand. Measured for that tower (4 substeps unless said): 60 Hz (the cap
-//! at 4 substeps) stands, sinks 26.5 mm and sways up to 32 mm; 6 substeps
-//! at 90 Hz stand within 7 mm and sink 12 mm. But every stiffer setting
-//! tried also kept `cubes-1000` awake longer (asleep at frame 153 by
-//! default, 194 at 42 Hz, 210 with 6 substeps at 90 Hz, never at 60 Hz),
-//! and leaking the manifold's mean impulse instead of each point's, or
-//! stiffer contacts with the ground alone, did not save the tower. The
-//! columns of `cubes-1000` sway the same way (10 cubes high, 0.1 to 0.2 m/s
-//! at the top until about frame 150), which is what keeps it awake.
+//! being the turning), so a face contact resists *rocking* with about
+//! `ω²/8` N·m per radian, far less than a rigid one. When a stack leans,
+//! each cube's weight moves towards the lower edge of the face below; if
+//! the solver takes the lever arms as they are every step, the lean makes a
+//! torque that grows with it, and a column of such contacts buckles under
+//! its own weight (Greenhill's problem). A static model of 20 unit cubes
+//! with springs of that stiffness buckles below 42 to 48 Hz, and the tower
+//! did exactly that when the arms were re-derived every step: at 36 and
+//! 42 Hz it fell, at 48 Hz and above it stood. The solver now takes each
+//! body's arms in its arm orientation, which follows the body only once it
+//! has turned more than `WorldSettings::arm_turn` (`Body::arm_frame`): the
+//! springs still follow the bodies, a small lean no longer moves the arms, and
+//! the tower stands at the default 36 Hz (`scenes::tower_20`: it sinks
+//! 74 mm and leans at most 5 mm over 3 000 frames). Stiffer springs would
+//! also have saved it, but they kept `cubes-1000` awake longer (asleep at
+//! frame 153 at 36 Hz, 312 at 48 Hz, never at 60 Hz).
 
 use lockstep_fx::Fx;
 
