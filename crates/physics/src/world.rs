@@ -141,11 +141,12 @@ impl World {
             (Fx::ZERO, Vec3::ZERO)
         };
         let moving = b.kind != BodyKind::Static;
+        let orientation = normalize_or_identity(b.orientation);
         let body = Body {
             kind: b.kind,
             shape: b.shape,
             position: b.position,
-            orientation: normalize_or_identity(b.orientation),
+            orientation,
             linear_velocity: if moving {
                 b.linear_velocity
             } else {
@@ -160,7 +161,7 @@ impl World {
             torque: Vec3::ZERO,
             inv_mass,
             inv_inertia,
-            arm_orientation: normalize_or_identity(b.orientation),
+            arm_orientation: orientation,
             linear_damping: b.linear_damping,
             angular_damping: b.angular_damping,
             friction: b.friction.max(Fx::ZERO),
