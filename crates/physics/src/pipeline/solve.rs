@@ -252,8 +252,8 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         let offset = point - body.position;
         match s.local[i as usize] {
             IMMOVABLE => offset,
-            // A rotation and an arm within a body's size: the wrapping
-            // products of the solver are exact here.
+            // A rotation times an arm within a body's size: the solver's
+            // wrapping products cannot overflow here.
             k => frames[k as usize].map_or(offset, |f| mat_vec(&f, offset)),
         }
     };
