@@ -1,6 +1,6 @@
 //! Quality of rest: the friction cone holds its angle in every direction,
-//! towers ten and twenty cubes tall stand while kept awake, and a sleeping stack that is
-//! disturbed wakes and falls instead of freezing in the air.
+//! towers ten and twenty cubes tall stand while kept awake, and a sleeping
+//! stack that is disturbed wakes and falls instead of freezing in the air.
 
 use lockstep_fx::{Fx, Quat, Vec3};
 use lockstep_physics::{BodyBuilder, BodyHandle, Shape, World, WorldSettings, scenes};

@@ -216,14 +216,15 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         } else {
             Vec3::ZERO
         });
-        b.arm_frames.push(body.arm_frame(&s.rotations[i as usize]));
-        // A locked rotation's zero inertia rotates to zero.
-        b.inertia
-            .push(if dynamic && body.inv_inertia != Vec3::ZERO {
-                s.rotations[i as usize].rotate_diagonal(body.inv_inertia)
-            } else {
-                Mat3::ZERO
-            });
+        // A body that cannot turn (locked, kinematic) has zero inertia,
+        // which rotates to zero, and takes its arms as they are.
+        let rotation = &s.rotations[i as usize];
+        b.inertia.push(if body.can_turn() {
+            rotation.rotate_diagonal(body.inv_inertia)
+        } else {
+            Mat3::ZERO
+        });
+        b.arm_frames.push(body.arm_frame(rotation));
     }
     let info = |i: u32, body: &Body, inertia: &[Mat3]| {
         let index = s.local[i as usize];
