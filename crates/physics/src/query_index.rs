@@ -9,9 +9,12 @@
 //! overlaps a query area only if its lowest corner lies within `S` before
 //! the area on each axis, so a query visits the columns of that range
 //! only: one binary search per row of columns, then a scan (an area with
-//! more rows than there are bodies scans them all instead). Results are
-//! sorted by slot, so they are exactly the bodies a scan of every slot
-//! would report, in the same order.
+//! more rows than there are bodies scans them all instead). A game that
+//! queries every frame rebuilds the grid every frame, so its order is
+//! found by two counting passes (by column, then row) wherever the bodies
+//! span no more cells than a few per body, instead of a comparison sort
+//! of the entries. Results are sorted by slot, so they are exactly the
+//! bodies a scan of every slot would report, in the same order.
 //!
 //! Invariants: the index is a cache of the state (positions, rotations,
 //! groups, containment) at the time it was built; every change to those
@@ -52,11 +55,13 @@ const MAX_SHIFT: u32 = 42;
 impl QueryIndex {
     /// Indexes `(slot, groups, bounds)` of every body that queries can
     /// report.
-    pub fn build(bodies: impl Iterator<Item = (u32, u32, Aabb)> + Clone) -> QueryIndex {
+    pub fn build(bodies: impl Iterator<Item = (u32, u32, Aabb)>) -> QueryIndex {
+        // Each body's bounds are computed once.
+        let bodies: Vec<(u32, u32, Aabb)> = bodies.collect();
         // The grid axes: the two along which the centres spread the most.
         let (mut lo, mut hi) = (Vec3::splat(Fx::MAX), Vec3::splat(Fx::MIN));
         let (mut size_sum, mut count) = (0u128, 0u128);
-        for (_, _, b) in bodies.clone() {
+        for (_, _, b) in &bodies {
             let c = Vec3::new(
                 b.min.x.scale_pow2(-1) + b.max.x.scale_pow2(-1),
                 b.min.y.scale_pow2(-1) + b.max.y.scale_pow2(-1),
@@ -100,8 +105,15 @@ impl QueryIndex {
                 index.entries.push(e);
             }
         }
-        index.entries.sort_unstable_by_key(|e| (e.key, e.slot));
+        // The bodies came in slot order, so a stable sort by key alone
+        // gives (key, slot) order.
+        sort_by_key_stable(&mut index.entries);
         index
+    }
+
+    /// The row and column of a key.
+    fn unpack(key: u64) -> (u32, u32) {
+        ((key >> 32) as u32, key as u32)
     }
 
     /// The column of a point along one grid axis.
@@ -153,5 +165,91 @@ impl QueryIndex {
         }
         out.extend(self.large.iter().filter(|e| hit(e)).map(|e| e.slot));
         out[start..].sort_unstable();
+    }
+}
+
+/// Sorts entries by key, keeping the order of equal keys: two counting
+/// passes (by column, then by row) when the grid the entries span has
+/// no more rows and columns than a few per entry, as a world's bodies
+/// spread over a map do; a comparison sort otherwise (a world whose bodies
+/// lie far apart in a few clusters). Both give the same order.
+fn sort_by_key_stable(entries: &mut Vec<Entry>) {
+    let n = entries.len();
+    if n < 2 {
+        return;
+    }
+    let (mut lo, mut hi) = ((u32::MAX, u32::MAX), (0u32, 0u32));
+    for e in entries.iter() {
+        let (r, c) = QueryIndex::unpack(e.key);
+        lo = (lo.0.min(r), lo.1.min(c));
+        hi = (hi.0.max(r), hi.1.max(c));
+    }
+    let (rows, cols) = ((hi.0 - lo.0) as usize + 1, (hi.1 - lo.1) as usize + 1);
+    if rows.saturating_add(cols) > 4 * n + 64 {
+        entries.sort_by_key(|e| e.key);
+        return;
+    }
+    // Counting sort of `from` (indices into `entries`) by one half of the
+    // key, stable, into `to`.
+    let pass = |from: &[u32], to: &mut Vec<u32>, buckets: usize, of: &dyn Fn(u64) -> usize| {
+        let mut starts = vec![0u32; buckets + 1];
+        for &i in from {
+            starts[of(entries[i as usize].key) + 1] += 1;
+        }
+        for b in 0..buckets {
+            starts[b + 1] += starts[b];
+        }
+        to.clear();
+        to.resize(from.len(), 0);
+        for &i in from {
+            let b = of(entries[i as usize].key);
+            to[starts[b] as usize] = i;
+            starts[b] += 1;
+        }
+    };
+    let all: Vec<u32> = (0..n as u32).collect();
+    let (mut by_col, mut by_row) = (Vec::new(), Vec::new());
+    pass(&all, &mut by_col, cols, &|k| {
+        (QueryIndex::unpack(k).1 - lo.1) as usize
+    });
+    pass(&by_col, &mut by_row, rows, &|k| {
+        (QueryIndex::unpack(k).0 - lo.0) as usize
+    });
+    let sorted: Vec<Entry> = by_row.iter().map(|&i| entries[i as usize]).collect();
+    *entries = sorted;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(row: i64, col: i64, slot: u32) -> Entry {
+        Entry {
+            key: QueryIndex::pack(row, col),
+            slot,
+            groups: 1,
+            bounds: Aabb::from_corners(Vec3::ZERO, Vec3::ZERO),
+        }
+    }
+
+    /// Both ways of sorting (counting passes over a compact grid, a
+    /// comparison sort over a sparse one) give the (key, slot) order,
+    /// with negative cells and many entries per cell.
+    #[test]
+    fn entries_sort_by_key_then_slot() {
+        let mut rng = lockstep_fx::Rng::new(0x51, 2);
+        for span in [12u32, 1 << 28] {
+            let mut entries: Vec<Entry> = (0..500u32)
+                .map(|slot| {
+                    let row = i64::from(rng.below(span)) - i64::from(span / 2);
+                    entry(row, i64::from(rng.below(span)), slot)
+                })
+                .collect();
+            let mut expected = entries.clone();
+            expected.sort_unstable_by_key(|e| (e.key, e.slot));
+            sort_by_key_stable(&mut entries);
+            let order = |v: &[Entry]| v.iter().map(|e| (e.key, e.slot)).collect::<Vec<_>>();
+            assert_eq!(order(&entries), order(&expected), "span {span}");
+        }
     }
 }
