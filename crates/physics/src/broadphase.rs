@@ -10,8 +10,9 @@
 //!
 //! Deterministic by construction: proxies are sorted by the key
 //! `(min on the sweep axis, body index)`, a total order, so the sorted result
-//! does not depend on the order kept from the previous step (which is kept
-//! only to make the insertion sort nearly free); the output pairs are sorted
+//! does not depend on the order kept from the previous step (which is kept,
+//! by body, only to make the insertion sort nearly free, also when bodies
+//! come and go); the output pairs are sorted
 //! `(lower index, higher index)` by [`sort_pairs`], a counting sort. The
 //! sweep axis is the one along which the proxies' centres spread the most;
 //! the previous step's axis is kept unless another spreads an eighth more
@@ -99,8 +100,9 @@ impl Strips {
 
     /// The strip of a coordinate (raw), clamped to the strips.
     fn of(&self, at: Fx) -> usize {
-        let d = (i128::from(at.to_bits()) - i128::from(self.low)).max(0);
-        ((d / i128::from(self.width)) as usize).min(self.count - 1)
+        // `at − low` clamped at zero lies in [0, 2^64): a u64 division.
+        let d = (i128::from(at.to_bits()) - i128::from(self.low)).max(0) as u64;
+        (d / self.width as u64).min(self.count as u64 - 1) as usize
     }
 
     /// The first and last strips a proxy's bounds cross.
@@ -115,6 +117,11 @@ impl Strips {
 /// Finds overlapping pairs; keeps its sorted order between calls for speed.
 #[derive(Default, Debug)]
 pub(crate) struct Broadphase {
+    /// The bodies in the last call's sweep order.
+    last: Vec<u32>,
+    /// Each body's position in this call's proxies (`u32::MAX` for none).
+    position_of: Vec<u32>,
+    /// This call's proxies (positions), in sweep order once sorted.
     order: Vec<u32>,
     keys: Vec<(Fx, u32)>,
     /// The sweep axis of the last call.
@@ -150,12 +157,37 @@ impl Broadphase {
         let axis = sweep_axis(proxies, self.axis);
         if axis != self.axis {
             self.axis = axis;
-            self.order.clear();
+            self.last.clear();
         }
-        // Positions in `proxies` sorted by (min on axis, body).
-        if self.order.len() != n || self.order.iter().any(|&i| i as usize >= n) {
-            self.order = (0..n as u32).collect();
+        // Positions in `proxies` sorted by (min on axis, body), starting
+        // from the last call's order of the bodies still here (so that
+        // removing or adding a few bodies keeps the sort nearly free), the
+        // new ones after them.
+        let bodies = proxies
+            .iter()
+            .map(|p| p.body as usize + 1)
+            .max()
+            .unwrap_or(0);
+        self.position_of.clear();
+        self.position_of.resize(bodies, u32::MAX);
+        for (i, p) in proxies.iter().enumerate() {
+            self.position_of[p.body as usize] = i as u32;
         }
+        self.order.clear();
+        for &body in &self.last {
+            if let Some(at) = self.position_of.get_mut(body as usize) {
+                if *at != u32::MAX {
+                    self.order.push(*at);
+                    *at = u32::MAX;
+                }
+            }
+        }
+        for (i, p) in proxies.iter().enumerate() {
+            if self.position_of[p.body as usize] != u32::MAX {
+                self.order.push(i as u32);
+            }
+        }
+        debug_assert_eq!(self.order.len(), n, "one proxy per body");
         self.keys.clear();
         self.keys.extend(self.order.iter().map(|&i| {
             let p = &proxies[i as usize];
@@ -188,6 +220,9 @@ impl Broadphase {
                 }
             }
         }
+        self.last.clear();
+        self.last
+            .extend(self.order.iter().map(|&i| proxies[i as usize].body));
         // The proxies in sweep order, dealt into strips across a second
         // axis (each into every strip its bounds cross), keeping the sweep
         // order within each strip.
@@ -425,10 +460,25 @@ mod tests {
             })
             .collect();
         let mut pairs = Vec::new();
-        for _ in 0..5 {
+        for round in 0..5u32 {
             bp.pairs(&proxies, 1, &mut pairs);
             bp.sort_pairs(&mut pairs, 1001);
             assert_eq!(pairs, brute(&proxies));
+            if round % 2 == 1 {
+                // Bodies leave and others arrive (units die, are trained):
+                // the kept order holds bodies that are gone and misses new
+                // ones.
+                let mut k = 0;
+                proxies.retain(|_| {
+                    k += 1;
+                    k % 7 != 0
+                });
+                for i in 0..20u32 {
+                    let mut p = proxies[(i as usize * 13) % proxies.len()];
+                    p.body = 2 + 3 * (round * 20 + i);
+                    proxies.push(p);
+                }
+            }
             for p in &mut proxies {
                 let d = Vec3::new(
                     rng.fx_range(-Fx::ONE, Fx::ONE),

@@ -286,18 +286,21 @@ impl World {
                     old += 1;
                 }
                 (Some(p), c) => {
+                    // The cache entry of the same pair, by index (a
+                    // contact is too large to copy for a look).
                     let previous = if c == Some(p) {
                         old += 1;
-                        Some(self.contacts[old - 1])
+                        Some(old - 1)
                     } else {
                         None
                     };
-                    let manifold = manifolds[next];
+                    let manifold = &manifolds[next];
                     next += 1;
                     let (a, b) = p;
                     let (ba, bb) = (self.live(a), self.live(b));
                     let active = [World::is_active(ba), World::is_active(bb)];
-                    let was_touching = previous.is_some_and(|c| c.manifold.count > 0);
+                    let was_touching =
+                        previous.is_some_and(|i| self.contacts[i].manifold.count > 0);
                     if manifold.count == 0 {
                         if was_touching {
                             self.events.push(Event::ContactEnded {
@@ -325,7 +328,7 @@ impl World {
                     }
                     let mut normal_impulses = [Fx::ZERO; 4];
                     let (mut friction_impulse, mut twist_impulse) = (Vec3::ZERO, Fx::ZERO);
-                    if let Some(prev) = &previous {
+                    if let Some(prev) = previous.map(|i| &self.contacts[i]) {
                         for (imp, p) in normal_impulses.iter_mut().zip(manifold.points()) {
                             *imp = prev.impulse_for(p.id);
                         }
@@ -335,7 +338,7 @@ impl World {
                     new_contacts.push(Contact {
                         a,
                         b,
-                        manifold,
+                        manifold: *manifold,
                         normal_impulses,
                         friction_impulse,
                         twist_impulse,
@@ -360,7 +363,7 @@ impl World {
     /// An old cache entry with no pair this step: kept if neither body moves
     /// (a resting contact between sleeping or static bodies), else it ended.
     pub(crate) fn carry_or_end(&mut self, old: usize, out: &mut Vec<Contact>) {
-        let c = self.contacts[old];
+        let c = &self.contacts[old];
         let (ba, bb) = (
             self.slots[c.a as usize].body.as_ref(),
             self.slots[c.b as usize].body.as_ref(),
@@ -372,7 +375,7 @@ impl World {
             _ => false,
         };
         if resting {
-            out.push(Contact { fresh: false, ..c });
+            out.push(Contact { fresh: false, ..*c });
         } else if c.manifold.count > 0 {
             self.events.push(Event::ContactEnded {
                 a: handle_of(&self.slots, c.a),

@@ -247,8 +247,10 @@ pub(crate) fn prepare<const TWO: bool>(
 ) -> Constraint {
     let n = m.normal;
     // A frictionless contact that carries no friction impulse never has
-    // one: its tangents only ever meet zero impulses, so any will do.
-    let (t0, t1) = if m.friction.is_zero() && m.friction_impulse == Vec3::ZERO {
+    // one: its tangents only ever meet zero impulses, so any will do, and
+    // its friction block is never solved (every pass finds it idle).
+    let frictionless = m.friction.is_zero() && m.friction_impulse == Vec3::ZERO;
+    let (t0, t1) = if frictionless {
         (Vec3::ZERO, Vec3::ZERO)
     } else {
         n.any_orthonormal_pair()
@@ -346,7 +348,7 @@ pub(crate) fn prepare<const TWO: bool>(
     let k11 = inv_mass_sum + dot(tja[1], tka[1]) + dot(tjb[1], tkb[1]);
     let k01 = dot(tja[0], tka[1]) + dot(tjb[0], tkb[1]);
     let det = k00.mul_add_mul(k11, -k01, k01);
-    let tangent_inverse = if det.is_positive() {
+    let tangent_inverse = if !frictionless && det.is_positive() {
         [k11 / det, -k01 / det, k00 / det]
     } else {
         [Fx::ZERO; 3]
