@@ -82,7 +82,15 @@ impl Fog {
     ) {
         self.visible.iter_mut().for_each(|w| *w = 0);
         let side = grid.side() as i32;
+        // Units sharing a cell see the same disc: stamp it once per cell.
+        let mut stamped = vec![0u64; self.visible.len()];
         for cell in units {
+            let (word, mask) = (cell as usize / 64, 1u64 << (cell % 64));
+            match stamped.get_mut(word) {
+                Some(w) if *w & mask != 0 => continue,
+                Some(w) => *w |= mask,
+                None => {}
+            }
             let (x, z) = ((cell % grid.side()) as i32, (cell / grid.side()) as i32);
             for &(dx, dz) in view {
                 let (cx, cz) = (x + dx, z + dz);
@@ -141,5 +149,35 @@ mod tests {
         fog.visible[1] = 1 << 3;
         assert!(fog.is_visible(67) && !fog.is_explored(67));
         assert_eq!(fog.visible_cells(), 1);
+    }
+
+    /// Units sharing a cell are stamped once: the fog is the union of
+    /// every unit's disc, the same as stamping each unit alone.
+    #[test]
+    fn units_in_one_cell_see_what_each_sees_alone() {
+        let config = <crate::rts::Rts as crate::Demo>::default_config();
+        let grid = NavGrid::new(&config, core::iter::empty());
+        let disc = view_disc(Fx::from_int(6), Fx::from_int(2));
+        let side = grid.side();
+        let cells = [
+            side * 3 + 4,
+            side * 3 + 4,
+            0,
+            side * side - 1,
+            side * 3 + 4,
+            7,
+        ];
+        let mut together = Fog::new(side * side);
+        together.update(&grid, cells.iter().copied(), &disc);
+        let mut apart = Fog::new(side * side);
+        for &cell in &cells {
+            let mut one = Fog::new(side * side);
+            one.update(&grid, core::iter::once(cell), &disc);
+            for (a, v) in apart.visible.iter_mut().zip(&one.visible) {
+                *a |= v;
+            }
+        }
+        assert_eq!(together.visible, apart.visible);
+        assert!(together.visible_cells() > disc.len() as u32);
     }
 }
