@@ -54,10 +54,11 @@ const MAX_SHIFT: u32 = 42;
 
 impl QueryIndex {
     /// Indexes `(slot, groups, bounds)` of every body that queries can
-    /// report.
+    /// report, given in ascending slot order.
     pub fn build(bodies: impl Iterator<Item = (u32, u32, Aabb)>) -> QueryIndex {
         // Each body's bounds are computed once.
         let bodies: Vec<(u32, u32, Aabb)> = bodies.collect();
+        debug_assert!(bodies.windows(2).all(|w| w[0].0 < w[1].0), "slot order");
         // The grid axes: the two along which the centres spread the most.
         let (mut lo, mut hi) = (Vec3::splat(Fx::MAX), Vec3::splat(Fx::MIN));
         let (mut size_sum, mut count) = (0u128, 0u128);
