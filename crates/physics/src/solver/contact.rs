@@ -343,15 +343,20 @@ pub(crate) fn prepare<const TWO: bool>(
         tjb[i] = cross(arm_b, t);
         tkb[i] = mat_vec(&ib, tjb[i]);
     }
-    // K of the tangent block (t0 ⊥ t1, so the linear part is diagonal).
-    let k00 = inv_mass_sum + dot(tja[0], tka[0]) + dot(tjb[0], tkb[0]);
-    let k11 = inv_mass_sum + dot(tja[1], tka[1]) + dot(tjb[1], tkb[1]);
-    let k01 = dot(tja[0], tka[1]) + dot(tjb[0], tkb[1]);
-    let det = k00.mul_add_mul(k11, -k01, k01);
-    let tangent_inverse = if !frictionless && det.is_positive() {
-        [k11 / det, -k01 / det, k00 / det]
-    } else {
+    // K⁻¹ of the tangent block (t0 ⊥ t1, so the linear part is
+    // diagonal); a frictionless block is never solved.
+    let tangent_inverse = if frictionless {
         [Fx::ZERO; 3]
+    } else {
+        let k00 = inv_mass_sum + dot(tja[0], tka[0]) + dot(tjb[0], tkb[0]);
+        let k11 = inv_mass_sum + dot(tja[1], tka[1]) + dot(tjb[1], tkb[1]);
+        let k01 = dot(tja[0], tka[1]) + dot(tjb[0], tkb[1]);
+        let det = k00.mul_add_mul(k11, -k01, k01);
+        if det.is_positive() {
+            [k11 / det, -k01 / det, k00 / det]
+        } else {
+            [Fx::ZERO; 3]
+        }
     };
     // The twist lever arm: the points' root-mean-square distance from the
     // centroid (one square root per manifold).
