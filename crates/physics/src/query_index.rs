@@ -11,9 +11,9 @@
 //! only: one binary search per row of columns, then a scan (an area with
 //! more rows than there are bodies scans them all instead). A game that
 //! queries every frame rebuilds the grid every frame, so its order is
-//! found by two counting passes (by column, then row) wherever the bodies
-//! span no more cells than a few per body, instead of a comparison sort
-//! of the entries. Results are sorted by slot, so they are exactly the
+//! found by a counting pass over the cells wherever the bodies span no
+//! more cells than a few per body, instead of a comparison sort of the
+//! entries. Results are sorted by slot, so they are exactly the
 //! bodies a scan of every slot would report, in the same order.
 //!
 //! Invariants: the index is a cache of the state (positions, rotations,
@@ -169,11 +169,12 @@ impl QueryIndex {
     }
 }
 
-/// Sorts entries by key, keeping the order of equal keys: two counting
-/// passes (by column, then by row) when the grid the entries span has
-/// no more rows and columns than a few per entry, as a world's bodies
-/// spread over a map do; a comparison sort otherwise (a world whose bodies
-/// lie far apart in a few clusters). Both give the same order.
+/// Sorts entries by key, keeping the order of equal keys: one counting
+/// pass over the cells of the grid the entries span when it has no more
+/// cells than a few per entry, as a world's bodies spread over a map do
+/// (keys order the cells row by row, so a cell's index orders them too);
+/// a comparison sort otherwise (a world whose bodies lie far apart in a
+/// few clusters). Both give the same order.
 fn sort_by_key_stable(entries: &mut Vec<Entry>) {
     let n = entries.len();
     if n < 2 {
@@ -185,39 +186,31 @@ fn sort_by_key_stable(entries: &mut Vec<Entry>) {
         lo = (lo.0.min(r), lo.1.min(c));
         hi = (hi.0.max(r), hi.1.max(c));
     }
-    let (rows, cols) = ((hi.0 - lo.0) as usize + 1, (hi.1 - lo.1) as usize + 1);
-    if rows.saturating_add(cols) > 4 * n + 64 {
+    let cols = u64::from(hi.1 - lo.1) + 1;
+    let cells = (u64::from(hi.0 - lo.0) + 1).saturating_mul(cols);
+    if cells > 4 * n as u64 + 64 {
         entries.sort_by_key(|e| e.key);
         return;
     }
-    // Counting sort of `from` (indices into `entries`) by one half of the
-    // key, stable, into `to`.
-    let pass = |from: &[u32], to: &mut Vec<u32>, buckets: usize, of: &dyn Fn(u64) -> usize| {
-        let mut starts = vec![0u32; buckets + 1];
-        for &i in from {
-            starts[of(entries[i as usize].key) + 1] += 1;
-        }
-        for b in 0..buckets {
-            starts[b + 1] += starts[b];
-        }
-        to.clear();
-        to.resize(from.len(), 0);
-        for &i in from {
-            let b = of(entries[i as usize].key);
-            to[starts[b] as usize] = i;
-            starts[b] += 1;
-        }
+    let cell = |key: u64| {
+        let (r, c) = QueryIndex::unpack(key);
+        ((r - lo.0) as u64 * cols + u64::from(c - lo.1)) as usize
     };
-    let all: Vec<u32> = (0..n as u32).collect();
-    let (mut by_col, mut by_row) = (Vec::new(), Vec::new());
-    pass(&all, &mut by_col, cols, &|k| {
-        (QueryIndex::unpack(k).1 - lo.1) as usize
-    });
-    pass(&by_col, &mut by_row, rows, &|k| {
-        (QueryIndex::unpack(k).0 - lo.0) as usize
-    });
-    let sorted: Vec<Entry> = by_row.iter().map(|&i| entries[i as usize]).collect();
-    *entries = sorted;
+    // Where each cell's entries start, then each entry's place.
+    let mut starts = vec![0u32; cells as usize + 1];
+    for e in entries.iter() {
+        starts[cell(e.key) + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut order = vec![0u32; n];
+    for (i, e) in entries.iter().enumerate() {
+        let at = &mut starts[cell(e.key)];
+        order[*at as usize] = i as u32;
+        *at += 1;
+    }
+    *entries = order.iter().map(|&i| entries[i as usize]).collect();
 }
 
 #[cfg(test)]
@@ -233,7 +226,7 @@ mod tests {
         }
     }
 
-    /// Both ways of sorting (counting passes over a compact grid, a
+    /// Both ways of sorting (a counting pass over a compact grid, a
     /// comparison sort over a sparse one) give the (key, slot) order,
     /// with negative cells and many entries per cell.
     #[test]
