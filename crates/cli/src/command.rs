@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use lockstep_games::cubes::Cubes;
+use lockstep_physics::SolverPath;
 use lockstep_sim::Game;
 
 use crate::tools::Tools;
@@ -21,6 +22,32 @@ use crate::{bench, demo, diff, net, play, record, render, replay, serve, verify}
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Which code solves the physics contacts: every path gives the same
+    /// bits, only the speed differs (default: the fastest this machine
+    /// can run).
+    #[arg(long, global = true, value_enum)]
+    solver_path: Option<SolverPathArg>,
+}
+
+/// The command line's names for [`SolverPath`].
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SolverPathArg {
+    /// Every constraint alone (the reference).
+    Sequential,
+    /// Four constraints at a time, baseline instructions.
+    Portable,
+    /// Four constraints at a time, AVX2 (x86_64).
+    Avx2,
+}
+
+impl From<SolverPathArg> for SolverPath {
+    fn from(p: SolverPathArg) -> SolverPath {
+        match p {
+            SolverPathArg::Sequential => SolverPath::Sequential,
+            SolverPathArg::Portable => SolverPath::Portable,
+            SolverPathArg::Avx2 => SolverPath::Avx2,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,6 +127,15 @@ where
         Ok(cli) => cli,
         Err(e) => return argument_error(&e, tools.name()),
     };
+    if let Some(path) = cli.solver_path.map(SolverPath::from) {
+        if !SolverPath::set_default(path) {
+            crate::output::error_line(&format!(
+                "--solver-path: this machine cannot run {path:?} (it can run: {:?})",
+                SolverPath::available()
+            ));
+            return ExitCode::FAILURE;
+        }
+    }
     // Each command gets from the registry only the operations it needs,
     // so no command module depends on the registry (which depends on them).
     let verify_op = |id: &str| Ok(tools.find(id)?.ops.verify);

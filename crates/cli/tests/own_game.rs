@@ -154,7 +154,10 @@ fn its_pictures_render_and_what_it_lacks_is_one_clear_line() {
     // The help names the program and its games, and hides `play`.
     let o = tools(&["--help"]);
     let out = text(&o);
-    assert!(out.contains("Usage: squads-tools <COMMAND>"), "{out}");
+    assert!(
+        out.contains("Usage: squads-tools [OPTIONS] <COMMAND>"),
+        "{out}"
+    );
     assert!(!out.contains("  play "), "{out}");
     let out = text(&tools(&["record", "--help"]));
     assert!(out.contains("The game: squads"), "{out}");

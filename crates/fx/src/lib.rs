@@ -9,7 +9,8 @@
 //! - `sqrt`, `sin`, `cos`, `sin_cos`, `atan2`, `acos`, `asin` on [`Fx`], each
 //!   with a documented and tested maximum error in LSB.
 //! - [`Wide`]: exact Q64.64 products and their rounding, saturating or
-//!   wrapping ([`wide`]), the one home of the engine's wide arithmetic.
+//!   wrapping ([`wide`]), the one home of the engine's wide arithmetic;
+//!   [`lanes`] gives the wrapping products four at a time, bit for bit.
 //! - [`Rng`]: a seeded, versioned PCG32 generator with published test vectors.
 //! - [`StateWriter`] / [`StateReader`]: canonical little-endian encoding of
 //!   state into a BLAKE3 [`Checksum`] or an exact saved state buffer; the
@@ -31,6 +32,7 @@
 mod checksum;
 mod encoding;
 mod frame_hasher;
+pub mod lanes;
 mod mat3;
 mod norm;
 mod quat;

@@ -15,8 +15,11 @@
 //!
 //! Everything is integer arithmetic on [`lockstep_fx::Fx`], processed in slot
 //! and pair order: the same state and the same calls give the same bits on
-//! every CPU, and with any number of threads ([`World::set_threads`]: islands
-//! never share a body, so they can be solved at once). [`World::encode`] writes the whole state canonically (for the
+//! every CPU, with any number of threads ([`World::set_threads`]: islands
+//! never share a body, so they can be solved at once), and on any
+//! [`SolverPath`] ([`World::set_solver_path`]: constraints that share no
+//! body are solved four at a time in vector lanes, AVX2 where the processor
+//! has it, with the bits of solving them in turn). [`World::encode`] writes the whole state canonically (for the
 //! BLAKE3 checksum or an exact saved state) and [`World::decode`] (or
 //! [`World::read`], from anywhere in a larger state) restores it so
 //! that stepping on gives the same bytes as the uninterrupted run.
@@ -62,5 +65,6 @@ pub use contact::{ContactInfo, Event};
 pub use query::RayHit;
 pub use settings::WorldSettings;
 pub use shape::{MassProperties, Shape};
+pub use solver::SolverPath;
 pub use state::{STATE_VERSION, StateError};
 pub use world::{BodyError, World};

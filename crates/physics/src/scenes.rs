@@ -41,7 +41,7 @@ impl Scene {
 }
 
 /// Names of all scenes, in a fixed order.
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 8] = [
     "stack-sleep",
     "tower-20",
     "pyramid-15",
@@ -49,6 +49,7 @@ pub const NAMES: [&str; 7] = [
     "smash",
     "many-pyramids",
     "capsules",
+    "crowd",
 ];
 
 /// A scene by name.
@@ -61,6 +62,7 @@ pub fn by_name(name: &str) -> Option<Scene> {
         "smash" => smash(),
         "many-pyramids" => many_pyramids(),
         "capsules" => capsules(),
+        "crowd" => crowd(),
         _ => return None,
     })
 }
@@ -291,6 +293,49 @@ pub fn capsules() -> Scene {
         settings: WorldSettings::default(),
         bodies,
         frames: 600,
+    }
+}
+
+/// 988 spheres that cannot turn and have no friction, like an RTS's units,
+/// in a 32 × 32 grid with its centre left free for a static block of
+/// 6 × 2 × 6 m. Each sphere starts towards the centre at a quarter of its
+/// distance per second, damped, so the crowd closes in and jams around the
+/// block. Every contact is one point between bodies that cannot turn,
+/// frictionless: what the solver takes four at a time.
+pub fn crowd() -> Scene {
+    let mut bodies = vec![ground()];
+    bodies.push(
+        BodyBuilder::fixed(Shape::Box {
+            half_extents: Vec3::from_ints(3, 1, 3),
+        })
+        .position(Vec3::from_ints(0, 1, 0)),
+    );
+    let pitch = Fx::lit("1.2");
+    for i in 0..32 {
+        for k in 0..32 {
+            // Grid offsets -15.5 ..= 15.5 pitches, as halves.
+            let at = |n: i32| (pitch * Fx::from_int(2 * n - 31)).scale_pow2(-1);
+            let (x, z) = (at(i), at(k));
+            if x.abs() < Fx::from_int(4) && z.abs() < Fx::from_int(4) {
+                continue;
+            }
+            let speed = Fx::lit("0.25");
+            bodies.push(
+                BodyBuilder::dynamic(Shape::Sphere { radius: Fx::HALF })
+                    .lock_rotation()
+                    .position(Vec3::new(x, Fx::HALF, z))
+                    .linear_velocity(Vec3::new(-x * speed, Fx::ZERO, -z * speed))
+                    .friction(Fx::ZERO)
+                    .damping(Fx::lit("0.5"), Fx::ZERO)
+                    .density(Fx::ONE),
+            );
+        }
+    }
+    Scene {
+        name: "crowd",
+        settings: WorldSettings::default(),
+        bodies,
+        frames: 300,
     }
 }
 

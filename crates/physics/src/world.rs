@@ -22,6 +22,7 @@ use crate::query_index::QueryIndex;
 use crate::scratch::Scratch;
 use crate::settings::WorldSettings;
 use crate::shape::Shape;
+use crate::solver::SolverPath;
 use std::sync::OnceLock;
 
 /// Why a body could not be added.
@@ -62,6 +63,9 @@ pub struct World {
     pub(crate) events: Vec<Event>,
     /// Threads a step may use (not state: any count gives the same bits).
     pub(crate) threads: usize,
+    /// Which code solves the passes (not state: every path gives the same
+    /// bits).
+    pub(crate) solver_path: SolverPath,
     /// Whether the last step found nothing to move and nothing has changed
     /// since (a cache of the state: stepping such a world only counts the
     /// frame).
@@ -82,6 +86,7 @@ impl World {
             contacts: Vec::new(),
             events: Vec::new(),
             threads: 1,
+            solver_path: SolverPath::default_for_new_worlds(),
             settled: false,
             queries: OnceLock::new(),
             scratch: Scratch::default(),
@@ -110,6 +115,24 @@ impl World {
         } else {
             threads.max(1)
         };
+    }
+
+    /// Which code solves the contact passes (a new world takes
+    /// [`SolverPath::default_for_new_worlds`]: the fastest this machine can
+    /// run, unless the program chose another).
+    pub fn solver_path(&self) -> SolverPath {
+        self.solver_path
+    }
+
+    /// Solves the contact passes with `path`, if this machine can run it
+    /// (returns whether it did). Every path gives the same bits, so, like
+    /// the thread count, this is a machine setting, not part of the state.
+    pub fn set_solver_path(&mut self, path: SolverPath) -> bool {
+        let ok = path.is_available();
+        if ok {
+            self.solver_path = path;
+        }
+        ok
     }
 
     /// Frames stepped so far.

@@ -297,13 +297,14 @@ fn build_rapier(scene: &Scene) -> RapierScene {
             // body frame; the body's pose tilts it like ours.
             Shape::HalfSpace => SharedShape::halfspace(Vector::Y),
         };
-        // Ours combines friction as sqrt(a·b) and restitution as max(a, b); every
-        // scene body has the same friction, so rapier's average gives the same
-        // value, and Max matches ours for restitution.
+        // Ours combines friction as sqrt(a·b) and restitution as max(a, b). In
+        // every scene two bodies' frictions are equal or one is zero (`crowd`'s
+        // frictionless units), where rapier's Min gives the same value; Max
+        // matches ours for restitution.
         let collider = ColliderBuilder::new(shape)
             .density(f(b.density) as f32)
             .friction(f(b.friction) as f32)
-            .friction_combine_rule(CoefficientCombineRule::Average)
+            .friction_combine_rule(CoefficientCombineRule::Min)
             .restitution(f(b.restitution) as f32)
             .restitution_combine_rule(CoefficientCombineRule::Max);
         let (h, _) = world.insert(builder, collider);

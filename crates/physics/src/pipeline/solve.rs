@@ -21,7 +21,8 @@ use crate::body::{Body, BodyKind};
 use crate::contact::Contact;
 use crate::settings::WorldSettings;
 use crate::solver::{
-    self, Batch, BodyInfo, Displacement, ManifoldInput, PointInput, Softness, StepParams, Velocity,
+    self, Batch, BodyInfo, Displacement, ManifoldInput, PointInput, Softness, SolverPath,
+    StepParams, Velocity,
 };
 use crate::world::{Slot, World};
 
@@ -40,6 +41,8 @@ struct Shared<'a> {
     /// Each slot's index within its batch (`IMMOVABLE` for the others).
     local: &'a [u32],
     settings: &'a WorldSettings,
+    /// Which code solves the passes (machine-local).
+    path: SolverPath,
     params: StepParams,
     soft: Softness,
     anchored_soft: Softness,
@@ -136,6 +139,7 @@ impl World {
             rotations: &sc.rotations,
             local: &sc.local,
             settings: &self.settings,
+            path: self.solver_path,
             params: StepParams {
                 substeps,
                 iterations: settings.iterations,
@@ -278,7 +282,8 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         let k = solver::prepare::<true>(&ia, &ib, &m, &b.velocities, &mut b.points);
         b.pairs.push(k);
     }
-    b.step(&s.params);
+    b.plan(s.path);
+    b.step(&s.params, s.path);
 }
 
 /// A contact as the solver's input (its points written into `points`),

@@ -42,6 +42,7 @@
 use lockstep_fx::wide::wrapping::{add, add3, cross, dot, mat_vec, mul, scale, sub, sub3};
 use lockstep_fx::{Fx, Mat3, Vec3, Wide};
 
+use super::lanes::{self, SolverPath};
 use super::{Displacement, Pass, Softness, Velocity};
 
 /// A normal row: one contact point.
@@ -56,15 +57,15 @@ pub(crate) struct Point {
     /// `J M⁻¹ Jᵀ`: how the point's own impulse changes its normal velocity.
     diagonal: Fx,
     /// Effective mass `1 / (J M⁻¹ Jᵀ)`.
-    mass: Fx,
+    pub(super) mass: Fx,
     /// The effective mass scaled by the constraint's softness.
-    soft_mass: Fx,
+    pub(super) soft_mass: Fx,
     /// Accumulated impulse (≥ 0).
     pub impulse: Fx,
     /// Separation at the start of the step (negative = overlap).
-    base: Fx,
+    pub(super) base: Fx,
     /// Separation now.
-    separation: Fx,
+    pub(super) separation: Fx,
     /// Most negative relative normal velocity seen this step, for restitution.
     approach: Fx,
 }
@@ -85,9 +86,9 @@ pub(crate) struct Constraint {
     /// `j` (the off-diagonal of the points' effective-mass matrix `K`), for
     /// the pairs `(0,1) (0,2) (0,3) (1,2) (1,3) (2,3)`.
     coupling: [Fx; 6],
-    inv_mass_a: Fx,
-    inv_mass_b: Fx,
-    normal: Vec3,
+    pub(super) inv_mass_a: Fx,
+    pub(super) inv_mass_b: Fx,
+    pub(super) normal: Vec3,
     tangents: [Vec3; 2],
     /// Tangent rows at the centroid: `rA × t`, `rB × t`, `IA⁻¹(rA × t)`,
     /// `IB⁻¹(rB × t)`.
@@ -105,15 +106,15 @@ pub(crate) struct Constraint {
     twist_mass: Fx,
     /// Accumulated twist impulse.
     pub twist_impulse: Fx,
-    friction: Fx,
+    pub(super) friction: Fx,
     /// Root-mean-square distance of the points from their centroid.
     twist_radius: Fx,
     restitution: Fx,
-    soft: Softness,
+    pub(super) soft: Softness,
     /// Whether an angular term can be non-zero: a body that takes part can
     /// turn (non-zero inverse inertia) or is turning. When neither can, the
     /// passes skip every angular term (each would add exactly zero).
-    spin: bool,
+    pub(super) spin: bool,
 }
 
 /// What [`prepare`] needs about one body.
@@ -447,17 +448,30 @@ fn store<const TWO: bool>(c: &Constraint, v: &mut [Velocity], va: Velocity, vb: 
 }
 
 /// Applies the accumulated impulses (warm starting a substep).
+///
+/// `runs` and `path` as for [`solve`].
 pub(crate) fn warm_start<const TWO: bool>(
     constraints: &[Constraint],
+    runs: &[u8],
+    path: SolverPath,
     points: &[Point],
     v: &mut [Velocity],
 ) {
-    for c in constraints {
+    let mut i = 0;
+    while i < constraints.len() {
+        let k = runs.get(i).map_or(0, |&k| usize::from(k));
+        if k > 1 {
+            lanes::warm_start_run::<TWO>(path, &constraints[i..i + k], points, v);
+            i += k;
+            continue;
+        }
+        let c = &constraints[i];
         if c.spin {
             warm_start_one::<TWO, true>(c, points, v);
         } else {
             warm_start_one::<TWO, false>(c, points, v);
         }
+        i += 1;
     }
 }
 
@@ -526,21 +540,41 @@ fn cap(x: Fx, y: Fx, limit: Fx) -> [Fx; 2] {
 }
 
 /// One pass over the constraints (see [`Pass`]).
+///
+/// `runs` is [`lanes::plan`]'s cut of `constraints` (empty: each alone);
+/// a run is solved in lanes on `path`, with the same bits.
 pub(crate) fn solve<const TWO: bool>(
     constraints: &mut [Constraint],
+    runs: &[u8],
+    path: SolverPath,
     points: &mut [Point],
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
 ) {
-    for c in constraints.iter_mut() {
+    let mut i = 0;
+    while i < constraints.len() {
+        let k = runs.get(i).map_or(0, |&k| usize::from(k));
+        if k > 1 {
+            lanes::solve_run::<TWO>(path, &mut constraints[i..i + k], points, v, d, pass);
+            i += k;
+            continue;
+        }
+        let c = &mut constraints[i];
         if c.spin {
             solve_one::<TWO, true>(c, points, v, d, pass);
         } else {
             probe::count_linear();
             solve_one::<TWO, false>(c, points, v, d, pass);
         }
+        i += 1;
     }
+}
+
+/// Counts a constraint solved without its angular terms (tests only).
+#[inline(always)]
+pub(super) fn count_linear() {
+    probe::count_linear();
 }
 
 /// One constraint of a pass; without `SPIN` every angular term is left out

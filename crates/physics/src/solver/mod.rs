@@ -26,6 +26,12 @@
 //! path, only cheaper (a test forces the full path and compares). The
 //! choice is made per constraint, in place, so the order stays the same.
 //!
+//! **Lanes.** Runs of consecutive constraints that share no body commute,
+//! so the one-point contacts of bodies that cannot turn, without friction,
+//! are solved up to four at a time in vector lanes, on the path the world
+//! was given ([`SolverPath`]), with the bits of solving them in turn
+//! ([`lanes`]).
+//!
 //! **Cost.** A manifold's rows are solved in their own space and the
 //! bodies take one linear and one angular impulse per manifold and pass
 //! (see `contact.rs`). Separations are refreshed once per position
@@ -40,10 +46,12 @@
 //! with the same bits ([`partition`]).
 
 mod contact;
+pub(crate) mod lanes;
 pub(crate) mod partition;
 mod softness;
 
 pub(crate) use contact::{BodyInfo, Constraint, ManifoldInput, Point, PointInput, prepare};
+pub use lanes::SolverPath;
 pub(crate) use softness::Softness;
 
 use lockstep_fx::wide::wrapping::{add3, scale};
@@ -127,6 +135,9 @@ pub(crate) struct Batch {
     pub anchored_contacts: Vec<(u32, bool)>,
     /// Contact index of each pair constraint.
     pub pair_contacts: Vec<u32>,
+    /// [`lanes::plan`]'s runs of `anchored` and of `pairs`.
+    pub anchored_runs: Vec<u8>,
+    pub pair_runs: Vec<u8>,
 }
 
 impl Batch {
@@ -143,10 +154,20 @@ impl Batch {
         self.points.clear();
         self.anchored_contacts.clear();
         self.pair_contacts.clear();
+        self.anchored_runs.clear();
+        self.pair_runs.clear();
     }
 
-    /// Solves one step: the substeps, then restitution.
-    pub fn step(&mut self, p: &StepParams) {
+    /// Cuts the constraints into lane runs for `path` (once per step,
+    /// after they are prepared).
+    pub fn plan(&mut self, path: SolverPath) {
+        lanes::plan::<false>(&self.anchored, path, &mut self.anchored_runs);
+        lanes::plan::<true>(&self.pairs, path, &mut self.pair_runs);
+    }
+
+    /// Solves one step on `path` (as [`Batch::plan`] planned it): the
+    /// substeps, then restitution.
+    pub fn step(&mut self, p: &StepParams, path: SolverPath) {
         let mut stale = false;
         let restitution = self.anchored.iter().any(Constraint::bounces)
             || self.pairs.iter().any(Constraint::bounces);
@@ -162,10 +183,17 @@ impl Batch {
                 );
                 contact::track_approach::<true>(&self.pairs, &mut self.points, &self.velocities);
             }
-            contact::warm_start::<false>(&self.anchored, &self.points, &mut self.velocities);
-            contact::warm_start::<true>(&self.pairs, &self.points, &mut self.velocities);
+            let v = &mut self.velocities;
+            contact::warm_start::<false>(
+                &self.anchored,
+                &self.anchored_runs,
+                path,
+                &self.points,
+                v,
+            );
+            contact::warm_start::<true>(&self.pairs, &self.pair_runs, path, &self.points, v);
             for _ in 0..p.iterations {
-                self.pass(p, true, &mut stale);
+                self.pass(p, path, true, &mut stale);
             }
             for (d, v) in self.displacements.iter_mut().zip(&self.velocities) {
                 d.linear = add3(d.linear, scale(v.linear, p.h));
@@ -173,7 +201,7 @@ impl Batch {
             }
             stale = true;
             for _ in 0..p.relax_iterations {
-                self.pass(p, false, &mut stale);
+                self.pass(p, path, false, &mut stale);
             }
         }
         if restitution {
@@ -193,7 +221,7 @@ impl Batch {
         }
     }
 
-    fn pass(&mut self, p: &StepParams, bias: bool, stale: &mut bool) {
+    fn pass(&mut self, p: &StepParams, path: SolverPath, bias: bool, stale: &mut bool) {
         let pass = Pass {
             bias,
             refresh: *stale,
@@ -202,7 +230,15 @@ impl Batch {
         };
         *stale = false;
         let (v, d, pts) = (&mut self.velocities, &self.displacements, &mut self.points);
-        contact::solve::<false>(&mut self.anchored, pts, v, d, &pass);
-        contact::solve::<true>(&mut self.pairs, pts, v, d, &pass);
+        contact::solve::<false>(
+            &mut self.anchored,
+            &self.anchored_runs,
+            path,
+            pts,
+            v,
+            d,
+            &pass,
+        );
+        contact::solve::<true>(&mut self.pairs, &self.pair_runs, path, pts, v, d, &pass);
     }
 }

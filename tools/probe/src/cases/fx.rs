@@ -189,6 +189,38 @@ pub fn vec3(w: &mut Writer) {
     }
 }
 
+/// The four-lane products of `lockstep_fx::lanes` (the portable lanes, as
+/// the solver runs them where it has no faster path): each lane's product,
+/// dot product, sum and maximum, against the scalar results written beside
+/// them, so a build that disagrees with itself also disagrees here.
+pub fn lanes(w: &mut Writer) {
+    use lockstep_fx::lanes::{FxLanes, Portable};
+    use lockstep_fx::wide::wrapping;
+    let mut rng = Rng::new(9, 9);
+    let raw = |rng: &mut Rng| -> [i64; 4] { core::array::from_fn(|_| any_fx(rng).to_bits()) };
+    for _ in 0..SAMPLES / 4 {
+        let (a, b, c) = (
+            Portable(raw(&mut rng)),
+            Portable(raw(&mut rng)),
+            Portable(raw(&mut rng)),
+        );
+        for lane in [
+            a.mul(b),
+            Portable::dot([a, b, c], [c, a, b]),
+            a.add(b).max(c),
+            a.sub(c),
+        ] {
+            for x in lane.0 {
+                w.write_fx(Fx::from_bits(x));
+            }
+        }
+        let fx = |p: Portable, i: usize| Fx::from_bits(p.0[i]);
+        for i in 0..4 {
+            w.write_fx(wrapping::mul(fx(a, i), fx(b, i)));
+        }
+    }
+}
+
 /// Quaternion products, normalisation, rotation and integration.
 pub fn quat(w: &mut Writer) {
     let mut rng = Rng::new(5, 5);

@@ -66,3 +66,11 @@ pub fn many_pyramids(w: &mut Writer) {
 pub fn capsules(w: &mut Writer) {
     run("capsules", 240, false, 1, w);
 }
+
+/// `crowd`, 300 frames: a thousand spheres that cannot turn, jammed around
+/// a block, nearly every contact solved four at a time, on the fastest
+/// solver path of the build's machine (AVX2 on x86_64 processors that have
+/// it, the portable lanes elsewhere): every path must give these bits.
+pub fn crowd(w: &mut Writer) {
+    run("crowd", 300, false, 1, w);
+}
