@@ -147,23 +147,30 @@ fn solver_paths_give_the_same_bits() {
                 w
             })
             .collect();
-        for _ in 0..frames {
-            let sums: Vec<Checksum> = worlds
-                .iter_mut()
-                .map(|w| {
-                    w.step();
-                    w.checksum()
-                })
-                .collect();
-            for (p, s) in paths.iter().zip(&sums) {
-                assert_eq!(
-                    *s,
-                    sums[0],
-                    "{name}: frame {} differs between {:?} and {p:?}",
-                    worlds[0].frame(),
-                    paths[0]
-                );
-            }
+        let labels: Vec<String> = paths.iter().map(|p| format!("{p:?}")).collect();
+        assert_same_bits(name, frames, &mut worlds, &labels);
+    }
+}
+
+/// Steps `worlds` (one scene on different machine settings, named by
+/// `labels`) `frames` times and requires the same checksum every frame.
+fn assert_same_bits(name: &str, frames: u32, worlds: &mut [World], labels: &[String]) {
+    for _ in 0..frames {
+        let sums: Vec<Checksum> = worlds
+            .iter_mut()
+            .map(|w| {
+                w.step();
+                w.checksum()
+            })
+            .collect();
+        for (label, s) in labels.iter().zip(&sums) {
+            assert_eq!(
+                *s,
+                sums[0],
+                "{name}: frame {} differs between {} and {label}",
+                worlds[0].frame(),
+                labels[0]
+            );
         }
     }
 }
@@ -236,7 +243,8 @@ fn thread_counts_give_the_same_bits() {
         ("capsules", 60),
     ] {
         let scene = scenes::by_name(name).unwrap();
-        let mut worlds: Vec<World> = [1, 2, 3, 8]
+        let threads = [1, 2, 3, 8];
+        let mut worlds: Vec<World> = threads
             .iter()
             .map(|&t| {
                 let mut w = scene.build();
@@ -244,19 +252,7 @@ fn thread_counts_give_the_same_bits() {
                 w
             })
             .collect();
-        for _ in 0..frames {
-            let sums: Vec<Checksum> = worlds
-                .iter_mut()
-                .map(|w| {
-                    w.step();
-                    w.checksum()
-                })
-                .collect();
-            assert!(
-                sums.iter().all(|s| *s == sums[0]),
-                "{name}: frame {} differs between thread counts",
-                worlds[0].frame()
-            );
-        }
+        let labels: Vec<String> = threads.iter().map(|t| format!("{t} threads")).collect();
+        assert_same_bits(name, frames, &mut worlds, &labels);
     }
 }

@@ -42,7 +42,6 @@
 use lockstep_fx::wide::wrapping::{add, add3, cross, dot, mat_vec, mul, scale, sub, sub3};
 use lockstep_fx::{Fx, Mat3, Vec3, Wide};
 
-use super::lanes::{self, SolverPath};
 use super::{Displacement, Pass, Softness, Velocity};
 
 /// A normal row: one contact point.
@@ -447,31 +446,18 @@ fn store<const TWO: bool>(c: &Constraint, v: &mut [Velocity], va: Velocity, vb: 
     v[c.b as usize] = vb;
 }
 
-/// Applies the accumulated impulses (warm starting a substep).
-///
-/// `runs` and `path` as for [`solve`].
-pub(crate) fn warm_start<const TWO: bool>(
-    constraints: &[Constraint],
-    runs: &[u8],
-    path: SolverPath,
+/// Applies one constraint's accumulated impulses (warm starting a
+/// substep; the walk over the solve order is `lanes::warm_start`).
+#[inline(always)]
+pub(super) fn warm_start_alone<const TWO: bool>(
+    c: &Constraint,
     points: &[Point],
     v: &mut [Velocity],
 ) {
-    let mut i = 0;
-    while i < constraints.len() {
-        let k = runs.get(i).map_or(0, |&k| usize::from(k));
-        if k > 1 {
-            lanes::warm_start_run::<TWO>(path, &constraints[i..i + k], points, v);
-            i += k;
-            continue;
-        }
-        let c = &constraints[i];
-        if c.spin {
-            warm_start_one::<TWO, true>(c, points, v);
-        } else {
-            warm_start_one::<TWO, false>(c, points, v);
-        }
-        i += 1;
+    if c.spin {
+        warm_start_one::<TWO, true>(c, points, v);
+    } else {
+        warm_start_one::<TWO, false>(c, points, v);
     }
 }
 
@@ -539,35 +525,21 @@ fn cap(x: Fx, y: Fx, limit: Fx) -> [Fx; 2] {
     [mul(x, f), mul(y, f)]
 }
 
-/// One pass over the constraints (see [`Pass`]).
-///
-/// `runs` is [`lanes::plan`]'s cut of `constraints` (empty: each alone);
-/// a run is solved in lanes on `path`, with the same bits.
-pub(crate) fn solve<const TWO: bool>(
-    constraints: &mut [Constraint],
-    runs: &[u8],
-    path: SolverPath,
+/// One constraint of a pass, on the path its spin allows (the pass's walk
+/// over the solve order, alone or in lane runs, is `lanes::solve`).
+#[inline(always)]
+pub(super) fn solve_alone<const TWO: bool>(
+    c: &mut Constraint,
     points: &mut [Point],
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
 ) {
-    let mut i = 0;
-    while i < constraints.len() {
-        let k = runs.get(i).map_or(0, |&k| usize::from(k));
-        if k > 1 {
-            lanes::solve_run::<TWO>(path, &mut constraints[i..i + k], points, v, d, pass);
-            i += k;
-            continue;
-        }
-        let c = &mut constraints[i];
-        if c.spin {
-            solve_one::<TWO, true>(c, points, v, d, pass);
-        } else {
-            probe::count_linear();
-            solve_one::<TWO, false>(c, points, v, d, pass);
-        }
-        i += 1;
+    if c.spin {
+        solve_one::<TWO, true>(c, points, v, d, pass);
+    } else {
+        probe::count_linear();
+        solve_one::<TWO, false>(c, points, v, d, pass);
     }
 }
 

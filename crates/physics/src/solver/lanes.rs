@@ -2,7 +2,7 @@
 //! after another.
 //!
 //! **The same order.** A pass solves the constraints in the step's shuffled
-//! order. Two constraints that share no body commute: each reads and writes
+//! order ([`solve`] and [`warm_start`] walk it). Two constraints that share no body commute: each reads and writes
 //! only its own bodies' velocities and its own impulses. So a run of
 //! consecutive constraints that share no body, taken together, leaves
 //! exactly what taking them one by one leaves. [`plan`] cuts each step's
@@ -23,19 +23,22 @@
 //!
 //! **Paths.** [`SolverPath`] says which code runs the passes. It is a
 //! machine setting, like the thread count: every path gives the same bits.
-//! `Portable` runs the kernels on [`Portable`] lanes, plain Rust that the
-//! compiler may vectorise for the target (NEON on aarch64). `Avx2` runs
-//! them on `avx2::Avx2` lanes, one 256-bit register each (four
-//! 32 × 32 → 64-bit products per instruction), in functions compiled for
-//! AVX2; it is chosen at run time when the processor has it, and is the
-//! crate's only unsafe code.
+//! `Avx2` runs the kernels on `avx2::Avx2` lanes, one 256-bit register each
+//! (four 32 × 32 → 64-bit products per instruction), in functions compiled
+//! for AVX2; it is chosen at run time when the processor has it, and is the
+//! crate's only unsafe code. `Portable` runs the same kernels on
+//! [`Portable`] lanes, plain Rust: on x86_64 without AVX2 it costs about a
+//! third more instructions than solving each constraint alone, so it is
+//! never the default; it is the kernels' reference, which the cross check
+//! runs on every architecture. Elsewhere the default is `Sequential` (a
+//! NEON path for aarch64 would come next).
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use lockstep_fx::lanes::{FxLanes, LANES, Portable, Raw};
 use lockstep_fx::{Fx, Vec3};
 
-use super::contact::{Constraint, Point};
+use super::contact::{self, Constraint, Point};
 use super::{Displacement, Pass, Velocity};
 
 /// Which code solves the passes. Every path gives the same bits; the
@@ -46,8 +49,10 @@ use super::{Displacement, Pass, Velocity};
 pub enum SolverPath {
     /// Every constraint alone (the reference).
     Sequential = 0,
-    /// Runs of linear points in lanes, compiled for the baseline
-    /// instruction set of the target.
+    /// Runs of linear points in lanes of plain Rust, for the baseline
+    /// instruction set of the target: the lane kernels' reference, run on
+    /// every architecture by the tests and the cross check (slower than
+    /// `Sequential`).
     Portable = 1,
     /// As `Portable`, compiled for AVX2 (x86_64 processors that have it).
     Avx2 = 2,
@@ -74,12 +79,15 @@ impl SolverPath {
         .collect()
     }
 
-    /// The fastest path this machine can run.
+    /// The fastest path this machine can run: AVX2 where the processor
+    /// has it, else the sequential one (the portable lanes cost more
+    /// instructions than solving each constraint alone: they are the lane
+    /// kernels' reference, not a speed-up).
     pub fn best() -> SolverPath {
         if SolverPath::Avx2.is_available() {
             SolverPath::Avx2
         } else {
-            SolverPath::Portable
+            SolverPath::Sequential
         }
     }
 
@@ -126,8 +134,8 @@ fn is_linear_point(c: &Constraint) -> bool {
 
 /// Cuts `constraints` (in solve order) into runs: `runs[i]` is the length
 /// of the lane run that starts at `i` (2 to [`LANES`]), or 0 where
-/// constraint `i` is solved alone or inside a run. Empty for the
-/// sequential path.
+/// constraint `i` is solved alone or inside a run. Empty when there is no
+/// run (and always on the sequential path).
 pub(crate) fn plan<const TWO: bool>(
     constraints: &[Constraint],
     path: SolverPath,
@@ -148,10 +156,12 @@ pub(crate) fn plan<const TWO: bool>(
 
 /// [`plan`]'s cut of `n` constraints, given each one's bodies if it is a
 /// linear point (`u32::MAX` for no body): greedily, in order, each run as
-/// long as it can be while its constraints share no body.
+/// long as it can be while its constraints share no body; `runs` is left
+/// empty if there is none.
 fn cut(n: usize, bodies_of: impl Fn(usize) -> Option<(u32, u32)>, runs: &mut Vec<u8>) {
     runs.clear();
     runs.resize(n, 0);
+    let mut found = false;
     let mut i = 0;
     while i < n {
         let mut taken = [u32::MAX; 2 * LANES];
@@ -171,14 +181,65 @@ fn cut(n: usize, bodies_of: impl Fn(usize) -> Option<(u32, u32)>, runs: &mut Vec
         if k >= 2 {
             runs[i] = k as u8;
             i += k;
+            found = true;
         } else {
+            i += 1;
+        }
+    }
+    if !found {
+        runs.clear();
+    }
+}
+
+/// One pass over `constraints` in their order: each run of `runs`
+/// ([`plan`]'s cut, empty for none) in lanes on `path`, every other
+/// constraint alone.
+pub(crate) fn solve<const TWO: bool>(
+    constraints: &mut [Constraint],
+    runs: &[u8],
+    path: SolverPath,
+    points: &mut [Point],
+    v: &mut [Velocity],
+    d: &[Displacement],
+    pass: &Pass,
+) {
+    let mut i = 0;
+    while i < constraints.len() {
+        let k = runs.get(i).map_or(0, |&k| usize::from(k));
+        if k > 1 {
+            solve_run::<TWO>(path, &mut constraints[i..i + k], points, v, d, pass);
+            i += k;
+        } else {
+            contact::solve_alone::<TWO>(&mut constraints[i], points, v, d, pass);
+            i += 1;
+        }
+    }
+}
+
+/// Warm starts `constraints` in their order, runs in lanes as [`solve`]
+/// solves them.
+pub(crate) fn warm_start<const TWO: bool>(
+    constraints: &[Constraint],
+    runs: &[u8],
+    path: SolverPath,
+    points: &[Point],
+    v: &mut [Velocity],
+) {
+    let mut i = 0;
+    while i < constraints.len() {
+        let k = runs.get(i).map_or(0, |&k| usize::from(k));
+        if k > 1 {
+            warm_start_run::<TWO>(path, &constraints[i..i + k], points, v);
+            i += k;
+        } else {
+            contact::warm_start_alone::<TWO>(&constraints[i], points, v);
             i += 1;
         }
     }
 }
 
 /// Solves one run of 2 to [`LANES`] linear points (see [`plan`]) on `path`.
-pub(crate) fn solve_run<const TWO: bool>(
+fn solve_run<const TWO: bool>(
     path: SolverPath,
     run: &mut [Constraint],
     points: &mut [Point],
@@ -194,7 +255,7 @@ pub(crate) fn solve_run<const TWO: bool>(
 }
 
 /// Warm starts one run of 2 to [`LANES`] linear points on `path`.
-pub(crate) fn warm_start_run<const TWO: bool>(
+fn warm_start_run<const TWO: bool>(
     path: SolverPath,
     run: &[Constraint],
     points: &[Point],
@@ -396,7 +457,7 @@ fn solve_lanes<L: FxLanes, const TWO: bool>(
         let p = &mut points[c.first as usize];
         p.separation = Fx::from_bits(separation[l]);
         p.impulse = Fx::from_bits(impulse[l]);
-        super::contact::count_linear();
+        contact::count_linear();
     }
 }
 
@@ -435,6 +496,8 @@ mod tests {
             Some((6, 7)),
         ];
         assert_eq!(runs_of(&mixed), [0, 0, 2, 0, 0, 0]);
+        // No run at all: nothing to look up.
+        assert!(runs_of(&[Some((0, 1)), None, Some((1, 2)), Some((2, 3))]).is_empty());
         // Anchored constraints have no body A: only B can clash.
         let anchored = [
             Some((none, 1)),

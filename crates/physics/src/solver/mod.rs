@@ -184,14 +184,8 @@ impl Batch {
                 contact::track_approach::<true>(&self.pairs, &mut self.points, &self.velocities);
             }
             let v = &mut self.velocities;
-            contact::warm_start::<false>(
-                &self.anchored,
-                &self.anchored_runs,
-                path,
-                &self.points,
-                v,
-            );
-            contact::warm_start::<true>(&self.pairs, &self.pair_runs, path, &self.points, v);
+            lanes::warm_start::<false>(&self.anchored, &self.anchored_runs, path, &self.points, v);
+            lanes::warm_start::<true>(&self.pairs, &self.pair_runs, path, &self.points, v);
             for _ in 0..p.iterations {
                 self.pass(p, path, true, &mut stale);
             }
@@ -230,7 +224,7 @@ impl Batch {
         };
         *stale = false;
         let (v, d, pts) = (&mut self.velocities, &self.displacements, &mut self.points);
-        contact::solve::<false>(
+        lanes::solve::<false>(
             &mut self.anchored,
             &self.anchored_runs,
             path,
@@ -239,6 +233,6 @@ impl Batch {
             d,
             &pass,
         );
-        contact::solve::<true>(&mut self.pairs, &self.pair_runs, path, pts, v, d, &pass);
+        lanes::solve::<true>(&mut self.pairs, &self.pair_runs, path, pts, v, d, &pass);
     }
 }
