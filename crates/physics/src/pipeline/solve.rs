@@ -282,7 +282,6 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         let k = solver::prepare::<true>(&ia, &ib, &m, &b.velocities, &mut b.points);
         b.pairs.push(k);
     }
-    b.plan(s.path);
     b.step(&s.params, s.path);
 }
 

@@ -158,16 +158,11 @@ impl Batch {
         self.pair_runs.clear();
     }
 
-    /// Cuts the constraints into lane runs for `path` (once per step,
-    /// after they are prepared).
-    pub fn plan(&mut self, path: SolverPath) {
+    /// Solves one step on `path`: cuts the prepared constraints into lane
+    /// runs, then the substeps, then restitution.
+    pub fn step(&mut self, p: &StepParams, path: SolverPath) {
         lanes::plan::<false>(&self.anchored, path, &mut self.anchored_runs);
         lanes::plan::<true>(&self.pairs, path, &mut self.pair_runs);
-    }
-
-    /// Solves one step on `path` (as [`Batch::plan`] planned it): the
-    /// substeps, then restitution.
-    pub fn step(&mut self, p: &StepParams, path: SolverPath) {
         let mut stale = false;
         let restitution = self.anchored.iter().any(Constraint::bounces)
             || self.pairs.iter().any(Constraint::bounces);

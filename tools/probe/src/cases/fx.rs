@@ -189,10 +189,10 @@ pub fn vec3(w: &mut Writer) {
     }
 }
 
-/// The four-lane products of `lockstep_fx::lanes` (the portable lanes, as
-/// the solver runs them where it has no faster path): each lane's product,
-/// dot product, sum and maximum, against the scalar results written beside
-/// them, so a build that disagrees with itself also disagrees here.
+/// The four-lane products of `lockstep_fx::lanes` (the portable lanes, the
+/// reference of the solver's lane kernels): each lane's product, dot
+/// product, sum and maximum, with the scalar products written beside them,
+/// so a build whose lanes disagree with its scalar code also disagrees here.
 pub fn lanes(w: &mut Writer) {
     use lockstep_fx::lanes::{FxLanes, Portable};
     use lockstep_fx::wide::wrapping;

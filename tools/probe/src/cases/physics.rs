@@ -6,7 +6,7 @@
 //! 1 200 frames); the native goldens under `fixtures/physics/` cover the
 //! scenes' own frame counts.
 
-use lockstep_physics::{SolverPath, scenes};
+use lockstep_physics::{SolverPath, World, scenes};
 
 use super::Writer;
 
@@ -15,6 +15,11 @@ use super::Writer;
 fn run(name: &str, frames: u32, until_asleep: bool, threads: usize, w: &mut Writer) {
     let mut world = scenes::by_name(name).expect("known scene").build();
     world.set_threads(threads);
+    step(world, frames, until_asleep, w);
+}
+
+/// Steps `world` as [`run`] describes.
+fn step(mut world: World, frames: u32, until_asleep: bool, w: &mut Writer) {
     for _ in 0..frames {
         world.step();
         w.write_raw(world.checksum().as_bytes());
@@ -76,10 +81,6 @@ pub fn crowd(w: &mut Writer) {
     for path in [SolverPath::Portable, SolverPath::best()] {
         let mut world = scenes::crowd().build();
         assert!(world.set_solver_path(path));
-        for _ in 0..300 {
-            world.step();
-            w.write_raw(world.checksum().as_bytes());
-        }
-        world.encode(w);
+        step(world, 300, false, w);
     }
 }

@@ -35,14 +35,7 @@ impl SolverPath {
 
     /// Every path this machine can run, the reference first.
     pub fn available() -> Vec<SolverPath> {
-        [
-            SolverPath::Sequential,
-            SolverPath::Portable,
-            SolverPath::Avx2,
-        ]
-        .into_iter()
-        .filter(|p| p.is_available())
-        .collect()
+        ALL.into_iter().filter(|p| p.is_available()).collect()
     }
 
     /// The fastest path this machine can run: AVX2 where the processor
@@ -60,12 +53,8 @@ impl SolverPath {
     /// The path a new world starts with: the last one given to
     /// [`SolverPath::set_default`] in this process, else [`SolverPath::best`].
     pub fn default_for_new_worlds() -> SolverPath {
-        match DEFAULT.load(Ordering::Relaxed) {
-            0 => SolverPath::Sequential,
-            1 => SolverPath::Portable,
-            2 => SolverPath::Avx2,
-            _ => SolverPath::best(),
-        }
+        let chosen = usize::from(DEFAULT.load(Ordering::Relaxed));
+        ALL.get(chosen).copied().unwrap_or_else(SolverPath::best)
     }
 
     /// Makes `path` the path of every world created from now on in this
@@ -79,6 +68,22 @@ impl SolverPath {
         ok
     }
 }
+
+/// Every path, in discriminant order (so `ALL[p as usize] == p`).
+const ALL: [SolverPath; 3] = [
+    SolverPath::Sequential,
+    SolverPath::Portable,
+    SolverPath::Avx2,
+];
+
+// `ALL` is in discriminant order, checked when the crate compiles.
+const _: () = {
+    let mut i = 0;
+    while i < ALL.len() {
+        assert!(ALL[i] as usize == i);
+        i += 1;
+    }
+};
 
 /// [`SolverPath::set_default`]'s choice (`u8::MAX`: none, take the best).
 static DEFAULT: AtomicU8 = AtomicU8::new(u8::MAX);
