@@ -21,8 +21,8 @@ use crate::body::{Body, BodyKind};
 use crate::contact::Contact;
 use crate::settings::WorldSettings;
 use crate::solver::{
-    self, Batch, BodyInfo, Displacement, ManifoldInput, PointInput, Softness, SolverPath,
-    StepParams, Velocity,
+    self, Batch, BodyInfo, Constraints, Displacement, LinearPoint, ManifoldInput, Point,
+    PointInput, Softness, SolverPath, Step, StepParams, Velocity,
 };
 use crate::world::{Slot, World};
 
@@ -169,20 +169,10 @@ impl World {
         // Write back, batch by batch: impulses for warm starting, then the
         // bodies' displacements and final velocities.
         for b in &sc.batches[..batches] {
-            let anchored = b.anchored.iter().zip(b.anchored_contacts.iter().copied());
-            let pairs = b
-                .pairs
-                .iter()
-                .zip(b.pair_contacts.iter().map(|&c| (c, false)));
-            for (k, (ci, flip)) in anchored.chain(pairs) {
-                let contact = &mut self.contacts[ci as usize];
-                for (imp, p) in contact.normal_impulses.iter_mut().zip(k.points(&b.points)) {
-                    *imp = p.impulse;
-                }
-                let (friction, twist) = (k.friction_impulse(), k.twist_impulse);
-                contact.friction_impulse = if flip { -friction } else { friction };
-                contact.twist_impulse = if flip { -twist } else { twist };
-            }
+            let anchored = b.anchored_contacts.iter().copied();
+            write_impulses(&mut self.contacts, &b.anchored, &b.points, anchored);
+            let pairs = b.pair_contacts.iter().map(|&c| (c, false));
+            write_impulses(&mut self.contacts, &b.pairs, &b.points, pairs);
             for (k, &i) in b.bodies.iter().enumerate() {
                 let Some(body) = self.slots[i as usize].body.as_mut() else {
                     continue;
@@ -265,24 +255,109 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
     for &(ci, flip) in &b.anchored_contacts {
         let c = &s.contacts[ci as usize];
         let (ba, bb) = (live(s.slots, c.a), live(s.slots, c.b));
-        let m = gather(c, ba, bb, flip, s.anchored_soft, &arm, &mut points);
         let moving = if flip {
             info(c.a, ba, &b.inertia)
         } else {
             info(c.b, bb, &b.inertia)
         };
+        let soft = s.anchored_soft;
+        if let Some(p) = linear_point::<false>(c, ba, bb, flip, &moving, &moving, soft, b) {
+            b.anchored.push_linear(p);
+            continue;
+        }
+        let m = gather(c, ba, bb, flip, soft, &arm, &mut points);
         let k = solver::prepare::<false>(&moving, &moving, &m, &b.velocities, &mut b.points);
-        b.anchored.push(k);
+        b.anchored.push_general(k);
     }
     for &ci in &b.pair_contacts {
         let c = &s.contacts[ci as usize];
         let (ba, bb) = (live(s.slots, c.a), live(s.slots, c.b));
-        let m = gather(c, ba, bb, false, s.soft, &arm, &mut points);
         let (ia, ib) = (info(c.a, ba, &b.inertia), info(c.b, bb, &b.inertia));
+        if let Some(p) = linear_point::<true>(c, ba, bb, false, &ia, &ib, s.soft, b) {
+            b.pairs.push_linear(p);
+            continue;
+        }
+        let m = gather(c, ba, bb, false, s.soft, &arm, &mut points);
         let k = solver::prepare::<true>(&ia, &ib, &m, &b.velocities, &mut b.points);
-        b.pairs.push(k);
+        b.pairs.push_general(k);
     }
     b.step(&s.params, s.path);
+}
+
+/// The contact as a linear point (seen from the other side when `flip`),
+/// if it is one ([`solver::is_linear`]).
+#[allow(clippy::too_many_arguments)]
+fn linear_point<const TWO: bool>(
+    c: &Contact,
+    ba: &Body,
+    bb: &Body,
+    flip: bool,
+    ia: &BodyInfo,
+    ib: &BodyInfo,
+    soft: Softness,
+    b: &Batch,
+) -> Option<LinearPoint> {
+    let friction = combined_friction(ba, bb);
+    let restitution = ba.restitution.max(bb.restitution);
+    let (count, carried) = (c.manifold.count, c.friction_impulse);
+    let linear =
+        solver::is_linear::<TWO>(ia, ib, count, friction, carried, restitution, &b.velocities);
+    linear.then(|| {
+        let normal = if flip {
+            -c.manifold.normal
+        } else {
+            c.manifold.normal
+        };
+        let (separation, impulse) = (c.manifold.points()[0].separation, c.normal_impulses[0]);
+        LinearPoint::new::<TWO>(ia, ib, normal, separation, impulse, soft)
+    })
+}
+
+/// Writes one kind's impulses back to their contacts (`contacts` lists
+/// them in solve order, with whether each was flipped), for warm starting
+/// the next step.
+fn write_impulses(
+    contacts: &mut [Contact],
+    constraints: &Constraints,
+    points: &[Point],
+    mut order: impl Iterator<Item = (u32, bool)>,
+) {
+    let (mut general, mut linear) = (constraints.general.iter(), constraints.linear.iter());
+    for step in &constraints.order {
+        match *step {
+            Step::General => {
+                let (Some(k), Some((ci, flip))) = (general.next(), order.next()) else {
+                    return;
+                };
+                let contact = &mut contacts[ci as usize];
+                for (imp, p) in contact.normal_impulses.iter_mut().zip(k.points(points)) {
+                    *imp = p.impulse;
+                }
+                let (friction, twist) = (k.friction_impulse(), k.twist_impulse);
+                contact.friction_impulse = if flip { -friction } else { friction };
+                contact.twist_impulse = if flip { -twist } else { twist };
+            }
+            Step::Linear(n) => {
+                for (p, (ci, _)) in linear.by_ref().zip(order.by_ref()).take(usize::from(n)) {
+                    // A linear point has one point and carries no
+                    // friction or twist impulse.
+                    let contact = &mut contacts[ci as usize];
+                    contact.normal_impulses[0] = p.impulse;
+                    contact.friction_impulse = Vec3::ZERO;
+                    contact.twist_impulse = Fx::ZERO;
+                }
+            }
+        }
+    }
+}
+
+/// The combined friction coefficient of two bodies' contacts.
+fn combined_friction(ba: &Body, bb: &Body) -> Fx {
+    if ba.friction == bb.friction {
+        ba.friction
+    } else {
+        (ba.friction * bb.friction).sqrt()
+    }
 }
 
 /// A contact as the solver's input (its points written into `points`),
@@ -307,11 +382,7 @@ fn gather<'p>(
             arm_b,
         };
     }
-    let friction = if ba.friction == bb.friction {
-        ba.friction
-    } else {
-        (ba.friction * bb.friction).sqrt()
-    };
+    let friction = combined_friction(ba, bb);
     let sign = |v: Vec3| if flip { -v } else { v };
     ManifoldInput {
         normal: sign(c.manifold.normal),

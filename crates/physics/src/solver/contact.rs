@@ -182,7 +182,7 @@ const OTHERS: [[(u8, u8); 3]; 4] = [
 const SWEEPS: usize = 2;
 
 /// `1 / k`, or zero for a non-positive `k` (an immovable direction).
-fn inverse(k: Fx) -> Fx {
+pub(super) fn inverse(k: Fx) -> Fx {
     if k.is_positive() {
         Fx::ONE / k
     } else {
@@ -235,6 +235,18 @@ fn turning<const TWO: bool, const SPIN: bool>(ja: Vec3, wa: Vec3, jb: Vec3, wb: 
     }
 }
 
+/// Whether a constraint between `a` and `b` (only `b` when anchored) has
+/// angular terms that can be non-zero ([`Constraint::spin`]): a body can
+/// turn, or is turning in `velocities` (those before solving). No impulse
+/// can turn a body with zero inverse inertia, so one that is not turning
+/// at the start stays so through the step.
+pub(super) fn spins<const TWO: bool>(a: &BodyInfo, b: &BodyInfo, velocities: &[Velocity]) -> bool {
+    let turns = |body: &BodyInfo| {
+        body.inv_inertia != Mat3::ZERO || velocities[body.index as usize].angular != Vec3::ZERO
+    };
+    (TWO && turns(a)) || turns(b) || probe::full_path_forced()
+}
+
 /// Builds a constraint from a manifold, appending its points to `points`;
 /// `velocities` are those before solving (for restitution). Anchored
 /// constraints (`TWO == false`) ignore `a`.
@@ -267,12 +279,7 @@ pub(crate) fn prepare<const TWO: bool>(
         Velocity::default()
     };
     let vb = velocities[b.index as usize];
-    // No impulse can turn a body with zero inverse inertia, so a body that
-    // is not turning at the start stays so through the step.
-    let spin = (TWO && (ia != Mat3::ZERO || va.angular != Vec3::ZERO))
-        || ib != Mat3::ZERO
-        || vb.angular != Vec3::ZERO
-        || probe::full_path_forced();
+    let spin = spins::<TWO>(a, b, velocities);
     let count = m.points.len().min(4);
     let first = points.len() as u32;
     let inv_mass_sum = ima + imb;

@@ -26,11 +26,14 @@
 //! path, only cheaper (a test forces the full path and compares). The
 //! choice is made per constraint, in place, so the order stays the same.
 //!
-//! **Lanes.** Runs of consecutive constraints that share no body commute,
-//! so the one-point contacts of bodies that cannot turn, without friction,
-//! are solved up to four at a time in vector lanes, on the path the world
-//! was given ([`SolverPath`]), with the bits of solving them in turn
-//! ([`lanes`]).
+//! **Linear points and lanes.** A one-point, frictionless contact between
+//! bodies that cannot turn (every contact of an RTS unit) is kept as a
+//! compact [`LinearPoint`] instead of a [`Constraint`] (a fifth of the
+//! bytes, one normal row); [`Constraints`] keeps each kind's two forms and
+//! the order they interleave in. Runs of consecutive linear points that
+//! share no body commute, so they are solved up to four at a time in vector
+//! lanes, on the path the world was given ([`SolverPath`]), with the bits of
+//! solving them in turn ([`lanes`]).
 //!
 //! **Cost.** A manifold's rows are solved in their own space and the
 //! bodies take one linear and one angular impulse per manifold and pass
@@ -47,11 +50,13 @@
 
 mod contact;
 pub(crate) mod lanes;
+mod linear;
 pub(crate) mod partition;
 mod softness;
 
 pub(crate) use contact::{BodyInfo, Constraint, ManifoldInput, Point, PointInput, prepare};
 pub use lanes::SolverPath;
+pub(crate) use linear::{LinearPoint, is_linear};
 pub(crate) use softness::Softness;
 
 use lockstep_fx::wide::wrapping::{add3, scale};
@@ -125,19 +130,64 @@ pub(crate) struct Batch {
     /// Each body's arm frame (`Body::arm_frame`), by batch index.
     pub arm_frames: Vec<Option<Mat3>>,
     /// Constraints against immovable bodies.
-    pub anchored: Vec<Constraint>,
+    pub anchored: Constraints,
     /// Constraints between two moving bodies.
-    pub pairs: Vec<Constraint>,
-    /// The constraints' points (each constraint names its range).
+    pub pairs: Constraints,
+    /// The general constraints' points (each constraint names its range).
     pub points: Vec<Point>,
-    /// Contact index of each anchored constraint, and whether its normal
-    /// was flipped (the moving body was A).
+    /// Contact index of each anchored constraint, in solve order, and
+    /// whether its normal was flipped (the moving body was A).
     pub anchored_contacts: Vec<(u32, bool)>,
-    /// Contact index of each pair constraint.
+    /// Contact index of each pair constraint, in solve order.
     pub pair_contacts: Vec<u32>,
-    /// [`lanes::plan`]'s runs of `anchored` and of `pairs`.
-    pub anchored_runs: Vec<u8>,
-    pub pair_runs: Vec<u8>,
+}
+
+/// One kind of a batch's constraints (anchored, or pairs) in solve order,
+/// in two forms: general [`Constraint`]s, and the compact
+/// [`LinearPoint`]s. `order` says how the two interleave.
+#[derive(Debug, Default)]
+pub(crate) struct Constraints {
+    /// The solve order: each step takes the next general constraint or
+    /// the next linear points.
+    pub order: Vec<Step>,
+    /// The general constraints, in solve order.
+    pub general: Vec<Constraint>,
+    /// The linear points, in solve order.
+    pub linear: Vec<LinearPoint>,
+}
+
+/// One step of the walk over a kind's constraints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// The next general constraint, solved alone.
+    General,
+    /// The next `n` linear points: alone when `n` is 1, else a lane run of
+    /// points that share no body ([`lanes::plan`]).
+    Linear(u8),
+}
+
+impl Constraints {
+    fn clear(&mut self) {
+        self.order.clear();
+        self.general.clear();
+        self.linear.clear();
+    }
+
+    /// Appends a general constraint to the solve order.
+    pub fn push_general(&mut self, c: Constraint) {
+        self.order.push(Step::General);
+        self.general.push(c);
+    }
+
+    /// Appends a linear point to the solve order.
+    pub fn push_linear(&mut self, p: LinearPoint) {
+        self.order.push(Step::Linear(1));
+        self.linear.push(p);
+    }
+
+    fn bounces(&self) -> bool {
+        self.general.iter().any(Constraint::bounces)
+    }
 }
 
 impl Batch {
@@ -154,33 +204,27 @@ impl Batch {
         self.points.clear();
         self.anchored_contacts.clear();
         self.pair_contacts.clear();
-        self.anchored_runs.clear();
-        self.pair_runs.clear();
     }
 
-    /// Solves one step on `path`: cuts the prepared constraints into lane
-    /// runs, then the substeps, then restitution.
+    /// Solves one step on `path`: cuts the linear points into lane runs,
+    /// then the substeps, then restitution.
     pub fn step(&mut self, p: &StepParams, path: SolverPath) {
-        lanes::plan::<false>(&self.anchored, path, &mut self.anchored_runs);
-        lanes::plan::<true>(&self.pairs, path, &mut self.pair_runs);
+        lanes::plan::<false>(&mut self.anchored, path);
+        lanes::plan::<true>(&mut self.pairs, path);
         let mut stale = false;
-        let restitution = self.anchored.iter().any(Constraint::bounces)
-            || self.pairs.iter().any(Constraint::bounces);
+        let restitution = self.anchored.bounces() || self.pairs.bounces();
         for _ in 0..p.substeps.max(1) {
             for (v, g) in self.velocities.iter_mut().zip(&self.gravity) {
                 v.linear = add3(v.linear, *g);
             }
             if restitution {
-                contact::track_approach::<false>(
-                    &self.anchored,
-                    &mut self.points,
-                    &self.velocities,
-                );
-                contact::track_approach::<true>(&self.pairs, &mut self.points, &self.velocities);
+                let (anchored, pairs) = (&self.anchored.general, &self.pairs.general);
+                contact::track_approach::<false>(anchored, &mut self.points, &self.velocities);
+                contact::track_approach::<true>(pairs, &mut self.points, &self.velocities);
             }
             let v = &mut self.velocities;
-            lanes::warm_start::<false>(&self.anchored, &self.anchored_runs, path, &self.points, v);
-            lanes::warm_start::<true>(&self.pairs, &self.pair_runs, path, &self.points, v);
+            lanes::warm_start::<false>(&self.anchored, path, &self.points, v);
+            lanes::warm_start::<true>(&self.pairs, path, &self.points, v);
             for _ in 0..p.iterations {
                 self.pass(p, path, true, &mut stale);
             }
@@ -195,18 +239,9 @@ impl Batch {
         }
         if restitution {
             let t = p.restitution_threshold;
-            contact::restitution::<false>(
-                &mut self.anchored,
-                &mut self.points,
-                &mut self.velocities,
-                t,
-            );
-            contact::restitution::<true>(
-                &mut self.pairs,
-                &mut self.points,
-                &mut self.velocities,
-                t,
-            );
+            let (v, pts) = (&mut self.velocities, &mut self.points);
+            contact::restitution::<false>(&mut self.anchored.general, pts, v, t);
+            contact::restitution::<true>(&mut self.pairs.general, pts, v, t);
         }
     }
 
@@ -219,15 +254,7 @@ impl Batch {
         };
         *stale = false;
         let (v, d, pts) = (&mut self.velocities, &self.displacements, &mut self.points);
-        lanes::solve::<false>(
-            &mut self.anchored,
-            &self.anchored_runs,
-            path,
-            pts,
-            v,
-            d,
-            &pass,
-        );
-        lanes::solve::<true>(&mut self.pairs, &self.pair_runs, path, pts, v, d, &pass);
+        lanes::solve::<false>(&mut self.anchored, path, pts, v, d, &pass);
+        lanes::solve::<true>(&mut self.pairs, path, pts, v, d, &pass);
     }
 }

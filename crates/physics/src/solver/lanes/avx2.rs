@@ -14,7 +14,7 @@ use core::arch::x86_64::{
 
 use lockstep_fx::lanes::{FxLanes, LANES, Raw};
 
-use super::{Constraint, Point};
+use super::LinearPoint;
 use crate::solver::{Displacement, Pass, Velocity};
 
 /// Four lanes in one AVX2 register.
@@ -132,18 +132,17 @@ impl Avx2 {
 
 #[target_feature(enable = "avx2")]
 unsafe fn solve<const TWO: bool>(
-    run: &mut [Constraint],
-    points: &mut [Point],
+    run: &mut [LinearPoint],
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
 ) {
-    super::solve_lanes::<Avx2, TWO>(run, points, v, d, pass);
+    super::solve_lanes::<Avx2, TWO>(run, v, d, pass);
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn warm_start<const TWO: bool>(run: &[Constraint], points: &[Point], v: &mut [Velocity]) {
-    super::warm_start_lanes::<Avx2, TWO>(run, points, v);
+unsafe fn warm_start<const TWO: bool>(run: &[LinearPoint], v: &mut [Velocity]) {
+    super::warm_start_lanes::<Avx2, TWO>(run, v);
 }
 
 // SAFETY (both calls below): the world takes this path only when
@@ -152,23 +151,18 @@ unsafe fn warm_start<const TWO: bool>(run: &[Constraint], points: &[Point], v: &
 // otherwise).
 
 pub(super) fn solve_run<const TWO: bool>(
-    run: &mut [Constraint],
-    points: &mut [Point],
+    run: &mut [LinearPoint],
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
 ) {
     debug_assert!(crate::SolverPath::Avx2.is_available());
-    unsafe { solve::<TWO>(run, points, v, d, pass) }
+    unsafe { solve::<TWO>(run, v, d, pass) }
 }
 
-pub(super) fn warm_start_run<const TWO: bool>(
-    run: &[Constraint],
-    points: &[Point],
-    v: &mut [Velocity],
-) {
+pub(super) fn warm_start_run<const TWO: bool>(run: &[LinearPoint], v: &mut [Velocity]) {
     debug_assert!(crate::SolverPath::Avx2.is_available());
-    unsafe { warm_start::<TWO>(run, points, v) }
+    unsafe { warm_start::<TWO>(run, v) }
 }
 
 #[cfg(test)]

@@ -2,24 +2,23 @@
 //! after another.
 //!
 //! **The same order.** A pass solves the constraints in the step's shuffled
-//! order ([`solve`] and [`warm_start`] walk it). Two constraints that share no body commute: each reads and writes
-//! only its own bodies' velocities and its own impulses. So a run of
-//! consecutive constraints that share no body, taken together, leaves
-//! exactly what taking them one by one leaves. [`plan`] cuts each step's
-//! constraint lists into such runs of up to [`LANES`] (greedily, in order);
-//! a pass solves each run in lanes and every other constraint alone. In a
-//! crowd of thousands of bodies, consecutive constraints in a shuffled order
-//! rarely share a body, so most runs are full.
+//! order ([`solve`] and [`warm_start`] walk it). Two constraints that share
+//! no body commute: each reads and writes only its own bodies' velocities
+//! and its own impulses. So a run of consecutive constraints that share no
+//! body, taken together, leaves exactly what taking them one by one leaves.
+//! [`plan`] cuts each step's stretches of consecutive linear points into
+//! such runs of up to [`LANES`] (greedily, in order); a pass solves each run
+//! in lanes and every other constraint alone. In a crowd of thousands of
+//! bodies, consecutive constraints in a shuffled order rarely share a body,
+//! so most runs are full.
 //!
-//! **What goes in lanes.** A *linear point*: a constraint that cannot turn
-//! its bodies (no spin, see [`Constraint::spin`]), with one point and no
-//! friction impulse now or to come. That is every contact of an RTS unit
-//! (a sphere that cannot turn, frictionless) with the ground, a building or
-//! another unit. Its warm start and its pass (one normal row) are mirrored
-//! here on [`FxLanes`], operation for operation with `contact.rs`'s
-//! `warm_start_one` and `solve_one` without spin (a test compares every
-//! frame of a crowded scene on every path, and would see one unit of
-//! difference in one impulse).
+//! **What goes in lanes.** Linear points ([`LinearPoint`]): the one-point,
+//! frictionless contacts of bodies that cannot turn, every contact of an
+//! RTS unit. Their warm start and their pass (one normal row) are mirrored
+//! here on [`FxLanes`], operation for operation with `linear.rs`'s
+//! `warm_start_alone` and `solve_alone` (a test compares every frame of a
+//! crowded scene on every path, and would see one unit of difference in one
+//! impulse).
 //!
 //! **Paths.** [`SolverPath`] says which code runs the passes. It is a
 //! machine setting, like the thread count: every path gives the same bits.
@@ -36,8 +35,8 @@
 use lockstep_fx::lanes::{FxLanes, LANES, Portable, Raw};
 use lockstep_fx::{Fx, Vec3};
 
-use super::contact::{self, Constraint, Point};
-use super::{Displacement, Pass, Velocity};
+use super::linear::{self, LinearPoint};
+use super::{Constraints, Displacement, Pass, Point, Step, Velocity, contact};
 
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
@@ -46,49 +45,38 @@ mod path;
 
 pub use path::SolverPath;
 
-/// Whether `c` is a linear point (see the module documentation).
-fn is_linear_point(c: &Constraint) -> bool {
-    !c.spin && c.count == 1 && c.friction.is_zero() && c.tangent_impulse == [Fx::ZERO; 2]
-}
-
-/// Cuts `constraints` (in solve order) into runs: `runs[i]` is the length
-/// of the lane run that starts at `i` (2 to [`LANES`]), or 0 where
-/// constraint `i` is solved alone or inside a run. Empty when there is no
-/// run (and always on the sequential path).
-pub(crate) fn plan<const TWO: bool>(
-    constraints: &[Constraint],
-    path: SolverPath,
-    runs: &mut Vec<u8>,
-) {
-    runs.clear();
-    if path != SolverPath::Sequential {
-        cut(
-            constraints.len(),
-            |i| {
-                let c = &constraints[i];
-                is_linear_point(c).then_some((if TWO { c.a } else { u32::MAX }, c.b))
-            },
-            runs,
-        );
+/// Cuts the linear points of `constraints` into lane runs, in place: each
+/// stretch of consecutive `Step::Linear(1)` becomes runs of up to
+/// [`LANES`] points that share no body (greedily, in order; a point left
+/// alone stays `Linear(1)`). On the sequential path every point stays
+/// alone.
+pub(crate) fn plan<const TWO: bool>(constraints: &mut Constraints, path: SolverPath) {
+    if path == SolverPath::Sequential {
+        return;
     }
+    let linear = &constraints.linear;
+    let bodies = |l: usize| {
+        let p = &linear[l];
+        (if TWO { p.a } else { u32::MAX }, p.b)
+    };
+    cut(&mut constraints.order, bodies);
 }
 
-/// [`plan`]'s cut of `n` constraints, given each one's bodies if it is a
-/// linear point (`u32::MAX` for no body): greedily, in order, each run as
-/// long as it can be while its constraints share no body; `runs` is left
-/// empty if there is none.
-fn cut(n: usize, bodies_of: impl Fn(usize) -> Option<(u32, u32)>, runs: &mut Vec<u8>) {
-    runs.clear();
-    runs.resize(n, 0);
-    let mut found = false;
-    let mut i = 0;
-    while i < n {
+/// [`plan`]'s cut of `order`, given each linear point's bodies
+/// (`u32::MAX` for no body).
+fn cut(order: &mut Vec<Step>, bodies_of: impl Fn(usize) -> (u32, u32)) {
+    let (mut read, mut write, mut l) = (0, 0, 0);
+    while read < order.len() {
+        if order[read] != Step::Linear(1) {
+            order[write] = order[read];
+            read += 1;
+            write += 1;
+            continue;
+        }
         let mut taken = [u32::MAX; 2 * LANES];
         let mut k = 0;
-        while k < LANES && i + k < n {
-            let Some((a, b)) = bodies_of(i + k) else {
-                break;
-            };
+        while k < LANES && order.get(read + k) == Some(&Step::Linear(1)) {
+            let (a, b) = bodies_of(l + k);
             let clash = |x: u32| x != u32::MAX && taken[..2 * k].contains(&x);
             if clash(a) || clash(b) {
                 break;
@@ -97,40 +85,42 @@ fn cut(n: usize, bodies_of: impl Fn(usize) -> Option<(u32, u32)>, runs: &mut Vec
             taken[2 * k + 1] = b;
             k += 1;
         }
-        if k >= 2 {
-            runs[i] = k as u8;
-            i += k;
-            found = true;
-        } else {
-            i += 1;
-        }
+        // `k` is at least 1: a point never clashes with an empty run.
+        order[write] = Step::Linear(k as u8);
+        read += k;
+        write += 1;
+        l += k;
     }
-    if !found {
-        runs.clear();
-    }
+    order.truncate(write);
 }
 
-/// One pass over `constraints` in their order: each run of `runs`
-/// ([`plan`]'s cut, empty for none) in lanes on `path`, every other
-/// constraint alone.
+/// One pass over `constraints` in their order: each lane run on `path`,
+/// every other constraint alone.
 pub(crate) fn solve<const TWO: bool>(
-    constraints: &mut [Constraint],
-    runs: &[u8],
+    constraints: &mut Constraints,
     path: SolverPath,
     points: &mut [Point],
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
 ) {
-    let mut i = 0;
-    while i < constraints.len() {
-        let k = runs.get(i).map_or(0, |&k| usize::from(k));
-        if k > 1 {
-            solve_run::<TWO>(path, &mut constraints[i..i + k], points, v, d, pass);
-            i += k;
-        } else {
-            contact::solve_alone::<TWO>(&mut constraints[i], points, v, d, pass);
-            i += 1;
+    let (mut general, mut linear) = (0, 0);
+    for step in &constraints.order {
+        match *step {
+            Step::General => {
+                let c = &mut constraints.general[general];
+                contact::solve_alone::<TWO>(c, points, v, d, pass);
+                general += 1;
+            }
+            Step::Linear(1) => {
+                linear::solve_alone::<TWO>(&mut constraints.linear[linear], v, d, pass);
+                linear += 1;
+            }
+            Step::Linear(k) => {
+                let run = &mut constraints.linear[linear..linear + usize::from(k)];
+                solve_run::<TWO>(path, run, v, d, pass);
+                linear += usize::from(k);
+            }
         }
     }
 }
@@ -138,21 +128,27 @@ pub(crate) fn solve<const TWO: bool>(
 /// Warm starts `constraints` in their order, runs in lanes as [`solve`]
 /// solves them.
 pub(crate) fn warm_start<const TWO: bool>(
-    constraints: &[Constraint],
-    runs: &[u8],
+    constraints: &Constraints,
     path: SolverPath,
     points: &[Point],
     v: &mut [Velocity],
 ) {
-    let mut i = 0;
-    while i < constraints.len() {
-        let k = runs.get(i).map_or(0, |&k| usize::from(k));
-        if k > 1 {
-            warm_start_run::<TWO>(path, &constraints[i..i + k], points, v);
-            i += k;
-        } else {
-            contact::warm_start_alone::<TWO>(&constraints[i], points, v);
-            i += 1;
+    let (mut general, mut linear) = (0, 0);
+    for step in &constraints.order {
+        match *step {
+            Step::General => {
+                contact::warm_start_alone::<TWO>(&constraints.general[general], points, v);
+                general += 1;
+            }
+            Step::Linear(1) => {
+                linear::warm_start_alone::<TWO>(&constraints.linear[linear], v);
+                linear += 1;
+            }
+            Step::Linear(k) => {
+                let run = &constraints.linear[linear..linear + usize::from(k)];
+                warm_start_run::<TWO>(path, run, v);
+                linear += usize::from(k);
+            }
         }
     }
 }
@@ -160,30 +156,24 @@ pub(crate) fn warm_start<const TWO: bool>(
 /// Solves one run of 2 to [`LANES`] linear points (see [`plan`]) on `path`.
 fn solve_run<const TWO: bool>(
     path: SolverPath,
-    run: &mut [Constraint],
-    points: &mut [Point],
+    run: &mut [LinearPoint],
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
 ) {
     match path {
         #[cfg(target_arch = "x86_64")]
-        SolverPath::Avx2 => avx2::solve_run::<TWO>(run, points, v, d, pass),
-        _ => solve_lanes::<Portable, TWO>(run, points, v, d, pass),
+        SolverPath::Avx2 => avx2::solve_run::<TWO>(run, v, d, pass),
+        _ => solve_lanes::<Portable, TWO>(run, v, d, pass),
     }
 }
 
 /// Warm starts one run of 2 to [`LANES`] linear points on `path`.
-fn warm_start_run<const TWO: bool>(
-    path: SolverPath,
-    run: &[Constraint],
-    points: &[Point],
-    v: &mut [Velocity],
-) {
+fn warm_start_run<const TWO: bool>(path: SolverPath, run: &[LinearPoint], v: &mut [Velocity]) {
     match path {
         #[cfg(target_arch = "x86_64")]
-        SolverPath::Avx2 => avx2::warm_start_run::<TWO>(run, points, v),
-        _ => warm_start_lanes::<Portable, TWO>(run, points, v),
+        SolverPath::Avx2 => avx2::warm_start_run::<TWO>(run, v),
+        _ => warm_start_lanes::<Portable, TWO>(run, v),
     }
 }
 
@@ -227,9 +217,9 @@ fn sub3<L: FxLanes>(a: Lanes3<L>, b: Lanes3<L>) -> Lanes3<L> {
     [a[0].sub(b[0]), a[1].sub(b[1]), a[2].sub(b[2])]
 }
 
-/// What every kernel reads of a run's constraints and bodies: the normals,
-/// the bodies' linear velocities (A's zero when anchored) and inverse
-/// masses. Lanes past the run repeat its last constraint.
+/// What every kernel reads of a run's points and bodies: the normals, the
+/// bodies' linear velocities (A's zero when anchored) and inverse masses.
+/// Lanes past the run repeat its last point.
 struct Linear<L> {
     normal: Lanes3<L>,
     vb: Lanes3<L>,
@@ -240,20 +230,20 @@ struct Linear<L> {
 
 impl<L: FxLanes> Linear<L> {
     #[inline(always)]
-    fn gather<const TWO: bool>(run: &[Constraint], v: &[Velocity]) -> Linear<L> {
+    fn gather<const TWO: bool>(run: &[LinearPoint], v: &[Velocity]) -> Linear<L> {
         let k = run.len();
         debug_assert!((2..=LANES).contains(&k));
         let (mut normal, mut vb, mut va) = (Raw3::default(), Raw3::default(), Raw3::default());
         let (mut inv_mass_a, mut inv_mass_b) = ([0; LANES], [0; LANES]);
         for l in 0..LANES {
-            let c = &run[l.min(k - 1)];
-            normal.put(l, c.normal);
-            vb.put(l, v[c.b as usize].linear);
+            let p = &run[l.min(k - 1)];
+            normal.put(l, p.normal);
+            vb.put(l, v[p.b as usize].linear);
             if TWO {
-                va.put(l, v[c.a as usize].linear);
+                va.put(l, v[p.a as usize].linear);
             }
-            inv_mass_a[l] = c.inv_mass_a.to_bits();
-            inv_mass_b[l] = c.inv_mass_b.to_bits();
+            inv_mass_a[l] = p.inv_mass_a.to_bits();
+            inv_mass_b[l] = p.inv_mass_b.to_bits();
         }
         Linear {
             normal: normal.lanes(),
@@ -269,7 +259,7 @@ impl<L: FxLanes> Linear<L> {
     /// rounded once), then `vB += scale(linear, 1/mB)`,
     /// `vA −= scale(linear, 1/mA)`.
     #[inline(always)]
-    fn push<const TWO: bool>(&self, lambda: L, run: &[Constraint], v: &mut [Velocity]) {
+    fn push<const TWO: bool>(&self, lambda: L, run: &[LinearPoint], v: &mut [Velocity]) {
         let (mut new_b, mut new_a) = ([L::splat(0); 3], [L::splat(0); 3]);
         for i in 0..3 {
             let linear = self.normal[i].mul(lambda);
@@ -279,37 +269,31 @@ impl<L: FxLanes> Linear<L> {
             }
         }
         let (new_b, new_a) = (Raw3::of(new_b), Raw3::of(new_a));
-        for (l, c) in run.iter().enumerate() {
-            v[c.b as usize].linear = new_b.get(l);
+        for (l, p) in run.iter().enumerate() {
+            v[p.b as usize].linear = new_b.get(l);
             if TWO {
-                v[c.a as usize].linear = new_a.get(l);
+                v[p.a as usize].linear = new_a.get(l);
             }
         }
     }
 }
 
-/// `contact::warm_start_one::<TWO, false>` for a run of linear points: each
-/// point's accumulated impulse applied again.
+/// [`linear::warm_start_alone`] for a run of linear points: each point's
+/// accumulated impulse applied again.
 #[inline(always)]
-fn warm_start_lanes<L: FxLanes, const TWO: bool>(
-    run: &[Constraint],
-    points: &[Point],
-    v: &mut [Velocity],
-) {
+fn warm_start_lanes<L: FxLanes, const TWO: bool>(run: &[LinearPoint], v: &mut [Velocity]) {
     let bodies = Linear::<L>::gather::<TWO>(run, v);
     let k = run.len();
-    let impulse: Raw =
-        core::array::from_fn(|l| points[run[l.min(k - 1)].first as usize].impulse.to_bits());
+    let impulse: Raw = core::array::from_fn(|l| run[l.min(k - 1)].impulse.to_bits());
     bodies.push::<TWO>(L::from_raw(impulse), run, v);
 }
 
-/// The pass of `contact::solve_one::<TWO, false>` for a run of linear
-/// points, each lane one constraint, on lanes `L` (lanes past the run
-/// repeat its last constraint and are not written back).
+/// [`linear::solve_alone`] for a run of linear points, each lane one
+/// point, on lanes `L` (lanes past the run repeat its last point and are
+/// not written back).
 #[inline(always)]
 fn solve_lanes<L: FxLanes, const TWO: bool>(
-    run: &mut [Constraint],
-    points: &mut [Point],
+    run: &mut [LinearPoint],
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
@@ -320,34 +304,32 @@ fn solve_lanes<L: FxLanes, const TWO: bool>(
     let [mut base, mut separation, mut old, mut mass, mut soft_mass]: [Raw; 5] = Default::default();
     let [mut bias_rate, mut impulse_scale]: [Raw; 2] = Default::default();
     for l in 0..LANES {
-        let c = &run[l.min(k - 1)];
+        let p = &run[l.min(k - 1)];
         if pass.refresh {
-            db.put(l, d[c.b as usize].linear);
+            db.put(l, d[p.b as usize].linear);
             if TWO {
-                da.put(l, d[c.a as usize].linear);
+                da.put(l, d[p.a as usize].linear);
             }
         }
-        let p = &points[c.first as usize];
         base[l] = p.base.to_bits();
         separation[l] = p.separation.to_bits();
         old[l] = p.impulse.to_bits();
         mass[l] = p.mass.to_bits();
         soft_mass[l] = p.soft_mass.to_bits();
-        bias_rate[l] = c.soft.bias_rate.to_bits();
-        impulse_scale[l] = c.soft.impulse_scale.to_bits();
+        bias_rate[l] = p.bias_rate.to_bits();
+        impulse_scale[l] = p.impulse_scale.to_bits();
     }
     let normal = bodies.normal;
     let old = L::from_raw(old);
     let mut separation = L::from_raw(separation);
     if pass.refresh {
-        // `add(base, add(apart, 0))`: no turning term without spin.
         let apart = L::dot(normal, sub3(db.lanes(), da.lanes()));
         separation = L::from_raw(base).add(apart);
     }
     let vn = L::dot(normal, sub3(bodies.vb, bodies.va));
 
-    // The one normal row (`contact::row`): ahead of contact, close the gap
-    // within the substep; in contact, push out (soft) or hold (rigid).
+    // The one normal row: ahead of contact, close the gap within the
+    // substep; in contact, push out (soft) or hold (rigid).
     let zero = L::splat(0);
     let ahead = separation.positive();
     let rate = L::select(
@@ -372,8 +354,7 @@ fn solve_lanes<L: FxLanes, const TWO: bool>(
     bodies.push::<TWO>(impulse.sub(old), run, v);
 
     let (separation, impulse) = (separation.to_raw(), impulse.to_raw());
-    for (l, c) in run.iter().enumerate() {
-        let p = &mut points[c.first as usize];
+    for (l, p) in run.iter_mut().enumerate() {
         p.separation = Fx::from_bits(separation[l]);
         p.impulse = Fx::from_bits(impulse[l]);
         contact::count_linear();
@@ -384,19 +365,26 @@ fn solve_lanes<L: FxLanes, const TWO: bool>(
 mod tests {
     use super::*;
 
-    fn runs_of(constraints: &[Option<(u32, u32)>]) -> Vec<u8> {
-        let mut runs = vec![9; 3];
-        cut(constraints.len(), |i| constraints[i], &mut runs);
-        runs
+    /// The cut of linear points with these bodies (`None`: a general
+    /// constraint), as the steps it leaves.
+    fn runs_of(constraints: &[Option<(u32, u32)>]) -> Vec<Step> {
+        let mut order: Vec<Step> = constraints
+            .iter()
+            .map(|c| c.map_or(Step::General, |_| Step::Linear(1)))
+            .collect();
+        let linear: Vec<(u32, u32)> = constraints.iter().flatten().copied().collect();
+        cut(&mut order, |l| linear[l]);
+        order
     }
 
     #[test]
     fn runs_are_consecutive_body_disjoint_linear_points() {
+        use Step::{General as G, Linear as L};
         let none = u32::MAX;
         // Six disjoint pairs: a run of four, then one of two.
         let disjoint: Vec<_> = (0..6).map(|i| Some((2 * i, 2 * i + 1))).collect();
-        assert_eq!(runs_of(&disjoint), [4, 0, 0, 0, 2, 0]);
-        // A shared body ends a run; a constraint left alone is solved alone.
+        assert_eq!(runs_of(&disjoint), [L(4), L(2)]);
+        // A shared body ends a run; a point left alone is solved alone.
         let shared = [
             Some((0, 1)),
             Some((2, 3)),
@@ -404,8 +392,8 @@ mod tests {
             Some((5, 6)),
             Some((5, 7)),
         ];
-        assert_eq!(runs_of(&shared), [2, 0, 2, 0, 0]);
-        // Constraints that are not linear points break runs.
+        assert_eq!(runs_of(&shared), [L(2), L(2), L(1)]);
+        // General constraints break runs.
         let mixed = [
             Some((0, 1)),
             None,
@@ -414,17 +402,15 @@ mod tests {
             None,
             Some((6, 7)),
         ];
-        assert_eq!(runs_of(&mixed), [0, 0, 2, 0, 0, 0]);
-        // No run at all: nothing to look up.
-        assert!(runs_of(&[Some((0, 1)), None, Some((1, 2)), Some((2, 3))]).is_empty());
-        // Anchored constraints have no body A: only B can clash.
+        assert_eq!(runs_of(&mixed), [L(1), G, L(2), G, L(1)]);
+        // Anchored points have no body A: only B can clash.
         let anchored = [
             Some((none, 1)),
             Some((none, 2)),
             Some((none, 1)),
             Some((none, 3)),
         ];
-        assert_eq!(runs_of(&anchored), [2, 0, 2, 0]);
+        assert_eq!(runs_of(&anchored), [L(2), L(2)]);
         assert!(runs_of(&[]).is_empty());
     }
 }
