@@ -564,6 +564,17 @@ pub trait Canonical: Sized {
 
     /// Writes `self`.
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>);
+
+    /// Writes `items` one after another: the bytes of calling
+    /// [`encode`](Canonical::encode) on each, in order. Integers override it
+    /// to hand the sink whole blocks instead of one value at a time (a
+    /// game's grid of a million bytes is one call, not a million).
+    fn encode_all<S: Sink>(items: &[Self], w: &mut StateWriter<S>) {
+        for item in items {
+            item.encode(w);
+        }
+    }
+
     /// Reads a value written by `encode`.
     fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError>;
 
@@ -590,12 +601,34 @@ pub trait Canonical: Sized {
     }
 }
 
+/// Writes each item's `SIZE` bytes, as its `encode` would one at a time,
+/// gathered into blocks of up to 512 bytes ([`Canonical::encode_all`] for
+/// integers and [`Fx`]).
+#[inline]
+fn write_blocks<T, S: Sink, const SIZE: usize>(
+    items: &[T],
+    w: &mut StateWriter<S>,
+    bytes_of: impl Fn(&T) -> [u8; SIZE],
+) {
+    const BLOCK: usize = 512;
+    let mut block = [0u8; BLOCK];
+    for chunk in items.chunks(BLOCK / SIZE) {
+        for (bytes, v) in block.chunks_exact_mut(SIZE).zip(chunk) {
+            bytes.copy_from_slice(&bytes_of(v));
+        }
+        w.write_raw(&block[..chunk.len() * SIZE]);
+    }
+}
+
 macro_rules! canonical_int {
     ($($t:ty => $write:ident, $read:ident;)*) => {$(
         impl Canonical for $t {
             const MIN_BYTES: u32 = core::mem::size_of::<$t>() as u32;
             fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
                 w.$write(*self);
+            }
+            fn encode_all<S: Sink>(items: &[Self], w: &mut StateWriter<S>) {
+                write_blocks(items, w, |v| v.to_le_bytes());
             }
             fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
                 r.$read()
@@ -606,7 +639,6 @@ macro_rules! canonical_int {
 
 canonical_int! {
     u8 => write_u8, read_u8;
-    bool => write_bool, read_bool;
     u16 => write_u16, read_u16;
     u32 => write_u32, read_u32;
     u64 => write_u64, read_u64;
@@ -616,10 +648,23 @@ canonical_int! {
     i64 => write_i64, read_i64;
 }
 
+impl Canonical for bool {
+    const MIN_BYTES: u32 = 1;
+    fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
+        w.write_bool(*self);
+    }
+    fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
+        r.read_bool()
+    }
+}
+
 impl Canonical for Fx {
     const MIN_BYTES: u32 = 8;
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.write_fx(*self);
+    }
+    fn encode_all<S: Sink>(items: &[Self], w: &mut StateWriter<S>) {
+        write_blocks(items, w, |v| v.to_bits().to_le_bytes());
     }
     fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
         r.read_fx()
@@ -706,9 +751,7 @@ impl<T: Canonical> Canonical for Vec<T> {
     const MIN_BYTES: u32 = 4;
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.write_len(self.len());
-        for item in self {
-            item.encode(w);
-        }
+        T::encode_all(self, w);
     }
     fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
         decode_vec(r, u32::MAX)
@@ -817,9 +860,7 @@ impl<T: Canonical, const N: usize> Canonical for [T; N] {
         T::MIN_BYTES.saturating_mul(N as u32)
     };
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
-        for item in self {
-            item.encode(w);
-        }
+        T::encode_all(self, w);
     }
     fn decode(r: &mut StateReader<'_>) -> Result<Self, DecodeError> {
         let offset = r.offset();

@@ -156,6 +156,43 @@ proptest! {
     }
 }
 
+/// The bytes of encoding each item alone, one after another.
+fn one_by_one<T: Canonical>(items: &[T]) -> Vec<u8> {
+    let mut w = StateWriter::buffer();
+    for item in items {
+        item.encode(&mut w);
+    }
+    w.into_inner()
+}
+
+/// The bytes of `Vec<T>`'s encoding without its length prefix.
+fn as_vec<T: Canonical + Clone>(items: &[T]) -> Vec<u8> {
+    items.to_vec().to_canonical()[4..].to_vec()
+}
+
+proptest! {
+    /// Integers and `Fx` encode a slice in blocks; the bytes are those of
+    /// encoding the items one by one, on both sides of a block's size.
+    #[test]
+    fn slices_encode_as_their_items_one_by_one(
+        bytes in proptest::collection::vec(any::<u8>(), 0..1500),
+        words in proptest::collection::vec(any::<i16>(), 0..700),
+        ints in proptest::collection::vec(any::<u32>(), 0..300),
+        longs in proptest::collection::vec(any::<i64>(), 0..200),
+        flags in proptest::collection::vec(any::<bool>(), 0..40),
+    ) {
+        prop_assert_eq!(as_vec(&bytes), one_by_one(&bytes));
+        prop_assert_eq!(as_vec(&words), one_by_one(&words));
+        prop_assert_eq!(as_vec(&ints), one_by_one(&ints));
+        prop_assert_eq!(as_vec(&longs), one_by_one(&longs));
+        let fx: Vec<Fx> = longs.iter().map(|&v| Fx::from_bits(v)).collect();
+        prop_assert_eq!(as_vec(&fx), one_by_one(&fx));
+        prop_assert_eq!(as_vec(&flags), one_by_one(&flags));
+        let array: [u32; 3] = [ints.first().copied().unwrap_or(1), 2, 3];
+        prop_assert_eq!(array.to_canonical(), one_by_one(&array));
+    }
+}
+
 proptest! {
     /// The hashing sink buffers writes; whatever their sizes, the digest is
     /// BLAKE3 of the concatenation.

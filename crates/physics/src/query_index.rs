@@ -87,7 +87,7 @@ impl QueryIndex {
         let mut index = QueryIndex {
             axes,
             shift,
-            entries: Vec::new(),
+            entries: Vec::with_capacity(bodies.len()),
             large: Vec::new(),
         };
         for (slot, groups, bounds) in bodies {
