@@ -297,9 +297,12 @@ fn linear_point<const TWO: bool>(
     soft: Softness,
     b: &Batch,
 ) -> Option<LinearPoint> {
+    let (count, carried) = (c.manifold.count, c.friction_impulse);
+    if count != 1 {
+        return None;
+    }
     let friction = combined_friction(ba, bb);
     let restitution = ba.restitution.max(bb.restitution);
-    let (count, carried) = (c.manifold.count, c.friction_impulse);
     let linear =
         solver::is_linear::<TWO>(ia, ib, count, friction, carried, restitution, &b.velocities);
     linear.then(|| {
@@ -313,9 +316,9 @@ fn linear_point<const TWO: bool>(
     })
 }
 
-/// Writes one kind's impulses back to their contacts (`contacts` lists
-/// them in solve order, with whether each was flipped), for warm starting
-/// the next step.
+/// Writes one kind's impulses back to `contacts`, for warm starting the
+/// next step; `order` gives the contact index of each constraint in solve
+/// order, and whether its normal was flipped.
 fn write_impulses(
     contacts: &mut [Contact],
     constraints: &Constraints,

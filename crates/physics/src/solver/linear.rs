@@ -9,7 +9,8 @@
 //! unit. Such a contact's [`Constraint`](super::Constraint) would carry
 //! only zeros in its angular, tangent and twist terms, and its pass would
 //! reduce to one normal row; a [`LinearPoint`] keeps what that row reads
-//! (about a fifth of a `Constraint` and its `Point`), so building, walking
+//! (104 bytes, against about 670 for a `Constraint` and its `Point`), so
+//! building, walking
 //! and writing back a crowd's contacts moves far fewer bytes.
 //!
 //! **Same bits.** [`warm_start_alone`] and [`solve_alone`] are
@@ -17,8 +18,10 @@
 //! point, operation for operation with the terms that add exact zeros left
 //! out; the lane kernels ([`lanes`](super::lanes)) mirror these two. A
 //! contact that is a linear point gives the same impulses and velocities
-//! whichever form it is solved in (the per-path test in
-//! `tests/determinism.rs` and the goldens check it on every scene).
+//! whichever form it is solved in: a test in `contact.rs` solves a crowd
+//! with every contact forced into the general form and compares every
+//! frame, and the per-path test in `tests/determinism.rs` compares the
+//! scalar walk with the lanes.
 
 use lockstep_fx::wide::wrapping::{add, add3, dot, mul, scale, sub, sub3};
 use lockstep_fx::{Fx, Vec3};

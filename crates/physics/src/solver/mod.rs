@@ -2,7 +2,8 @@
 //! relaxation, a friction cone and restitution (Box2D v3's "soft step").
 //!
 //! **What it owns.** The solver's view of the bodies ([`Velocity`],
-//! [`Displacement`]) and of the contacts ([`Constraint`], [`Point`]), and
+//! [`Displacement`]) and of the contacts ([`Constraint`] and its
+//! [`Point`]s, or the compact [`LinearPoint`]), and
 //! one step of solving them: [`Batch::step`] runs, per substep, gravity,
 //! warm starting, `iterations` soft passes (which push overlapping bodies
 //! apart), position integration, and `relax_iterations` rigid passes
@@ -13,22 +14,24 @@
 //! **Two kinds of constraint.** A manifold between a moving body and an
 //! immovable one (static, or the ground) is *anchored*: it carries only
 //! the moving body's side, the one named `b`. A manifold between two
-//! moving bodies is a *pair*. Both are the same [`Constraint`] solved by the
-//! same code, with a `const TWO: bool` parameter that drops body A's terms
-//! at compile time for anchored ones. Anchored constraints are solved
+//! moving bodies is a *pair*. Both are solved by the same code, with a
+//! `const TWO: bool` parameter that drops body A's terms at compile time
+//! for anchored ones. Anchored constraints are solved
 //! before pairs in every pass, each kind in the order the world gives
 //! (shuffled by the frame's `Rng`).
 //!
-//! **Bodies that cannot turn.** A constraint whose bodies all have zero
-//! inverse inertia (locked rotation) and no angular velocity is solved by
-//! the same code compiled without its angular terms (`const SPIN: bool`):
-//! each of them would add exactly zero, so the bits are those of the full
-//! path, only cheaper (a test forces the full path and compares). The
-//! choice is made per constraint, in place, so the order stays the same.
+//! **Bodies that cannot turn.** A general constraint whose bodies all have
+//! zero inverse inertia (locked rotation) and no angular velocity is
+//! solved by the same code compiled without its angular terms
+//! (`const SPIN: bool`): each of them would add exactly zero, so the bits
+//! are those of the full path, only cheaper. The one-point, frictionless
+//! ones become linear points (below). A test forces every contact down the
+//! full path and compares. The choice is made per constraint, in place,
+//! so the order stays the same.
 //!
 //! **Linear points and lanes.** A one-point, frictionless contact between
 //! bodies that cannot turn (every contact of an RTS unit) is kept as a
-//! compact [`LinearPoint`] instead of a [`Constraint`] (a fifth of the
+//! compact [`LinearPoint`] instead of a [`Constraint`] (a sixth of the
 //! bytes, one normal row); [`Constraints`] keeps each kind's two forms and
 //! the order they interleave in. Runs of consecutive linear points that
 //! share no body commute, so they are solved up to four at a time in vector

@@ -1,4 +1,4 @@
-//! Constraints solved four at a time, with the bits of solving them one
+//! Linear points solved four at a time, with the bits of solving them one
 //! after another.
 //!
 //! **The same order.** A pass solves the constraints in the step's shuffled
@@ -68,6 +68,10 @@ fn cut(order: &mut Vec<Step>, bodies_of: impl Fn(usize) -> (u32, u32)) {
     let (mut read, mut write, mut l) = (0, 0, 0);
     while read < order.len() {
         if order[read] != Step::Linear(1) {
+            if let Step::Linear(k) = order[read] {
+                // A run cut before: its points are passed over.
+                l += usize::from(k);
+            }
             order[write] = order[read];
             read += 1;
             write += 1;
