@@ -819,7 +819,7 @@ mod probe {
 mod probe {
     use std::cell::Cell;
 
-    use lockstep_fx::{Fx, Quat, Vec3};
+    use lockstep_fx::{Checksum, Fx, Quat, Vec3};
 
     use crate::{BodyBuilder, Shape, World, WorldSettings};
 
@@ -867,23 +867,26 @@ mod probe {
         world
     }
 
+    /// Steps `world` for `frames` frames, with every contact sent down the
+    /// full path or not: every frame's checksum, and how many constraints
+    /// were solved without angular terms.
+    fn run(mut world: World, frames: usize, forced: bool) -> (Vec<Checksum>, u64) {
+        FORCED.with(|f| f.set(forced));
+        LINEAR.with(|c| c.set(0));
+        let checksums = (0..frames)
+            .map(|_| {
+                world.step();
+                world.checksum()
+            })
+            .collect();
+        FORCED.with(|f| f.set(false));
+        (checksums, LINEAR.with(Cell::get))
+    }
+
     #[test]
     fn leaving_out_the_angular_terms_of_bodies_that_cannot_turn_changes_no_bit() {
-        let run = |forced: bool| {
-            FORCED.with(|f| f.set(forced));
-            LINEAR.with(|c| c.set(0));
-            let mut world = mixed_world();
-            let checksums: Vec<_> = (0..240)
-                .map(|_| {
-                    world.step();
-                    world.checksum()
-                })
-                .collect();
-            FORCED.with(|f| f.set(false));
-            (checksums, LINEAR.with(Cell::get))
-        };
-        let (fast, linear) = run(false);
-        let (full, none) = run(true);
+        let (fast, linear) = run(mixed_world(), 240, false);
+        let (full, none) = run(mixed_world(), 240, true);
         assert!(linear > 1000, "the linear path ran {linear} times");
         assert_eq!(none, 0);
         assert_eq!(fast, full);
@@ -894,21 +897,9 @@ mod probe {
     /// path, every frame must come out the same.
     #[test]
     fn linear_points_give_the_bits_of_general_constraints() {
-        let run = |forced: bool| {
-            FORCED.with(|f| f.set(forced));
-            LINEAR.with(|c| c.set(0));
-            let mut world = crate::scenes::crowd().build();
-            let checksums: Vec<_> = (0..60)
-                .map(|_| {
-                    world.step();
-                    world.checksum()
-                })
-                .collect();
-            FORCED.with(|f| f.set(false));
-            (checksums, LINEAR.with(Cell::get))
-        };
-        let (compact, linear) = run(false);
-        let (general, none) = run(true);
+        let crowd = || crate::scenes::crowd().build();
+        let (compact, linear) = run(crowd(), 60, false);
+        let (general, none) = run(crowd(), 60, true);
         assert!(linear > 100_000, "linear points solved {linear} times");
         assert_eq!(none, 0);
         assert_eq!(compact, general);
