@@ -21,8 +21,8 @@ use crate::body::{Body, BodyKind};
 use crate::contact::Contact;
 use crate::settings::WorldSettings;
 use crate::solver::{
-    self, Batch, BodyInfo, Constraints, Displacement, LinearPoint, ManifoldInput, Point,
-    PointInput, Softness, SolverPath, Step, StepParams, Velocity,
+    self, Batch, BodyInfo, Constraints, Displacement, LinearPoint, ManifoldInput, Place, Point,
+    PointInput, Softness, SolverPath, StepParams, Velocity, places,
 };
 use crate::world::{Slot, World};
 
@@ -325,11 +325,10 @@ fn write_impulses(
     points: &[Point],
     mut order: impl Iterator<Item = (u32, bool)>,
 ) {
-    let (mut general, mut linear) = (constraints.general.iter(), constraints.linear.iter());
-    for step in &constraints.order {
-        match *step {
-            Step::General => {
-                let (Some(k), Some((ci, flip))) = (general.next(), order.next()) else {
+    for place in places(&constraints.order) {
+        match place {
+            Place::General(i) => {
+                let (k, Some((ci, flip))) = (&constraints.general[i], order.next()) else {
                     return;
                 };
                 let contact = &mut contacts[ci as usize];
@@ -340,8 +339,8 @@ fn write_impulses(
                 contact.friction_impulse = if flip { -friction } else { friction };
                 contact.twist_impulse = if flip { -twist } else { twist };
             }
-            Step::Linear(n) => {
-                for (p, (ci, _)) in linear.by_ref().zip(order.by_ref()).take(usize::from(n)) {
+            Place::Linear(run) => {
+                for (p, (ci, _)) in constraints.linear[run].iter().zip(order.by_ref()) {
                     // A linear point has one point and carries no
                     // friction or twist impulse.
                     let contact = &mut contacts[ci as usize];

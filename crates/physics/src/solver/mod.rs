@@ -169,6 +169,30 @@ pub(crate) enum Step {
     Linear(u8),
 }
 
+/// Where a [`Step`] finds its constraints: a general constraint's index,
+/// or a range of linear points.
+pub(crate) enum Place {
+    General(usize),
+    Linear(core::ops::Range<usize>),
+}
+
+/// The places of `order`'s steps, in order (each step takes the next
+/// general constraint or the next linear points).
+pub(crate) fn places(order: &[Step]) -> impl Iterator<Item = Place> + '_ {
+    let (mut general, mut linear) = (0, 0);
+    order.iter().map(move |step| match *step {
+        Step::General => {
+            general += 1;
+            Place::General(general - 1)
+        }
+        Step::Linear(n) => {
+            let run = linear..linear + usize::from(n);
+            linear = run.end;
+            Place::Linear(run)
+        }
+    })
+}
+
 impl Constraints {
     fn clear(&mut self) {
         self.order.clear();

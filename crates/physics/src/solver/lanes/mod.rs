@@ -39,7 +39,7 @@ use lockstep_fx::lanes::{FxLanes, LANES, Portable, Raw};
 use lockstep_fx::{Fx, Vec3};
 
 use super::linear::{self, LinearPoint};
-use super::{Constraints, Displacement, Pass, Point, Step, Velocity, contact};
+use super::{Constraints, Displacement, Pass, Place, Point, Step, Velocity, contact, places};
 
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
@@ -111,22 +111,16 @@ pub(crate) fn solve<const TWO: bool>(
     d: &[Displacement],
     pass: &Pass,
 ) {
-    let (mut general, mut linear) = (0, 0);
-    for step in &constraints.order {
-        match *step {
-            Step::General => {
-                let c = &mut constraints.general[general];
-                contact::solve_alone::<TWO>(c, points, v, d, pass);
-                general += 1;
+    for place in places(&constraints.order) {
+        match place {
+            Place::General(i) => {
+                contact::solve_alone::<TWO>(&mut constraints.general[i], points, v, d, pass);
             }
-            Step::Linear(1) => {
-                linear::solve_alone::<TWO>(&mut constraints.linear[linear], v, d, pass);
-                linear += 1;
+            Place::Linear(run) if run.len() == 1 => {
+                linear::solve_alone::<TWO>(&mut constraints.linear[run.start], v, d, pass);
             }
-            Step::Linear(k) => {
-                let run = &mut constraints.linear[linear..linear + usize::from(k)];
-                solve_run::<TWO>(path, run, v, d, pass);
-                linear += usize::from(k);
+            Place::Linear(run) => {
+                solve_run::<TWO>(path, &mut constraints.linear[run], v, d, pass);
             }
         }
     }
@@ -140,22 +134,15 @@ pub(crate) fn warm_start<const TWO: bool>(
     points: &[Point],
     v: &mut [Velocity],
 ) {
-    let (mut general, mut linear) = (0, 0);
-    for step in &constraints.order {
-        match *step {
-            Step::General => {
-                contact::warm_start_alone::<TWO>(&constraints.general[general], points, v);
-                general += 1;
+    for place in places(&constraints.order) {
+        match place {
+            Place::General(i) => {
+                contact::warm_start_alone::<TWO>(&constraints.general[i], points, v);
             }
-            Step::Linear(1) => {
-                linear::warm_start_alone::<TWO>(&constraints.linear[linear], v);
-                linear += 1;
+            Place::Linear(run) if run.len() == 1 => {
+                linear::warm_start_alone::<TWO>(&constraints.linear[run.start], v);
             }
-            Step::Linear(k) => {
-                let run = &constraints.linear[linear..linear + usize::from(k)];
-                warm_start_run::<TWO>(path, run, v);
-                linear += usize::from(k);
-            }
+            Place::Linear(run) => warm_start_run::<TWO>(path, &constraints.linear[run], v),
         }
     }
 }
