@@ -96,6 +96,16 @@ impl World {
     /// The first query after a change builds a grid of the bodies (see
     /// `query_index.rs`), which later queries of the same state share.
     pub fn query_aabb(&self, area: &Aabb, mask: u32) -> Vec<BodyHandle> {
+        let mut found = Vec::new();
+        self.query_aabb_into(area, mask, &mut found);
+        found
+    }
+
+    /// [`World::query_aabb`] into a vector the caller keeps: `found` is
+    /// cleared, then holds the bodies in slot order. A game that queries
+    /// once per unit every frame reuses one vector instead of allocating
+    /// one per query.
+    pub fn query_aabb_into(&self, area: &Aabb, mask: u32, found: &mut Vec<BodyHandle>) {
         let index = self.queries.get_or_init(|| {
             QueryIndex::build((0..self.slots.len() as u32).filter_map(|i| {
                 let b = self.slots[i as usize].body.as_ref()?;
@@ -105,12 +115,9 @@ impl World {
                 Some((i, b.groups, self.shape_aabb(i)?))
             }))
         });
-        let mut slots = Vec::new();
-        index.query(area, mask, &mut slots);
-        slots
-            .into_iter()
-            .map(|i| handle_of(&self.slots, i))
-            .collect()
+        found.clear();
+        index.query(area, mask, |slot| found.push(handle_of(&self.slots, slot)));
+        found.sort_unstable_by_key(|h| h.index);
     }
 }
 

@@ -13,8 +13,9 @@
 //! queries every frame rebuilds the grid every frame, so its order is
 //! found by a counting pass over the cells wherever the bodies span no
 //! more cells than a few per body, instead of a comparison sort of the
-//! entries. Results are sorted by slot, so they are exactly the
-//! bodies a scan of every slot would report, in the same order.
+//! entries. A query reports each body once; `World::query_aabb` sorts them
+//! by slot, so they are exactly the bodies a scan of every slot would
+//! report, in the same order.
 //!
 //! Invariants: the index is a cache of the state (positions, rotations,
 //! groups, containment) at the time it was built; every change to those
@@ -135,10 +136,9 @@ impl QueryIndex {
         ((row + (1 << 31)) as u64) << 32 | (col + (1 << 31)) as u64
     }
 
-    /// Slots of the bodies in layers `mask` whose bounds overlap `area`,
-    /// ascending, appended to `out`.
-    pub fn query(&self, area: &Aabb, mask: u32, out: &mut Vec<u32>) {
-        let start = out.len();
+    /// Calls `found` with the slot of each body in layers `mask` whose
+    /// bounds overlap `area`, once per body, in no particular order.
+    pub fn query(&self, area: &Aabb, mask: u32, mut found: impl FnMut(u32)) {
         let hit = |e: &Entry| e.groups & mask != 0 && e.bounds.overlaps(area);
         let side = Fx::from_bits(1i64 << self.shift);
         let (a0, a1) = (self.axes[0], self.axes[1]);
@@ -152,20 +152,25 @@ impl QueryIndex {
         );
         if r1 - r0 >= self.entries.len() as i64 {
             // More rows than bodies (a huge area): scanning is cheaper.
-            out.extend(self.entries.iter().filter(|e| hit(e)).map(|e| e.slot));
+            self.entries
+                .iter()
+                .filter(|e| hit(e))
+                .for_each(|e| found(e.slot));
         } else if r0 <= r1 && c0 <= c1 {
             for row in r0..=r1 {
                 let (first, last) = (Self::pack(row, c0), Self::pack(row, c1));
                 let from = self.entries.partition_point(|e| e.key < first);
                 for e in self.entries[from..].iter().take_while(|e| e.key <= last) {
                     if hit(e) {
-                        out.push(e.slot);
+                        found(e.slot);
                     }
                 }
             }
         }
-        out.extend(self.large.iter().filter(|e| hit(e)).map(|e| e.slot));
-        out[start..].sort_unstable();
+        self.large
+            .iter()
+            .filter(|e| hit(e))
+            .for_each(|e| found(e.slot));
     }
 }
 

@@ -148,7 +148,8 @@ fn a_body_leaving_the_world_is_contained_and_reported() {
 
 /// `query_aabb` (a grid index built on the first query of a state) reports
 /// exactly the bodies a scan of every body would, in slot order: small and
-/// huge bodies, removed and moved ones, any area, any mask.
+/// huge bodies, removed and moved ones, any area, any mask; so does
+/// `query_aabb_into`, with one vector for every query.
 #[test]
 fn query_aabb_matches_a_scan_of_every_body() {
     use lockstep_fx::{Mat3, Rng};
@@ -205,6 +206,7 @@ fn query_aabb_matches_a_scan_of_every_body() {
             .map(|(h, _)| h)
             .collect::<Vec<_>>()
     };
+    let mut reused = Vec::new();
     for round in 0..300 {
         if round == 150 {
             // A step moves everything: the index is rebuilt.
@@ -226,11 +228,12 @@ fn query_aabb_matches_a_scan_of_every_body() {
         } else {
             1 << (round % 5)
         };
-        assert_eq!(
-            world.query_aabb(&area, mask),
-            scan(&world, &area, mask),
-            "round {round}"
-        );
+        let expected = scan(&world, &area, mask);
+        assert_eq!(world.query_aabb(&area, mask), expected, "round {round}");
+        // The reusable vector holds this query's bodies only, whatever the
+        // last one left in it.
+        world.query_aabb_into(&area, mask, &mut reused);
+        assert_eq!(reused, expected, "round {round}, reused vector");
     }
 }
 

@@ -221,21 +221,22 @@ impl World {
     /// so the pairs are shared between threads when there are enough.
     fn manifolds(&self, pairs: &[(u32, u32)], h: Fx, out: &mut Vec<Manifold>) {
         out.clear();
-        out.resize(pairs.len(), Manifold::default());
         let threads = if pairs.len() >= PARALLEL_PAIRS {
             self.threads.max(1)
         } else {
             1
         };
+        if threads == 1 {
+            // Each manifold written once, straight into its place.
+            out.extend(pairs.iter().map(|&p| self.pair_manifold(p, h)));
+            return;
+        }
+        out.resize(pairs.len(), Manifold::default());
         let run = |pairs: &[(u32, u32)], out: &mut [Manifold]| {
             for (m, &p) in out.iter_mut().zip(pairs) {
                 *m = self.pair_manifold(p, h);
             }
         };
-        if threads == 1 {
-            run(pairs, out);
-            return;
-        }
         // Pairs cost unequally (a box on the ground is cheaper than two
         // boxes, and pairs are sorted by body, so similar pairs sit
         // together): short runs dealt out in turn keep the threads' shares
