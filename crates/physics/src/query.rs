@@ -7,7 +7,7 @@
 use lockstep_fx::{Fx, Vec3};
 
 use crate::aabb::Aabb;
-use crate::body::BodyHandle;
+use crate::body::{Body, BodyHandle};
 use crate::query_index::QueryIndex;
 use crate::shape::Shape;
 use crate::world::{World, handle_of};
@@ -97,15 +97,23 @@ impl World {
     /// `query_index.rs`), which later queries of the same state share.
     pub fn query_aabb(&self, area: &Aabb, mask: u32) -> Vec<BodyHandle> {
         let mut found = Vec::new();
-        self.query_aabb_into(area, mask, &mut found);
+        self.query_aabb_each(area, mask, |h, _| found.push(h));
+        found.sort_unstable_by_key(|h| h.index);
         found
     }
 
-    /// [`World::query_aabb`] into a vector the caller keeps: `found` is
-    /// cleared, then holds the bodies in slot order. A game that queries
-    /// once per unit every frame reuses one vector instead of allocating
-    /// one per query.
-    pub fn query_aabb_into(&self, area: &Aabb, mask: u32, found: &mut Vec<BodyHandle>) {
+    /// Calls `visit` with each body [`World::query_aabb`] would report, once
+    /// each, without allocating: for a game that queries once per unit
+    /// every frame. The order is the query grid's, a function of the state
+    /// alone (the same on every machine), but not slot order: a visitor
+    /// whose result depends on the order (not a nearest or a count) sorts,
+    /// or calls `query_aabb`.
+    pub fn query_aabb_each(
+        &self,
+        area: &Aabb,
+        mask: u32,
+        mut visit: impl FnMut(BodyHandle, &Body),
+    ) {
         let index = self.queries.get_or_init(|| {
             QueryIndex::build((0..self.slots.len() as u32).filter_map(|i| {
                 let b = self.slots[i as usize].body.as_ref()?;
@@ -115,9 +123,16 @@ impl World {
                 Some((i, b.groups, self.shape_aabb(i)?))
             }))
         });
-        found.clear();
-        index.query(area, mask, |slot| found.push(handle_of(&self.slots, slot)));
-        found.sort_unstable_by_key(|h| h.index);
+        index.query(area, mask, |slot| {
+            let s = &self.slots[slot as usize];
+            if let Some(b) = &s.body {
+                let h = BodyHandle {
+                    index: slot,
+                    generation: s.generation,
+                };
+                visit(h, b);
+            }
+        });
     }
 }
 

@@ -148,8 +148,8 @@ fn a_body_leaving_the_world_is_contained_and_reported() {
 
 /// `query_aabb` (a grid index built on the first query of a state) reports
 /// exactly the bodies a scan of every body would, in slot order: small and
-/// huge bodies, removed and moved ones, any area, any mask; so does
-/// `query_aabb_into`, with one vector for every query.
+/// huge bodies, removed and moved ones, any area, any mask; and
+/// `query_aabb_each` visits those bodies, each once.
 #[test]
 fn query_aabb_matches_a_scan_of_every_body() {
     use lockstep_fx::{Mat3, Rng};
@@ -206,7 +206,6 @@ fn query_aabb_matches_a_scan_of_every_body() {
             .map(|(h, _)| h)
             .collect::<Vec<_>>()
     };
-    let mut reused = Vec::new();
     for round in 0..300 {
         if round == 150 {
             // A step moves everything: the index is rebuilt.
@@ -230,10 +229,15 @@ fn query_aabb_matches_a_scan_of_every_body() {
         };
         let expected = scan(&world, &area, mask);
         assert_eq!(world.query_aabb(&area, mask), expected, "round {round}");
-        // The reusable vector holds this query's bodies only, whatever the
-        // last one left in it.
-        world.query_aabb_into(&area, mask, &mut reused);
-        assert_eq!(reused, expected, "round {round}, reused vector");
+        // The visitor sees the same bodies, each once, with the world's
+        // own view of each.
+        let mut visited = Vec::new();
+        world.query_aabb_each(&area, mask, |h, b| {
+            assert!(world.body(h).is_some_and(|own| core::ptr::eq(own, b)));
+            visited.push(h);
+        });
+        visited.sort_unstable_by_key(|h| h.index);
+        assert_eq!(visited, expected, "round {round}, visitor");
     }
 }
 

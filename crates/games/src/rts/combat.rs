@@ -26,7 +26,7 @@
 
 use lockstep_derive::Canonical;
 use lockstep_fx::{Fx, Vec3};
-use lockstep_physics::{Aabb, BodyHandle, World};
+use lockstep_physics::{Aabb, World};
 
 use super::config::UnitConfig;
 use super::map::enemy_groups;
@@ -72,8 +72,6 @@ pub(crate) fn fight(
     let sight = diameter + rules.sight;
     let (reach2, sight2) = (reach * reach, sight * sight);
     let tick_rate = i64::from(world.settings().tick_rate.max(1));
-    // The bodies each look finds, one vector for the whole pass.
-    let mut near = Vec::new();
     for i in 0..units.len() {
         let attacker = &units[i];
         if attacker.id % interval != frame % interval || attacker.hp == 0 {
@@ -83,7 +81,7 @@ pub(crate) fn fight(
             continue;
         };
         let p = body.position();
-        let nearest = nearest_enemy(world, units, attacker.owner, players, p, sight, &mut near);
+        let nearest = nearest_enemy(world, units, attacker.owner, players, p, sight);
         let in_reach = nearest.is_some_and(|(d2, _)| d2 <= reach2);
         if let Order::Move {
             attack: true,
@@ -131,8 +129,8 @@ pub(crate) fn fight(
 }
 
 /// The nearest living enemy of `owner` within `sight` of `p` on both ground
-/// axes: (squared ground distance, index), ties to the lower id. `near` is
-/// scratch for the bodies the query finds.
+/// axes: (squared ground distance, index), ties to the lower id (a total
+/// order, so the order the query visits the bodies in does not matter).
 fn nearest_enemy(
     world: &World,
     units: &[Unit],
@@ -140,21 +138,18 @@ fn nearest_enemy(
     players: u8,
     p: Vec3,
     sight: Fx,
-    near: &mut Vec<BodyHandle>,
 ) -> Option<(Fx, usize)> {
     let area = Aabb::from_corners(
         p - Vec3::new(sight, sight, sight),
         p + Vec3::new(sight, sight, sight),
     );
     let mut nearest: Option<(Fx, u32, usize)> = None;
-    world.query_aabb_into(&area, enemy_groups(owner, players), near);
-    for &h in near.iter() {
-        let Some(b) = world.body(h) else { continue };
+    world.query_aabb_each(&area, enemy_groups(owner, players), |_, b| {
         let Some(j) = index_of(units, b.user_data()) else {
-            continue;
+            return;
         };
         if units[j].hp == 0 {
-            continue;
+            return;
         }
         let d = b.position() - p;
         let d2 = d.x * d.x + d.z * d.z;
@@ -162,7 +157,7 @@ fn nearest_enemy(
         if nearest.is_none_or(|n| (key.0, key.1) < (n.0, n.1)) {
             nearest = Some(key);
         }
-    }
+    });
     nearest.map(|(d2, _, j)| (d2, j))
 }
 
