@@ -106,8 +106,8 @@ impl World {
     /// each, without allocating: for a game that queries once per unit
     /// every frame. The order is the query grid's, a function of the state
     /// alone (the same on every machine), but not slot order: a visitor
-    /// whose result depends on the order (not a nearest or a count) sorts,
-    /// or calls `query_aabb`.
+    /// whose result could depend on it (a list, a nearest whose ties are
+    /// not broken by id) sorts what it keeps, or calls `query_aabb`.
     pub fn query_aabb_each(
         &self,
         area: &Aabb,
