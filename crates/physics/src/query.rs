@@ -124,13 +124,8 @@ impl World {
             }))
         });
         index.query(area, mask, |slot| {
-            let s = &self.slots[slot as usize];
-            if let Some(b) = &s.body {
-                let h = BodyHandle {
-                    index: slot,
-                    generation: s.generation,
-                };
-                visit(h, b);
+            if let Some(b) = &self.slots[slot as usize].body {
+                visit(handle_of(&self.slots, slot), b);
             }
         });
     }

@@ -137,7 +137,8 @@ impl QueryIndex {
     }
 
     /// Calls `found` with the slot of each body in layers `mask` whose
-    /// bounds overlap `area`, once per body, in no particular order.
+    /// bounds overlap `area`, once per body, in the grid's order (row by
+    /// row, then the wide bodies): fixed by the state, not slot order.
     pub fn query(&self, area: &Aabb, mask: u32, mut found: impl FnMut(u32)) {
         let hit = |e: &Entry| e.groups & mask != 0 && e.bounds.overlaps(area);
         let side = Fx::from_bits(1i64 << self.shift);
