@@ -57,13 +57,13 @@ impl QueryIndex {
     /// Indexes `(slot, groups, bounds)` of every body that queries can
     /// report, given in ascending slot order.
     pub fn build(bodies: impl Iterator<Item = (u32, u32, Aabb)>) -> QueryIndex {
-        // Each body's bounds are computed once.
-        let bodies: Vec<(u32, u32, Aabb)> = bodies.collect();
-        debug_assert!(bodies.windows(2).all(|w| w[0].0 < w[1].0), "slot order");
-        // The grid axes: the two along which the centres spread the most.
+        // One pass gathers the entries (keys come once the grid is known),
+        // the spread of their centres and their mean size.
+        let mut entries: Vec<Entry> = Vec::with_capacity(bodies.size_hint().1.unwrap_or(0));
         let (mut lo, mut hi) = (Vec3::splat(Fx::MAX), Vec3::splat(Fx::MIN));
-        let (mut size_sum, mut count) = (0u128, 0u128);
-        for (_, _, b) in &bodies {
+        let mut size_sum = 0u128;
+        for (slot, groups, b) in bodies {
+            debug_assert!(entries.last().is_none_or(|e| e.slot < slot), "slot order");
             let c = Vec3::new(
                 b.min.x.scale_pow2(-1) + b.max.x.scale_pow2(-1),
                 b.min.y.scale_pow2(-1) + b.max.y.scale_pow2(-1),
@@ -73,14 +73,20 @@ impl QueryIndex {
             hi = hi.max(c);
             let d = b.max - b.min;
             size_sum += d.max_element().to_bits().unsigned_abs() as u128;
-            count += 1;
+            entries.push(Entry {
+                key: 0,
+                slot,
+                groups,
+                bounds: b,
+            });
         }
+        // The grid axes: the two along which the centres spread the most.
         let spread = hi - lo;
         let mut order = [0u8, 1, 2];
         order.sort_by_key(|&a| core::cmp::Reverse(spread.axis(a)));
         let mut axes = [order[0], order[1]];
         axes.sort_unstable();
-        let mean = size_sum.checked_div(count).unwrap_or(1);
+        let mean = size_sum.checked_div(entries.len() as u128).unwrap_or(1);
         let mut shift = MIN_SHIFT;
         while shift < MAX_SHIFT && (1u128 << shift) < 2 * mean {
             shift += 1;
@@ -88,28 +94,25 @@ impl QueryIndex {
         let mut index = QueryIndex {
             axes,
             shift,
-            entries: Vec::with_capacity(bodies.len()),
+            entries: Vec::new(),
             large: Vec::new(),
         };
-        for (slot, groups, bounds) in bodies {
-            let e = Entry {
-                key: index.key(bounds.min),
-                slot,
-                groups,
-                bounds,
-            };
-            let d = bounds.max - bounds.min;
+        let mut large = Vec::new();
+        entries.retain_mut(|e| {
+            e.key = index.key(e.bounds.min);
+            let d = e.bounds.max - e.bounds.min;
             let wide = d.axis(axes[0]).to_bits() > 1i64 << shift
                 || d.axis(axes[1]).to_bits() > 1i64 << shift;
             if wide {
-                index.large.push(e);
-            } else {
-                index.entries.push(e);
+                large.push(*e);
             }
-        }
+            !wide
+        });
         // The bodies came in slot order, so a stable sort by key alone
         // gives (key, slot) order.
-        sort_by_key_stable(&mut index.entries);
+        sort_by_key_stable(&mut entries);
+        index.entries = entries;
+        index.large = large;
         index
     }
 

@@ -4,9 +4,10 @@
 //!
 //! Each unit looks for enemies once every `attack_interval` frames, on the
 //! frames where `frame % attack_interval == id % attack_interval`, so the
-//! cost is spread evenly over frames. It asks the physics world for enemy
-//! bodies near it (`World::query_aabb` with the other players' groups) and
-//! takes the nearest living one (ties to the lower id). If their surfaces
+//! cost is spread evenly over frames. It visits the enemy bodies near it
+//! (`World::query_aabb_each` with the other players' groups) and takes the
+//! nearest living one (ties to the lower id); a body is looked up among the
+//! units only when it would beat the nearest so far. If their surfaces
 //! are within `range` it shoots: with a `missile_speed` of 0 the hit lands
 //! at once (a melee blow); otherwise a [`Missile`] leaves the shooter and
 //! lands `⌈distance × tick rate / missile_speed⌉` frames later (at least
@@ -145,17 +146,22 @@ fn nearest_enemy(
     );
     let mut nearest: Option<(Fx, u32, usize)> = None;
     world.query_aabb_each(&area, enemy_groups(owner, players), |_, b| {
-        let Some(j) = index_of(units, b.user_data()) else {
+        // The key first: only a body that would beat the nearest so far is
+        // looked up among the units (a search of the whole list) and
+        // checked for life.
+        let Ok(id) = u32::try_from(b.user_data()) else {
             return;
         };
-        if units[j].hp == 0 {
-            return;
-        }
         let d = b.position() - p;
         let d2 = d.x * d.x + d.z * d.z;
-        let key = (d2, units[j].id, j);
-        if nearest.is_none_or(|n| (key.0, key.1) < (n.0, n.1)) {
-            nearest = Some(key);
+        if nearest.is_some_and(|n| (d2, id) >= (n.0, n.1)) {
+            return;
+        }
+        let Some(j) = index_of(units, u64::from(id)) else {
+            return;
+        };
+        if units[j].hp > 0 {
+            nearest = Some((d2, id, j));
         }
     });
     nearest.map(|(d2, _, j)| (d2, j))
@@ -186,4 +192,88 @@ fn land(units: &mut [Unit], missiles: &mut Vec<Missile>, damage: u32, frame: u32
 pub(crate) fn index_of(units: &[Unit], id: u64) -> Option<usize> {
     let id = u32::try_from(id).ok()?;
     units.binary_search_by_key(&id, |u| u.id).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use lockstep_fx::{Fx, Rng, Vec3};
+    use lockstep_physics::{BodyBuilder, Shape, World, WorldSettings};
+
+    use super::super::map::player_group;
+    use super::super::unit::{Order, Unit};
+    use super::nearest_enemy;
+
+    /// The nearest living enemy by a scan of every unit: the bodies whose
+    /// bounds meet the square of `sight` around `p`, least (distance², id).
+    fn scanned(
+        world: &World,
+        units: &[Unit],
+        owner: u8,
+        p: Vec3,
+        sight: Fx,
+    ) -> Option<(Fx, usize)> {
+        let radius = Fx::from_ratio(1, 2);
+        units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.owner != owner && u.hp > 0)
+            .filter_map(|(j, u)| {
+                let q = world.body(u.body)?.position();
+                let d = q - p;
+                let reach = sight + radius;
+                let near = [d.x, d.y, d.z].iter().all(|c| c.abs() <= reach);
+                near.then_some((d.x * d.x + d.z * d.z, u.id, j))
+            })
+            .min_by_key(|&(d2, id, _)| (d2, id))
+            .map(|(d2, _, j)| (d2, j))
+    }
+
+    /// Looking a body up only when it would beat the nearest so far finds
+    /// exactly what checking every body finds: crowds of four sides, some
+    /// units dead, ties in distance (units on a grid), ids not in slot order.
+    #[test]
+    fn nearest_enemy_matches_a_scan_of_every_unit() {
+        let mut rng = Rng::new(0x31, 4);
+        let radius = Fx::from_ratio(1, 2);
+        for round in 0..6 {
+            let mut world = World::new(WorldSettings::default());
+            let mut units = Vec::new();
+            for id in 0..400u32 {
+                let owner = rng.below(4) as u8;
+                // Whole metres on a small field: many equal distances.
+                let at = |rng: &mut Rng| Fx::from_int(rng.below(40) as i32 - 20);
+                let position = Vec3::new(at(&mut rng), radius, at(&mut rng));
+                let body = world
+                    .add_body(
+                        BodyBuilder::dynamic(Shape::Sphere { radius })
+                            .position(position)
+                            .collision_groups(player_group(owner), u32::MAX)
+                            .user_data(u64::from(id * 7 % 400)),
+                    )
+                    .expect("a valid body");
+                units.push(Unit {
+                    id: id * 7 % 400,
+                    owner,
+                    hp: rng.below(3),
+                    order: Order::Idle,
+                    body,
+                });
+            }
+            units.sort_by_key(|u| u.id);
+            for look in 0..200 {
+                let owner = rng.below(4) as u8;
+                let p = Vec3::new(
+                    Fx::from_int(rng.below(48) as i32 - 24),
+                    radius,
+                    Fx::from_int(rng.below(48) as i32 - 24),
+                );
+                let sight = Fx::from_int(1 + rng.below(12) as i32);
+                assert_eq!(
+                    nearest_enemy(&world, &units, owner, 4, p, sight),
+                    scanned(&world, &units, owner, p, sight),
+                    "round {round}, look {look}"
+                );
+            }
+        }
+    }
 }
