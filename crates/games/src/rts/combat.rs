@@ -157,7 +157,7 @@ fn nearest_enemy(
         if nearest.is_some_and(|n| (d2, id) >= (n.0, n.1)) {
             return;
         }
-        let Some(j) = index_of(units, u64::from(id)) else {
+        let Some(j) = index_of(units, id) else {
             return;
         };
         if units[j].hp > 0 {
@@ -176,7 +176,7 @@ fn land(units: &mut [Unit], missiles: &mut Vec<Missile>, damage: u32, frame: u32
         if m.lands > frame {
             return true;
         }
-        if let Some(j) = index_of(units, u64::from(m.target)) {
+        if let Some(j) = index_of(units, m.target) {
             let target = &mut units[j];
             if target.hp > 0 {
                 target.hp = target.hp.saturating_sub(damage);
@@ -189,8 +189,7 @@ fn land(units: &mut [Unit], missiles: &mut Vec<Missile>, damage: u32, frame: u32
 }
 
 /// The index of unit `id` in `units` (sorted by id).
-pub(crate) fn index_of(units: &[Unit], id: u64) -> Option<usize> {
-    let id = u32::try_from(id).ok()?;
+pub(crate) fn index_of(units: &[Unit], id: u32) -> Option<usize> {
     units.binary_search_by_key(&id, |u| u.id).ok()
 }
 
@@ -203,6 +202,9 @@ mod tests {
     use super::super::unit::{Order, Unit};
     use super::nearest_enemy;
 
+    /// The units' radius.
+    const RADIUS: Fx = Fx::HALF;
+
     /// The nearest living enemy by a scan of every unit: the bodies whose
     /// bounds meet the square of `sight` around `p`, least (distance², id).
     fn scanned(
@@ -212,7 +214,6 @@ mod tests {
         p: Vec3,
         sight: Fx,
     ) -> Option<(Fx, usize)> {
-        let radius = Fx::from_ratio(1, 2);
         units
             .iter()
             .enumerate()
@@ -220,7 +221,7 @@ mod tests {
             .filter_map(|(j, u)| {
                 let q = world.body(u.body)?.position();
                 let d = q - p;
-                let reach = sight + radius;
+                let reach = sight + RADIUS;
                 let near = [d.x, d.y, d.z].iter().all(|c| c.abs() <= reach);
                 near.then_some((d.x * d.x + d.z * d.z, u.id, j))
             })
@@ -234,7 +235,6 @@ mod tests {
     #[test]
     fn nearest_enemy_matches_a_scan_of_every_unit() {
         let mut rng = Rng::new(0x31, 4);
-        let radius = Fx::from_ratio(1, 2);
         for round in 0..6 {
             let mut world = World::new(WorldSettings::default());
             let mut units = Vec::new();
@@ -242,10 +242,10 @@ mod tests {
                 let owner = rng.below(4) as u8;
                 // Whole metres on a small field: many equal distances.
                 let at = |rng: &mut Rng| Fx::from_int(rng.below(40) as i32 - 20);
-                let position = Vec3::new(at(&mut rng), radius, at(&mut rng));
+                let position = Vec3::new(at(&mut rng), RADIUS, at(&mut rng));
                 let body = world
                     .add_body(
-                        BodyBuilder::dynamic(Shape::Sphere { radius })
+                        BodyBuilder::dynamic(Shape::Sphere { radius: RADIUS })
                             .position(position)
                             .collision_groups(player_group(owner), u32::MAX)
                             .user_data(u64::from(id * 7 % 400)),
@@ -264,7 +264,7 @@ mod tests {
                 let owner = rng.below(4) as u8;
                 let p = Vec3::new(
                     Fx::from_int(rng.below(48) as i32 - 24),
-                    radius,
+                    RADIUS,
                     Fx::from_int(rng.below(48) as i32 - 24),
                 );
                 let sight = Fx::from_int(1 + rng.below(12) as i32);

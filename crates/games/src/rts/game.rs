@@ -100,7 +100,7 @@ impl Rts {
 
     /// A living unit by id.
     pub fn unit(&self, id: u32) -> Option<UnitView> {
-        let i = index_of(&self.units, u64::from(id))?;
+        let i = index_of(&self.units, id)?;
         self.units[i].view(&self.world)
     }
 
@@ -150,7 +150,7 @@ impl Rts {
     /// Unit `id`'s body and whether some player has it selected or it
     /// walks under orders.
     pub(super) fn unit_body(&self, id: u32) -> Option<(lockstep_physics::BodyHandle, bool, bool)> {
-        let i = index_of(&self.units, u64::from(id))?;
+        let i = index_of(&self.units, id)?;
         let u = &self.units[i];
         let selected = self.selections.iter().any(|s| s.binary_search(&id).is_ok());
         let ordered = u.order != Order::Idle;
@@ -178,7 +178,7 @@ impl Rts {
                     .query_aabb(&area, player_group(seat))
                     .into_iter()
                     .filter_map(|h| self.world.body(h))
-                    .filter_map(|b| index_of(&self.units, b.user_data()))
+                    .filter_map(|b| index_of(&self.units, u32::try_from(b.user_data()).ok()?))
                     .map(|i| self.units[i].id)
                     .collect();
                 ids.sort_unstable();
@@ -189,7 +189,7 @@ impl Rts {
             Command::AttackMove { to } => self.move_selection(seat, to.to_map(), true),
             Command::Stop => {
                 for &id in &self.selections[usize::from(seat)] {
-                    if let Some(i) = index_of(&self.units, u64::from(id)) {
+                    if let Some(i) = index_of(&self.units, id) {
                         self.units[i].halt(&mut self.world);
                     }
                 }
@@ -204,7 +204,7 @@ impl Rts {
     fn move_selection(&mut self, seat: u8, (x, z): (Fx, Fx), attack: bool) {
         let selected: Vec<(usize, Vec3)> = self.selections[usize::from(seat)]
             .iter()
-            .filter_map(|&id| index_of(&self.units, u64::from(id)))
+            .filter_map(|&id| index_of(&self.units, id))
             .filter_map(|i| Some((i, self.world.body(self.units[i].body)?.position())))
             .collect();
         if selected.is_empty() {
@@ -294,7 +294,7 @@ impl Rts {
         self.units.retain(|u| u.hp > 0);
         let units = &self.units;
         for s in self.selections.iter_mut() {
-            s.retain(|&id| index_of(units, u64::from(id)).is_some());
+            s.retain(|&id| index_of(units, id).is_some());
         }
     }
 
@@ -377,8 +377,7 @@ impl Rts {
         for (seat, s) in self.selections.iter().enumerate() {
             let ascending = s.windows(2).all(|w| w[0] < w[1]);
             let own = s.iter().all(|&id| {
-                index_of(&self.units, u64::from(id))
-                    .is_some_and(|i| usize::from(self.units[i].owner) == seat)
+                index_of(&self.units, id).is_some_and(|i| usize::from(self.units[i].owner) == seat)
             });
             if !ascending || !own {
                 return Err(format!(
