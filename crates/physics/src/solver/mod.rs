@@ -157,6 +157,9 @@ pub(crate) struct Constraints {
     pub general: Vec<Constraint>,
     /// The linear points, in solve order.
     pub linear: Vec<LinearPoint>,
+    /// The lane runs of the linear points, in solve order, built by
+    /// [`lanes::plan`] (one per `Step::Linear(n)` with `n` ≥ 2).
+    pub runs: Vec<lanes::LaneRun>,
 }
 
 /// One step of the walk over a kind's constraints.
@@ -198,6 +201,7 @@ impl Constraints {
         self.order.clear();
         self.general.clear();
         self.linear.clear();
+        self.runs.clear();
     }
 
     /// Appends a general constraint to the solve order.
@@ -264,6 +268,8 @@ impl Batch {
                 self.pass(p, path, false, &mut stale);
             }
         }
+        lanes::finish(&mut self.anchored);
+        lanes::finish(&mut self.pairs);
         if restitution {
             let t = p.restitution_threshold;
             let (v, pts) = (&mut self.velocities, &mut self.points);

@@ -14,7 +14,7 @@ use core::arch::x86_64::{
 
 use lockstep_fx::lanes::{FxLanes, LANES, Raw};
 
-use super::LinearPoint;
+use super::LaneRun;
 use crate::solver::{Displacement, Pass, Velocity};
 
 /// Four lanes in one AVX2 register.
@@ -132,7 +132,7 @@ impl Avx2 {
 
 #[target_feature(enable = "avx2")]
 unsafe fn solve<const TWO: bool>(
-    run: &mut [LinearPoint],
+    run: &mut LaneRun,
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
@@ -141,7 +141,7 @@ unsafe fn solve<const TWO: bool>(
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn warm_start<const TWO: bool>(run: &[LinearPoint], v: &mut [Velocity]) {
+unsafe fn warm_start<const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
     super::warm_start_lanes::<Avx2, TWO>(run, v);
 }
 
@@ -151,7 +151,7 @@ unsafe fn warm_start<const TWO: bool>(run: &[LinearPoint], v: &mut [Velocity]) {
 // otherwise).
 
 pub(super) fn solve_run<const TWO: bool>(
-    run: &mut [LinearPoint],
+    run: &mut LaneRun,
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
@@ -160,7 +160,7 @@ pub(super) fn solve_run<const TWO: bool>(
     unsafe { solve::<TWO>(run, v, d, pass) }
 }
 
-pub(super) fn warm_start_run<const TWO: bool>(run: &[LinearPoint], v: &mut [Velocity]) {
+pub(super) fn warm_start_run<const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
     debug_assert!(crate::SolverPath::Avx2.is_available());
     unsafe { warm_start::<TWO>(run, v) }
 }

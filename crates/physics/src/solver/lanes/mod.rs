@@ -20,6 +20,16 @@
 //! crowded scene on every path, and would see one unit of difference in one
 //! impulse).
 //!
+//! **Structure of arrays.** A step solves its constraints in many passes
+//! (a warm start and the soft and rigid passes of every substep), and
+//! every pass of a run reads the same constants of its points. So [`plan`]
+//! copies each run once a step into a [`LaneRun`], whose fields hold all
+//! four lanes' values side by side: a pass loads each one into lanes with
+//! one instruction, gathers only the bodies' velocities, and keeps the
+//! run's impulses and separations there; [`finish`] writes them back to
+//! the linear points for the next step's warm start. Only where the values
+//! are kept changed: the operations, and so the bits, are the same.
+//!
 //! **Paths.** [`SolverPath`] says which code runs the passes. It is a
 //! machine setting, like the thread count: every path gives the same bits.
 //! `Avx2` runs the kernels on `avx2::Avx2` lanes, one 256-bit register each
@@ -51,8 +61,8 @@ pub use path::SolverPath;
 /// Cuts the linear points of `constraints` into lane runs, in place: each
 /// stretch of consecutive `Step::Linear(1)` becomes runs of up to
 /// [`LANES`] points that share no body (greedily, in order; a point left
-/// alone stays `Linear(1)`). On the sequential path every point stays
-/// alone.
+/// alone stays `Linear(1)`), and copies each run into a [`LaneRun`]. On
+/// the sequential path every point stays alone.
 pub(crate) fn plan<const TWO: bool>(constraints: &mut Constraints, path: SolverPath) {
     if path == SolverPath::Sequential {
         return;
@@ -63,6 +73,92 @@ pub(crate) fn plan<const TWO: bool>(constraints: &mut Constraints, path: SolverP
         (if TWO { p.a } else { u32::MAX }, p.b)
     };
     cut(&mut constraints.order, bodies);
+    constraints.runs.clear();
+    for place in places(&constraints.order) {
+        if let Place::Linear(run) = place {
+            if run.len() > 1 {
+                constraints.runs.push(LaneRun::of(&constraints.linear[run]));
+            }
+        }
+    }
+}
+
+/// Writes each lane run's impulses and separations back to its linear
+/// points, once the passes are done (the contacts' warm start reads them
+/// there).
+pub(crate) fn finish(constraints: &mut Constraints) {
+    if constraints.runs.is_empty() {
+        return;
+    }
+    let mut runs = constraints.runs.iter();
+    for place in places(&constraints.order) {
+        let Place::Linear(range) = place else {
+            continue;
+        };
+        if range.len() < 2 {
+            continue;
+        }
+        let Some(run) = runs.next() else { return };
+        for (l, p) in constraints.linear[range].iter_mut().enumerate() {
+            p.impulse = Fx::from_bits(run.impulse[l]);
+            p.separation = Fx::from_bits(run.separation[l]);
+        }
+    }
+}
+
+/// A lane run's linear points in structure-of-arrays form: each field
+/// holds every lane's value, so a pass loads it into lanes at once instead
+/// of gathering it point by point. [`plan`] builds the runs once a step;
+/// the passes read and write only them, and [`finish`] writes the
+/// impulses back. Lanes past the run repeat its last point (its values
+/// and its bodies), and nothing of theirs is written back.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneRun {
+    /// Points in the run (2 to [`LANES`]).
+    len: usize,
+    /// Solver indices of each lane's bodies (A's as `LinearPoint::a`).
+    a: [u32; LANES],
+    b: [u32; LANES],
+    normal: [Raw; 3],
+    inv_mass_a: Raw,
+    inv_mass_b: Raw,
+    mass: Raw,
+    soft_mass: Raw,
+    bias_rate: Raw,
+    impulse_scale: Raw,
+    base: Raw,
+    separation: Raw,
+    impulse: Raw,
+}
+
+impl LaneRun {
+    /// The run of `points` (2 to [`LANES`] of them).
+    fn of(points: &[LinearPoint]) -> LaneRun {
+        let len = points.len();
+        debug_assert!((2..=LANES).contains(&len));
+        let p = |l: usize| &points[l.min(len - 1)];
+        let raw =
+            |f: fn(&LinearPoint) -> Fx| -> Raw { core::array::from_fn(|l| f(p(l)).to_bits()) };
+        LaneRun {
+            len,
+            a: core::array::from_fn(|l| p(l).a),
+            b: core::array::from_fn(|l| p(l).b),
+            normal: [
+                raw(|p| p.normal.x),
+                raw(|p| p.normal.y),
+                raw(|p| p.normal.z),
+            ],
+            inv_mass_a: raw(|p| p.inv_mass_a),
+            inv_mass_b: raw(|p| p.inv_mass_b),
+            mass: raw(|p| p.mass),
+            soft_mass: raw(|p| p.soft_mass),
+            bias_rate: raw(|p| p.bias_rate),
+            impulse_scale: raw(|p| p.impulse_scale),
+            base: raw(|p| p.base),
+            separation: raw(|p| p.separation),
+            impulse: raw(|p| p.impulse),
+        }
+    }
 }
 
 /// [`plan`]'s cut of `order`, given each linear point's bodies
@@ -111,6 +207,7 @@ pub(crate) fn solve<const TWO: bool>(
     d: &[Displacement],
     pass: &Pass,
 ) {
+    let mut runs = constraints.runs.iter_mut();
     for place in places(&constraints.order) {
         match place {
             Place::General(i) => {
@@ -119,8 +216,9 @@ pub(crate) fn solve<const TWO: bool>(
             Place::Linear(run) if run.len() == 1 => {
                 linear::solve_alone::<TWO>(&mut constraints.linear[run.start], v, d, pass);
             }
-            Place::Linear(run) => {
-                solve_run::<TWO>(path, &mut constraints.linear[run], v, d, pass);
+            Place::Linear(_) => {
+                let run = runs.next().expect("plan made a lane run for every run");
+                solve_run::<TWO>(path, run, v, d, pass);
             }
         }
     }
@@ -134,6 +232,7 @@ pub(crate) fn warm_start<const TWO: bool>(
     points: &[Point],
     v: &mut [Velocity],
 ) {
+    let mut runs = constraints.runs.iter();
     for place in places(&constraints.order) {
         match place {
             Place::General(i) => {
@@ -142,7 +241,10 @@ pub(crate) fn warm_start<const TWO: bool>(
             Place::Linear(run) if run.len() == 1 => {
                 linear::warm_start_alone::<TWO>(&constraints.linear[run.start], v);
             }
-            Place::Linear(run) => warm_start_run::<TWO>(path, &constraints.linear[run], v),
+            Place::Linear(_) => {
+                let run = runs.next().expect("plan made a lane run for every run");
+                warm_start_run::<TWO>(path, run, v);
+            }
         }
     }
 }
@@ -150,7 +252,7 @@ pub(crate) fn warm_start<const TWO: bool>(
 /// Solves one run of 2 to [`LANES`] linear points (see [`plan`]) on `path`.
 fn solve_run<const TWO: bool>(
     path: SolverPath,
-    run: &mut [LinearPoint],
+    run: &mut LaneRun,
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
@@ -163,7 +265,7 @@ fn solve_run<const TWO: bool>(
 }
 
 /// Warm starts one run of 2 to [`LANES`] linear points on `path`.
-fn warm_start_run<const TWO: bool>(path: SolverPath, run: &[LinearPoint], v: &mut [Velocity]) {
+fn warm_start_run<const TWO: bool>(path: SolverPath, run: &LaneRun, v: &mut [Velocity]) {
     match path {
         #[cfg(target_arch = "x86_64")]
         SolverPath::Avx2 => avx2::warm_start_run::<TWO>(run, v),
@@ -224,27 +326,20 @@ struct Linear<L> {
 
 impl<L: FxLanes> Linear<L> {
     #[inline(always)]
-    fn gather<const TWO: bool>(run: &[LinearPoint], v: &[Velocity]) -> Linear<L> {
-        let k = run.len();
-        debug_assert!((2..=LANES).contains(&k));
-        let (mut normal, mut vb, mut va) = (Raw3::default(), Raw3::default(), Raw3::default());
-        let (mut inv_mass_a, mut inv_mass_b) = ([0; LANES], [0; LANES]);
+    fn gather<const TWO: bool>(run: &LaneRun, v: &[Velocity]) -> Linear<L> {
+        let (mut vb, mut va) = (Raw3::default(), Raw3::default());
         for l in 0..LANES {
-            let p = &run[l.min(k - 1)];
-            normal.put(l, p.normal);
-            vb.put(l, v[p.b as usize].linear);
+            vb.put(l, v[run.b[l] as usize].linear);
             if TWO {
-                va.put(l, v[p.a as usize].linear);
+                va.put(l, v[run.a[l] as usize].linear);
             }
-            inv_mass_a[l] = p.inv_mass_a.to_bits();
-            inv_mass_b[l] = p.inv_mass_b.to_bits();
         }
         Linear {
-            normal: normal.lanes(),
+            normal: run.normal.map(L::from_raw),
             vb: vb.lanes(),
             va: va.lanes(),
-            inv_mass_a: L::from_raw(inv_mass_a),
-            inv_mass_b: L::from_raw(inv_mass_b),
+            inv_mass_a: L::from_raw(run.inv_mass_a),
+            inv_mass_b: L::from_raw(run.inv_mass_b),
         }
     }
 
@@ -253,7 +348,7 @@ impl<L: FxLanes> Linear<L> {
     /// rounded once), then `vB += scale(linear, 1/mB)`,
     /// `vA −= scale(linear, 1/mA)`.
     #[inline(always)]
-    fn push<const TWO: bool>(&self, lambda: L, run: &[LinearPoint], v: &mut [Velocity]) {
+    fn push<const TWO: bool>(&self, lambda: L, run: &LaneRun, v: &mut [Velocity]) {
         let (mut new_b, mut new_a) = ([L::splat(0); 3], [L::splat(0); 3]);
         for i in 0..3 {
             let linear = self.normal[i].mul(lambda);
@@ -263,10 +358,10 @@ impl<L: FxLanes> Linear<L> {
             }
         }
         let (new_b, new_a) = (Raw3::of(new_b), Raw3::of(new_a));
-        for (l, p) in run.iter().enumerate() {
-            v[p.b as usize].linear = new_b.get(l);
+        for l in 0..run.len {
+            v[run.b[l] as usize].linear = new_b.get(l);
             if TWO {
-                v[p.a as usize].linear = new_a.get(l);
+                v[run.a[l] as usize].linear = new_a.get(l);
             }
         }
     }
@@ -275,11 +370,9 @@ impl<L: FxLanes> Linear<L> {
 /// [`linear::warm_start_alone`] for a run of linear points: each point's
 /// accumulated impulse applied again.
 #[inline(always)]
-fn warm_start_lanes<L: FxLanes, const TWO: bool>(run: &[LinearPoint], v: &mut [Velocity]) {
+fn warm_start_lanes<L: FxLanes, const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
     let bodies = Linear::<L>::gather::<TWO>(run, v);
-    let k = run.len();
-    let impulse: Raw = core::array::from_fn(|l| run[l.min(k - 1)].impulse.to_bits());
-    bodies.push::<TWO>(L::from_raw(impulse), run, v);
+    bodies.push::<TWO>(L::from_raw(run.impulse), run, v);
 }
 
 /// [`linear::solve_alone`] for a run of linear points, each lane one
@@ -287,38 +380,25 @@ fn warm_start_lanes<L: FxLanes, const TWO: bool>(run: &[LinearPoint], v: &mut [V
 /// not written back).
 #[inline(always)]
 fn solve_lanes<L: FxLanes, const TWO: bool>(
-    run: &mut [LinearPoint],
+    run: &mut LaneRun,
     v: &mut [Velocity],
     d: &[Displacement],
     pass: &Pass,
 ) {
-    let k = run.len();
     let bodies = Linear::<L>::gather::<TWO>(run, v);
-    let (mut db, mut da) = (Raw3::default(), Raw3::default());
-    let [mut base, mut separation, mut old, mut mass, mut soft_mass]: [Raw; 5] = Default::default();
-    let [mut bias_rate, mut impulse_scale]: [Raw; 2] = Default::default();
-    for l in 0..LANES {
-        let p = &run[l.min(k - 1)];
-        if pass.refresh {
-            db.put(l, d[p.b as usize].linear);
+    let normal = bodies.normal;
+    let old = L::from_raw(run.impulse);
+    let mut separation = L::from_raw(run.separation);
+    if pass.refresh {
+        let (mut db, mut da) = (Raw3::default(), Raw3::default());
+        for l in 0..LANES {
+            db.put(l, d[run.b[l] as usize].linear);
             if TWO {
-                da.put(l, d[p.a as usize].linear);
+                da.put(l, d[run.a[l] as usize].linear);
             }
         }
-        base[l] = p.base.to_bits();
-        separation[l] = p.separation.to_bits();
-        old[l] = p.impulse.to_bits();
-        mass[l] = p.mass.to_bits();
-        soft_mass[l] = p.soft_mass.to_bits();
-        bias_rate[l] = p.bias_rate.to_bits();
-        impulse_scale[l] = p.impulse_scale.to_bits();
-    }
-    let normal = bodies.normal;
-    let old = L::from_raw(old);
-    let mut separation = L::from_raw(separation);
-    if pass.refresh {
         let apart = L::dot(normal, sub3(db.lanes(), da.lanes()));
-        separation = L::from_raw(base).add(apart);
+        separation = L::from_raw(run.base).add(apart);
     }
     let vn = L::dot(normal, sub3(bodies.vb, bodies.va));
 
@@ -329,16 +409,16 @@ fn solve_lanes<L: FxLanes, const TWO: bool>(
     let rate = L::select(
         ahead,
         L::splat(pass.inv_h.to_bits()),
-        L::from_raw(bias_rate),
+        L::from_raw(run.bias_rate),
     );
     let scaled = separation.mul(rate);
-    let mass = L::from_raw(mass);
+    let mass = L::from_raw(run.mass);
     let (target, row_mass, leak) = if pass.bias {
         let push = scaled.max(L::splat((-pass.max_push).to_bits()));
         (
             L::select(ahead, scaled, push),
-            L::select(ahead, mass, L::from_raw(soft_mass)),
-            L::select(ahead, zero, L::from_raw(impulse_scale).mul(old)),
+            L::select(ahead, mass, L::from_raw(run.soft_mass)),
+            L::select(ahead, zero, L::from_raw(run.impulse_scale).mul(old)),
         )
     } else {
         (L::select(ahead, scaled, zero), mass, zero)
@@ -346,11 +426,9 @@ fn solve_lanes<L: FxLanes, const TWO: bool>(
     let delta = zero.sub(row_mass.mul(vn.add(target))).sub(leak);
     let impulse = old.add(delta).max(zero);
     bodies.push::<TWO>(impulse.sub(old), run, v);
-
-    let (separation, impulse) = (separation.to_raw(), impulse.to_raw());
-    for (l, p) in run.iter_mut().enumerate() {
-        p.separation = Fx::from_bits(separation[l]);
-        p.impulse = Fx::from_bits(impulse[l]);
+    run.separation = separation.to_raw();
+    run.impulse = impulse.to_raw();
+    for _ in 0..run.len {
         contact::count_linear();
     }
 }
