@@ -101,7 +101,12 @@ impl World {
             if b.kind != BodyKind::Dynamic || !b.awake || b.contained {
                 continue;
             }
-            let mut v = b.linear_velocity + b.force * (b.inv_mass * h);
+            // No force adds an exact zero, and a zero `w` is under any
+            // limit: both skipped, with the same bits.
+            let mut v = b.linear_velocity;
+            if b.force != Vec3::ZERO {
+                v += b.force * (b.inv_mass * h);
+            }
             let mut w = b.angular_velocity;
             if b.torque != Vec3::ZERO {
                 let inv_inertia = self.scratch.rotations[i].rotate_diagonal(b.inv_inertia);
@@ -116,7 +121,7 @@ impl World {
             if v.length_squared() > max_v2 {
                 v = v.normalize_or_zero() * s.max_linear_speed;
             }
-            if w.length_squared() > max_w2 {
+            if w != Vec3::ZERO && w.length_squared() > max_w2 {
                 w = w.normalize_or_zero() * s.max_angular_speed;
             }
             b.linear_velocity = v;

@@ -261,7 +261,11 @@ impl Batch {
             }
             for (d, v) in self.displacements.iter_mut().zip(&self.velocities) {
                 d.linear = add3(d.linear, scale(v.linear, p.h));
-                d.angular = add3(d.angular, scale(v.angular, p.h));
+                // A body that does not turn (every RTS unit) adds an exact
+                // zero: skipped, with the same bits.
+                if v.angular != Vec3::ZERO {
+                    d.angular = add3(d.angular, scale(v.angular, p.h));
+                }
             }
             stale = true;
             for _ in 0..p.relax_iterations {
