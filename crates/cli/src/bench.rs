@@ -75,19 +75,37 @@ impl Row {
     }
 }
 
-/// One `bench` row of a game (a registered game's operation): name, runs,
-/// frames, seats.
-pub(crate) type BenchOp = fn(&str, u32, u32, u8) -> Result<Row, CliError>;
+/// How each benchmark runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Runs {
+    /// Runs per benchmark (the median is printed).
+    pub runs: u32,
+    /// Frames per run (default: a scene's own length; 600 for games).
+    pub frames: Option<u32>,
+    /// Threads each frame may use: the world's step and the checksum's
+    /// hashing (machine settings: the bits are the same for any count).
+    pub threads: usize,
+}
+
+impl Runs {
+    /// Frames per run of a game.
+    fn game_frames(&self) -> u32 {
+        self.frames.unwrap_or(600)
+    }
+}
+
+/// One `bench` row of a game (a registered game's operation): name, how
+/// it runs, seats.
+pub(crate) type BenchOp = fn(&str, Runs, u8) -> Result<Row, CliError>;
 
 /// Runs the benchmarks whose names contain one of `filter` (all if empty):
 /// the scenes, and a row for each of `games` (id, operation, default seats).
 pub fn run(
     filter: &[String],
-    runs: u32,
-    frames: Option<u32>,
+    how: Runs,
     games: &[(&'static str, BenchOp, u8)],
 ) -> Result<(), CliError> {
-    if runs == 0 {
+    if how.runs == 0 {
         return Err(CliError::new("--runs must be at least 1"));
     }
     let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
@@ -115,35 +133,35 @@ pub fn run(
         "hash"
     );
     for name in selected {
-        let frames_or_600 = frames.unwrap_or(600);
         let row = match name.strip_prefix("game:") {
             _ if name == RTS_LARGE => {
                 // The RTS at its largest: 8 players × 1 024 units.
                 let mut config = Rts::default_config();
                 config.units_per_player = 1024;
-                game_with::<Rts>(name, runs, frames_or_600, config, 8)?
+                game_with::<Rts>(name, how, config, 8)?
             }
             Some(id) => {
                 let &(_, bench, seats) = games
                     .iter()
                     .find(|(game, ..)| *game == id)
                     .expect("listed game exists");
-                bench(name, runs, frames_or_600, seats)?
+                bench(name, how, seats)?
             }
-            None => scene(name, runs, frames),
+            None => scene(name, how),
         };
         row.print();
     }
     Ok(())
 }
 
-fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
+fn scene(name: &str, how: Runs) -> Row {
     let scene = scenes::by_name(name).expect("listed scene exists");
-    let frames = frames.unwrap_or(scene.frames);
+    let frames = how.frames.unwrap_or(scene.frames);
     let mut row = Row::new(name, frames);
-    for _ in 0..runs {
+    for _ in 0..how.runs {
         let mut world = scene.build();
-        let mut clock = FrameClock::default();
+        world.set_threads(how.threads);
+        let mut clock = FrameClock::new(how.threads);
         for _ in 0..frames {
             clock.step(|| world.step());
             clock.checksum(|hasher| hasher.checksum(|w| world.encode(w)));
@@ -154,7 +172,6 @@ fn scene(name: &str, runs: u32, frames: Option<u32>) -> Row {
 }
 
 /// Times a run's steps and checksums apart.
-#[derive(Default)]
 struct FrameClock {
     hasher: FrameHasher,
     step: Duration,
@@ -162,6 +179,17 @@ struct FrameClock {
 }
 
 impl FrameClock {
+    /// A clock whose hasher may use `threads` threads.
+    fn new(threads: usize) -> FrameClock {
+        let mut hasher = FrameHasher::new();
+        hasher.set_threads(threads);
+        FrameClock {
+            hasher,
+            step: Duration::ZERO,
+            checksum: Duration::ZERO,
+        }
+    }
+
     fn step(&mut self, step: impl FnOnce()) {
         let t = Instant::now();
         step();
@@ -177,34 +205,30 @@ impl FrameClock {
 
 /// A bot match of `G` with its embedded settings and `seats` seats (a
 /// row named `name`).
-pub(crate) fn game<G: Demo>(
-    name: &str,
-    runs: u32,
-    frames: u32,
-    seats: u8,
-) -> Result<Row, CliError> {
-    game_with::<G>(name, runs, frames, G::default_config(), seats)
+pub(crate) fn game<G: Demo>(name: &str, how: Runs, seats: u8) -> Result<Row, CliError> {
+    game_with::<G>(name, how, G::default_config(), seats)
 }
 
 /// A bot match of `G` with `config` and `seats` seats, each frame stepped
 /// and checksummed as the engine does in a real match.
 fn game_with<G: Demo>(
     name: &str,
-    runs: u32,
-    frames: u32,
+    how: Runs,
     config: G::Config,
     seats: u8,
 ) -> Result<Row, CliError> {
+    let frames = how.game_frames();
     let setup = Match {
         seats,
         ..Match::default()
     };
     let mut row = Row::new(name, frames);
-    for _ in 0..runs {
+    for _ in 0..how.runs {
         let mut game = G::new(&config, &setup)
             .map_err(|e| CliError::new(format!("{name}: cannot start the match: {e}")))?;
+        game.set_threads(how.threads);
         let mut bots = Bots::<G>::new(&setup);
-        let mut clock = FrameClock::default();
+        let mut clock = FrameClock::new(how.threads);
         for frame in 0..frames {
             let inputs = bots.inputs(&game, frame);
             clock.step(|| game.step(frame, &inputs));

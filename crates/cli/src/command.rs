@@ -89,6 +89,10 @@ enum Command {
         /// Frames per run (default: each scene's own length; 600 for games).
         #[arg(long)]
         frames: Option<u32>,
+        /// Threads each frame may use (the physics and the checksum's
+        /// hashing); the bits are the same for any count.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: u16,
     },
 }
 
@@ -172,11 +176,17 @@ where
             names,
             runs,
             frames,
+            threads,
         } => {
             let games: Vec<_> = (tools.entries().iter())
                 .map(|e| (e.id, e.ops.bench, e.seats))
                 .collect();
-            bench::run(&names, runs, frames, &games).map(|()| ExitCode::SUCCESS)
+            let how = bench::Runs {
+                runs,
+                frames,
+                threads: usize::from(threads),
+            };
+            bench::run(&names, how, &games).map(|()| ExitCode::SUCCESS)
         }
     };
     match result {

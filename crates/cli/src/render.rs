@@ -182,8 +182,7 @@ impl<G: Game> Side<G> {
     fn seek(path: &Path, log: ReplayLog<G::Input>, frame: Frame) -> Result<Side<G>, CliError> {
         let options = RunOptions {
             to: Some(frame),
-            stop_at_mismatch: false,
-            config_hash: None,
+            ..RunOptions::default()
         };
         let (outcome, engine) = replay::run_with_state::<G>(&log, &options, |_| {})
             .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;

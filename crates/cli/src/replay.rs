@@ -36,6 +36,10 @@ pub struct ReplayArgs {
     /// replay's.
     #[arg(long, value_name = "DEPTH")]
     pub sync_test: Option<u32>,
+    /// Threads each frame may use (the game's physics and the checksum's
+    /// hashing); the result is the same for any count.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: u16,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -149,6 +153,7 @@ pub(crate) fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
         to: args.to,
         stop_at_mismatch: false,
         config_hash: None,
+        threads: usize::from(args.threads),
     };
     let total = args.to.unwrap_or(log.frames());
     let bar = if args.quiet {

@@ -87,6 +87,17 @@ fn record_replay_seek_and_verify() {
     assert!(text(&o).contains("replayed frames 60..90"), "{}", text(&o));
     assert!(state.exists());
 
+    // On two threads: the same checksums, so the log verifies again.
+    let o = lockstep(&["replay", log.to_str().unwrap(), "-q", "--threads", "2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("verified: every frame matches"),
+        "{}",
+        text(&o)
+    );
+    let o = lockstep(&["replay", log.to_str().unwrap(), "--threads", "0"]);
+    assert!(!o.status.success(), "{}", text(&o));
+
     let o = lockstep(&["replay", log.to_str().unwrap(), "-q", "--sync-test", "2"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
@@ -232,7 +243,16 @@ fn bad_arguments_give_one_clear_line() {
 
 #[test]
 fn bench_prints_a_table() {
-    let o = lockstep(&["bench", "stack", "--runs", "1", "--frames", "5"]);
+    let o = lockstep(&[
+        "bench",
+        "stack",
+        "--runs",
+        "1",
+        "--frames",
+        "5",
+        "--threads",
+        "2",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
     assert!(out.contains("ms/frame"), "{out}");

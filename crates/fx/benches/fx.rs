@@ -298,6 +298,28 @@ fn checksum(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // A 2 MiB state (the RTS at 8 × 1 024 units writes about 2.8 MB) that
+    // changes in every leaf each frame, hashed on one and on two threads.
+    let big: Vec<Fx> = values.iter().cycle().take(256 * 1024).copied().collect();
+    let mut g = c.benchmark_group("checksum_all_changed");
+    g.throughput(Throughput::Bytes(8 * big.len() as u64));
+    for threads in [1, 2] {
+        let mut hasher = FrameHasher::new();
+        hasher.set_threads(threads);
+        let mut tick = 0i64;
+        g.bench_function(BenchmarkId::new("frame_hasher_threads", threads), |b| {
+            b.iter(|| {
+                tick += 1;
+                black_box(hasher.checksum(|w| {
+                    for v in black_box(&big) {
+                        w.write_i64(v.to_bits() ^ tick);
+                    }
+                }))
+            })
+        });
+    }
+    g.finish();
 }
 
 criterion_group!(benches, scalar, per_call, vectors, checksum);

@@ -22,6 +22,13 @@
 //! except its frame counter, so it costs the encoding, a compare and one
 //! leaf; a state that changes everywhere costs what a plain hash does, plus
 //! the compare, which stops at the first differing byte of each leaf.
+//!
+//! **Threads.** Each leaf's chaining value depends on its bytes and offset
+//! alone, so the leaves of a large state are shared out between threads
+//! ([`FrameHasher::set_threads`], a machine setting like a world's thread
+//! count): contiguous shares, each thread comparing and hashing its own,
+//! then the parents merged on the calling thread. The digest is the same
+//! for any thread count.
 
 use blake3::hazmat::{ChainingValue, HasherExt, Mode, left_subtree_len, merge_subtrees_non_root};
 
@@ -31,6 +38,10 @@ use crate::{Checksum, StateWriter};
 /// tree at any multiple of its size, and 16 chunks is what BLAKE3 hashes at
 /// once with AVX-512 (8 with AVX2, 4 with SSE4.1 and NEON).
 const LEAF: usize = 16 * 1024;
+
+/// Below this many leaves (512 KiB) a state is hashed on one thread:
+/// starting one costs about what hashing a few leaves does.
+const PARALLEL_LEAVES: usize = 32;
 
 /// Hashes a state every frame, keeping each 16 KiB leaf's BLAKE3 chaining
 /// value for the next frame (see the module documentation).
@@ -55,6 +66,8 @@ pub struct FrameHasher {
     /// The chaining value of each leaf of `last` (empty when `last` is a
     /// single leaf or less: its digest is a root, not a chaining value).
     leaves: Vec<ChainingValue>,
+    /// Threads the leaves may be shared between (0 counts as 1).
+    threads: usize,
 }
 
 impl FrameHasher {
@@ -81,6 +94,22 @@ impl FrameHasher {
         &self.last
     }
 
+    /// Lets a large state's leaves be hashed on up to `threads` threads (at
+    /// least 1; always 1 on WebAssembly without threads). The checksum is
+    /// the same for any count.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) {
+            1
+        } else {
+            threads.max(1)
+        };
+    }
+
+    /// The threads a large state's leaves may be hashed on.
+    pub fn threads(&self) -> usize {
+        self.threads.max(1)
+    }
+
     /// BLAKE3 of `bytes`, updating `leaves` from `last` to `bytes`.
     fn hash(&mut self, bytes: &[u8]) -> Checksum {
         if bytes.len() <= LEAF {
@@ -92,18 +121,45 @@ impl FrameHasher {
         // Leaves below `known` hold the last state's chaining values.
         let known = self.leaves.len().min(count);
         self.leaves.resize(count, [0; 32]);
-        for (i, leaf) in bytes.chunks(LEAF).enumerate() {
-            let start = i * LEAF;
-            // The last state's whole leaf at this offset: equal only if it
-            // has the same bytes and ends where this one does.
-            let last = self.last.get(start..self.last.len().min(start + LEAF));
-            if i < known && last == Some(leaf) {
-                continue;
+        let last = &self.last;
+        // Brings the leaves from `first` on up to date with `bytes`.
+        let update = |first: usize, leaves: &mut [ChainingValue]| {
+            for (k, value) in leaves.iter_mut().enumerate() {
+                let i = first + k;
+                let start = i * LEAF;
+                let leaf = &bytes[start..bytes.len().min(start + LEAF)];
+                // The last state's whole leaf at this offset: equal only if
+                // it has the same bytes and ends where this one does.
+                let old = last.get(start..last.len().min(start + LEAF));
+                if i < known && old == Some(leaf) {
+                    continue;
+                }
+                *value = blake3::Hasher::new()
+                    .set_input_offset(start as u64)
+                    .update(leaf)
+                    .finalize_non_root();
             }
-            self.leaves[i] = blake3::Hasher::new()
-                .set_input_offset(start as u64)
-                .update(leaf)
-                .finalize_non_root();
+        };
+        let threads = if count >= PARALLEL_LEAVES {
+            self.threads()
+        } else {
+            1
+        };
+        if threads == 1 {
+            update(0, &mut self.leaves);
+        } else {
+            let share = count.div_ceil(threads);
+            let update = &update;
+            std::thread::scope(|s| {
+                let mut shares = self.leaves.chunks_mut(share).enumerate();
+                let first = shares.next();
+                for (t, leaves) in shares {
+                    s.spawn(move || update(t * share, leaves));
+                }
+                if let Some((_, leaves)) = first {
+                    update(0, leaves);
+                }
+            });
         }
         let (left, right) = split(bytes.len());
         let digest = blake3::hazmat::merge_subtrees_root(
@@ -185,6 +241,37 @@ mod tests {
             }
         }
         assert_eq!(h.bytes(), &bytes[..]);
+    }
+
+    #[test]
+    fn any_thread_count_gives_plain_blake3() {
+        let mut rng = crate::Rng::new(5, 8);
+        for threads in [1, 2, 3, 7] {
+            let mut h = FrameHasher::new();
+            h.set_threads(threads);
+            assert_eq!(h.threads(), threads);
+            // Large enough to be shared out, with a short last leaf; then
+            // grown, shrunk, and edited in a few leaves at a time.
+            let mut bytes: Vec<u8> = (0..PARALLEL_LEAVES * LEAF + 777)
+                .map(|i| (i * 31 % 251) as u8)
+                .collect();
+            for round in 0..12 {
+                assert_eq!(
+                    hash_of(&mut h, &bytes),
+                    Checksum::of(&bytes),
+                    "{threads} threads"
+                );
+                for _ in 0..=round % 4 {
+                    let at = rng.below(bytes.len() as u32) as usize;
+                    bytes[at] ^= 0x5a;
+                }
+                match round {
+                    4 => bytes.extend_from_slice(&[9; 3 * LEAF]),
+                    8 => bytes.truncate(PARALLEL_LEAVES * LEAF - 5),
+                    _ => {}
+                }
+            }
+        }
     }
 
     #[test]

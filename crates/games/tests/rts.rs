@@ -140,6 +140,39 @@ fn save_and_load_mid_match_continues_identically() {
 }
 
 #[test]
+fn engine_threads_give_the_same_checksums_and_survive_a_rollback() {
+    // Big enough for every part to share its work: 4 × 500 units give
+    // hundreds of constraints and pairs, and a state of more than 32
+    // leaves of 16 KiB for the hasher.
+    let mut c = Rts::default_config();
+    c.units_per_player = 500;
+    let settings = EngineSettings {
+        save_interval: 20,
+        ..EngineSettings::default()
+    };
+    let mut one = Engine::new(new_game(&c, 4), settings);
+    let mut three = Engine::new(new_game(&c, 4), settings);
+    three.set_threads(3);
+    assert_eq!(three.threads(), 3);
+    let size = three.save().bytes.len();
+    assert!(size > 32 * 16 * 1024, "large enough to share: {size} bytes");
+    let mut bots = bots(4);
+    let mut inputs_log = Vec::new();
+    for f in 0..90 {
+        let inputs: Vec<RtsInput> = bots.iter_mut().map(|b| b.input(one.game(), f)).collect();
+        assert_eq!(one.advance(&inputs), three.advance(&inputs), "frame {f}");
+        inputs_log.push(inputs);
+    }
+    // A rollback decodes a new game: it keeps the engine's thread count.
+    three.rollback(40).unwrap();
+    assert_eq!(three.game().world().threads(), 3);
+    for f in 40..90 {
+        let again = three.advance(&inputs_log[f as usize]);
+        assert_eq!(Some(&again), one.checksum_of(f).as_ref(), "frame {f} again");
+    }
+}
+
+#[test]
 fn select_and_move_moves_the_selected_units_only() {
     let c = small(16);
     let mut game = new_game(&c, 2);

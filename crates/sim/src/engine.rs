@@ -98,6 +98,8 @@ pub struct Engine<G: Game> {
     /// Hashes each frame's state, rehashing only the leaves that changed
     /// since the frame before (machine-local, never part of the state).
     hasher: FrameHasher,
+    /// Threads a frame may use (machine-local, see [`Engine::set_threads`]).
+    threads: usize,
 }
 
 impl<G: Game> Engine<G> {
@@ -116,7 +118,24 @@ impl<G: Game> Engine<G> {
             checksums: VecDeque::new(),
             saved: VecDeque::new(),
             hasher: FrameHasher::new(),
+            threads: 1,
         }
+    }
+
+    /// Lets each frame use up to `threads` threads (at least 1): the game's
+    /// step ([`Game::set_threads`]) and the hashing of a large state
+    /// ([`FrameHasher::set_threads`]). A machine setting: states, checksums
+    /// and saved states are the same for any count. It stays set through
+    /// [`Engine::load`] and [`Engine::rollback`].
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+        self.hasher.set_threads(self.threads);
+        self.game.set_threads(self.threads);
+    }
+
+    /// The threads a frame may use.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// The game's current state.
@@ -265,6 +284,7 @@ impl<G: Game> Engine<G> {
         }
         self.saved.retain(|s| s.frame <= frame);
         self.game = game;
+        self.game.set_threads(self.threads);
         self.frame = frame;
     }
 }

@@ -7,7 +7,9 @@
 //!
 //! Invariants an implementation keeps:
 //! - [`Game::step`] reads nothing but `self`, the frame and the inputs: no
-//!   clock, no thread, no float, no hash-map iteration;
+//!   clock, no float, no hash-map iteration, and no thread whose schedule
+//!   could change a result (a world's threads, [`Game::set_threads`], give
+//!   the same bits for any count);
 //! - [`Game::encode`] writes the whole state (settings included), and
 //!   [`Game::decode`] of those bytes gives a game that steps identically;
 //! - [`Game::decode`] is safe on untrusted bytes: a typed error, never a panic;
@@ -161,6 +163,14 @@ pub trait Game: Sized {
 
     /// Reads a state written by [`Game::encode`].
     fn decode(bytes: &[u8]) -> Result<Self, StateError>;
+
+    /// Lets the game's step use up to `threads` threads, e.g. by passing
+    /// the count to its physics world (`World::set_threads`). A machine
+    /// setting, never state: a game must step to the same bits whatever
+    /// it is given. The default ignores it.
+    fn set_threads(&mut self, threads: usize) {
+        let _ = threads;
+    }
 
     /// BLAKE3 of exactly the bytes [`Game::save`] returns.
     fn checksum(&self) -> Checksum {

@@ -17,8 +17,9 @@
 //! - [`settings_file`]: a game's settings and whole matches from TOML, with
 //!   errors that name file, line and field.
 //!
-//! Like `lockstep-physics`, this crate is integer-only, reads no clock and
-//! starts no thread.
+//! This crate is integer-only, reads no clock and starts no thread itself:
+//! [`Engine::set_threads`] hands a thread count to the game and to the
+//! checksum's hasher, whose results do not depend on it.
 //!
 //! [`Input`]: lockstep_codec::Input
 #![deny(clippy::float_arithmetic, clippy::float_cmp)]

@@ -144,6 +144,10 @@ impl<G: Game> Game for Faulty<G> {
     fn decode(bytes: &[u8]) -> Result<Self, StateError> {
         G::decode(bytes).map(Faulty)
     }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.0.set_threads(threads);
+    }
 }
 
 /// `G`'s bot, playing a [`Faulty<G>`].

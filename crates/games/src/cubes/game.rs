@@ -226,6 +226,10 @@ impl Game for Cubes {
         }
     }
 
+    fn set_threads(&mut self, threads: usize) {
+        self.world.set_threads(threads);
+    }
+
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.entity("cubes", &[]);
         w.field("version", &VERSION);

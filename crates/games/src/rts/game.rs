@@ -452,6 +452,10 @@ impl Game for Rts {
         }
     }
 
+    fn set_threads(&mut self, threads: usize) {
+        self.world.set_threads(threads);
+    }
+
     fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.entity("rts", &[]);
         w.field("version", &Self::VERSION);

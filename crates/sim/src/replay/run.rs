@@ -34,6 +34,9 @@ pub struct RunOptions {
     pub stop_at_mismatch: bool,
     /// Refuse a log whose config (scene) hash is not this one.
     pub config_hash: Option<Checksum>,
+    /// Threads each frame may use ([`Engine::set_threads`]; 0 counts as
+    /// 1). The outcome is the same for any count.
+    pub threads: usize,
 }
 
 /// A frame whose computed checksum differs from the logged one.
@@ -265,6 +268,7 @@ pub fn run_with_state<G: Game>(
         }
         None => Engine::new(G::new(&config, &header.setup)?, settings),
     };
+    engine.set_threads(options.threads);
     let start = engine.frame();
     let mut outcome = Outcome {
         start,
