@@ -79,7 +79,10 @@ pub(crate) fn plan<const TWO: bool>(constraints: &mut Constraints, path: SolverP
     for place in places(&constraints.order) {
         if let Place::Linear(run) = place {
             if run.len() > 1 {
-                constraints.runs.push(LaneRun::of(&constraints.linear[run]));
+                let first = run.start;
+                constraints
+                    .runs
+                    .push(LaneRun::of(first, &constraints.linear[run]));
             }
         }
     }
@@ -89,19 +92,9 @@ pub(crate) fn plan<const TWO: bool>(constraints: &mut Constraints, path: SolverP
 /// points, once the passes are done (the contacts' warm start reads them
 /// there).
 pub(crate) fn finish(constraints: &mut Constraints) {
-    if constraints.runs.is_empty() {
-        return;
-    }
-    let mut runs = constraints.runs.iter();
-    for place in places(&constraints.order) {
-        let Place::Linear(range) = place else {
-            continue;
-        };
-        if range.len() < 2 {
-            continue;
-        }
-        let Some(run) = runs.next() else { return };
-        for (l, p) in constraints.linear[range].iter_mut().enumerate() {
+    for run in &constraints.runs {
+        let points = &mut constraints.linear[run.first..run.first + run.len];
+        for (l, p) in points.iter_mut().enumerate() {
             p.impulse = Fx::from_bits(run.impulse[l]);
             p.separation = Fx::from_bits(run.separation[l]);
         }
@@ -116,6 +109,8 @@ pub(crate) fn finish(constraints: &mut Constraints) {
 /// and its bodies), and nothing of theirs is written back.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LaneRun {
+    /// Where the run's points start among the linear points.
+    first: usize,
     /// Points in the run (2 to [`LANES`]).
     len: usize,
     /// Solver indices of each lane's bodies (A's as `LinearPoint::a`).
@@ -134,14 +129,16 @@ pub(crate) struct LaneRun {
 }
 
 impl LaneRun {
-    /// The run of `points` (2 to [`LANES`] of them).
-    fn of(points: &[LinearPoint]) -> LaneRun {
+    /// The run of `points` (2 to [`LANES`] of them), the linear points
+    /// from `first` on.
+    fn of(first: usize, points: &[LinearPoint]) -> LaneRun {
         let len = points.len();
         debug_assert!((2..=LANES).contains(&len));
         let p = |l: usize| &points[l.min(len - 1)];
         let raw =
             |f: fn(&LinearPoint) -> Fx| -> Raw { core::array::from_fn(|l| f(p(l)).to_bits()) };
         LaneRun {
+            first,
             len,
             a: core::array::from_fn(|l| p(l).a),
             b: core::array::from_fn(|l| p(l).b),
