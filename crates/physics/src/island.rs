@@ -9,7 +9,9 @@
 //! touching a moving kinematic body never sleeps.
 //!
 //! Islands come from a union-find whose root is always the lowest index, over
-//! contacts in `(a, b)` order, so the outcome depends only on the state.
+//! contacts in `(a, b)` order, so the outcome depends only on the state. A
+//! step in which no body has yet been still for `sleep_frames` (a battle,
+//! a scene still falling) cannot put an island to sleep, and skips it.
 
 use lockstep_fx::Vec3;
 
@@ -21,13 +23,21 @@ pub(crate) fn update(world: &mut World) {
     let n = world.slots.len();
     let speed = world.settings.sleep_speed;
     let speed2 = speed * speed;
-    let mut parent: Vec<u32> = (0..n as u32).collect();
+    let needed = world.settings.sleep_frames;
+    let mut parent: Vec<u32> = Vec::new();
     let candidate = |b: &Body| b.kind == BodyKind::Dynamic && b.awake && !b.contained;
+    // Whether any body has been still long enough: if none has, no island
+    // can fall asleep this step, and only the still counts change.
+    let mut ready = false;
+    // Whether a kinematic body moves: only then can a contact keep a body
+    // from counting still frames.
+    let mut pushers = false;
     for slot in &mut world.slots {
         let Some(b) = slot.body.as_mut() else {
             continue;
         };
         if !candidate(b) {
+            pushers |= is_moving_kinematic(b);
             continue;
         }
         // Speed of the fastest surface point: |v| + |ω|·extent, compared squared.
@@ -39,6 +49,13 @@ pub(crate) fn update(world: &mut World) {
         } else {
             0
         };
+        ready |= b.still_frames >= needed;
+    }
+    if !ready && !pushers {
+        return;
+    }
+    if ready {
+        parent.extend(0..n as u32);
     }
     let mut restless = Vec::new();
     for c in &world.contacts {
@@ -52,7 +69,7 @@ pub(crate) fn update(world: &mut World) {
             continue;
         };
         match (candidate(a), candidate(b)) {
-            (true, true) => union(&mut parent, c.a, c.b),
+            (true, true) if ready => union(&mut parent, c.a, c.b),
             (true, false) if is_moving_kinematic(b) => restless.push(c.a),
             (false, true) if is_moving_kinematic(a) => restless.push(c.b),
             _ => {}
@@ -62,6 +79,9 @@ pub(crate) fn update(world: &mut World) {
         if let Some(b) = world.slots[i as usize].body.as_mut() {
             b.still_frames = 0;
         }
+    }
+    if !ready {
+        return;
     }
     // Each candidate's island root, and each island's fewest still frames.
     let mut members = Vec::new();
@@ -77,7 +97,6 @@ pub(crate) fn update(world: &mut World) {
         min_still[r as usize] = min_still[r as usize].min(b.still_frames);
         members.push((i, r));
     }
-    let needed = world.settings.sleep_frames;
     for (i, r) in members {
         if min_still[r as usize] >= needed {
             let slot = &mut world.slots[i as usize];

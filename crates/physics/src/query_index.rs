@@ -8,14 +8,17 @@
 //! kept in a short list that every query checks. A body no wider than `S`
 //! overlaps a query area only if its lowest corner lies within `S` before
 //! the area on each axis, so a query visits the columns of that range
-//! only: one binary search per row of columns, then a scan (an area with
-//! more rows than there are bodies scans them all instead). A game that
-//! queries every frame rebuilds the grid every frame, so its order is
-//! found by a counting pass over the cells wherever the bodies span no
-//! more cells than a few per body, instead of a comparison sort of the
-//! entries. A query reports each body once; `World::query_aabb` sorts them
-//! by slot, so they are exactly the bodies a scan of every slot would
-//! report, in the same order.
+//! only, row by row (an area with more rows than there are bodies scans
+//! them all instead). A game that queries every frame rebuilds the grid
+//! every frame, so wherever the bodies span no more cells than a few per
+//! body, their order is found by a counting pass over the cells instead of
+//! a comparison sort, and that pass leaves a table of where each column's
+//! entries start: a query then reads each row's stretch of columns from
+//! it. Bodies far apart in a few clusters are found by a binary search of
+//! each row instead; both visit the same entries in the same order. A
+//! query reports each body once; `World::query_aabb` sorts them by slot,
+//! so they are exactly the bodies a scan of every slot would report, in
+//! the same order.
 //!
 //! Invariants: the index is a cache of the state (positions, rotations,
 //! groups, containment) at the time it was built; every change to those
@@ -45,8 +48,27 @@ pub(crate) struct QueryIndex {
     shift: u32,
     /// Bodies no wider than a column, sorted by (key, slot).
     entries: Vec<Entry>,
+    /// Where each column's entries start, when the entries span a compact
+    /// block of columns (see [`Columns`]); `None` when they lie far apart,
+    /// and a query then finds each row's entries by binary search.
+    columns: Option<Columns>,
     /// Wider bodies, in slot order.
     large: Vec<Entry>,
+}
+
+/// The block of columns the entries span, row by row, and where each
+/// column's entries start among the sorted entries (one more for the end):
+/// a query reads a row's stretch of columns from it directly.
+#[derive(Debug)]
+struct Columns {
+    /// The lowest row and column (unpacked from a key).
+    low: (u32, u32),
+    /// Rows and columns in the block.
+    rows: u32,
+    cols: u32,
+    /// `starts[cell]` for each cell `row × cols + column` of the block,
+    /// then the entries' count.
+    starts: Vec<u32>,
 }
 
 /// Narrowest and widest column sides (raw Q32.32): 1/16 m and 1024 m.
@@ -95,6 +117,7 @@ impl QueryIndex {
             axes,
             shift,
             entries: Vec::new(),
+            columns: None,
             large: Vec::new(),
         };
         let mut large = Vec::new();
@@ -110,7 +133,7 @@ impl QueryIndex {
         });
         // The bodies came in slot order, so a stable sort by key alone
         // gives (key, slot) order.
-        sort_by_key_stable(&mut entries);
+        index.columns = sort_by_key_stable(&mut entries);
         index.entries = entries;
         index.large = large;
         index
@@ -160,6 +183,14 @@ impl QueryIndex {
                 .iter()
                 .filter(|e| hit(e))
                 .for_each(|e| found(e.slot));
+        } else if let Some(columns) = &self.columns {
+            for range in columns.ranges((r0, r1), (c0, c1)) {
+                for e in &self.entries[range] {
+                    if hit(e) {
+                        found(e.slot);
+                    }
+                }
+            }
         } else if r0 <= r1 && c0 <= c1 {
             for row in r0..=r1 {
                 let (first, last) = (Self::pack(row, c0), Self::pack(row, c1));
@@ -178,48 +209,95 @@ impl QueryIndex {
     }
 }
 
-/// Sorts entries by key, keeping the order of equal keys: one counting
-/// pass over the cells of the grid the entries span when it has no more
-/// cells than a few per entry, as a world's bodies spread over a map do
-/// (keys order the cells row by row, so a cell's index orders them too);
-/// a comparison sort otherwise (a world whose bodies lie far apart in a
-/// few clusters). Both give the same order.
-fn sort_by_key_stable(entries: &mut Vec<Entry>) {
-    let n = entries.len();
-    if n < 2 {
-        return;
+impl Columns {
+    /// The cells of the block from the lowest row and column to the
+    /// highest, if the entries' keys span no more than a few cells per
+    /// entry (as a world's bodies spread over a map do).
+    fn spanning(entries: &[Entry]) -> Option<Columns> {
+        if entries.is_empty() {
+            return None;
+        }
+        let (mut lo, mut hi) = ((u32::MAX, u32::MAX), (0u32, 0u32));
+        for e in entries {
+            let (r, c) = QueryIndex::unpack(e.key);
+            lo = (lo.0.min(r), lo.1.min(c));
+            hi = (hi.0.max(r), hi.1.max(c));
+        }
+        let (rows, cols) = (u64::from(hi.0 - lo.0) + 1, u64::from(hi.1 - lo.1) + 1);
+        let cells = rows.saturating_mul(cols);
+        if cells > 4 * entries.len() as u64 + 64 {
+            return None;
+        }
+        Some(Columns {
+            low: lo,
+            rows: rows as u32,
+            cols: cols as u32,
+            starts: vec![0; cells as usize + 1],
+        })
     }
-    let (mut lo, mut hi) = ((u32::MAX, u32::MAX), (0u32, 0u32));
-    for e in entries.iter() {
-        let (r, c) = QueryIndex::unpack(e.key);
-        lo = (lo.0.min(r), lo.1.min(c));
-        hi = (hi.0.max(r), hi.1.max(c));
-    }
-    let cols = u64::from(hi.1 - lo.1) + 1;
-    let cells = (u64::from(hi.0 - lo.0) + 1).saturating_mul(cols);
-    if cells > 4 * n as u64 + 64 {
-        entries.sort_by_key(|e| e.key);
-        return;
-    }
-    let cell = |key: u64| {
+
+    /// The cell of a key within the block (the key lies in it).
+    fn cell(&self, key: u64) -> usize {
         let (r, c) = QueryIndex::unpack(key);
-        ((r - lo.0) as u64 * cols + u64::from(c - lo.1)) as usize
+        (r - self.low.0) as usize * self.cols as usize + (c - self.low.1) as usize
+    }
+
+    /// For each row from `rows.0` to `rows.1` that the block holds, the
+    /// entries of its columns `cols.0 ..= cols.1` (grid cells, as
+    /// `QueryIndex::cell` gives them), clamped to the block: exactly the
+    /// entries whose keys lie in that row between those columns, in order.
+    fn ranges(
+        &self,
+        rows: (i64, i64),
+        cols: (i64, i64),
+    ) -> impl Iterator<Item = core::ops::Range<usize>> + '_ {
+        // Into the block's own coordinates (cells as `pack` offsets them).
+        let local = |x: i64, low: u32| x + (1 << 31) - i64::from(low);
+        let (r0, r1) = (
+            local(rows.0, self.low.0).max(0),
+            local(rows.1, self.low.0).min(i64::from(self.rows) - 1),
+        );
+        let (c0, c1) = (
+            local(cols.0, self.low.1).max(0),
+            local(cols.1, self.low.1).min(i64::from(self.cols) - 1),
+        );
+        let rows_held = if c0 <= c1 { r0..r1 + 1 } else { 0..0 };
+        rows_held.map(move |r| {
+            let row = r as usize * self.cols as usize;
+            self.starts[row + c0 as usize] as usize..self.starts[row + c1 as usize + 1] as usize
+        })
+    }
+}
+
+/// Sorts entries by key, keeping the order of equal keys, and returns
+/// where each column's entries start when they span a compact block of
+/// columns: one counting pass over the block's cells then sorts them
+/// (keys order the cells row by row, so a cell's index orders them too).
+/// Entries far apart in a few clusters are sorted by comparison instead.
+/// Both give the same order.
+fn sort_by_key_stable(entries: &mut Vec<Entry>) -> Option<Columns> {
+    let Some(mut columns) = Columns::spanning(entries) else {
+        entries.sort_by_key(|e| e.key);
+        return None;
     };
-    // Where each cell's entries start, then each entry's place.
-    let mut starts = vec![0u32; cells as usize + 1];
+    // Each cell's count, then where its entries start, then each entry's
+    // place (a cursor per cell, over a copy of the starts).
     for e in entries.iter() {
-        starts[cell(e.key) + 1] += 1;
+        let cell = columns.cell(e.key);
+        columns.starts[cell + 1] += 1;
     }
-    for i in 1..starts.len() {
-        starts[i] += starts[i - 1];
+    for i in 1..columns.starts.len() {
+        columns.starts[i] += columns.starts[i - 1];
     }
-    let mut order = vec![0u32; n];
+    let mut fill = columns.starts.clone();
+    let mut order = vec![0u32; entries.len()];
     for (i, e) in entries.iter().enumerate() {
-        let at = &mut starts[cell(e.key)];
+        let at = &mut fill[columns.cell(e.key)];
         order[*at as usize] = i as u32;
         *at += 1;
     }
     *entries = order.iter().map(|&i| entries[i as usize]).collect();
+    Some(columns)
 }
 
 #[cfg(test)]
@@ -254,5 +332,62 @@ mod tests {
             let order = |v: &[Entry]| v.iter().map(|e| (e.key, e.slot)).collect::<Vec<_>>();
             assert_eq!(order(&entries), order(&expected), "span {span}");
         }
+    }
+
+    /// A query reads a row's columns from the column table and visits
+    /// exactly the bodies, in exactly the order, that a binary search of
+    /// each row visits: areas inside, across and outside the block of
+    /// columns, with a mask, over bodies of several sizes.
+    #[test]
+    fn the_column_table_visits_what_a_search_of_each_row_visits() {
+        let mut rng = lockstep_fx::Rng::new(0xc01, 3);
+        let bodies: Vec<(u32, u32, Aabb)> = (0..400u32)
+            .map(|slot| {
+                let c = Vec3::new(
+                    rng.fx_range(Fx::from_int(-60), Fx::from_int(60)),
+                    rng.fx_range(Fx::ZERO, Fx::from_int(3)),
+                    rng.fx_range(Fx::from_int(-30), Fx::from_int(90)),
+                );
+                let half = Vec3::splat(rng.fx_range(Fx::lit("0.1"), Fx::from_int(2)));
+                (
+                    slot,
+                    1 << (slot % 3),
+                    Aabb::from_corners(c - half, c + half),
+                )
+            })
+            .collect();
+        let index = QueryIndex::build(bodies.iter().copied());
+        assert!(
+            index.columns.is_some(),
+            "bodies over a map: a compact block"
+        );
+        let searched = QueryIndex {
+            axes: index.axes,
+            shift: index.shift,
+            entries: index.entries.clone(),
+            columns: None,
+            large: index.large.clone(),
+        };
+        let mut visited = 0;
+        for round in 0..500 {
+            let c = Vec3::new(
+                rng.fx_range(Fx::from_int(-90), Fx::from_int(90)),
+                rng.fx_range(Fx::from_int(-2), Fx::from_int(5)),
+                rng.fx_range(Fx::from_int(-60), Fx::from_int(120)),
+            );
+            let half = Vec3::splat(rng.fx_range(Fx::ZERO, Fx::from_int(15)));
+            let area = Aabb::from_corners(c - half, c + half);
+            let mask = if round % 2 == 0 {
+                u32::MAX
+            } else {
+                1 << (round % 3)
+            };
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            index.query(&area, mask, |slot| fast.push(slot));
+            searched.query(&area, mask, |slot| slow.push(slot));
+            assert_eq!(fast, slow, "round {round}");
+            visited += fast.len();
+        }
+        assert!(visited > 1000, "the areas found bodies ({visited})");
     }
 }

@@ -290,3 +290,77 @@ fn removing_bodies_at_once_leaves_the_world_removing_them_in_turn_leaves() {
     let b = one_by_one.add_body(BodyBuilder::dynamic(cube())).unwrap();
     assert_eq!(a, b);
 }
+
+/// A box resting on a kinematic platform that creeps slower than the sleep
+/// speed is still by its own speed, but never sleeps while the platform
+/// moves under it; on a platform that stands still the same box sleeps.
+/// A box on the ground beside it (when there is one) sleeps either way.
+#[test]
+fn a_body_on_a_moving_kinematic_body_stays_awake() {
+    let run = |creep: Fx, with_beside: bool| {
+        let mut world = World::new(WorldSettings::default());
+        world
+            .add_body(BodyBuilder::fixed(Shape::HalfSpace))
+            .unwrap();
+        let platform = world
+            .add_body(
+                BodyBuilder::kinematic(Shape::box_with_size(Vec3::new(
+                    Fx::from_int(4),
+                    Fx::ONE,
+                    Fx::from_int(4),
+                )))
+                .position(Vec3::new(Fx::ZERO, Fx::lit("0.5"), Fx::ZERO))
+                .linear_velocity(Vec3::new(creep, Fx::ZERO, Fx::ZERO)),
+            )
+            .unwrap();
+        let riding = world
+            .add_body(BodyBuilder::dynamic(cube()).position(Vec3::new(
+                Fx::ZERO,
+                Fx::lit("1.5"),
+                Fx::ZERO,
+            )))
+            .unwrap();
+        let beside = with_beside.then(|| {
+            world
+                .add_body(BodyBuilder::dynamic(cube()).position(Vec3::new(
+                    Fx::from_int(10),
+                    Fx::lit("0.5"),
+                    Fx::ZERO,
+                )))
+                .unwrap()
+        });
+        for _ in 0..245 {
+            world.step();
+        }
+        let awake = |world: &World, h| world.body(h).unwrap().is_awake();
+        let result = (awake(&world, riding), beside.map(|h| awake(&world, h)));
+        // Once the platform stops, the box has counted no still frame on
+        // it: it sleeps only after a whole `sleep_frames` of its own.
+        world.set_linear_velocity(platform, Vec3::ZERO);
+        let mut after = 0;
+        while awake(&world, riding) && after < 100 {
+            world.step();
+            after += 1;
+        }
+        (result, after)
+    };
+    let needed = WorldSettings::default().sleep_frames;
+    assert_eq!(
+        run(Fx::ZERO, true),
+        ((false, Some(false)), 0),
+        "a still platform"
+    );
+    let creep = Fx::lit("0.01");
+    for with_beside in [false, true] {
+        let (result, after) = run(creep, with_beside);
+        assert_eq!(
+            result,
+            (true, with_beside.then_some(false)),
+            "a creeping platform, a box beside: {with_beside}"
+        );
+        assert!(
+            (needed..needed + 3).contains(&after),
+            "asleep {after} frames after the platform stopped (beside: {with_beside})"
+        );
+    }
+}

@@ -217,8 +217,11 @@ impl World {
         self.manifold(a, b, margin)
     }
 
-    /// Every pair's manifold, in pair order: a pure function of the world,
-    /// so the pairs are shared between threads when there are enough.
+    /// Every pair's manifold, in pair order, computed ahead on several
+    /// threads when there are enough pairs and threads (a manifold is a
+    /// pure function of the world, so any thread computes the same);
+    /// otherwise `out` is left empty and [`World::collide`] computes each
+    /// manifold where it is used, which saves copying each one twice.
     fn manifolds(&self, pairs: &[(u32, u32)], h: Fx, out: &mut Vec<Manifold>) {
         out.clear();
         let threads = if pairs.len() >= PARALLEL_PAIRS {
@@ -227,8 +230,6 @@ impl World {
             1
         };
         if threads == 1 {
-            // Each manifold written once, straight into its place.
-            out.extend(pairs.iter().map(|&p| self.pair_manifold(p, h)));
             return;
         }
         out.resize(pairs.len(), Manifold::default());
@@ -295,7 +296,14 @@ impl World {
                     } else {
                         None
                     };
-                    let manifold = &manifolds[next];
+                    let computed;
+                    let manifold = match manifolds.get(next) {
+                        Some(m) => m,
+                        None => {
+                            computed = self.pair_manifold(p, h);
+                            &computed
+                        }
+                    };
                     next += 1;
                     let (a, b) = p;
                     let (ba, bb) = (self.live(a), self.live(b));
