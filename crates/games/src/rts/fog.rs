@@ -73,12 +73,12 @@ impl Fog {
     }
 
     /// Recomputes the visible cells from the cells of the player's units
-    /// (`view` is the disc of [`view_disc`]) and adds them to the explored.
+    /// (each sees `view` around its cell) and adds them to the explored.
     pub(crate) fn update(
         &mut self,
         grid: &NavGrid,
         units: impl Iterator<Item = u32>,
-        view: &[(i32, i32)],
+        view: &ViewDisc,
     ) {
         self.visible.iter_mut().for_each(|w| *w = 0);
         let side = grid.side() as i32;
@@ -92,11 +92,14 @@ impl Fog {
                 None => {}
             }
             let (x, z) = ((cell % grid.side()) as i32, (cell / grid.side()) as i32);
-            for &(dx, dz) in view {
-                let (cx, cz) = (x + dx, z + dz);
-                if (0..side).contains(&cx) && (0..side).contains(&cz) {
-                    let i = (cz * side + cx) as usize;
-                    self.visible[i / 64] |= 1 << (i % 64);
+            // Each row of the disc, clipped to the grid, is a run of
+            // consecutive cells: whole words at a time.
+            for &(dz, first, last) in &view.rows {
+                let cz = z + dz;
+                let (cx0, cx1) = ((x + first).max(0), (x + last).min(side - 1));
+                if (0..side).contains(&cz) && cx0 <= cx1 {
+                    let row = (cz * side) as usize;
+                    set_run(&mut self.visible, row + cx0 as usize, row + cx1 as usize);
                 }
             }
         }
@@ -106,21 +109,53 @@ impl Fog {
     }
 }
 
-/// The cell offsets `(dx, dz)` within `view` metres of a cell, centre to
-/// centre, on cells of `cell` metres: the disc every unit sees.
-pub(crate) fn view_disc(view: Fx, cell: Fx) -> Vec<(i32, i32)> {
-    let r = (view / cell).to_int_floor();
-    let mut disc = Vec::new();
-    for dz in -r..=r {
-        for dx in -r..=r {
-            let d2 = cell.mul_int(i64::from(dx)) * cell.mul_int(i64::from(dx))
-                + cell.mul_int(i64::from(dz)) * cell.mul_int(i64::from(dz));
-            if d2 <= view * view {
-                disc.push((dx, dz));
+/// The cells within `view` metres of a cell, centre to centre, on cells of
+/// `cell` metres: the disc every unit sees, as rows of cell offsets
+/// `(dz, first dx, last dx)` (a disc's row is one run of cells).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ViewDisc {
+    rows: Vec<(i32, i32, i32)>,
+}
+
+impl ViewDisc {
+    pub(crate) fn new(view: Fx, cell: Fx) -> ViewDisc {
+        let r = (view / cell).to_int_floor();
+        let within = |dx: i32, dz: i32| {
+            let (dx, dz) = (cell.mul_int(i64::from(dx)), cell.mul_int(i64::from(dz)));
+            dx * dx + dz * dz <= view * view
+        };
+        let mut rows = Vec::new();
+        for dz in -r..=r {
+            // The row's cells: those within the view, from the centre
+            // outwards on both sides (the distance only grows with |dx|).
+            let last = (0..=r).take_while(|&dx| within(dx, dz)).last();
+            if let Some(w) = last {
+                rows.push((dz, -w, w));
             }
         }
+        ViewDisc { rows }
     }
-    disc
+
+    /// Every cell offset `(dx, dz)` of the disc.
+    #[cfg(test)]
+    pub(crate) fn offsets(&self) -> impl Iterator<Item = (i32, i32)> + '_ {
+        self.rows
+            .iter()
+            .flat_map(|&(dz, first, last)| (first..=last).map(move |dx| (dx, dz)))
+    }
+}
+
+/// Sets bits `first ..= last` of `set`.
+fn set_run(set: &mut [u64], first: usize, last: usize) {
+    let (w0, w1) = (first / 64, last / 64);
+    let (low, high) = (!0u64 << (first % 64), !0u64 >> (63 - last % 64));
+    if w0 == w1 {
+        set[w0] |= low & high;
+    } else {
+        set[w0] |= low;
+        set[w0 + 1..w1].iter_mut().for_each(|w| *w = !0);
+        set[w1] |= high;
+    }
 }
 
 fn bit(set: &[u64], index: u32) -> bool {
@@ -134,10 +169,48 @@ mod tests {
 
     #[test]
     fn the_view_disc_is_round_and_explored_keeps_what_was_seen() {
-        let disc = view_disc(Fx::from_int(4), Fx::from_int(2));
+        let disc: Vec<_> = ViewDisc::new(Fx::from_int(4), Fx::from_int(2))
+            .offsets()
+            .collect();
         assert!(disc.contains(&(2, 0)) && disc.contains(&(1, 1)));
         assert!(!disc.contains(&(2, 2)), "2.83 cells > 2");
         assert_eq!(disc.len(), 13);
+    }
+
+    /// Stamping the disc's rows a word at a time sets exactly the cells
+    /// that setting each offset's cell one by one sets: units near every
+    /// edge and corner of the grid, and discs of several sizes.
+    #[test]
+    fn a_disc_stamped_by_rows_is_the_disc_stamped_cell_by_cell() {
+        // The largest grid (256 cells a side), so that a wide disc's rows
+        // cross whole words.
+        let mut config = <crate::rts::Rts as crate::Demo>::default_config();
+        config.map_size = Fx::from_int(512);
+        config.cell_size = Fx::from_int(2);
+        let grid = NavGrid::new(&config, core::iter::empty());
+        let side = grid.side();
+        let mut rng = lockstep_fx::Rng::new(0xf06, 1);
+        for (k, view) in [1, 3, 7, 16, 40, 150].into_iter().enumerate() {
+            let disc = ViewDisc::new(Fx::from_int(view), Fx::from_int(2));
+            let mut cells: Vec<u32> = vec![0, side - 1, side * (side - 1), side * side - 1];
+            cells.extend((0..40).map(|_| rng.below(side * side)));
+            cells.extend((0..side).step_by(7).map(|x| x + side * (k as u32 % side)));
+            let mut fog = Fog::new(side * side);
+            fog.update(&grid, cells.iter().copied(), &disc);
+            let mut expected = Fog::new(side * side).visible;
+            for &cell in &cells {
+                let (x, z) = ((cell % side) as i32, (cell / side) as i32);
+                for (dx, dz) in disc.offsets() {
+                    let (cx, cz) = (x + dx, z + dz);
+                    if (0..side as i32).contains(&cx) && (0..side as i32).contains(&cz) {
+                        let i = (cz * side as i32 + cx) as usize;
+                        expected[i / 64] |= 1 << (i % 64);
+                    }
+                }
+            }
+            assert_eq!(fog.visible, expected, "view {view}");
+            assert!(fog.fits(side * side));
+        }
     }
 
     #[test]
@@ -157,7 +230,7 @@ mod tests {
     fn units_in_one_cell_see_what_each_sees_alone() {
         let config = <crate::rts::Rts as crate::Demo>::default_config();
         let grid = NavGrid::new(&config, core::iter::empty());
-        let disc = view_disc(Fx::from_int(6), Fx::from_int(2));
+        let disc = ViewDisc::new(Fx::from_int(6), Fx::from_int(2));
         let side = grid.side();
         let cells = [
             side * 3 + 4,
@@ -178,6 +251,6 @@ mod tests {
             }
         }
         assert_eq!(together.visible, apart.visible);
-        assert!(together.visible_cells() > disc.len() as u32);
+        assert!(together.visible_cells() > disc.offsets().count() as u32);
     }
 }

@@ -33,7 +33,7 @@ use lockstep_sim::{Frame, Game, Match, SetupError, StateError, read_version};
 use super::combat::{self, Missile, index_of};
 use super::command::{Command, RtsInput};
 use super::config::RtsConfig;
-use super::fog::{self, Fog};
+use super::fog::{Fog, ViewDisc};
 use super::map::{self, player_group};
 use super::nav::{Flow, NavGrid};
 use super::unit::{Order, Unit, UnitView};
@@ -67,7 +67,7 @@ pub struct Rts {
     nav: NavGrid,
     /// The cells a unit sees around its own (derived from the settings).
     #[canonical(skip)]
-    view: Vec<(i32, i32)>,
+    view: ViewDisc,
 }
 
 impl Rts {
@@ -302,7 +302,7 @@ impl Rts {
     /// the navigation grid and the disc of cells a unit sees.
     fn derive(&mut self) {
         self.nav = NavGrid::new(&self.config, map::obstacles(&self.world));
-        self.view = fog::view_disc(self.config.unit.view, self.config.cell_size);
+        self.view = ViewDisc::new(self.config.unit.view, self.config.cell_size);
     }
 
     /// Checks that decoded parts, with their derived grid, form a state
@@ -415,7 +415,7 @@ impl Game for Rts {
             fog: PerSeat(Vec::new()),
             world,
             nav: NavGrid::default(),
-            view: Vec::new(),
+            view: ViewDisc::default(),
         };
         game.derive();
         game.fog = PerSeat(vec![Fog::new(game.nav.cells()); usize::from(setup.seats)]);

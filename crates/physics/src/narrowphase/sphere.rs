@@ -15,6 +15,9 @@ use super::{ContactPoint, Manifold, Pose, within};
 pub fn sphere_sphere(a: Vec3, a_radius: Fx, b: Vec3, b_radius: Fx, margin: Fx) -> Manifold {
     let mut m = Manifold::default();
     let d = b - a;
+    if surely_apart(d, a_radius, b_radius, margin) {
+        return m;
+    }
     let (normal, distance) = d.normalize_and_length().unwrap_or((Vec3::Y, Fx::ZERO));
     let separation = distance - a_radius - b_radius;
     if !within(separation, margin) {
@@ -29,6 +32,33 @@ pub fn sphere_sphere(a: Vec3, a_radius: Fx, b: Vec3, b_radius: Fx, margin: Fx) -
         id: 0,
     });
     m
+}
+
+/// Whether centres `d` apart are so far that the separation
+/// [`sphere_sphere`] would compute exceeds `margin`, decided on the exact
+/// squared distance without its square root: a pair a broadphase reports
+/// only because the corners of its boxes overlap costs three products.
+///
+/// The computed length is within 1 LSB of the true one (`lockstep_fx`'s
+/// norm), so a true length above `radii + margin + 2 LSB` computes above
+/// `radii + margin`, and the separation then exceeds the margin; the answer
+/// is exactly the one the full computation gives.
+#[inline]
+fn surely_apart(d: Vec3, a_radius: Fx, b_radius: Fx, margin: Fx) -> bool {
+    let reach = i128::from(a_radius.to_bits())
+        + i128::from(b_radius.to_bits())
+        + i128::from(margin.to_bits())
+        + 2;
+    if reach < 0 {
+        return false;
+    }
+    let square = |c: Fx| u128::from(c.to_bits().unsigned_abs()).pow(2);
+    let distance2 = square(d.x)
+        .saturating_add(square(d.y))
+        .saturating_add(square(d.z));
+    (reach as u128)
+        .checked_mul(reach as u128)
+        .is_some_and(|reach2| distance2 > reach2)
 }
 
 /// Contact between sphere A (centre, radius) and box B (pose, half extents).
@@ -110,6 +140,62 @@ mod tests {
 
     fn fx(s: &str) -> Fx {
         s.parse().unwrap()
+    }
+
+    /// The early answer for spheres far apart is the full computation's,
+    /// at and around the edge of the margin and far from it.
+    #[test]
+    fn spheres_surely_apart_give_what_the_full_computation_gives() {
+        let full = |a: Vec3, ra: Fx, b: Vec3, rb: Fx, margin: Fx| {
+            let mut m = Manifold::default();
+            let (normal, distance) = (b - a)
+                .normalize_and_length()
+                .unwrap_or((Vec3::Y, Fx::ZERO));
+            let separation = distance - ra - rb;
+            if within(separation, margin) {
+                m.normal = normal;
+                m.push(ContactPoint {
+                    position: a + normal * ra + normal * separation.scale_pow2(-1),
+                    separation,
+                    id: 0,
+                });
+            }
+            m
+        };
+        let mut rng = lockstep_fx::Rng::new(0x5f, 1);
+        let mut early = 0;
+        for round in 0..20_000 {
+            let ra = rng.fx_range(fx("0.01"), fx("3"));
+            let rb = rng.fx_range(fx("0.01"), fx("3"));
+            let margin = rng.fx_range(Fx::ZERO, fx("0.5"));
+            let a = Vec3::new(
+                rng.fx_range(fx("-50"), fx("50")),
+                rng.fx_range(fx("-50"), fx("50")),
+                rng.fx_range(fx("-50"), fx("50")),
+            );
+            let dir = Vec3::new(
+                rng.fx_range(fx("-1"), fx("1")),
+                rng.fx_range(fx("-1"), fx("1")),
+                rng.fx_range(fx("-1"), fx("1")),
+            )
+            .normalize_or_zero();
+            // Distances spread over the edge `ra + rb + margin`, some within
+            // a few LSB of it, some far beyond.
+            let edge = ra + rb + margin;
+            let distance = match round % 3 {
+                0 => edge + Fx::from_bits(i64::from(rng.below(9)) - 4),
+                1 => rng.fx_range(Fx::ZERO, edge * Fx::from_int(2)),
+                _ => rng.fx_range(edge, Fx::from_int(1000)),
+            };
+            let b = a + dir * distance;
+            early += usize::from(surely_apart(b - a, ra, rb, margin));
+            assert_eq!(
+                sphere_sphere(a, ra, b, rb, margin),
+                full(a, ra, b, rb, margin),
+                "round {round}"
+            );
+        }
+        assert!(early > 5_000, "the early answer was taken ({early})");
     }
 
     #[test]
