@@ -4,7 +4,7 @@
 //! every peer gets the same answer. They look at shapes as of the last step
 //! (or the last edit) and never change the world.
 
-use lockstep_fx::{Fx, Vec3};
+use lockstep_fx::{Fx, Mat3, Vec3};
 
 use crate::aabb::Aabb;
 use crate::body::{Body, BodyHandle};
@@ -120,7 +120,8 @@ impl World {
                 if b.contained {
                     return None;
                 }
-                Some((i, b.groups, self.shape_aabb(i)?))
+                let rotation = self.scratch.rotations.get(i as usize);
+                Some((i, b.groups, b.bounds(rotation.unwrap_or(&Mat3::IDENTITY))?))
             }))
         });
         index.query(area, mask, |slot| {

@@ -15,7 +15,6 @@
 
 use lockstep_fx::{Fx, Mat3, Quat, Vec3};
 
-use crate::aabb::Aabb;
 use crate::body::{Body, BodyBuilder, BodyHandle, BodyKind};
 use crate::contact::{Contact, ContactInfo, Event};
 use crate::query_index::QueryIndex;
@@ -473,12 +472,6 @@ impl World {
         for i in 0..self.slots.len() as u32 {
             self.refresh_derived(i);
         }
-    }
-
-    /// The world-space bounds of a live body's shape (half-spaces: none).
-    pub(crate) fn shape_aabb(&self, index: u32) -> Option<Aabb> {
-        let b = self.slots.get(index as usize)?.body.as_ref()?;
-        b.bounds(&self.rotation(index))
     }
 }
 

@@ -296,13 +296,9 @@ impl World {
                     } else {
                         None
                     };
-                    let computed;
                     let manifold = match manifolds.get(next) {
-                        Some(m) => m,
-                        None => {
-                            computed = self.pair_manifold(p, h);
-                            &computed
-                        }
+                        Some(m) => *m,
+                        None => self.pair_manifold(p, h),
                     };
                     next += 1;
                     let (a, b) = p;
@@ -347,7 +343,7 @@ impl World {
                     new_contacts.push(Contact {
                         a,
                         b,
-                        manifold: *manifold,
+                        manifold,
                         normal_impulses,
                         friction_impulse,
                         twist_impulse,
