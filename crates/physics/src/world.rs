@@ -245,11 +245,14 @@ impl World {
             return 0;
         }
         let removed = gone.len();
-        gone.sort_unstable();
+        let mut is_gone = vec![false; self.slots.len()];
+        for &i in &gone {
+            is_gone[i as usize] = true;
+        }
         let slots = &self.slots;
         let events = &mut self.events;
         self.contacts.retain(|c| {
-            let ended = gone.binary_search(&c.a).is_ok() || gone.binary_search(&c.b).is_ok();
+            let ended = is_gone[c.a as usize] || is_gone[c.b as usize];
             if ended && c.manifold.count > 0 {
                 events.push(Event::ContactEnded {
                     a: handle_of(slots, c.a),
