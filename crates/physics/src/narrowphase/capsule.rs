@@ -74,7 +74,7 @@ pub fn capsule_plane(normal: Vec3, offset: Fx, s: &Segment, radius: Fx, margin: 
     };
     for (id, t) in [(0u32, -s.half_height), (1, s.half_height)] {
         let end = s.at(t);
-        let separation = normal.dot(end) - offset - radius;
+        let separation = super::plane::along(normal, end) - offset - radius;
         if within(separation, margin) {
             m.push(ContactPoint {
                 position: end - normal * (radius + separation.scale_pow2(-1)),

@@ -14,6 +14,7 @@ mod sphere;
 
 pub use box_box::box_box;
 pub use capsule::{Segment, box_capsule, capsule_capsule, capsule_plane, sphere_capsule};
+pub(crate) use plane::along;
 pub use plane::{box_plane, sphere_plane};
 pub use sphere::{sphere_box, sphere_sphere};
 

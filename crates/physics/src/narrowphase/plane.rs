@@ -11,13 +11,36 @@ use lockstep_fx::{Fx, Vec3};
 
 use super::{ContactPoint, Manifold, Pose, within};
 
+/// `normal · v`. For the upright ground (`normal` exactly +Y) the products
+/// by 0 and 1 are exact and the sum is `v.y` bit for bit, so it is read
+/// directly: every body on the ground meets the ground every step.
+#[inline(always)]
+pub(crate) fn along(normal: Vec3, v: Vec3) -> Fx {
+    if normal == Vec3::Y {
+        v.y
+    } else {
+        normal.dot(v)
+    }
+}
+
+/// `normal · s`, read directly for +Y like [`along`] (each component's
+/// product is exactly `0` or `s`).
+#[inline(always)]
+fn scaled(normal: Vec3, s: Fx) -> Vec3 {
+    if normal == Vec3::Y {
+        Vec3::new(Fx::ZERO, s, Fx::ZERO)
+    } else {
+        normal * s
+    }
+}
+
 /// Contact between a plane (A) and a sphere (B).
 pub fn sphere_plane(normal: Vec3, offset: Fx, centre: Vec3, radius: Fx, margin: Fx) -> Manifold {
     let mut m = Manifold::default();
-    let separation = normal.dot(centre) - offset - radius;
+    let separation = along(normal, centre) - offset - radius;
     if within(separation, margin) {
         m.normal = normal;
-        let position = centre - normal * (radius + separation.scale_pow2(-1));
+        let position = centre - scaled(normal, radius + separation.scale_pow2(-1));
         m.push(ContactPoint {
             position,
             separation,
@@ -36,11 +59,11 @@ pub fn box_plane(normal: Vec3, offset: Fx, b: &Pose, half: Vec3, margin: Fx) -> 
     // separation plus Σ ±half_k (normal · axis_k): three dots cover all eight.
     let axes = [b.rotation.col(0), b.rotation.col(1), b.rotation.col(2)];
     let reach = [
-        half.x * normal.dot(axes[0]),
-        half.y * normal.dot(axes[1]),
-        half.z * normal.dot(axes[2]),
+        half.x * along(normal, axes[0]),
+        half.y * along(normal, axes[1]),
+        half.z * along(normal, axes[2]),
     ];
-    let centre = normal.dot(b.position) - offset;
+    let centre = along(normal, b.position) - offset;
     let lowest = centre - reach[0].abs() - reach[1].abs() - reach[2].abs();
     if !within(lowest, margin) {
         return m;
@@ -71,7 +94,7 @@ pub fn box_plane(normal: Vec3, offset: Fx, b: &Pose, half: Vec3, margin: Fx) -> 
             *l = if v & (1 << k) != 0 { h } else { -h };
         }
         let vertex = b.position + b.rotation.mul_vec3(Vec3::from_array(local));
-        let position = vertex - normal * separation.scale_pow2(-1);
+        let position = vertex - scaled(normal, separation.scale_pow2(-1));
         m.push(ContactPoint {
             position,
             separation,
@@ -88,6 +111,29 @@ mod tests {
 
     fn fx(s: &str) -> Fx {
         s.parse().unwrap()
+    }
+
+    /// Reading the +Y ground's products directly gives the bits of the
+    /// full dot and scaling, for any vector and scale, large or small.
+    #[test]
+    fn the_upright_ground_read_directly_gives_the_full_products() {
+        let mut rng = lockstep_fx::Rng::new(0x6d, 1);
+        for round in 0..10_000 {
+            let big = Fx::from_int(if round % 2 == 0 { 100 } else { 1 << 30 });
+            let v = Vec3::new(
+                rng.fx_range(-big, big),
+                rng.fx_range(-big, big),
+                rng.fx_range(-big, big),
+            );
+            let s = rng.fx_range(-big, big);
+            assert_eq!(along(Vec3::Y, v), Vec3::Y.dot(v), "{v:?}");
+            assert_eq!(scaled(Vec3::Y, s), Vec3::Y * s, "{s:?}");
+        }
+        for extreme in [Fx::MIN, Fx::MAX, Fx::from_bits(1), Fx::from_bits(-1)] {
+            let v = Vec3::splat(extreme);
+            assert_eq!(along(Vec3::Y, v), Vec3::Y.dot(v));
+            assert_eq!(scaled(Vec3::Y, extreme), Vec3::Y * extreme);
+        }
     }
 
     #[test]

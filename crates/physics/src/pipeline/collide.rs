@@ -181,7 +181,7 @@ impl World {
         margin: Fx,
     ) -> Manifold {
         let normal = self.rotation(hs).col(1);
-        let offset = normal.dot(plane.position);
+        let offset = narrowphase::along(normal, plane.position);
         match shape {
             Shape::Box { half_extents } => {
                 let pose = Pose {
