@@ -24,7 +24,6 @@ pub(crate) fn update(world: &mut World) {
     let speed = world.settings.sleep_speed;
     let speed2 = speed * speed;
     let needed = world.settings.sleep_frames;
-    let mut parent: Vec<u32> = Vec::new();
     let candidate = |b: &Body| b.kind == BodyKind::Dynamic && b.awake && !b.contained;
     // Whether any body has been still long enough: if none has, no island
     // can fall asleep this step, and only the still counts change.
@@ -54,9 +53,12 @@ pub(crate) fn update(world: &mut World) {
     if !ready && !pushers {
         return;
     }
-    if ready {
-        parent.extend(0..n as u32);
-    }
+    // The union-find's parents, needed only when an island may sleep.
+    let mut parent: Vec<u32> = if ready {
+        (0..n as u32).collect()
+    } else {
+        Vec::new()
+    };
     let mut restless = Vec::new();
     for c in &world.contacts {
         if !c.fresh || c.manifold.count == 0 {

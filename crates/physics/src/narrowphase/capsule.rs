@@ -26,7 +26,7 @@
 
 use lockstep_fx::{Fx, Vec3};
 
-use super::{ContactPoint, Manifold, Pose, box_box, sphere_sphere, within};
+use super::{ContactPoint, Manifold, Pose, box_box, plane, sphere_sphere, within};
 
 /// A capsule's core segment in world space.
 #[derive(Clone, Copy, Debug)]
@@ -74,10 +74,10 @@ pub fn capsule_plane(normal: Vec3, offset: Fx, s: &Segment, radius: Fx, margin: 
     };
     for (id, t) in [(0u32, -s.half_height), (1, s.half_height)] {
         let end = s.at(t);
-        let separation = super::plane::along(normal, end) - offset - radius;
+        let separation = plane::along(normal, end) - offset - radius;
         if within(separation, margin) {
             m.push(ContactPoint {
-                position: end - normal * (radius + separation.scale_pow2(-1)),
+                position: end - plane::scaled(normal, radius + separation.scale_pow2(-1)),
                 separation,
                 id,
             });

@@ -26,7 +26,7 @@ pub(crate) fn along(normal: Vec3, v: Vec3) -> Fx {
 /// `normal · s`, read directly for +Y like [`along`] (each component's
 /// product is exactly `0` or `s`).
 #[inline(always)]
-fn scaled(normal: Vec3, s: Fx) -> Vec3 {
+pub(crate) fn scaled(normal: Vec3, s: Fx) -> Vec3 {
     if normal == Vec3::Y {
         Vec3::new(Fx::ZERO, s, Fx::ZERO)
     } else {
