@@ -141,11 +141,11 @@ fn save_and_load_mid_match_continues_identically() {
 
 #[test]
 fn engine_threads_give_the_same_checksums_and_survive_a_rollback() {
-    // Big enough for every part to share its work: 4 × 500 units give
+    // Big enough for every part to share its work: 4 × 1 000 units give
     // hundreds of constraints and pairs, and a state of more than 32
     // leaves of 16 KiB for the hasher.
     let mut c = Rts::default_config();
-    c.units_per_player = 500;
+    c.units_per_player = 1000;
     let settings = EngineSettings {
         save_interval: 20,
         ..EngineSettings::default()

@@ -3,9 +3,19 @@
 //! Layout (all little-endian, through [`StateWriter`]): a `u16` version, the
 //! settings, the frame, every slot in index order (generation, then the body
 //! or a hole), the free list, and the contact cache in `(a, b)` order with
-//! each point's feature id and normal impulse, then the manifold's friction
+//! each point's feature id and normal impulse, then whether the manifold
+//! carries a friction or twist impulse and, if it does, its friction
 //! impulse (a world vector) and twist impulse. Contact geometry is not
-//! state: the next step recomputes it for every pair that moves. Decoding
+//! state: the next step recomputes it for every pair that moves.
+//!
+//! **Plain fields are left out.** A body's fields that most bodies hold at
+//! a plain value (an identity orientation, no spin, no pending force, no
+//! inertia for a body that cannot turn, no damping, no restitution, a
+//! gravity scale of one) are written only when they differ from it; a byte
+//! after the shape says which are left out ([`plain`]). An RTS unit then
+//! takes about half the bytes, and so does its checksum's hashing. Each
+//! body and contact still has exactly one encoding: a field at its plain
+//! value is always left out, and a decoder refuses it written out. Decoding
 //! validates everything a later step relies on (shapes, indices, the cache's
 //! order, the free list), so hostile bytes give a [`StateError`], never a
 //! panic or a world that misbehaves later.
@@ -30,7 +40,9 @@ use crate::world::{Slot, World};
 ///   per manifold, separations refreshed once per integration.
 /// - 3: contact lever arms taken in each body's arm orientation (encoded
 ///   for bodies that can turn) and the setting `arm_turn`.
-pub const STATE_VERSION: u16 = 3;
+/// - 4: plain body fields and a contact's zero friction and twist impulses
+///   left out (the same simulation, fewer bytes).
+pub const STATE_VERSION: u16 = 4;
 
 /// Why bytes are not a valid world.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -85,8 +97,14 @@ impl World {
                 w.field("point id", &p.id);
                 w.field("normal impulse", imp);
             }
-            w.field("friction impulse", &c.friction_impulse);
-            w.field("twist impulse", &c.twist_impulse);
+            // A contact that turns no body carries no friction or twist
+            // impulse (every contact of an RTS unit): both are left out.
+            let carried = c.friction_impulse != Vec3::ZERO || !c.twist_impulse.is_zero();
+            w.field("friction carried", &carried);
+            if carried {
+                w.field("friction impulse", &c.friction_impulse);
+                w.field("twist impulse", &c.twist_impulse);
+            }
         }
     }
 
@@ -174,7 +192,7 @@ impl World {
                 return Err(StateError::Invalid("island id out of range"));
             }
         }
-        let contacts = r.read_len(41)?;
+        let contacts = r.read_len(10)?;
         let mut last: Option<(u32, u32)> = None;
         for _ in 0..contacts {
             let (a, b) = (r.read_u32()?, r.read_u32()?);
@@ -207,8 +225,17 @@ impl World {
                 point.id = r.read_u32()?;
                 *impulse = r.read_fx()?;
             }
-            let friction_impulse = r.read_vec3()?;
-            let twist_impulse = r.read_fx()?;
+            let (friction_impulse, twist_impulse) = if r.read_bool()? {
+                let carried = (r.read_vec3()?, r.read_fx()?);
+                if carried == (Vec3::ZERO, Fx::ZERO) {
+                    return Err(StateError::Invalid(
+                        "a contact carrying no friction must leave it out",
+                    ));
+                }
+                carried
+            } else {
+                (Vec3::ZERO, Fx::ZERO)
+            };
             world.contacts.push(Contact {
                 a,
                 b,
@@ -292,6 +319,54 @@ fn decode_settings(r: &mut StateReader<'_>) -> Result<WorldSettings, StateError>
     })
 }
 
+/// The body fields that may be left out of a body's encoding: a bit of the
+/// `plain` byte written after the shape is set when its field holds the
+/// plain value named here, and then the field's bytes are not written. A
+/// field is left out exactly when it holds that value, so each body has one
+/// encoding: a decoder refuses a field written out at its plain value.
+mod plain {
+    /// The orientation is the identity.
+    pub const ORIENTATION: u8 = 1 << 0;
+    /// The angular velocity is zero.
+    pub const ANGULAR_VELOCITY: u8 = 1 << 1;
+    /// The accumulated force and torque are both zero.
+    pub const FORCES: u8 = 1 << 2;
+    /// The inverse inertia is zero (a body that cannot turn).
+    pub const INERTIA: u8 = 1 << 3;
+    /// The linear and angular damping are both zero.
+    pub const DAMPING: u8 = 1 << 4;
+    /// The restitution is zero.
+    pub const RESTITUTION: u8 = 1 << 5;
+    /// The gravity scale is one.
+    pub const GRAVITY_SCALE: u8 = 1 << 6;
+    /// Every bit in use.
+    pub const ALL: u8 = (1 << 7) - 1;
+}
+
+/// The `plain` byte of `b` (see [`plain`]).
+fn plain_fields(b: &Body) -> u8 {
+    let mut bits = 0;
+    let mut set = |bit: u8, is_plain: bool| {
+        if is_plain {
+            bits |= bit;
+        }
+    };
+    set(plain::ORIENTATION, b.orientation == Quat::IDENTITY);
+    set(plain::ANGULAR_VELOCITY, b.angular_velocity == Vec3::ZERO);
+    set(
+        plain::FORCES,
+        b.force == Vec3::ZERO && b.torque == Vec3::ZERO,
+    );
+    set(plain::INERTIA, b.inv_inertia == Vec3::ZERO);
+    set(
+        plain::DAMPING,
+        b.linear_damping.is_zero() && b.angular_damping.is_zero(),
+    );
+    set(plain::RESTITUTION, b.restitution.is_zero());
+    set(plain::GRAVITY_SCALE, b.gravity_scale == Fx::ONE);
+    bits
+}
+
 fn encode_body<S: Sink>(b: &Body, w: &mut StateWriter<S>) {
     w.field("kind", &b.kind.tag());
     w.field("shape", &b.shape.tag());
@@ -307,22 +382,39 @@ fn encode_body<S: Sink>(b: &Body, w: &mut StateWriter<S>) {
         }
         Shape::HalfSpace => {}
     }
+    let bits = plain_fields(b);
+    let written = |bit: u8| bits & bit == 0;
+    w.field("plain fields", &bits);
     w.field("position", &b.position);
-    w.field("orientation", &b.orientation);
+    if written(plain::ORIENTATION) {
+        w.field("orientation", &b.orientation);
+    }
     w.field("linear velocity", &b.linear_velocity);
-    w.field("angular velocity", &b.angular_velocity);
-    w.field("force", &b.force);
-    w.field("torque", &b.torque);
+    if written(plain::ANGULAR_VELOCITY) {
+        w.field("angular velocity", &b.angular_velocity);
+    }
+    if written(plain::FORCES) {
+        w.field("force", &b.force);
+        w.field("torque", &b.torque);
+    }
     w.field("inverse mass", &b.inv_mass);
-    w.field("inverse inertia", &b.inv_inertia);
+    if written(plain::INERTIA) {
+        w.field("inverse inertia", &b.inv_inertia);
+    }
     if b.can_turn() {
         w.field("arm orientation", &b.arm_orientation);
     }
-    w.field("linear damping", &b.linear_damping);
-    w.field("angular damping", &b.angular_damping);
+    if written(plain::DAMPING) {
+        w.field("linear damping", &b.linear_damping);
+        w.field("angular damping", &b.angular_damping);
+    }
     w.field("friction", &b.friction);
-    w.field("restitution", &b.restitution);
-    w.field("gravity scale", &b.gravity_scale);
+    if written(plain::RESTITUTION) {
+        w.field("restitution", &b.restitution);
+    }
+    if written(plain::GRAVITY_SCALE) {
+        w.field("gravity scale", &b.gravity_scale);
+    }
     w.field("groups", &b.groups);
     w.field("mask", &b.mask);
     w.field("user data", &b.user_data);
@@ -357,46 +449,58 @@ fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {
             "bad shape dimensions or a moving half-space",
         ));
     }
-    let mut b = Body {
+    let bits = r.read_u8()?;
+    if bits & !plain::ALL != 0 {
+        return Err(StateError::Invalid("unknown plain-field bits"));
+    }
+    let mut fields = Fields { r, bits };
+    let position = fields.r.read_vec3()?;
+    let orientation = fields.or(plain::ORIENTATION, Quat::IDENTITY, StateReader::read_quat)?;
+    let linear_velocity = fields.r.read_vec3()?;
+    let angular_velocity =
+        fields.or(plain::ANGULAR_VELOCITY, Vec3::ZERO, StateReader::read_vec3)?;
+    let forces = fields.or(plain::FORCES, [Vec3::ZERO; 2], |r| {
+        Ok([r.read_vec3()?, r.read_vec3()?])
+    })?;
+    let inv_mass = fields.r.read_fx()?;
+    let inv_inertia = fields.or(plain::INERTIA, Vec3::ZERO, StateReader::read_vec3)?;
+    let can_turn = inv_inertia != Vec3::ZERO;
+    let arm_orientation = if can_turn {
+        fields.r.read_quat()?
+    } else {
+        orientation
+    };
+    let [linear_damping, angular_damping] = fields.or(plain::DAMPING, [Fx::ZERO; 2], |r| {
+        Ok([r.read_fx()?, r.read_fx()?])
+    })?;
+    let friction = fields.r.read_fx()?;
+    let restitution = fields.or(plain::RESTITUTION, Fx::ZERO, StateReader::read_fx)?;
+    let gravity_scale = fields.or(plain::GRAVITY_SCALE, Fx::ONE, StateReader::read_fx)?;
+    let r = fields.r;
+    let b = Body {
         kind,
         shape,
-        position: r.read_vec3()?,
-        orientation: r.read_quat()?,
-        linear_velocity: r.read_vec3()?,
-        angular_velocity: r.read_vec3()?,
-        force: r.read_vec3()?,
-        torque: r.read_vec3()?,
-        inv_mass: r.read_fx()?,
-        inv_inertia: r.read_vec3()?,
-        arm_orientation: Quat::IDENTITY,
-        linear_damping: Fx::ZERO,
-        angular_damping: Fx::ZERO,
-        friction: Fx::ZERO,
-        restitution: Fx::ZERO,
-        gravity_scale: Fx::ZERO,
-        groups: 0,
-        mask: 0,
-        user_data: 0,
-        still_frames: 0,
-        awake: false,
-        contained: false,
+        position,
+        orientation,
+        linear_velocity,
+        angular_velocity,
+        force: forces[0],
+        torque: forces[1],
+        inv_mass,
+        inv_inertia,
+        arm_orientation,
+        linear_damping,
+        angular_damping,
+        friction,
+        restitution,
+        gravity_scale,
+        groups: r.read_u32()?,
+        mask: r.read_u32()?,
+        user_data: r.read_u64()?,
+        still_frames: r.read_u32()?,
+        awake: r.read_bool()?,
+        contained: r.read_bool()?,
     };
-    b.arm_orientation = if b.can_turn() {
-        r.read_quat()?
-    } else {
-        b.orientation
-    };
-    b.linear_damping = r.read_fx()?;
-    b.angular_damping = r.read_fx()?;
-    b.friction = r.read_fx()?;
-    b.restitution = r.read_fx()?;
-    b.gravity_scale = r.read_fx()?;
-    b.groups = r.read_u32()?;
-    b.mask = r.read_u32()?;
-    b.user_data = r.read_u64()?;
-    b.still_frames = r.read_u32()?;
-    b.awake = r.read_bool()?;
-    b.contained = r.read_bool()?;
     if b.inv_mass.is_negative() || b.inv_inertia.min_element().is_negative() {
         return Err(StateError::Invalid("negative inverse mass or inertia"));
     }
@@ -404,4 +508,33 @@ fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {
         return Err(StateError::Invalid("only dynamic bodies have mass"));
     }
     Ok(b)
+}
+
+/// A body's fields being read, with its `plain` byte (see [`plain`]).
+struct Fields<'r, 'b> {
+    r: &'r mut StateReader<'b>,
+    bits: u8,
+}
+
+impl<'b> Fields<'_, 'b> {
+    /// The field of `bit`: its plain value when the bit is set, else read
+    /// by `read`, which must not give the plain value (that field would
+    /// have been left out).
+    fn or<T: PartialEq>(
+        &mut self,
+        bit: u8,
+        plain: T,
+        read: impl FnOnce(&mut StateReader<'b>) -> Result<T, DecodeError>,
+    ) -> Result<T, StateError> {
+        if self.bits & bit != 0 {
+            return Ok(plain);
+        }
+        let value = read(self.r)?;
+        if value == plain {
+            return Err(StateError::Invalid(
+                "a body field at its plain value must be left out",
+            ));
+        }
+        Ok(value)
+    }
 }
