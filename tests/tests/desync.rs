@@ -106,7 +106,7 @@ fn engine_histories_bisect_to_the_flipped_frame() {
     for frame in 0..150 {
         if frame == k {
             let bytes = StateMap::of(b.game())
-                .with_flipped_bit("body 12", "angular velocity", 33)
+                .with_flipped_bit("body 12", "linear velocity", 33)
                 .unwrap();
             *b.game_mut() = Cubes::decode(&bytes).unwrap();
         }
@@ -126,5 +126,5 @@ fn engine_histories_bisect_to_the_flipped_frame() {
     let found = diff(&before(&a), &before(&b));
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].entity.to_string(), "body 12");
-    assert_eq!(found[0].field, "angular velocity");
+    assert_eq!(found[0].field, "linear velocity");
 }
