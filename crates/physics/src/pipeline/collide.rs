@@ -223,15 +223,18 @@ impl World {
     /// otherwise `out` is left empty and [`World::collide`] computes each
     /// manifold where it is used, which saves copying each one twice.
     fn manifolds(&self, pairs: &[(u32, u32)], h: Fx, out: &mut Vec<Manifold>) {
-        out.clear();
         let threads = if pairs.len() >= PARALLEL_PAIRS {
             self.threads.max(1)
         } else {
             1
         };
         if threads == 1 {
+            out.clear();
             return;
         }
+        // Every manifold below is written before the merge reads it, so
+        // last step's are left in place rather than cleared first: only
+        // growth fills new ones (192 bytes each, tens of thousands a step).
         out.resize(pairs.len(), Manifold::default());
         let run = |pairs: &[(u32, u32)], out: &mut [Manifold]| {
             for (m, &p) in out.iter_mut().zip(pairs) {
