@@ -82,11 +82,13 @@ fn a_flipped_cube_position_bit_is_found_at_its_frame() {
 }
 
 #[test]
-fn a_flipped_unit_velocity_bit_is_found_at_its_frame() {
+fn a_flipped_unit_position_bit_is_found_at_its_frame() {
     // Body 115 is unit 90, walking under a bot's move order at frame 130;
-    // bit 94 is 0.25 m/s of its vertical velocity (steering sets the
-    // horizontal ones each frame, so a flip there would be overwritten).
-    flipped_bit_is_found::<Rts>(2, 130, "body 115", "linear velocity", 94);
+    // bit 20 of its x is about 0.24 mm. (Steering sets a walking unit's
+    // velocity each frame, and a unit locked in height has none
+    // vertically, so a flipped velocity bit would be overwritten or
+    // refused.)
+    flipped_bit_is_found::<Rts>(2, 130, "body 115", "position", 20);
 }
 
 #[test]

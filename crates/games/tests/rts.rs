@@ -271,11 +271,12 @@ fn armies_that_meet_fight_until_units_die() {
     }
     let alive = game.units().count();
     assert!(alive < 32, "nobody died");
-    // The dead are gone from the world and from the selections.
+    // The dead are gone from the world and from the selections (units
+    // are the bodies locked in height).
     assert_eq!(
         game.world()
             .bodies()
-            .filter(|(_, b)| b.collision_groups().0 > 1)
+            .filter(|(_, b)| b.is_height_locked())
             .count(),
         alive
     );

@@ -92,6 +92,9 @@ pub struct Body {
     pub(crate) awake: bool,
     /// Taken out of the simulation because its state left the valid range.
     pub(crate) contained: bool,
+    /// Keeps its height: nothing moves it along y (see
+    /// [`BodyBuilder::lock_height`]).
+    pub(crate) height_locked: bool,
 }
 
 impl Body {
@@ -131,6 +134,22 @@ impl Body {
     /// locked (static and kinematic bodies have zero inverse inertia).
     pub(crate) fn can_turn(&self) -> bool {
         self.inv_inertia != Vec3::ZERO
+    }
+
+    /// Whether its height is locked ([`BodyBuilder::lock_height`]): its
+    /// position and velocity along y never change under gravity, forces,
+    /// contacts or impulses.
+    pub fn is_height_locked(&self) -> bool {
+        self.height_locked
+    }
+
+    /// `v` without its y component when the height is locked, else `v`.
+    pub(crate) fn in_plane(&self, v: Vec3) -> Vec3 {
+        if self.height_locked {
+            Vec3::new(v.x, Fx::ZERO, v.z)
+        } else {
+            v
+        }
     }
 
     /// The rotation that takes an offset from the body's centre, in world
@@ -284,6 +303,9 @@ pub struct BodyBuilder {
     /// inverse inertia is zero, as Box2D's "fixed rotation" and rapier's
     /// "locked rotations". It keeps the angular velocity it is given.
     pub lock_rotation: bool,
+    /// Keeps its height (dynamic bodies): it moves only across the
+    /// horizontal plane (rapier's "translation locked on y").
+    pub lock_height: bool,
 }
 
 impl BodyBuilder {
@@ -307,6 +329,7 @@ impl BodyBuilder {
             user_data: 0,
             asleep: false,
             lock_rotation: false,
+            lock_height: false,
         }
     }
     /// A dynamic body.
@@ -392,6 +415,22 @@ impl BodyBuilder {
     /// bodies cannot turn.
     pub fn lock_rotation(mut self) -> Self {
         self.lock_rotation = true;
+        self
+    }
+    /// Locks the height: the body moves only across the horizontal plane
+    /// at the height it is created or posed at. Gravity, forces, impulses
+    /// and contacts move it along x and z only; a vertical velocity it is
+    /// given is dropped. The units of a strategy game want this: they walk
+    /// on flat ground, so they need neither gravity nor a contact with the
+    /// ground (an RTS unit touches only other units, walls and buildings,
+    /// whose normals with it lie in the plane).
+    ///
+    /// Within a step, a contact whose normal leaves the plane (a sphere on
+    /// the edge of a low box) moves the body vertically as it would a free
+    /// one; the step's end drops that motion. Contacts whose normals lie in
+    /// the plane act exactly as on a free body.
+    pub fn lock_height(mut self) -> Self {
+        self.lock_height = true;
         self
     }
 }

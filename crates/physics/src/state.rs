@@ -11,8 +11,8 @@
 //! **Plain fields are left out.** A body's fields that most bodies hold at
 //! a plain value (an identity orientation, no spin, no pending force, no
 //! inertia for a body that cannot turn, no damping, no restitution, a
-//! gravity scale of one) are written only when they differ from it; a byte
-//! after the shape says which are left out ([`plain`]). An RTS unit then
+//! gravity scale of one, a free height) are written only when they differ
+//! from it; a byte after the shape says which are left out ([`plain`]). An RTS unit then
 //! takes about half the bytes, and so does its checksum's hashing. Each
 //! body and contact still has exactly one encoding: a field at its plain
 //! value is always left out, and a decoder refuses it written out. Decoding
@@ -42,7 +42,8 @@ use crate::world::{Slot, World};
 ///   for bodies that can turn) and the setting `arm_turn`.
 /// - 4: plain body fields and a contact's zero friction and twist impulses
 ///   left out (the same simulation, fewer bytes).
-pub const STATE_VERSION: u16 = 4;
+/// - 5: a body may be locked in height (the last bit of the plain byte).
+pub const STATE_VERSION: u16 = 5;
 
 /// Why bytes are not a valid world.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -339,8 +340,9 @@ mod plain {
     pub const RESTITUTION: u8 = 1 << 5;
     /// The gravity scale is one.
     pub const GRAVITY_SCALE: u8 = 1 << 6;
-    /// Every bit in use.
-    pub const ALL: u8 = (1 << 7) - 1;
+    /// The height is free. Clear for a body locked in height, and no bytes
+    /// follow: the lock has no other value to write.
+    pub const HEIGHT: u8 = 1 << 7;
 }
 
 /// The `plain` byte of `b` (see [`plain`]).
@@ -364,6 +366,7 @@ fn plain_fields(b: &Body) -> u8 {
     );
     set(plain::RESTITUTION, b.restitution.is_zero());
     set(plain::GRAVITY_SCALE, b.gravity_scale == Fx::ONE);
+    set(plain::HEIGHT, !b.height_locked);
     bits
 }
 
@@ -450,9 +453,6 @@ fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {
         ));
     }
     let bits = r.read_u8()?;
-    if bits & !plain::ALL != 0 {
-        return Err(StateError::Invalid("unknown plain-field bits"));
-    }
     let mut fields = Fields { r, bits };
     let position = fields.r.read_vec3()?;
     let orientation = fields.or(plain::ORIENTATION, Quat::IDENTITY, StateReader::read_quat)?;
@@ -500,7 +500,13 @@ fn decode_body(r: &mut StateReader<'_>) -> Result<Body, StateError> {
         still_frames: r.read_u32()?,
         awake: r.read_bool()?,
         contained: r.read_bool()?,
+        height_locked: bits & plain::HEIGHT == 0,
     };
+    if b.height_locked && (kind != BodyKind::Dynamic || !b.linear_velocity.y.is_zero()) {
+        return Err(StateError::Invalid(
+            "only a dynamic body is locked in height, with no vertical velocity",
+        ));
+    }
     if b.inv_mass.is_negative() || b.inv_inertia.min_element().is_negative() {
         return Err(StateError::Invalid("negative inverse mass or inertia"));
     }

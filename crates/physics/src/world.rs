@@ -163,13 +163,16 @@ impl World {
             (Fx::ZERO, Vec3::ZERO)
         };
         let moving = b.kind != BodyKind::Static;
+        let height_locked = b.lock_height && b.kind == BodyKind::Dynamic;
         let orientation = normalize_or_identity(b.orientation);
         let body = Body {
             kind: b.kind,
             shape: b.shape,
             position: b.position,
             orientation,
-            linear_velocity: if moving {
+            linear_velocity: if height_locked {
+                Vec3::new(b.linear_velocity.x, Fx::ZERO, b.linear_velocity.z)
+            } else if moving {
                 b.linear_velocity
             } else {
                 Vec3::ZERO
@@ -195,6 +198,7 @@ impl World {
             still_frames: 0,
             awake: moving && !(b.asleep && b.kind == BodyKind::Dynamic),
             contained: false,
+            height_locked,
         };
         let index = match self.free.pop() {
             Some(i) => i,
@@ -313,9 +317,10 @@ impl World {
         self.slots.iter().filter(|s| s.body.is_some()).count()
     }
 
-    /// Sets a dynamic or kinematic body's linear velocity (and wakes it).
+    /// Sets a dynamic or kinematic body's linear velocity (and wakes it); a
+    /// body locked in height takes only its x and z.
     pub fn set_linear_velocity(&mut self, h: BodyHandle, v: Vec3) {
-        self.edit(h, true, |b| b.linear_velocity = v);
+        self.edit(h, true, |b| b.linear_velocity = b.in_plane(v));
     }
 
     /// Sets a dynamic or kinematic body's angular velocity (and wakes it).
@@ -339,7 +344,7 @@ impl World {
             return;
         };
         self.edit(h, false, |b| {
-            b.linear_velocity += impulse * b.inv_mass;
+            b.linear_velocity += b.in_plane(impulse * b.inv_mass);
             let inv_inertia = rotation.rotate_diagonal(b.inv_inertia);
             b.angular_velocity += inv_inertia.mul_vec3((point - b.position).cross(impulse));
         });

@@ -116,7 +116,7 @@ fn plain_body_fields_are_left_out_and_read_back() {
 }
 
 #[test]
-fn a_plain_field_written_out_or_an_unknown_plain_bit_is_refused() {
+fn a_plain_field_written_out_or_a_moving_height_lock_is_refused() {
     let plain = one_sphere(|b| b.lock_rotation(), Vec3::ZERO).save();
     let bouncy = one_sphere(|b| b.lock_rotation().restitution(Fx::ONE), Vec3::ZERO).save();
     // The sphere's restitution is the only difference: its plain byte, and
@@ -135,10 +135,91 @@ fn a_plain_field_written_out_or_an_unknown_plain_bit_is_refused() {
             "a body field at its plain value must be left out"
         ))
     );
-    let mut unknown = plain.clone();
-    unknown[byte] |= 0x80;
+    // The last bit says the height is free: cleared, the falling sphere
+    // would be locked in height with a vertical velocity.
+    let mut falling = one_sphere(|b| b.lock_rotation(), Vec3::ZERO);
+    falling.step();
+    let falling = falling.save();
+    let mut locked = falling.clone();
+    locked[byte] &= !0x80;
     assert_eq!(
-        World::decode(&unknown).err(),
-        Some(StateError::Invalid("unknown plain-field bits"))
+        World::decode(&locked).err(),
+        Some(StateError::Invalid(
+            "only a dynamic body is locked in height, with no vertical velocity"
+        ))
     );
+    // Cleared for a static body: refused too. (A static body's gravity
+    // scale is written out when it is not one: the first difference is the
+    // plain byte.)
+    let fixed = |scale: Fx| {
+        let mut w = World::new(WorldSettings::default());
+        w.add_body(BodyBuilder::fixed(Shape::HalfSpace).gravity_scale(scale))
+            .unwrap();
+        w.save()
+    };
+    let (one, half) = (fixed(Fx::ONE), fixed(Fx::HALF));
+    let ground_byte = (0..one.len()).find(|&i| one[i] != half[i]).unwrap();
+    assert_eq!(one[ground_byte], 0xff, "every field plain");
+    let mut ground = one.clone();
+    ground[ground_byte] &= !0x80;
+    assert_eq!(
+        World::decode(&ground).err(),
+        Some(StateError::Invalid(
+            "only a dynamic body is locked in height, with no vertical velocity"
+        ))
+    );
+}
+
+#[test]
+fn a_body_locked_in_height_keeps_it_and_reads_back() {
+    let mut world = World::new(WorldSettings::default());
+    // A low box the sphere runs into: its top edge, below the sphere's
+    // centre, meets it on its lower half, so the normal leaves the plane.
+    world
+        .add_body(
+            BodyBuilder::fixed(Shape::box_with_size(Vec3::new(
+                Fx::ONE,
+                Fx::lit("0.3"),
+                Fx::from_int(4),
+            )))
+            .position(Vec3::new(Fx::from_int(2), Fx::lit("0.15"), Fx::ZERO)),
+        )
+        .unwrap();
+    let y = Fx::lit("0.5");
+    let unit = BodyBuilder::dynamic(Shape::Sphere { radius: Fx::HALF })
+        .lock_rotation()
+        .lock_height()
+        .position(Vec3::new(Fx::ZERO, y, Fx::ZERO))
+        .linear_velocity(Vec3::new(Fx::from_int(3), Fx::from_int(5), Fx::ZERO));
+    let h = world.add_body(unit).unwrap();
+    let body = |w: &World| w.body(h).unwrap().clone();
+    assert!(body(&world).is_height_locked());
+    assert_eq!(
+        body(&world).linear_velocity().y,
+        Fx::ZERO,
+        "dropped at creation"
+    );
+    world.apply_force(h, Vec3::new(Fx::ZERO, Fx::from_int(100), Fx::ZERO));
+    world.apply_impulse(h, Vec3::new(Fx::ZERO, Fx::ONE, Fx::ZERO), Vec3::ZERO);
+    let mut tilted = false;
+    for frame in 0..90 {
+        if frame == 40 {
+            world.set_linear_velocity(h, Vec3::new(Fx::from_int(4), Fx::from_int(-2), Fx::ZERO));
+        }
+        world.step();
+        tilted |= world.contacts().any(|c| !c.normal.y.is_zero());
+        let b = body(&world);
+        assert_eq!(
+            b.position().y,
+            y,
+            "frame {frame}: no gravity, force or contact lifts it"
+        );
+        assert_eq!(b.linear_velocity().y, Fx::ZERO);
+        // It reads back, and steps on the same.
+        let bytes = world.save();
+        assert_eq!(World::decode(&bytes).unwrap().save(), bytes);
+    }
+    assert!(tilted, "the sphere met the box's edge");
+    // The box stopped it, across the plane.
+    assert!(body(&world).position().x < Fx::from_int(2));
 }

@@ -345,7 +345,9 @@ impl Rts {
         let unit_bodies = self
             .world
             .bodies()
-            .filter(|(_, b)| b.collision_groups().0 & !map::TERRAIN_GROUP != 0)
+            .filter(|(_, b)| {
+                b.collision_groups().0 & !(map::TERRAIN_GROUP | map::GROUND_GROUP) != 0
+            })
             .count();
         if unit_bodies != self.units.len() {
             return Err("a unit body has no unit".into());

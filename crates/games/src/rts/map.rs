@@ -3,6 +3,16 @@
 //! grid) and the collision groups that tell terrain and each player's units
 //! apart.
 //!
+//! Units walk on flat ground: their bodies are locked in height
+//! (`BodyBuilder::lock_height`) at their radius above it, so gravity does
+//! not pull them and they never touch the ground. The ground is in a group
+//! of its own ([`GROUND_GROUP`]) that units leave out of their mask: they
+//! meet only each other, the walls, the buildings and the rocks, all taller
+//! than a unit, so every contact a unit has pushes it across the plane. A
+//! crowd then pays for the contacts between its units and nothing for
+//! standing (in an 8 × 1 024 match that stood on the ground, 4 of every 10
+//! contacts were with it, and a frame took 40% more instructions).
+//!
 //! Rocks make each seed's map its own: `rocks` boxes, 2 to 7 m across and
 //! 3 m high, placed by an [`Rng`] seeded from the match seed, each kept
 //! 4 m clear of every base's starting grid, every building and every rock
@@ -23,8 +33,12 @@ use lockstep_sim::Match;
 use super::config::RtsConfig;
 use super::unit::{Order, Unit};
 
-/// The collision group of the ground, the walls and the buildings.
+/// The collision group of the walls, the buildings and the rocks.
 pub const TERRAIN_GROUP: u32 = 1;
+
+/// The collision group of the ground, which units do not collide with (it
+/// is above every seat's group).
+pub const GROUND_GROUP: u32 = 1 << 31;
 
 /// The collision group of player `seat`'s units (one bit per seat, above
 /// the terrain's).
@@ -67,7 +81,11 @@ pub(crate) fn build(config: &RtsConfig, setup: &Match) -> Result<(World, Vec<Uni
         b.friction(config.friction)
             .collision_groups(TERRAIN_GROUP, u32::MAX)
     };
-    world.add_body(terrain(BodyBuilder::fixed(Shape::HalfSpace)))?;
+    world.add_body(
+        BodyBuilder::fixed(Shape::HalfSpace)
+            .friction(config.friction)
+            .collision_groups(GROUND_GROUP, u32::MAX),
+    )?;
 
     // Four walls just outside the map's edges.
     let half = config.map_size.scale_pow2(-1);
@@ -204,19 +222,24 @@ pub(crate) fn obstacles(world: &World) -> impl Iterator<Item = [Fx; 4]> + '_ {
 }
 
 /// The body of unit `id` of `seat` at `position`: a dynamic sphere that
-/// collides with everything, damped so that a pushed idle unit stops, its
-/// rotation locked (a unit slides where it is steered and pushed; it does
-/// not roll).
+/// collides with everything but the ground, damped so that a pushed idle
+/// unit stops, its rotation locked (a unit slides where it is steered and
+/// pushed; it does not roll) and its height locked (it walks on the
+/// ground without touching it).
 fn unit_body(config: &RtsConfig, seat: u8, id: u32, position: Vec3) -> BodyBuilder {
     let u = &config.unit;
     BodyBuilder::dynamic(Shape::Sphere { radius: u.radius })
         .lock_rotation()
+        .lock_height()
         .position(position)
         .friction(config.friction)
         .damping(u.damping, u.damping)
-        .collision_groups(player_group(seat), u32::MAX)
+        .collision_groups(player_group(seat), UNIT_MASK)
         .user_data(u64::from(id))
 }
+
+/// What a unit collides with: everything but the ground.
+const UNIT_MASK: u32 = !GROUND_GROUP;
 
 /// Whether `body` in `world` is the body [`build`] made for a unit of
 /// `owner` with this id (used to validate decoded states).
@@ -234,6 +257,7 @@ pub(crate) fn is_unit_body(
                     radius: config.unit.radius,
                 }
             && b.user_data() == u64::from(id)
-            && b.collision_groups() == (player_group(owner), u32::MAX)
+            && b.collision_groups() == (player_group(owner), UNIT_MASK)
+            && b.is_height_locked()
     })
 }

@@ -1,5 +1,5 @@
 //! The RTS demo: 2 to 8 players each command hundreds of units (dynamic
-//! spheres on a ground half-space, walled in, around static buildings and
+//! spheres walking on flat ground, walled in, around static buildings and
 //! the rocks the match seed scatters) by selecting them with a rectangle and
 //! ordering them to move, attack-move or stop; a moved group follows a flow field around
 //! the obstacles; units that meet enemies fight until one side is gone; each
@@ -12,8 +12,10 @@
 //! RTS: frictionless spheres whose rotation is locked, so they slide where
 //! they are steered and never roll, and the solver leaves out every angular
 //! term of their contacts (an 8 × 200 match at 20 Hz replays 1.7 times
-//! faster than with rolling units). Paths and the fog live on a coarse grid
-//! beside the bodies.
+//! faster than with rolling units); and whose height is locked, so they
+//! need neither gravity nor a contact with the ground (an 8 × 1 024 match
+//! steps in 30% less time than with units standing on it). Paths and the
+//! fog live on a coarse grid beside the bodies.
 //!
 //! It is written only against the public APIs of `lockstep-sim`,
 //! `lockstep-physics`, `lockstep-fx`, `lockstep-protocol` and

@@ -154,7 +154,7 @@ impl Unit {
         let (p, v) = (b.position(), b.linear_velocity());
         if fighting {
             // Standing to shoot: no walking, and no count toward giving up.
-            world.set_linear_velocity(self.body, Vec3::new(Fx::ZERO, v.y, Fx::ZERO));
+            world.set_linear_velocity(self.body, Vec3::ZERO);
             return;
         }
         let to = Vec3::new(x - p.x, Fx::ZERO, z - p.z);
@@ -191,7 +191,7 @@ impl Unit {
         } else {
             heading
         };
-        world.set_linear_velocity(self.body, Vec3::new(heading.x, v.y, heading.z));
+        world.set_linear_velocity(self.body, Vec3::new(heading.x, Fx::ZERO, heading.z));
     }
 
     /// The flow goal this unit follows, if any.
@@ -202,13 +202,11 @@ impl Unit {
         }
     }
 
-    /// Drops the order and stops the unit where it stands (it keeps falling
-    /// if it is in the air).
+    /// Drops the order and stops the unit where it stands.
     pub fn halt(&mut self, world: &mut World) {
         self.order = Order::Idle;
-        if let Some(b) = world.body(self.body) {
-            let vy = b.linear_velocity().y;
-            world.set_linear_velocity(self.body, Vec3::new(Fx::ZERO, vy, Fx::ZERO));
+        if world.body(self.body).is_some() {
+            world.set_linear_velocity(self.body, Vec3::ZERO);
             world.set_angular_velocity(self.body, Vec3::ZERO);
         }
     }

@@ -105,7 +105,7 @@ impl World {
             // limit: both skipped, with the same bits.
             let mut v = b.linear_velocity;
             if b.force != Vec3::ZERO {
-                v += b.force * (b.inv_mass * h);
+                v += b.in_plane(b.force * (b.inv_mass * h));
             }
             let mut w = b.angular_velocity;
             if b.torque != Vec3::ZERO {

@@ -178,14 +178,16 @@ impl World {
                     continue;
                 };
                 let (v, d) = (b.velocities[k], b.displacements[k]);
-                body.position += d.linear;
+                // A body locked in height drops whatever vertical motion a
+                // contact out of its plane gave it within the step.
+                body.position += body.in_plane(d.linear);
                 if d.angular != Vec3::ZERO {
                     body.orientation = body.orientation.integrate(d.angular, Fx::ONE);
                     sc.rotations[i as usize] = Mat3::from_quat(body.orientation);
                 }
                 body.follow_arms(settings.arm_turn);
                 if body.kind == BodyKind::Dynamic {
-                    body.linear_velocity = v.linear;
+                    body.linear_velocity = body.in_plane(v.linear);
                     body.angular_velocity = v.angular;
                 }
             }
@@ -206,7 +208,7 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         b.displacements.push(Displacement::default());
         let dynamic = body.kind == BodyKind::Dynamic;
         b.gravity.push(if dynamic {
-            settings.gravity * (body.gravity_scale * h)
+            body.in_plane(settings.gravity * (body.gravity_scale * h))
         } else {
             Vec3::ZERO
         });
