@@ -15,6 +15,19 @@ use crate::narrowphase::Manifold;
 use crate::solver::Batch;
 use crate::solver::partition::Islands;
 
+/// A contact to solve this step, with its bodies' mover indices (read
+/// once, in contact order, so the passes over the shuffled order never
+/// return to the contacts for them).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Solving {
+    /// Index in the contact cache.
+    pub(crate) contact: u32,
+    /// Mover index of body `a` and of body `b` (`u32::MAX` for an
+    /// immovable body).
+    pub(crate) a: u32,
+    pub(crate) b: u32,
+}
+
 /// Per-step caches derived from the state; never encoded.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
@@ -26,8 +39,8 @@ pub(crate) struct Scratch {
     /// slot's index among them (`u32::MAX` for the others).
     pub(crate) movers: Vec<u32>,
     pub(crate) mover_index: Vec<u32>,
-    /// This step's contacts to solve, in solve order (contact indices).
-    pub(crate) order: Vec<u32>,
+    /// This step's contacts to solve, in solve order.
+    pub(crate) order: Vec<Solving>,
     /// The movers' islands, their work, and each one's batch.
     pub(crate) islands: Islands,
     pub(crate) work: Vec<u32>,

@@ -19,6 +19,7 @@ use lockstep_fx::{Fx, Mat3, Rng, Vec3};
 
 use crate::body::{Body, BodyKind};
 use crate::contact::Contact;
+use crate::scratch::Solving;
 use crate::settings::WorldSettings;
 use crate::solver::{
     self, Batch, BodyInfo, Constraints, Displacement, LinearPoint, ManifoldInput, Place, Point,
@@ -77,7 +78,11 @@ impl World {
                 continue;
             };
             if c.fresh && (World::is_moving_dynamic(ba) || World::is_moving_dynamic(bb)) {
-                sc.order.push(ci as u32);
+                sc.order.push(Solving {
+                    contact: ci as u32,
+                    a: sc.mover_index[c.a as usize],
+                    b: sc.mover_index[c.b as usize],
+                });
             }
         }
         if settings.shuffle {
@@ -93,9 +98,7 @@ impl World {
         sc.islands.reset(sc.movers.len());
         sc.work.clear();
         sc.work.resize(sc.movers.len(), 1);
-        for &ci in &sc.order {
-            let c = &self.contacts[ci as usize];
-            let (ma, mb) = (sc.mover_index[c.a as usize], sc.mover_index[c.b as usize]);
+        for &Solving { a: ma, b: mb, .. } in &sc.order {
             match (ma, mb) {
                 (IMMOVABLE, m) | (m, IMMOVABLE) => sc.work[m as usize] += 1,
                 _ => {
@@ -118,9 +121,12 @@ impl World {
             sc.local[slot as usize] = batch.bodies.len() as u32;
             batch.bodies.push(slot);
         }
-        for &ci in &sc.order {
-            let c = &self.contacts[ci as usize];
-            let (ma, mb) = (sc.mover_index[c.a as usize], sc.mover_index[c.b as usize]);
+        for &Solving {
+            contact: ci,
+            a: ma,
+            b: mb,
+        } in &sc.order
+        {
             let mover = if ma == IMMOVABLE { mb } else { ma };
             let batch = &mut sc.batches[sc.batch_of[mover as usize] as usize];
             if ma == IMMOVABLE || mb == IMMOVABLE {
