@@ -163,16 +163,13 @@ impl World {
             (Fx::ZERO, Vec3::ZERO)
         };
         let moving = b.kind != BodyKind::Static;
-        let height_locked = b.lock_height && b.kind == BodyKind::Dynamic;
         let orientation = normalize_or_identity(b.orientation);
-        let body = Body {
+        let mut body = Body {
             kind: b.kind,
             shape: b.shape,
             position: b.position,
             orientation,
-            linear_velocity: if height_locked {
-                Vec3::new(b.linear_velocity.x, Fx::ZERO, b.linear_velocity.z)
-            } else if moving {
+            linear_velocity: if moving {
                 b.linear_velocity
             } else {
                 Vec3::ZERO
@@ -198,8 +195,9 @@ impl World {
             still_frames: 0,
             awake: moving && !(b.asleep && b.kind == BodyKind::Dynamic),
             contained: false,
-            height_locked,
+            height_locked: b.lock_height && b.kind == BodyKind::Dynamic,
         };
+        body.linear_velocity = body.in_plane(body.linear_velocity);
         let index = match self.free.pop() {
             Some(i) => i,
             None => {

@@ -205,10 +205,9 @@ impl Unit {
     /// Drops the order and stops the unit where it stands.
     pub fn halt(&mut self, world: &mut World) {
         self.order = Order::Idle;
-        if world.body(self.body).is_some() {
-            world.set_linear_velocity(self.body, Vec3::ZERO);
-            world.set_angular_velocity(self.body, Vec3::ZERO);
-        }
+        // A no-op for a body that is gone.
+        world.set_linear_velocity(self.body, Vec3::ZERO);
+        world.set_angular_velocity(self.body, Vec3::ZERO);
     }
 }
 

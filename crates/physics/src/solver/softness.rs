@@ -28,6 +28,33 @@
 //! 74 mm and leans at most 5 mm over 3 000 frames). Stiffer springs would
 //! also have saved it, but they kept `cubes-1000` awake longer (asleep at
 //! frame 153 at 36 Hz, 312 at 48 Hz, never at 60 Hz).
+//!
+//! **How far a stack sinks.** At rest the leak balances the feedback, so
+//! each contact of a stack is compressed by its load over `m·ω²`, and the
+//! compressions add up the stack: a tower's top sinks in proportion to
+//! `1/hertz²` and to the square of its height, whatever the damping ratio,
+//! the substeps or `arm_turn`. The 20-cube tower sinks 166, 106, 74 and
+//! 42 mm at 24, 30, 36 and 48 Hz (`scene-table --set contact-hertz=H
+//! tower-20`): 95.8 mm × (36/hertz)². rapier3d 0.36's contacts are springs
+//! of the same kind (30 Hz, ζ = 10, twice as stiff against a fixed body,
+//! 4 substeps), and its tower sinks the 106 mm ours does at 30 Hz. Within
+//! 10 mm would take about 110 Hz, past the quarter of the substep rate
+//! that keeps a spring stable (60 Hz at 4 substeps).
+//!
+//! **Why a column of cubes sways.** `cubes-1000` falls into 100 columns
+//! of 10, and it stays awake because a few of them sway: their tops swing
+//! ±60 mm with a period of about two seconds, at 0.1 to 0.2 m/s, above the
+//! sleep speed. The sway grows with `h·ω`, the spring's stiffness against
+//! the substep: a smaller substep calms it (all asleep at frame 155 with
+//! 4 substeps, 129 with 5, 82 with 6, 74 with 8: medians over eight
+//! shuffle seeds, `scene-table --seeds 8 --set substeps=N cubes-1000`), as
+//! does a softer spring (95 at 24 Hz, but the tower then sinks 166 mm) or
+//! a second relaxing pass (87); a stiffer one makes it worse (253 at
+//! 48 Hz). The passes cost: 6 substeps run 28% more instructions on
+//! `pyramid-15`, a second relaxing pass 21%, so the defaults keep 4
+//! substeps and one relaxing pass. The spring is not the
+//! whole story: with rapier's settings (30 Hz) ours sleeps at frame 167,
+//! rapier at 91, so something else in this solver feeds the sway.
 
 use lockstep_fx::Fx;
 
