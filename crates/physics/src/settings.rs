@@ -70,7 +70,7 @@ impl Default for WorldSettings {
             iterations: 1,
             relax_iterations: 1,
             contact_hertz: Fx::from_int(36),
-            contact_damping_ratio: Fx::from_int(10),
+            contact_damping_ratio: Fx::from_int(5),
             max_push_velocity: Fx::from_int(3),
             speculative_distance: Fx::lit("0.02"),
             arm_turn: Fx::lit("0.02"),

@@ -104,7 +104,11 @@ fn cubes_1000_settle_to_sleep_without_tunnelling() {
         }
     }
     let asleep_at = asleep_at.expect("the block settles to sleep");
-    println!("cubes-1000 asleep at frame {asleep_at}");
+    // rapier3d 0.36 has the same scene asleep at frame 91 (`tools/peer-bench`).
+    assert!(
+        asleep_at <= 91,
+        "cubes-1000 asleep only at frame {asleep_at}"
+    );
 }
 
 #[test]

@@ -17,14 +17,19 @@
 //! before it sleeps.)
 //!
 //! **Normal rows in their own space.** The points' normal velocities are
-//! computed once per pass; then each point's impulse moves every point's
-//! normal velocity through `K` (the points' effective-mass matrix, its
-//! off-diagonal kept per manifold), and the rows are swept twice
-//! (Gauss–Seidel within the manifold, each sweep a full soft iteration).
+//! computed once per pass. Two to four rows are then solved exactly, as one
+//! block factored when the constraint is built ([`Block`], `block.rs`):
+//! each row gets the impulse it would settle at if the manifold were swept
+//! until nothing changed, and a face's corners share a symmetric load
+//! equally. Where the block does not apply (one row, a corner that would
+//! pull) the rows are swept twice instead: each point's impulse moves every
+//! point's normal velocity through `K` (the points' effective-mass matrix,
+//! its off-diagonal kept per manifold), each sweep a full soft iteration.
 //! One sweep gives the first corner of a face the largest share of an
 //! impact, which tips a cube landing flat (0.88 rad/s after a 3 m/s
-//! landing); two bring the shares close to the exact block solution
-//! (0.002 rad/s). The bodies take the sum of the changes at the end: the
+//! landing); two bring the shares close (0.002 rad/s), but not close
+//! enough for a column of resting cubes, which the leftover tips a little
+//! every step. The bodies take the sum of the changes at the end: the
 //! normal and tangent rows are mutually perpendicular, so one linear and one
 //! angular impulse per body and manifold replace one per row.
 //!
@@ -42,6 +47,7 @@
 use lockstep_fx::wide::wrapping::{add, add3, cross, dot, mat_vec, mul, scale, sub, sub3};
 use lockstep_fx::{Fx, Mat3, Vec3, Wide};
 
+use super::block::{Block, RowTarget};
 use super::{Displacement, Pass, Softness, Velocity};
 
 /// A normal row: one contact point.
@@ -110,6 +116,8 @@ pub(crate) struct Constraint {
     twist_radius: Fx,
     restitution: Fx,
     pub(super) soft: Softness,
+    /// The normal rows factored for an exact solve ([`Block`]).
+    block: Block,
     /// Whether an angular term can be non-zero: a body that takes part can
     /// turn (non-zero inverse inertia) or is turning. When neither can, the
     /// passes skip every angular term (each would add exactly zero).
@@ -174,11 +182,12 @@ const OTHERS: [[(u8, u8); 3]; 4] = [
     [(2, 0), (4, 1), (5, 2)],
 ];
 
-/// Passes over a manifold's normal rows within each solver pass: the rows
-/// are coupled through the bodies' rotation, and a single Gauss–Seidel
-/// sweep gives the first corner of a face the largest share of an impact
-/// (a symmetric landing then tips the body); a second sweep, done in the
-/// rows' own space with `K`, brings the shares close to the exact ones.
+/// Passes over a manifold's normal rows within each solver pass, when
+/// they are not solved as a block: the rows are coupled through the
+/// bodies' rotation, and a single Gauss–Seidel sweep gives the first corner
+/// of a face the largest share of an impact (a symmetric landing then tips
+/// the body); a second sweep, done in the rows' own space with `K`, brings
+/// the shares close to the exact ones.
 const SWEEPS: usize = 2;
 
 /// `1 / k`, or zero for a non-positive `k` (an immovable direction).
@@ -333,6 +342,11 @@ pub(crate) fn prepare<const TWO: bool>(
             }
         }
     }
+    let mut diagonals = [Fx::ZERO; 4];
+    for (d, p) in diagonals.iter_mut().zip(&points[first as usize..]) {
+        *d = p.diagonal;
+    }
+    let block = Block::new(count, diagonals, coupling, m.soft);
     let k = count.max(1) as i64;
     let mean = |v: Vec3| Vec3::new(v.x.div_int(k), v.y.div_int(k), v.z.div_int(k));
     // Friction acts at the points' centroid, through their mean arms.
@@ -399,6 +413,7 @@ pub(crate) fn prepare<const TWO: bool>(
         twist_radius: spread.div_int(k).sqrt(),
         restitution: m.restitution,
         soft: m.soft,
+        block,
         spin,
     }
 }
@@ -665,15 +680,31 @@ fn solve_one<const TWO: bool, const SPIN: bool>(
         *v = add(linear_part, turning::<TWO, SPIN>(p.ja, wa, p.jb, wb));
     }
     let mut change = [Fx::ZERO; 4];
-    // A single row has no coupling to converge: one sweep.
-    let sweeps = if n > 1 { SWEEPS } else { 1 };
-    for _sweep in 1..sweeps {
-        for i in 0..n {
-            row::<false>(c, pass, pts, i, &mut vn, &mut change);
-        }
+    let mut rows = [RowTarget {
+        target: Fx::ZERO,
+        soft: false,
+    }; 4];
+    let mut impulses = [Fx::ZERO; 4];
+    for (i, p) in pts.iter().enumerate() {
+        rows[i] = row_target(c, pass, p.separation);
+        impulses[i] = p.impulse;
     }
-    for i in 0..n {
-        row::<true>(c, pass, pts, i, &mut vn, &mut change);
+    if let Some(next) = c.block.solve(n, &vn, &rows, &impulses) {
+        for ((p, d), next) in pts.iter_mut().zip(&mut change).zip(next) {
+            *d = sub(next, p.impulse);
+            p.impulse = next;
+        }
+    } else {
+        // A single row has no coupling to converge: one sweep.
+        let sweeps = if n > 1 { SWEEPS } else { 1 };
+        for _sweep in 1..sweeps {
+            for i in 0..n {
+                row::<false>(c, pass, pts, i, &mut vn, &mut change);
+            }
+        }
+        for i in 0..n {
+            row::<true>(c, pass, pts, i, &mut vn, &mut change);
+        }
     }
     let mut turn_b = Sum3::default();
     let mut turn_a = Sum3::default();
@@ -704,6 +735,29 @@ fn solve_one<const TWO: bool, const SPIN: bool>(
     store::<TWO>(c, v, va, vb);
 }
 
+/// What a normal row with separation `s` aims at in `pass`.
+#[inline(always)]
+fn row_target(c: &Constraint, pass: &Pass, s: Fx) -> RowTarget {
+    if s.is_positive() {
+        // Speculative: allow closing the gap within this substep.
+        RowTarget {
+            target: mul(s, pass.inv_h),
+            soft: false,
+        }
+    } else if pass.bias {
+        // No dead zone: a loaded contact would settle at its edge.
+        RowTarget {
+            target: mul(c.soft.bias_rate, s).max(-pass.max_push),
+            soft: true,
+        }
+    } else {
+        RowTarget {
+            target: Fx::ZERO,
+            soft: false,
+        }
+    }
+}
+
 /// One normal row of a Gauss–Seidel sweep: point `i`'s impulse change,
 /// added to `change[i]` and passed on to the points' normal velocities
 /// `vn` through `K`. In the `LAST` sweep a velocity is read only by the
@@ -719,18 +773,12 @@ fn row<const LAST: bool>(
 ) {
     let n = pts.len();
     let p = &mut pts[i];
-    let s = p.separation;
     let old = p.impulse;
-    let (target, mass, leak) = if s.is_positive() {
-        // Speculative: allow closing the gap within this substep.
-        (mul(s, pass.inv_h), p.mass, Fx::ZERO)
-    } else if pass.bias {
-        // No dead zone: a loaded contact would settle at its edge.
-        let push = mul(c.soft.bias_rate, s);
-        let leak = mul(c.soft.impulse_scale, old);
-        (push.max(-pass.max_push), p.soft_mass, leak)
+    let RowTarget { target, soft } = row_target(c, pass, p.separation);
+    let (mass, leak) = if soft {
+        (p.soft_mass, mul(c.soft.impulse_scale, old))
     } else {
-        (Fx::ZERO, p.mass, Fx::ZERO)
+        (p.mass, Fx::ZERO)
     };
     let delta = sub(sub(Fx::ZERO, mul(mass, add(vn[i], target))), leak);
     p.impulse = add(old, delta).max(Fx::ZERO);

@@ -51,6 +51,7 @@
 //! so islands can be solved in any order, or at once on several threads,
 //! with the same bits ([`partition`]).
 
+mod block;
 mod contact;
 pub(crate) mod lanes;
 mod linear;

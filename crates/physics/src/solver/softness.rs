@@ -25,36 +25,41 @@
 //! has turned more than `WorldSettings::arm_turn` (`Body::arm_frame`): the
 //! springs still follow the bodies, a small lean no longer moves the arms, and
 //! the tower stands at the default 36 Hz (`scenes::tower_20`: it sinks
-//! 74 mm and leans at most 5 mm over 3 000 frames). Stiffer springs would
-//! also have saved it, but they kept `cubes-1000` awake longer (asleep at
+//! 75 mm over 3 000 frames). Stiffer springs would also have saved it, but
+//! they kept `cubes-1000` awake longer (with the rows swept: asleep at
 //! frame 153 at 36 Hz, 312 at 48 Hz, never at 60 Hz).
 //!
 //! **How far a stack sinks.** At rest the leak balances the feedback, so
 //! each contact of a stack is compressed by its load over `m·ω²`, and the
 //! compressions add up the stack: a tower's top sinks in proportion to
 //! `1/hertz²` and to the square of its height, whatever the damping ratio,
-//! the substeps or `arm_turn`. The 20-cube tower sinks 166, 106, 74 and
+//! the substeps or `arm_turn`. The 20-cube tower sinks 167, 107, 75 and
 //! 42 mm at 24, 30, 36 and 48 Hz (`scene-table --set contact-hertz=H
-//! tower-20`): 95.8 mm × (36/hertz)². rapier3d 0.36's contacts are springs
+//! tower-20`): 75 mm × (36/hertz)². rapier3d 0.36's contacts are springs
 //! of the same kind (30 Hz, ζ = 10, twice as stiff against a fixed body,
 //! 4 substeps), and its tower sinks the 106 mm ours does at 30 Hz. Within
-//! 10 mm would take about 110 Hz, past the quarter of the substep rate
+//! 10 mm would take about 100 Hz, past the quarter of the substep rate
 //! that keeps a spring stable (60 Hz at 4 substeps).
 //!
-//! **Why a column of cubes sways.** `cubes-1000` falls into 100 columns
-//! of 10, and it stays awake because a few of them sway: their tops swing
-//! ±60 mm with a period of about two seconds, at 0.1 to 0.2 m/s, above the
-//! sleep speed. The sway grows with `h·ω`, the spring's stiffness against
-//! the substep: a smaller substep calms it (all asleep at frame 155 with
-//! 4 substeps, 129 with 5, 82 with 6, 74 with 8: medians over eight
-//! shuffle seeds, `scene-table --seeds 8 --set substeps=N cubes-1000`), as
-//! does a softer spring (95 at 24 Hz, but the tower then sinks 166 mm) or
-//! a second relaxing pass (87); a stiffer one makes it worse (253 at
-//! 48 Hz). The passes cost: 6 substeps run 28% more instructions on
-//! `pyramid-15`, a second relaxing pass 21%, so the defaults keep 4
-//! substeps and one relaxing pass. The spring is not the
-//! whole story: with rapier's settings (30 Hz) ours sleeps at frame 167,
-//! rapier at 91, so something else in this solver feeds the sway.
+//! **Why a column of cubes swayed.** `cubes-1000` falls into 100 columns
+//! of 10, and it stayed awake because a few of them swayed: their tops
+//! swung ±60 mm with a period of about two seconds, at 0.1 to 0.2 m/s,
+//! above the sleep speed, and all 1 000 slept only at frame 155 (median of
+//! eight shuffle seeds; rapier: 91). The cause was not the spring: with
+//! rapier's settings (30 Hz) ours slept at 167 (now 77). It was the Gauss–Seidel
+//! sweeps over a face's four normal rows, which leave the first corner a
+//! larger share; the rows are now solved exactly as one block (`block.rs`)
+//! and every column comes to rest once its last cube has landed: all 1 000
+//! asleep at frame 78 (77–79 over eight seeds; `scene-table --seeds 8
+//! cubes-1000`). Before that fix, more substeps (82 with 6) or a second
+//! relaxing pass (87) calmed the sway at 28% and 21% more instructions.
+//!
+//! **The damping ratio.** 5 (Box2D v3 and rapier use 10). With the rows
+//! solved exactly, a damping ratio of 10 left a slow rocking in a few of
+//! `stack-sleep`'s leaning towers (all asleep from frame 76, 56–162 over
+//! 16 seeds), which 5 settles (57, 54–76) along with `many-pyramids` (48
+//! → 43) and `cubes-1000` (82 → 78). The sink of a stack does not depend on
+//! it.
 
 use lockstep_fx::Fx;
 
@@ -67,6 +72,10 @@ pub(crate) struct Softness {
     pub mass_scale: Fx,
     /// Share of the accumulated impulse that leaks per iteration.
     pub impulse_scale: Fx,
+    /// `1/a₂`, the leak over the mass scale: where a soft row settles when
+    /// swept until nothing changes, `vn + t = −leak_weight·K·λ` (zero when
+    /// rigid; see `block.rs`).
+    pub leak_weight: Fx,
 }
 
 impl Softness {
@@ -75,6 +84,7 @@ impl Softness {
         bias_rate: Fx::ZERO,
         mass_scale: Fx::ONE,
         impulse_scale: Fx::ZERO,
+        leak_weight: Fx::ZERO,
     };
 
     /// Softness for stiffness `hertz`, damping ratio `zeta` and substep `h`
@@ -91,6 +101,7 @@ impl Softness {
             bias_rate: omega / a1,
             mass_scale: a2 * a3,
             impulse_scale: a3,
+            leak_weight: Fx::ONE / a2,
         }
     }
 }
@@ -109,6 +120,9 @@ mod tests {
             s.bias_rate
         );
         assert!((s.mass_scale + s.impulse_scale - Fx::ONE).abs() < Fx::lit("0.000001"));
+        // a2 = hω·a1 = 1.5708 · 21.57 = 33.88.
+        assert!((s.leak_weight - s.impulse_scale / s.mass_scale).abs() < Fx::lit("0.000001"));
+        assert!((s.leak_weight - Fx::lit("0.029515")).abs() < Fx::lit("0.00001"));
         assert_eq!(Softness::new(Fx::ZERO, Fx::ONE, Fx::ONE), Softness::RIGID);
     }
 }
