@@ -680,16 +680,7 @@ fn solve_one<const TWO: bool, const SPIN: bool>(
         *v = add(linear_part, turning::<TWO, SPIN>(p.ja, wa, p.jb, wb));
     }
     let mut change = [Fx::ZERO; 4];
-    let mut rows = [RowTarget {
-        target: Fx::ZERO,
-        soft: false,
-    }; 4];
-    let mut impulses = [Fx::ZERO; 4];
-    for (i, p) in pts.iter().enumerate() {
-        rows[i] = row_target(c, pass, p.separation);
-        impulses[i] = p.impulse;
-    }
-    if let Some(next) = c.block.solve(n, &vn, &rows, &impulses) {
+    if let Some(next) = block_impulses(c, pass, pts, &vn) {
         for ((p, d), next) in pts.iter_mut().zip(&mut change).zip(next) {
             *d = sub(next, p.impulse);
             p.impulse = next;
@@ -733,6 +724,25 @@ fn solve_one<const TWO: bool, const SPIN: bool>(
         va.angular = wa;
     }
     store::<TWO>(c, v, va, vb);
+}
+
+/// The rows' new impulses from the constraint's [`Block`], if it takes
+/// them (never a single row: there is nothing to couple).
+#[inline(always)]
+fn block_impulses(c: &Constraint, pass: &Pass, pts: &[Point], vn: &[Fx; 4]) -> Option<[Fx; 4]> {
+    if pts.len() < 2 {
+        return None;
+    }
+    let mut rows = [RowTarget {
+        target: Fx::ZERO,
+        soft: false,
+    }; 4];
+    let mut impulses = [Fx::ZERO; 4];
+    for (i, p) in pts.iter().enumerate() {
+        rows[i] = row_target(c, pass, p.separation);
+        impulses[i] = p.impulse;
+    }
+    c.block.solve(pts.len(), vn, &rows, &impulses)
 }
 
 /// What a normal row with separation `s` aims at in `pass`.
