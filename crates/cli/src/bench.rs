@@ -7,11 +7,16 @@
 //! The checksum is taken every frame with a [`FrameHasher`], as the engine
 //! does, and timed apart from the step: `hash ms` is its mean over the run's
 //! frames (the state changing as it really does from frame to frame), and
-//! `hash` its share of the whole frame, step and checksum.
+//! `hash` its share of the whole frame, step and checksum. With one thread
+//! that is encoding and hashing the state; with two or more, the state is
+//! hashed on a helper thread while the next frame steps (as
+//! [`lockstep_sim::Engine::advance_deferred`] does), and `hash ms` is what
+//! the frame loop still spends on it: encoding, and waiting for the helper
+//! when it has not finished.
 
 use std::time::{Duration, Instant};
 
-use lockstep_fx::FrameHasher;
+use lockstep_fx::{FrameHasher, StateWriter};
 use lockstep_games::rts::Rts;
 use lockstep_games::{Bots, Demo};
 use lockstep_physics::scenes;
@@ -46,7 +51,8 @@ impl Row {
     }
 
     /// Adds one run's times.
-    fn add(&mut self, clock: FrameClock, frames: u32) {
+    fn add(&mut self, mut clock: FrameClock, frames: u32) {
+        clock.finish();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(frames.max(1));
         self.runs.push(ms(clock.step + clock.checksum));
         self.checksums.push(ms(clock.checksum));
@@ -82,8 +88,9 @@ pub struct Runs {
     pub runs: u32,
     /// Frames per run (default: a scene's own length; 600 for games).
     pub frames: Option<u32>,
-    /// Threads each frame may use: the world's step and the checksum's
-    /// hashing (machine settings: the bits are the same for any count).
+    /// Threads each frame may use: the world's step, and with two or more
+    /// a helper hashing each checksum while the next frame steps (machine
+    /// settings: the bits are the same for any count).
     pub threads: usize,
 }
 
@@ -164,7 +171,7 @@ fn scene(name: &str, how: Runs) -> Row {
         let mut clock = FrameClock::new(how.threads);
         for _ in 0..frames {
             clock.step(|| world.step());
-            clock.checksum(|hasher| hasher.checksum(|w| world.encode(w)));
+            clock.checksum(|w| world.encode(w));
         }
         row.add(clock, frames);
     }
@@ -196,9 +203,24 @@ impl FrameClock {
         self.step += t.elapsed();
     }
 
-    fn checksum(&mut self, checksum: impl FnOnce(&mut FrameHasher) -> lockstep_fx::Checksum) {
+    /// Checksums the state `encode` writes: at once with one thread, else
+    /// taking back the last frame's checksum from the helper thread and
+    /// handing it this one.
+    fn checksum(&mut self, encode: impl FnOnce(&mut StateWriter<Vec<u8>>)) {
         let t = Instant::now();
-        std::hint::black_box(checksum(&mut self.hasher));
+        if self.hasher.threads() == 1 {
+            std::hint::black_box(self.hasher.checksum(encode));
+        } else {
+            std::hint::black_box(self.hasher.collect());
+            self.hasher.begin(encode);
+        }
+        self.checksum += t.elapsed();
+    }
+
+    /// Takes back the last checksum still being hashed, timed.
+    fn finish(&mut self) {
+        let t = Instant::now();
+        std::hint::black_box(self.hasher.collect());
         self.checksum += t.elapsed();
     }
 }
@@ -232,7 +254,7 @@ fn game_with<G: Demo>(
         for frame in 0..frames {
             let inputs = bots.inputs(&game, frame);
             clock.step(|| game.step(frame, &inputs));
-            clock.checksum(|hasher| hasher.checksum(|w| game.encode(w)));
+            clock.checksum(|w| game.encode(w));
         }
         row.add(clock, frames);
     }

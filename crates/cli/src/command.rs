@@ -89,8 +89,9 @@ enum Command {
         /// Frames per run (default: each scene's own length; 600 for games).
         #[arg(long)]
         frames: Option<u32>,
-        /// Threads each frame may use (the physics and the checksum's
-        /// hashing); the bits are the same for any count.
+        /// Threads each frame may use (the physics; with two or more, each
+        /// checksum is hashed on a helper thread while the next frame
+        /// steps); the bits are the same for any count.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
         threads: u16,
     },

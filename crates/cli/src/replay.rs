@@ -36,8 +36,9 @@ pub struct ReplayArgs {
     /// replay's.
     #[arg(long, value_name = "DEPTH")]
     pub sync_test: Option<u32>,
-    /// Threads each frame may use (the game's physics and the checksum's
-    /// hashing); the result is the same for any count.
+    /// Threads each frame may use (the game's physics; with two or more,
+    /// each checksum is hashed on a helper thread while the next frame
+    /// steps); the result is the same for any count.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: u16,
     /// No progress bar.

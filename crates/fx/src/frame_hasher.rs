@@ -29,6 +29,16 @@
 //! count): contiguous shares, each thread comparing and hashing its own,
 //! then the parents merged on the calling thread. The digest is the same
 //! for any thread count.
+//!
+//! **A helper thread.** [`FrameHasher::begin`] encodes a state at once and,
+//! with two or more threads, hands its bytes to a helper thread that hashes
+//! them while the caller goes on (steps the next frame); [`FrameHasher::collect`]
+//! returns the checksum, waiting for the helper only if it has not finished.
+//! The bytes, the last state and the cached leaves travel to the helper and
+//! back by value, so nothing is shared while it works. The helper is started
+//! on the first `begin` that needs it and ends when the hasher is dropped.
+
+use std::sync::mpsc::{Receiver, Sender};
 
 use blake3::hazmat::{ChainingValue, HasherExt, Mode, left_subtree_len, merge_subtrees_non_root};
 
@@ -57,9 +67,9 @@ const PARALLEL_LEAVES: usize = 32;
 ///     assert_eq!(checksum, Checksum::of(&state));
 /// }
 /// ```
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct FrameHasher {
-    /// The bytes of the last state hashed.
+    /// The bytes of the last state hashed (empty while the helper holds them).
     last: Vec<u8>,
     /// The buffer the next state is written into (swapped with `last`).
     next: Vec<u8>,
@@ -68,6 +78,59 @@ pub struct FrameHasher {
     leaves: Vec<ChainingValue>,
     /// Threads the leaves may be shared between (0 counts as 1).
     threads: usize,
+    /// The helper thread of [`FrameHasher::begin`], once started.
+    helper: Option<Helper>,
+    /// Whether the helper holds a begun state (and `last` and `leaves`).
+    in_flight: bool,
+    /// The checksum of the begun state, once known and not yet collected.
+    ready: Option<Checksum>,
+}
+
+/// A state to hash on the helper thread, with the cache it is compared
+/// against; it comes back with its checksum and the updated cache.
+struct Job {
+    bytes: Vec<u8>,
+    last: Vec<u8>,
+    leaves: Vec<ChainingValue>,
+    checksum: Checksum,
+}
+
+/// The two ends of the helper thread's channels.
+struct Helper {
+    jobs: Sender<Job>,
+    done: Receiver<Job>,
+}
+
+impl Helper {
+    /// Starts a helper thread, or `None` if the system cannot.
+    fn start() -> Option<Helper> {
+        let (jobs, inbox) = std::sync::mpsc::channel::<Job>();
+        let (outbox, done) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("frame-hasher".into())
+            .spawn(move || {
+                // Ends when the hasher drops its sender (or stops listening).
+                for mut job in inbox {
+                    job.checksum = hash(&job.last, &mut job.leaves, &job.bytes, 1);
+                    if outbox.send(job).is_err() {
+                        break;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Helper { jobs, done })
+    }
+}
+
+/// A copy keeps the thread setting but none of the cache (which never
+/// changes a checksum) and no helper.
+impl Clone for FrameHasher {
+    fn clone(&self) -> FrameHasher {
+        FrameHasher {
+            threads: self.threads,
+            ..FrameHasher::default()
+        }
+    }
 }
 
 impl FrameHasher {
@@ -77,21 +140,114 @@ impl FrameHasher {
     }
 
     /// BLAKE3 of the bytes `encode` writes, reusing what it can of the
-    /// previous call's work.
+    /// previous call's work, hashed before it returns.
     pub fn checksum(&mut self, encode: impl FnOnce(&mut StateWriter<Vec<u8>>)) -> Checksum {
-        let mut buffer = core::mem::take(&mut self.next);
-        buffer.clear();
-        let mut w = StateWriter::new(buffer);
-        encode(&mut w);
-        let bytes = w.into_inner();
-        let checksum = self.hash(&bytes);
+        self.settle();
+        self.ready = None;
+        let bytes = self.encode(encode);
+        let threads = self.threads();
+        let checksum = hash(&self.last, &mut self.leaves, &bytes, threads);
         self.next = core::mem::replace(&mut self.last, bytes);
         checksum
     }
 
-    /// The bytes of the last state hashed (its exact saved state).
-    pub fn bytes(&self) -> &[u8] {
+    /// Encodes a state now and hashes it, on the helper thread when this
+    /// hasher may use two or more threads (else here and now), for
+    /// [`FrameHasher::collect`]. A checksum begun before and not collected
+    /// is dropped.
+    ///
+    /// ```
+    /// use lockstep_fx::{Checksum, FrameHasher, StateWriter};
+    ///
+    /// let mut hasher = FrameHasher::new();
+    /// hasher.set_threads(2);
+    /// let state = vec![3u8; 200_000];
+    /// hasher.begin(|w: &mut StateWriter<Vec<u8>>| w.write_raw(&state));
+    /// // ... step the next frame here while the helper hashes ...
+    /// assert_eq!(hasher.collect(), Some(Checksum::of(&state)));
+    /// assert_eq!(hasher.collect(), None);
+    /// ```
+    pub fn begin(&mut self, encode: impl FnOnce(&mut StateWriter<Vec<u8>>)) {
+        self.settle();
+        self.ready = None;
+        let bytes = self.encode(encode);
+        // A state of one leaf or less costs less to hash than to hand over.
+        if self.threads() < 2 || bytes.len() <= LEAF {
+            return self.finish(bytes);
+        }
+        if self.helper.is_none() {
+            self.helper = Helper::start();
+        }
+        let Some(helper) = &self.helper else {
+            return self.finish(bytes);
+        };
+        let job = Job {
+            bytes,
+            last: core::mem::take(&mut self.last),
+            leaves: core::mem::take(&mut self.leaves),
+            checksum: Checksum::from_bytes([0; 32]),
+        };
+        match helper.jobs.send(job) {
+            Ok(()) => self.in_flight = true,
+            Err(back) => {
+                // The helper is gone: hash here, as with one thread.
+                let job = back.0;
+                self.helper = None;
+                self.last = job.last;
+                self.leaves = job.leaves;
+                self.finish(job.bytes);
+            }
+        }
+    }
+
+    /// The checksum of the state given to the last [`FrameHasher::begin`],
+    /// waiting for the helper if it is still hashing; `None` if it was
+    /// collected already (or nothing was begun).
+    pub fn collect(&mut self) -> Option<Checksum> {
+        self.settle();
+        self.ready.take()
+    }
+
+    /// The bytes of the last state hashed (its exact saved state), waiting
+    /// for the helper if it holds them.
+    pub fn bytes(&mut self) -> &[u8] {
+        self.settle();
         &self.last
+    }
+
+    /// Writes a state into the spare buffer.
+    fn encode(&mut self, encode: impl FnOnce(&mut StateWriter<Vec<u8>>)) -> Vec<u8> {
+        let mut buffer = core::mem::take(&mut self.next);
+        buffer.clear();
+        let mut w = StateWriter::new(buffer);
+        encode(&mut w);
+        w.into_inner()
+    }
+
+    /// Hashes `bytes` here and keeps the result for `collect`.
+    fn finish(&mut self, bytes: Vec<u8>) {
+        let threads = self.threads();
+        self.ready = Some(hash(&self.last, &mut self.leaves, &bytes, threads));
+        self.next = core::mem::replace(&mut self.last, bytes);
+    }
+
+    /// Takes back from the helper the state it holds, with its checksum.
+    fn settle(&mut self) {
+        if !self.in_flight {
+            return;
+        }
+        self.in_flight = false;
+        let job = self
+            .helper
+            .as_ref()
+            .and_then(|h| h.done.recv().ok())
+            // The helper only stops when its hashing panics, and then the
+            // state it held is lost: there is nothing to go back to.
+            .expect("the frame hasher's helper thread stopped while hashing");
+        self.ready = Some(job.checksum);
+        self.leaves = job.leaves;
+        self.next = job.last;
+        self.last = job.bytes;
     }
 
     /// Lets a large state's leaves be hashed on up to `threads` threads (at
@@ -109,80 +265,80 @@ impl FrameHasher {
     pub fn threads(&self) -> usize {
         self.threads.max(1)
     }
+}
 
-    /// BLAKE3 of `bytes`, updating `leaves` from `last` to `bytes`.
-    fn hash(&mut self, bytes: &[u8]) -> Checksum {
-        if bytes.len() <= LEAF {
-            // One leaf or less: hashed whole, its digest is the root.
-            self.leaves.clear();
-            return Checksum::of(bytes);
-        }
-        let count = bytes.len().div_ceil(LEAF);
-        // Leaves below `known` hold the last state's chaining values.
-        let known = self.leaves.len().min(count);
-        self.leaves.resize(count, [0; 32]);
-        let last = &self.last;
-        // Brings the leaves from `first` on up to date with `bytes`.
-        let update = |first: usize, leaves: &mut [ChainingValue]| {
-            for (k, value) in leaves.iter_mut().enumerate() {
-                let i = first + k;
-                let start = i * LEAF;
-                let leaf = &bytes[start..bytes.len().min(start + LEAF)];
-                // The last state's whole leaf at this offset: equal only if
-                // it has the same bytes and ends where this one does.
-                let old = last.get(start..last.len().min(start + LEAF));
-                if i < known && old == Some(leaf) {
-                    continue;
-                }
-                *value = blake3::Hasher::new()
-                    .set_input_offset(start as u64)
-                    .update(leaf)
-                    .finalize_non_root();
+/// BLAKE3 of `bytes`, updating `leaves` (the chaining values of `last`'s
+/// leaves) to those of `bytes`, on up to `threads` threads.
+fn hash(last: &[u8], leaves: &mut Vec<ChainingValue>, bytes: &[u8], threads: usize) -> Checksum {
+    if bytes.len() <= LEAF {
+        // One leaf or less: hashed whole, its digest is the root.
+        leaves.clear();
+        return Checksum::of(bytes);
+    }
+    let count = bytes.len().div_ceil(LEAF);
+    // Leaves below `known` hold the last state's chaining values.
+    let known = leaves.len().min(count);
+    leaves.resize(count, [0; 32]);
+    // Brings the leaves from `first` on up to date with `bytes`.
+    let update = |first: usize, leaves: &mut [ChainingValue]| {
+        for (k, value) in leaves.iter_mut().enumerate() {
+            let i = first + k;
+            let start = i * LEAF;
+            let leaf = &bytes[start..bytes.len().min(start + LEAF)];
+            // The last state's whole leaf at this offset: equal only if
+            // it has the same bytes and ends where this one does.
+            let old = last.get(start..last.len().min(start + LEAF));
+            if i < known && old == Some(leaf) {
+                continue;
             }
-        };
-        let threads = if count >= PARALLEL_LEAVES {
-            self.threads()
-        } else {
-            1
-        };
-        if threads == 1 {
-            update(0, &mut self.leaves);
-        } else {
-            let share = count.div_ceil(threads);
-            let update = &update;
-            std::thread::scope(|s| {
-                let mut shares = self.leaves.chunks_mut(share).enumerate();
-                let first = shares.next();
-                for (t, leaves) in shares {
-                    s.spawn(move || update(t * share, leaves));
-                }
-                if let Some((_, leaves)) = first {
-                    update(0, leaves);
-                }
-            });
+            *value = blake3::Hasher::new()
+                .set_input_offset(start as u64)
+                .update(leaf)
+                .finalize_non_root();
         }
-        let (left, right) = split(bytes.len());
-        let digest = blake3::hazmat::merge_subtrees_root(
-            &self.subtree(0, left),
-            &self.subtree(left, right),
-            Mode::Hash,
-        );
-        Checksum::from_bytes(*digest.as_bytes())
+    };
+    let threads = if count >= PARALLEL_LEAVES {
+        threads.max(1)
+    } else {
+        1
+    };
+    if threads == 1 {
+        update(0, leaves);
+    } else {
+        let share = count.div_ceil(threads);
+        let update = &update;
+        std::thread::scope(|s| {
+            let mut shares = leaves.chunks_mut(share).enumerate();
+            let first = shares.next();
+            for (t, leaves) in shares {
+                s.spawn(move || update(t * share, leaves));
+            }
+            if let Some((_, leaves)) = first {
+                update(0, leaves);
+            }
+        });
     }
+    let (left, right) = split(bytes.len());
+    let digest = blake3::hazmat::merge_subtrees_root(
+        &subtree(leaves, 0, left),
+        &subtree(leaves, left, right),
+        Mode::Hash,
+    );
+    Checksum::from_bytes(*digest.as_bytes())
+}
 
-    /// The chaining value of the subtree of `len` bytes at `start` (a
-    /// multiple of [`LEAF`]), merged from the cached leaves.
-    fn subtree(&self, start: usize, len: usize) -> ChainingValue {
-        if len <= LEAF {
-            return self.leaves[start / LEAF];
-        }
-        let (left, right) = split(len);
-        merge_subtrees_non_root(
-            &self.subtree(start, left),
-            &self.subtree(start + left, right),
-            Mode::Hash,
-        )
+/// The chaining value of the subtree of `len` bytes at `start` (a multiple
+/// of [`LEAF`]), merged from the cached `leaves`.
+fn subtree(leaves: &[ChainingValue], start: usize, len: usize) -> ChainingValue {
+    if len <= LEAF {
+        return leaves[start / LEAF];
     }
+    let (left, right) = split(len);
+    merge_subtrees_non_root(
+        &subtree(leaves, start, left),
+        &subtree(leaves, start + left, right),
+        Mode::Hash,
+    )
 }
 
 impl core::fmt::Debug for FrameHasher {
@@ -271,6 +427,50 @@ mod tests {
                     _ => {}
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_state_hashed_by_the_helper_gives_plain_blake3() {
+        let mut rng = crate::Rng::new(9, 2);
+        for threads in [1, 2, 3] {
+            let mut h = FrameHasher::new();
+            h.set_threads(threads);
+            let mut bytes: Vec<u8> = (0..6 * LEAF + 99).map(|i| (i % 253) as u8).collect();
+            for round in 0..16 {
+                let expected = Checksum::of(&bytes);
+                let state = bytes.clone();
+                h.begin(|w| w.write_raw(&state));
+                // The caller goes on with the next state meanwhile.
+                let at = rng.below(bytes.len() as u32) as usize;
+                bytes[at] ^= 0x81;
+                match round % 4 {
+                    // Collected as soon as begun, after the bytes are read,
+                    // or only when the next state is begun (dropped).
+                    0 => assert_eq!(h.collect(), Some(expected), "{threads} threads"),
+                    1 => {
+                        assert_eq!(h.bytes(), &state[..]);
+                        assert_eq!(h.collect(), Some(expected));
+                    }
+                    // Left for the next `begin` to drop.
+                    2 => continue,
+                    _ => {
+                        // A plain checksum in between drops the begun one.
+                        assert_eq!(hash_of(&mut h, &bytes), Checksum::of(&bytes));
+                    }
+                }
+                assert_eq!(h.collect(), None);
+                if round == 7 {
+                    bytes.truncate(2 * LEAF + 3);
+                }
+                if round == 11 {
+                    bytes.extend_from_slice(&[4; 5 * LEAF]);
+                }
+            }
+            // A copy has none of the cache and no helper, and agrees.
+            let mut copy = h.clone();
+            assert_eq!(copy.threads(), threads);
+            assert_eq!(hash_of(&mut copy, &bytes), hash_of(&mut h, &bytes));
         }
     }
 

@@ -11,7 +11,11 @@
 //! Each frame's checksum is BLAKE3 of the state's canonical bytes, hashed by
 //! a [`FrameHasher`]: a machine-local cache that rehashes only the 16 KiB
 //! pieces of those bytes that changed since the frame before (the digest is
-//! the same as hashing them whole).
+//! the same as hashing them whole). With two or more threads,
+//! [`Engine::advance_deferred`] hands that hashing to a helper thread, so a
+//! frame's checksum is hashed while the next frame steps and comes back one
+//! call later; every other method first takes back a checksum still being
+//! hashed, so the history below holds as for [`Engine::advance`].
 //!
 //! Invariants: the checksum ring holds consecutive frames ending at the last
 //! frame stepped; the saved-state ring is in frame order; loading a saved
@@ -100,6 +104,9 @@ pub struct Engine<G: Game> {
     hasher: FrameHasher,
     /// Threads a frame may use (machine-local, see [`Engine::set_threads`]).
     threads: usize,
+    /// The frame whose checksum [`Engine::advance_deferred`] began and
+    /// nothing has collected yet.
+    pending: Option<Frame>,
 }
 
 impl<G: Game> Engine<G> {
@@ -119,6 +126,7 @@ impl<G: Game> Engine<G> {
             saved: VecDeque::new(),
             hasher: FrameHasher::new(),
             threads: 1,
+            pending: None,
         }
     }
 
@@ -164,6 +172,7 @@ impl<G: Game> Engine<G> {
     /// [`FrameHasher`] that rehashes only the parts of the state's bytes that
     /// changed since the last frame.
     pub fn advance(&mut self, inputs: &[G::Input]) -> Checksum {
+        self.collect_checksum();
         let interval = self.settings.save_interval;
         if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
             self.keep_saved_state();
@@ -181,6 +190,7 @@ impl<G: Game> Engine<G> {
     /// those same bytes, so keeping every frame's state costs one encoding,
     /// not two.
     pub fn advance_saving(&mut self, inputs: &[G::Input]) -> (Checksum, SavedState) {
+        self.collect_checksum();
         let interval = self.settings.save_interval;
         if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
             self.keep_saved_state();
@@ -195,6 +205,38 @@ impl<G: Game> Engine<G> {
         };
         self.push_checksum(checksum);
         (checksum, after)
+    }
+
+    /// Steps the next frame like [`Engine::advance`], but hashes the state
+    /// after it on a helper thread when the engine may use two or more
+    /// threads ([`Engine::set_threads`]), so that hashing overlaps the next
+    /// frame's step. Returns the checksum begun by the call before, with
+    /// its frame, once known ([`Engine::collect_checksum`] gives the last
+    /// one). With one thread it hashes at once, and the result still comes
+    /// one call later. The checksums are those `advance` gives.
+    pub fn advance_deferred(&mut self, inputs: &[G::Input]) -> Option<(Frame, Checksum)> {
+        let interval = self.settings.save_interval;
+        if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
+            self.keep_saved_state();
+        }
+        // The helper hashes the frame before while this one steps.
+        self.game.step(self.frame, inputs);
+        let done = self.collect_checksum();
+        let game = &self.game;
+        self.hasher.begin(|w| game.encode(w));
+        self.pending = Some(self.frame);
+        self.frame = self.frame.wrapping_add(1);
+        done
+    }
+
+    /// The checksum [`Engine::advance_deferred`] began last, with its
+    /// frame, waiting for the helper thread if it is still hashing; `None`
+    /// if it was returned already. It is kept in the history from then on.
+    pub fn collect_checksum(&mut self) -> Option<(Frame, Checksum)> {
+        let frame = self.pending.take()?;
+        let checksum = self.hasher.collect()?;
+        self.push_checksum(checksum);
+        Some((frame, checksum))
     }
 
     fn push_checksum(&mut self, checksum: Checksum) {
@@ -221,16 +263,20 @@ impl<G: Game> Engine<G> {
         self.saved.push_back(saved);
     }
 
-    /// The checksum of the state after stepping `frame`, if still kept.
+    /// The checksum of the state after stepping `frame`, if still kept
+    /// (one still being hashed is not kept until collected).
     pub fn checksum_of(&self, frame: Frame) -> Option<Checksum> {
         let back = self.frame.checked_sub(1 + frame)?;
+        // While a checksum is being hashed, the ring ends a frame earlier.
+        let back = back.checked_sub(u32::from(self.pending.is_some()))?;
         let index = self.checksums.len().checked_sub(1 + back as usize)?;
         self.checksums.get(index).copied()
     }
 
     /// The kept checksums, oldest first, with their frames.
     pub fn checksums(&self) -> impl Iterator<Item = (Frame, Checksum)> + '_ {
-        let first = self.frame.wrapping_sub(self.checksums.len() as u32);
+        let end = self.frame.wrapping_sub(u32::from(self.pending.is_some()));
+        let first = end.wrapping_sub(self.checksums.len() as u32);
         (first..).zip(self.checksums.iter().copied())
     }
 
@@ -275,6 +321,7 @@ impl<G: Game> Engine<G> {
     }
 
     fn restore(&mut self, game: G, frame: Frame) {
+        self.collect_checksum();
         let stepped_since = self.frame.saturating_sub(frame) as usize;
         let keep = self.checksums.len().saturating_sub(stepped_since);
         if frame > self.frame {

@@ -44,6 +44,63 @@ fn rollback_and_resimulation_give_the_same_checksums() {
     assert_eq!(s.checksum(), first[39]);
 }
 
+/// With two threads, `advance_deferred` hashes each frame's state on a
+/// helper thread while the next frame steps: every checksum comes back one
+/// call later, equal to `advance`'s, and the history, saved states, a
+/// rollback and a plain `advance` in between all see every frame's
+/// checksum as with `advance` alone.
+#[test]
+fn deferred_checksums_equal_the_plain_ones_one_call_later() {
+    let config = WalkersConfig {
+        walkers: 8000,
+        ..WalkersConfig::default()
+    };
+    let game = Walkers::new(&config, &Match::default()).unwrap();
+    let settings = EngineSettings {
+        checksum_history: 200,
+        save_interval: 10,
+        saved_states_kept: 4,
+    };
+    let mut plain = Engine::new(game.clone(), settings);
+    let first: Vec<_> = (0..80).map(|f| plain.advance(&inputs(f))).collect();
+    for threads in [1, 2] {
+        let mut engine = Engine::new(game.clone(), settings);
+        engine.set_threads(threads);
+        assert_eq!(engine.advance_deferred(&inputs(0)), None);
+        // Begun but not collected: not in the history yet.
+        assert_eq!(engine.checksum_of(0), None);
+        for f in 1..50 {
+            let done = engine.advance_deferred(&inputs(f));
+            assert_eq!(
+                done,
+                Some((f - 1, first[f as usize - 1])),
+                "{threads} threads"
+            );
+        }
+        assert_eq!(engine.checksum_of(48), Some(first[48]));
+        // A plain step takes back the one still being hashed first.
+        assert_eq!(engine.advance(&inputs(50)), first[50]);
+        assert_eq!(engine.checksum_of(49), Some(first[49]));
+        assert_eq!(engine.collect_checksum(), None);
+        for f in 51..60 {
+            engine.advance_deferred(&inputs(f));
+        }
+        // A rollback keeps the earlier frames' checksums, the last included.
+        engine.rollback(40).unwrap();
+        assert_eq!(engine.checksum_of(39), Some(first[39]));
+        assert_eq!(engine.checksum_of(40), None);
+        for f in 40..80 {
+            engine.advance_deferred(&inputs(f));
+        }
+        assert_eq!(engine.collect_checksum(), Some((79, first[79])));
+        let kept: Vec<_> = engine.checksums().collect();
+        assert_eq!(kept.len(), 80);
+        assert!(kept.iter().all(|&(f, c)| c == first[f as usize]));
+        let saved = engine.saved_state_of(70).unwrap();
+        assert_eq!(saved.checksum(), first[69]);
+    }
+}
+
 /// The engine hashes each frame incrementally (only the 16 KiB pieces of
 /// the state's bytes that changed); its checksums are still plain BLAKE3 of
 /// the whole state, through steps, a rollback, a load and a state cut

@@ -130,15 +130,22 @@ fn a_600_frame_match_round_trips_with_keyframes() {
 fn a_replay_verifies_every_frame() {
     let rec = record(600, settings(60, 120, 60), None);
     let log = read(&rec.bytes).unwrap();
-    let mut seen = Vec::new();
-    let out = replay::run::<Walkers>(&log, &RunOptions::default(), |f| seen.push(f)).unwrap();
-    assert!(out.verified());
-    assert_eq!((out.start, out.end, out.replayed), (0, 600, 600));
-    assert_eq!(out.full_checks, 10);
-    assert_eq!(out.mismatches, 0);
-    assert_eq!((out.keyframes_checked, out.bad_keyframes), (4, 0));
-    assert_eq!(out.final_checksum, rec.checksums[599]);
-    assert_eq!(seen, (0..600).collect::<Vec<_>>());
+    // Two threads hash each frame while the next steps: the same outcome.
+    for threads in [1, 2] {
+        let options = RunOptions {
+            threads,
+            ..RunOptions::default()
+        };
+        let mut seen = Vec::new();
+        let out = replay::run::<Walkers>(&log, &options, |f| seen.push(f)).unwrap();
+        assert!(out.verified());
+        assert_eq!((out.start, out.end, out.replayed), (0, 600, 600));
+        assert_eq!(out.full_checks, 10);
+        assert_eq!(out.mismatches, 0);
+        assert_eq!((out.keyframes_checked, out.bad_keyframes), (4, 0));
+        assert_eq!(out.final_checksum, rec.checksums[599]);
+        assert_eq!(seen, (0..600).collect::<Vec<_>>());
+    }
 }
 
 #[test]
@@ -487,7 +494,15 @@ fn a_log_of_another_game_or_version_or_scene_is_refused() {
 fn a_divergence_is_reported_at_its_frame() {
     let rec = record(600, settings(60, 120, 60), Some(300));
     let log = read(&rec.bytes).unwrap();
-    let out = replay::run::<Walkers>(&log, &RunOptions::default(), |_| {}).unwrap();
+    let two = RunOptions {
+        threads: 2,
+        ..RunOptions::default()
+    };
+    let out = replay::run::<Walkers>(&log, &two, |_| {}).unwrap();
+    assert_eq!(
+        out,
+        replay::run::<Walkers>(&log, &RunOptions::default(), |_| {}).unwrap()
+    );
     let m = out.first_mismatch.unwrap();
     assert_eq!(m.frame, 300);
     assert_eq!(

@@ -283,20 +283,18 @@ pub fn run_with_state<G: Game>(
         final_checksum: engine.game().checksum(),
         notes: Vec::new(),
     };
-    for frame in start..end {
-        let (Some(inputs), Some(expected)) = (log.inputs(frame), log.logged(frame)) else {
-            break;
-        };
-        let computed = engine.advance(inputs);
-        outcome.replayed += 1;
-        outcome.end = engine.frame();
+    // Checks the checksum computed for `frame` (the state after it) against
+    // the log and the keyframe of the next frame; false to stop here.
+    let check = |outcome: &mut Outcome, frame: Frame, computed: Checksum| {
         outcome.final_checksum = computed;
+        let Some(expected) = log.logged(frame) else {
+            return true;
+        };
         if matches!(expected, Logged::Full(_)) {
             outcome.full_checks += 1;
         }
-        progress(frame);
         // A keyframe of the next frame holds the state just computed.
-        if let Some(k) = log.keyframe(engine.frame()) {
+        if let Some(k) = log.keyframe(frame + 1) {
             outcome.keyframes_checked += 1;
             if k.checksum() != computed {
                 outcome.bad_keyframes += 1;
@@ -312,10 +310,33 @@ pub fn run_with_state<G: Game>(
                     computed,
                 });
             }
-            if options.stop_at_mismatch {
+            return !options.stop_at_mismatch;
+        }
+        true
+    };
+    // Without a stop at the first mismatch, each frame's checksum is hashed
+    // (with two or more threads, on a helper) while the next frame steps.
+    let deferred = !options.stop_at_mismatch;
+    for frame in start..end {
+        let (Some(inputs), Some(_)) = (log.inputs(frame), log.logged(frame)) else {
+            break;
+        };
+        let done = if deferred {
+            engine.advance_deferred(inputs)
+        } else {
+            Some((frame, engine.advance(inputs)))
+        };
+        outcome.replayed += 1;
+        outcome.end = engine.frame();
+        progress(frame);
+        if let Some((f, computed)) = done {
+            if !check(&mut outcome, f, computed) {
                 break;
             }
         }
+    }
+    if let Some((f, computed)) = engine.collect_checksum() {
+        check(&mut outcome, f, computed);
     }
     let end = outcome.end;
     outcome.notes = log
