@@ -336,7 +336,7 @@ pub fn run(
     outln!("");
     let logs: Vec<PathBuf> = seats.iter().map(|s| s.log.clone()).collect();
     outln!("verifying the {} replay logs:", logs.len());
-    let verified = crate::verify::run(&crate::verify::VerifyArgs { logs }, verify)?;
+    let verified = crate::verify::run(&crate::verify::VerifyArgs { logs, threads: 1 }, verify)?;
     ok &= verified == ExitCode::SUCCESS;
     if ok {
         outln!("demo: every seat agreed on every checksum, and every log verifies");

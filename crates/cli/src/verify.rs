@@ -23,6 +23,11 @@ pub struct VerifyArgs {
     /// The logs to check.
     #[arg(required = true)]
     pub logs: Vec<PathBuf>,
+    /// Threads each frame may use (the game's physics; with two or more,
+    /// each checksum is hashed on a helper thread while the next frame
+    /// steps); the result is the same for any count.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: u16,
 }
 
 /// One log's result: whether it verified, its per-frame checks, and a key
@@ -36,12 +41,13 @@ pub(crate) struct Verified {
     key: [u8; 32],
 }
 
-/// Runs `lockstep verify`: exits non-zero if any log is incomplete, does not
-/// replay to its own checksums, or parts from another log of its match.
-/// Replays and checks one log of a game (a registered game's `verify`).
-pub(crate) type VerifyOp = fn(&Path) -> Result<Verified, CliError>;
+/// Replays and checks one log of a game (a registered game's `verify`),
+/// each frame on up to the given number of threads.
+pub(crate) type VerifyOp = fn(&Path, usize) -> Result<Verified, CliError>;
 
-/// Runs `lockstep verify`, with `op` giving each log's game's operation.
+/// Runs `lockstep verify`, with `op` giving each log's game's operation:
+/// exits non-zero if any log is incomplete, does not replay to its own
+/// checksums, or parts from another log of its match.
 pub fn run(
     args: &VerifyArgs,
     op: &dyn Fn(&str) -> Result<VerifyOp, CliError>,
@@ -51,7 +57,7 @@ pub fn run(
     for path in &args.logs {
         let result = game_of(path)
             .and_then(|game| op(&game).map_err(|e| named(path, &e)))
-            .and_then(|verify| verify(path));
+            .and_then(|verify| verify(path, usize::from(args.threads)));
         match result {
             Ok(v) => {
                 ok &= v.good;
@@ -107,9 +113,13 @@ fn named(path: &Path, error: &CliError) -> CliError {
 
 /// Verifies one log: whether it is complete and replays to its checksums (a
 /// log that stopped early is complete if its end record is intact).
-pub(crate) fn verify_one<G: Game>(path: &Path) -> Result<Verified, CliError> {
+pub(crate) fn verify_one<G: Game>(path: &Path, threads: usize) -> Result<Verified, CliError> {
     let log = read_log::<G>(path)?;
-    let outcome = replay::run::<G>(&log, &RunOptions::default(), |_| {})
+    let options = RunOptions {
+        threads,
+        ..RunOptions::default()
+    };
+    let outcome = replay::run::<G>(&log, &options, |_| {})
         .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
     let good = outcome.verified() && log.is_complete();
     let mut problems = Vec::new();

@@ -95,6 +95,9 @@ fn record_replay_seek_and_verify() {
         "{}",
         text(&o)
     );
+    let o = lockstep(&["verify", log.to_str().unwrap(), "--threads", "2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).starts_with("ok "), "{}", text(&o));
     let o = lockstep(&["replay", log.to_str().unwrap(), "--threads", "0"]);
     assert!(!o.status.success(), "{}", text(&o));
 

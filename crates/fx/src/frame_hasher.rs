@@ -53,6 +53,13 @@ const LEAF: usize = 16 * 1024;
 /// starting one costs about what hashing a few leaves does.
 const PARALLEL_LEAVES: usize = 32;
 
+/// [`FrameHasher::begin`] hands a state to the helper thread only when the
+/// last one hashed had to hash this many leaves again (256 KiB, about
+/// 40 µs of hashing): below that, handing it over and waking the helper
+/// cost more than hashing it where it is (a world mostly asleep, or a small
+/// one, whose step may end before the helper has even woken).
+const HELPER_LEAVES: usize = 16;
+
 /// Hashes a state every frame, keeping each 16 KiB leaf's BLAKE3 chaining
 /// value for the next frame (see the module documentation).
 ///
@@ -84,6 +91,9 @@ pub struct FrameHasher {
     in_flight: bool,
     /// The checksum of the begun state, once known and not yet collected.
     ready: Option<Checksum>,
+    /// How many leaves the last hash had to hash again (their bytes had
+    /// changed): what the next state is likely to cost.
+    rehashed: usize,
 }
 
 /// A state to hash on the helper thread, with the cache it is compared
@@ -93,6 +103,7 @@ struct Job {
     last: Vec<u8>,
     leaves: Vec<ChainingValue>,
     checksum: Checksum,
+    rehashed: usize,
 }
 
 /// The two ends of the helper thread's channels.
@@ -111,7 +122,7 @@ impl Helper {
             .spawn(move || {
                 // Ends when the hasher drops its sender (or stops listening).
                 for mut job in inbox {
-                    job.checksum = hash(&job.last, &mut job.leaves, &job.bytes, 1);
+                    (job.checksum, job.rehashed) = hash(&job.last, &mut job.leaves, &job.bytes, 1);
                     if outbox.send(job).is_err() {
                         break;
                     }
@@ -146,7 +157,8 @@ impl FrameHasher {
         self.ready = None;
         let bytes = self.encode(encode);
         let threads = self.threads();
-        let checksum = hash(&self.last, &mut self.leaves, &bytes, threads);
+        let checksum;
+        (checksum, self.rehashed) = hash(&self.last, &mut self.leaves, &bytes, threads);
         self.next = core::mem::replace(&mut self.last, bytes);
         checksum
     }
@@ -171,8 +183,9 @@ impl FrameHasher {
         self.settle();
         self.ready = None;
         let bytes = self.encode(encode);
-        // A state of one leaf or less costs less to hash than to hand over.
-        if self.threads() < 2 || bytes.len() <= LEAF {
+        // A state that changed in few leaves last time costs less to hash
+        // here than to hand over and wake the helper for.
+        if self.threads() < 2 || self.rehashed < HELPER_LEAVES {
             return self.finish(bytes);
         }
         if self.helper.is_none() {
@@ -186,6 +199,7 @@ impl FrameHasher {
             last: core::mem::take(&mut self.last),
             leaves: core::mem::take(&mut self.leaves),
             checksum: Checksum::from_bytes([0; 32]),
+            rehashed: 0,
         };
         match helper.jobs.send(job) {
             Ok(()) => self.in_flight = true,
@@ -227,7 +241,9 @@ impl FrameHasher {
     /// Hashes `bytes` here and keeps the result for `collect`.
     fn finish(&mut self, bytes: Vec<u8>) {
         let threads = self.threads();
-        self.ready = Some(hash(&self.last, &mut self.leaves, &bytes, threads));
+        let (checksum, rehashed) = hash(&self.last, &mut self.leaves, &bytes, threads);
+        self.ready = Some(checksum);
+        self.rehashed = rehashed;
         self.next = core::mem::replace(&mut self.last, bytes);
     }
 
@@ -245,6 +261,7 @@ impl FrameHasher {
             // state it held is lost: there is nothing to go back to.
             .expect("the frame hasher's helper thread stopped while hashing");
         self.ready = Some(job.checksum);
+        self.rehashed = job.rehashed;
         self.leaves = job.leaves;
         self.next = job.last;
         self.last = job.bytes;
@@ -268,19 +285,27 @@ impl FrameHasher {
 }
 
 /// BLAKE3 of `bytes`, updating `leaves` (the chaining values of `last`'s
-/// leaves) to those of `bytes`, on up to `threads` threads.
-fn hash(last: &[u8], leaves: &mut Vec<ChainingValue>, bytes: &[u8], threads: usize) -> Checksum {
+/// leaves) to those of `bytes`, on up to `threads` threads; with the number
+/// of leaves it had to hash again (1 for a state of one leaf or less).
+fn hash(
+    last: &[u8],
+    leaves: &mut Vec<ChainingValue>,
+    bytes: &[u8],
+    threads: usize,
+) -> (Checksum, usize) {
     if bytes.len() <= LEAF {
         // One leaf or less: hashed whole, its digest is the root.
         leaves.clear();
-        return Checksum::of(bytes);
+        return (Checksum::of(bytes), 1);
     }
     let count = bytes.len().div_ceil(LEAF);
     // Leaves below `known` hold the last state's chaining values.
     let known = leaves.len().min(count);
     leaves.resize(count, [0; 32]);
-    // Brings the leaves from `first` on up to date with `bytes`.
+    // Brings the leaves from `first` on up to date with `bytes`; returns
+    // how many it hashed.
     let update = |first: usize, leaves: &mut [ChainingValue]| {
+        let mut hashed = 0;
         for (k, value) in leaves.iter_mut().enumerate() {
             let i = first + k;
             let start = i * LEAF;
@@ -295,36 +320,40 @@ fn hash(last: &[u8], leaves: &mut Vec<ChainingValue>, bytes: &[u8], threads: usi
                 .set_input_offset(start as u64)
                 .update(leaf)
                 .finalize_non_root();
+            hashed += 1;
         }
+        hashed
     };
     let threads = if count >= PARALLEL_LEAVES {
         threads.max(1)
     } else {
         1
     };
-    if threads == 1 {
-        update(0, leaves);
+    let rehashed = if threads == 1 {
+        update(0, leaves)
     } else {
         let share = count.div_ceil(threads);
         let update = &update;
         std::thread::scope(|s| {
             let mut shares = leaves.chunks_mut(share).enumerate();
             let first = shares.next();
-            for (t, leaves) in shares {
-                s.spawn(move || update(t * share, leaves));
-            }
-            if let Some((_, leaves)) = first {
-                update(0, leaves);
-            }
-        });
-    }
+            let others: Vec<_> = shares
+                .map(|(t, leaves)| s.spawn(move || update(t * share, leaves)))
+                .collect();
+            let mine = first.map_or(0, |(_, leaves)| update(0, leaves));
+            // A share's thread only panics if hashing does; pass it on.
+            others.into_iter().fold(mine, |sum, h| {
+                sum + h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+        })
+    };
     let (left, right) = split(bytes.len());
     let digest = blake3::hazmat::merge_subtrees_root(
         &subtree(leaves, 0, left),
         &subtree(leaves, left, right),
         Mode::Hash,
     );
-    Checksum::from_bytes(*digest.as_bytes())
+    (Checksum::from_bytes(*digest.as_bytes()), rehashed)
 }
 
 /// The chaining value of the subtree of `len` bytes at `start` (a multiple
@@ -436,14 +465,28 @@ mod tests {
         for threads in [1, 2, 3] {
             let mut h = FrameHasher::new();
             h.set_threads(threads);
-            let mut bytes: Vec<u8> = (0..6 * LEAF + 99).map(|i| (i % 253) as u8).collect();
-            for round in 0..16 {
+            let mut bytes: Vec<u8> = (0..20 * LEAF + 99).map(|i| (i % 253) as u8).collect();
+            let mut helped = 0;
+            for round in 0..24 {
                 let expected = Checksum::of(&bytes);
                 let state = bytes.clone();
                 h.begin(|w| w.write_raw(&state));
-                // The caller goes on with the next state meanwhile.
-                let at = rng.below(bytes.len() as u32) as usize;
-                bytes[at] ^= 0x81;
+                // The helper takes a state only with two threads or more,
+                // and only after one that changed in many leaves.
+                if h.in_flight {
+                    assert!(threads >= 2);
+                    helped += 1;
+                }
+                // The caller goes on with the next state meanwhile: every
+                // leaf changed, except in a few rounds only one byte.
+                if round % 8 == 5 {
+                    let at = rng.below(bytes.len() as u32) as usize;
+                    bytes[at] ^= 0x81;
+                } else {
+                    for at in (0..bytes.len()).step_by(LEAF / 2) {
+                        bytes[at] = bytes[at].wrapping_add(1);
+                    }
+                }
                 match round % 4 {
                     // Collected as soon as begun, after the bytes are read,
                     // or only when the next state is begun (dropped).
@@ -460,13 +503,13 @@ mod tests {
                     }
                 }
                 assert_eq!(h.collect(), None);
-                if round == 7 {
-                    bytes.truncate(2 * LEAF + 3);
-                }
-                if round == 11 {
-                    bytes.extend_from_slice(&[4; 5 * LEAF]);
+                match round {
+                    11 => bytes.truncate(2 * LEAF + 3),
+                    15 => bytes.extend_from_slice(&[4; 25 * LEAF]),
+                    _ => {}
                 }
             }
+            assert_eq!(helped > 0, threads >= 2, "{threads} threads: {helped}");
             // A copy has none of the cache and no helper, and agrees.
             let mut copy = h.clone();
             assert_eq!(copy.threads(), threads);

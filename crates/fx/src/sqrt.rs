@@ -1,4 +1,4 @@
-//! Square root of [`Fx`](crate::Fx), integer-only and correctly rounded.
+//! Square root of [`Fx`], integer-only and correctly rounded.
 //!
 //! This module owns [`Fx::sqrt`](crate::Fx::sqrt), [`Fx::checked_sqrt`](crate::Fx::checked_sqrt)
 //! and the crate-internal kernel [`sqrt_round_u128`] that `trig` reuses for

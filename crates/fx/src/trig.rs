@@ -1,4 +1,4 @@
-//! Trigonometry on [`Fx`](crate::Fx): `sin`, `cos`, `sin_cos`, `atan`, `atan2`,
+//! Trigonometry on [`Fx`]: `sin`, `cos`, `sin_cos`, `atan`, `atan2`,
 //! `asin`, `acos`, integer-only.
 //!
 //! This module owns the angle constants at 64–128-bit precision, the exact

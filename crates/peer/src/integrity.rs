@@ -3,7 +3,7 @@
 //! when resync fails, and stops — once, with a report — when the match is
 //! found invalid, on every seat.
 //!
-//! - A dispute ([`Event::Disputed`]): the peer steps the disputed frames
+//! - A dispute ([`Event::Disputed`](lockstep_protocol::Event::Disputed)): the peer steps the disputed frames
 //!   again from the last agreed state ([`self_check`]) and reports what it
 //!   found; a second run that disagrees with the first (with no change by
 //!   the app to explain it) is also a [`PeerEvent::NotDeterministic`].
@@ -11,14 +11,14 @@
 //!   session's question (its checksum of the disputed frame) to it and
 //!   brings the answer back ([`Peer::arbitrate`]); with no arbiter
 //!   connected the answer is "none" at once, so nobody waits for it.
-//! - Resync failed ([`Event::ResyncFailed`]): under `Stop` the peer
+//! - Resync failed ([`Event::ResyncFailed`](lockstep_protocol::Event::ResyncFailed)): under `Stop` the peer
 //!   declares the match invalid ([`Session::invalidate`](lockstep_protocol::Session::invalidate)),
 //!   which every other seat learns; after a dispute nobody could be blamed
 //!   for it first asks the other disputed seat for its state after the
 //!   disputed frame, to put both states in its report; under `Snapshots`
 //!   a drifted seat with an authority to follow falls back to its
 //!   snapshots; under `Continue` the match plays on unchecked.
-//! - The match found invalid ([`Event::Invalidated`], decided here or
+//! - The match found invalid ([`Event::Invalidated`](lockstep_protocol::Event::Invalidated), decided here or
 //!   heard from a peer): unless it plays on, the peer stops with
 //!   [`StopReason::MatchInvalid`]; the seat that kept drifting says which
 //!   fields kept differing.

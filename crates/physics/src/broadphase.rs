@@ -13,7 +13,7 @@
 //! does not depend on the order kept from the previous step (which is kept,
 //! by body, only to make the insertion sort nearly free, also when bodies
 //! come and go); the output pairs are sorted
-//! `(lower index, higher index)` by [`sort_pairs`], a counting sort. The
+//! `(lower index, higher index)` by [`Broadphase::sort_pairs`], a counting sort. The
 //! sweep axis is the one along which the proxies' centres spread the most;
 //! the previous step's axis is kept unless another spreads an eighth more
 //! (so that a symmetric scene does not flip axes, and re-sort, every step).
@@ -126,7 +126,7 @@ pub(crate) struct Broadphase {
     keys: Vec<(Fx, u32)>,
     /// The sweep axis of the last call.
     axis: u8,
-    /// Scratch of [`sort_pairs`].
+    /// Scratch of [`Broadphase::sort_pairs`].
     counts: Vec<u32>,
     sorted: Vec<(u32, u32)>,
     /// The proxies in sweep order, and each thread's pairs.

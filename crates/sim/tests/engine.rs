@@ -52,7 +52,9 @@ fn rollback_and_resimulation_give_the_same_checksums() {
 #[test]
 fn deferred_checksums_equal_the_plain_ones_one_call_later() {
     let config = WalkersConfig {
-        walkers: 8000,
+        // Over 16 leaves of 16 KiB, every one changing each frame: enough
+        // for the hasher to hand each state to its helper.
+        walkers: 20_000,
         ..WalkersConfig::default()
     };
     let game = Walkers::new(&config, &Match::default()).unwrap();
@@ -61,6 +63,7 @@ fn deferred_checksums_equal_the_plain_ones_one_call_later() {
         save_interval: 10,
         saved_states_kept: 4,
     };
+    assert!(game.save().len() > 16 * 16 * 1024);
     let mut plain = Engine::new(game.clone(), settings);
     let first: Vec<_> = (0..80).map(|f| plain.advance(&inputs(f))).collect();
     for threads in [1, 2] {

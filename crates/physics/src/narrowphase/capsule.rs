@@ -13,7 +13,7 @@
 //!   the overlap (ids 1 and 2), so capsules lying side by side rest on a
 //!   line instead of a point;
 //! - *box*: the box against the segment as a box of zero width and depth
-//!   ([`box_box`]'s separating-axis test and clipping, which take degenerate
+//!   ([`box_box()`]'s separating-axis test and clipping, which take degenerate
 //!   boxes), with the margin widened by the radius; points at the same place
 //!   (the zero-width box's faces coincide) are merged. The closest approach
 //!   of the segment to the box is also found (a ternary search along the

@@ -3,7 +3,7 @@
 //! itself ends.
 //!
 //! - **Disputes.** A desync no strict majority decides (two seats, or a
-//!   tie: [`Verdict::Disputed`]) is settled by evidence, never by seat
+//!   tie: [`Verdict::Disputed`](crate::checksum_book::Verdict::Disputed)) is settled by evidence, never by seat
 //!   number. Every disputed seat steps the disputed frames again from the
 //!   newest state compared clean ([`Event::Disputed`], answered with
 //!   [`Session::report_self_check`]) and sends what it found (an
@@ -335,7 +335,7 @@ impl<I: Input> Session<I> {
         Ok(())
     }
 
-    /// A verdict of [`Verdict::Disputed`]: asks the app for its self-check.
+    /// A verdict of [`Verdict::Disputed`](crate::checksum_book::Verdict::Disputed): asks the app for its self-check.
     pub(super) fn begin_dispute(&mut self, now: Instant, frame: u32, seats: SeatSet) {
         let floor = self.book.newest_clean().map_or(0, |c| c + 1);
         let local = self.cfg.local;
