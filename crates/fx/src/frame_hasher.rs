@@ -37,6 +37,11 @@
 //! The bytes, the last state and the cached leaves travel to the helper and
 //! back by value, so nothing is shared while it works. The helper is started
 //! on the first `begin` that needs it and ends when the hasher is dropped.
+//! It pays where the step leaves a core idle (the RTS, whose step gains
+//! only about a fifth from a second thread); where the step keeps every
+//! core busy (`many-pyramids` on two threads of two cores) it competes with
+//! the step, and such a frame took about a tenth longer than with the
+//! leaves hashed in place.
 
 use std::sync::mpsc::{Receiver, Sender};
 
