@@ -161,11 +161,7 @@ impl FrameHasher {
         self.settle();
         self.ready = None;
         let bytes = self.encode(encode);
-        let threads = self.threads();
-        let checksum;
-        (checksum, self.rehashed) = hash(&self.last, &mut self.leaves, &bytes, threads);
-        self.next = core::mem::replace(&mut self.last, bytes);
-        checksum
+        self.finish(bytes)
     }
 
     /// Encodes a state now and hashes it, on the helper thread when this
@@ -178,11 +174,15 @@ impl FrameHasher {
     ///
     /// let mut hasher = FrameHasher::new();
     /// hasher.set_threads(2);
-    /// let state = vec![3u8; 200_000];
-    /// hasher.begin(|w: &mut StateWriter<Vec<u8>>| w.write_raw(&state));
-    /// // ... step the next frame here while the helper hashes ...
-    /// assert_eq!(hasher.collect(), Some(Checksum::of(&state)));
-    /// assert_eq!(hasher.collect(), None);
+    /// for frame in 0..3u8 {
+    ///     // A large state that changes everywhere: from the second frame
+    ///     // on, the helper hashes it.
+    ///     let state = vec![frame; 600_000];
+    ///     hasher.begin(|w: &mut StateWriter<Vec<u8>>| w.write_raw(&state));
+    ///     // ... step the next frame here while the helper hashes ...
+    ///     assert_eq!(hasher.collect(), Some(Checksum::of(&state)));
+    ///     assert_eq!(hasher.collect(), None);
+    /// }
     /// ```
     pub fn begin(&mut self, encode: impl FnOnce(&mut StateWriter<Vec<u8>>)) {
         self.settle();
@@ -191,13 +191,15 @@ impl FrameHasher {
         // A state that changed in few leaves last time costs less to hash
         // here than to hand over and wake the helper for.
         if self.threads() < 2 || self.rehashed < HELPER_LEAVES {
-            return self.finish(bytes);
+            self.ready = Some(self.finish(bytes));
+            return;
         }
         if self.helper.is_none() {
             self.helper = Helper::start();
         }
         let Some(helper) = &self.helper else {
-            return self.finish(bytes);
+            self.ready = Some(self.finish(bytes));
+            return;
         };
         let job = Job {
             bytes,
@@ -214,7 +216,7 @@ impl FrameHasher {
                 self.helper = None;
                 self.last = job.last;
                 self.leaves = job.leaves;
-                self.finish(job.bytes);
+                self.ready = Some(self.finish(job.bytes));
             }
         }
     }
@@ -243,13 +245,13 @@ impl FrameHasher {
         w.into_inner()
     }
 
-    /// Hashes `bytes` here and keeps the result for `collect`.
-    fn finish(&mut self, bytes: Vec<u8>) {
+    /// Hashes `bytes` here, and keeps them as the last state.
+    fn finish(&mut self, bytes: Vec<u8>) -> Checksum {
         let threads = self.threads();
         let (checksum, rehashed) = hash(&self.last, &mut self.leaves, &bytes, threads);
-        self.ready = Some(checksum);
         self.rehashed = rehashed;
         self.next = core::mem::replace(&mut self.last, bytes);
+        checksum
     }
 
     /// Takes back from the helper the state it holds, with its checksum.

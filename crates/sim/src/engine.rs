@@ -173,10 +173,7 @@ impl<G: Game> Engine<G> {
     /// changed since the last frame.
     pub fn advance(&mut self, inputs: &[G::Input]) -> Checksum {
         self.collect_checksum();
-        let interval = self.settings.save_interval;
-        if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
-            self.keep_saved_state();
-        }
+        self.save_if_due();
         self.game.step(self.frame, inputs);
         let game = &self.game;
         let checksum = self.hasher.checksum(|w| game.encode(w));
@@ -191,10 +188,7 @@ impl<G: Game> Engine<G> {
     /// not two.
     pub fn advance_saving(&mut self, inputs: &[G::Input]) -> (Checksum, SavedState) {
         self.collect_checksum();
-        let interval = self.settings.save_interval;
-        if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
-            self.keep_saved_state();
-        }
+        self.save_if_due();
         self.game.step(self.frame, inputs);
         self.frame = self.frame.wrapping_add(1);
         let game = &self.game;
@@ -215,10 +209,7 @@ impl<G: Game> Engine<G> {
     /// one). With one thread it hashes at once, and the result still comes
     /// one call later. The checksums are those `advance` gives.
     pub fn advance_deferred(&mut self, inputs: &[G::Input]) -> Option<(Frame, Checksum)> {
-        let interval = self.settings.save_interval;
-        if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
-            self.keep_saved_state();
-        }
+        self.save_if_due();
         // The helper hashes the frame before while this one steps.
         self.game.step(self.frame, inputs);
         let done = self.collect_checksum();
@@ -234,7 +225,15 @@ impl<G: Game> Engine<G> {
     /// if it was returned already. It is kept in the history from then on.
     pub fn collect_checksum(&mut self) -> Option<(Frame, Checksum)> {
         let frame = self.pending.take()?;
-        let checksum = self.hasher.collect()?;
+        let checksum = match self.hasher.collect() {
+            Some(checksum) => checksum,
+            // A copy of the engine starts with an empty hasher: the state
+            // is still the one after `frame`, so it is hashed again here.
+            None => {
+                let game = &self.game;
+                self.hasher.checksum(|w| game.encode(w))
+            }
+        };
         self.push_checksum(checksum);
         Some((frame, checksum))
     }
@@ -250,6 +249,15 @@ impl<G: Game> Engine<G> {
 
     fn saved_states_kept(&self) -> usize {
         self.settings.saved_states_kept as usize
+    }
+
+    /// Keeps a saved state of the next frame if it is a multiple of the
+    /// save interval.
+    fn save_if_due(&mut self) {
+        let interval = self.settings.save_interval;
+        if interval != 0 && self.frame % interval == 0 && self.saved_states_kept() > 0 {
+            self.keep_saved_state();
+        }
     }
 
     fn keep_saved_state(&mut self) {
