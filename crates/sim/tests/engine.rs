@@ -17,6 +17,15 @@ fn new_game() -> Walkers {
     Walkers::new(&WalkersConfig::default(), &Match::default()).unwrap()
 }
 
+/// A game of `n` walkers per seat.
+fn walkers(n: u32) -> Walkers {
+    let config = WalkersConfig {
+        walkers: n,
+        ..WalkersConfig::default()
+    };
+    Walkers::new(&config, &Match::default()).unwrap()
+}
+
 #[test]
 fn rollback_and_resimulation_give_the_same_checksums() {
     let settings = EngineSettings {
@@ -51,13 +60,9 @@ fn rollback_and_resimulation_give_the_same_checksums() {
 /// checksum as with `advance` alone.
 #[test]
 fn deferred_checksums_equal_the_plain_ones_one_call_later() {
-    let config = WalkersConfig {
-        // Over 16 leaves of 16 KiB, every one changing each frame: enough
-        // for the hasher to hand each state to its helper.
-        walkers: 20_000,
-        ..WalkersConfig::default()
-    };
-    let game = Walkers::new(&config, &Match::default()).unwrap();
+    // Over 16 leaves of 16 KiB, every one changing each frame: enough for
+    // the hasher to hand each state to its helper.
+    let game = walkers(20_000);
     let settings = EngineSettings {
         checksum_history: 200,
         save_interval: 10,
@@ -117,12 +122,7 @@ fn deferred_checksums_equal_the_plain_ones_one_call_later() {
 /// short between frames.
 #[test]
 fn incremental_checksums_equal_hashing_the_whole_state() {
-    let config = WalkersConfig {
-        walkers: 8000,
-        ..WalkersConfig::default()
-    };
-    let game = Walkers::new(&config, &Match::default()).unwrap();
-    let mut engine = Engine::new(game, EngineSettings::default());
+    let mut engine = Engine::new(walkers(8000), EngineSettings::default());
     let check = |engine: &mut Engine<Walkers>, f: Frame| {
         let c = engine.advance(&inputs(f));
         assert_eq!(c, engine.game().checksum(), "frame {f}");
