@@ -336,7 +336,13 @@ pub fn run(
     outln!("");
     let logs: Vec<PathBuf> = seats.iter().map(|s| s.log.clone()).collect();
     outln!("verifying the {} replay logs:", logs.len());
-    let verified = crate::verify::run(&crate::verify::VerifyArgs { logs, threads: 1 }, verify)?;
+    let verified = crate::verify::run(
+        &crate::verify::VerifyArgs {
+            logs,
+            threads: None,
+        },
+        verify,
+    )?;
     ok &= verified == ExitCode::SUCCESS;
     if ok {
         outln!("demo: every seat agreed on every checksum, and every log verifies");

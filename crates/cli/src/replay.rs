@@ -38,12 +38,23 @@ pub struct ReplayArgs {
     pub sync_test: Option<u32>,
     /// Threads each frame may use (the game's physics; with two or more,
     /// each checksum is hashed on a helper thread while the next frame
-    /// steps); the result is the same for any count.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: u16,
+    /// steps); the result is the same for any count. Default: this
+    /// machine's cores.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// The threads a replayed frame may use: `threads`, else this machine's
+/// cores (one if it cannot tell). Any count gives the same checksums, so
+/// the default only changes the speed.
+pub(crate) fn frame_threads(threads: Option<u16>) -> usize {
+    threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        usize::from,
+    )
 }
 
 /// A progress bar on stderr with frames/s (hidden when stderr is not a terminal).
@@ -154,7 +165,7 @@ pub(crate) fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
         to: args.to,
         stop_at_mismatch: false,
         config_hash: None,
-        threads: usize::from(args.threads),
+        threads: frame_threads(args.threads),
     };
     let total = args.to.unwrap_or(log.frames());
     let bar = if args.quiet {

@@ -36,7 +36,9 @@
 //! returns the checksum, waiting for the helper only if it has not finished.
 //! The bytes, the last state and the cached leaves travel to the helper and
 //! back by value, so nothing is shared while it works. The helper is started
-//! on the first `begin` that needs it and ends when the hasher is dropped.
+//! on the first `begin` that needs it and ends when the hasher is dropped;
+//! where the system refuses to start it, every state is hashed where it is
+//! begun, and no start is tried again.
 //! It pays where the step leaves a core idle (the RTS, whose step gains
 //! only about a fifth from a second thread); where the step keeps every
 //! core busy (`many-pyramids` on two threads of two cores) it competes with
@@ -90,8 +92,8 @@ pub struct FrameHasher {
     leaves: Vec<ChainingValue>,
     /// Threads the leaves may be shared between (0 counts as 1).
     threads: usize,
-    /// The helper thread of [`FrameHasher::begin`], once started.
-    helper: Option<Helper>,
+    /// The helper thread of [`FrameHasher::begin`].
+    helper: HelperThread,
     /// Whether the helper holds a begun state (and `last` and `leaves`).
     in_flight: bool,
     /// The checksum of the begun state, once known and not yet collected.
@@ -111,6 +113,20 @@ struct Job {
     rehashed: usize,
 }
 
+/// Where a hasher's helper thread stands.
+#[derive(Default)]
+enum HelperThread {
+    /// Not started: the first [`FrameHasher::begin`] that needs it starts it.
+    #[default]
+    NotStarted,
+    /// Started, and listening.
+    Running(Helper),
+    /// The system refused to start it (a WebAssembly host without threads),
+    /// or it stopped: states are hashed where they are begun from then on,
+    /// without trying again each frame.
+    Unavailable,
+}
+
 /// The two ends of the helper thread's channels.
 struct Helper {
     jobs: Sender<Job>,
@@ -120,6 +136,9 @@ struct Helper {
 impl Helper {
     /// Starts a helper thread, or `None` if the system cannot.
     fn start() -> Option<Helper> {
+        if probe::refused() {
+            return None;
+        }
         let (jobs, inbox) = std::sync::mpsc::channel::<Job>();
         let (outbox, done) = std::sync::mpsc::channel();
         std::thread::Builder::new()
@@ -194,10 +213,10 @@ impl FrameHasher {
             self.ready = Some(self.finish(bytes));
             return;
         }
-        if self.helper.is_none() {
-            self.helper = Helper::start();
+        if let HelperThread::NotStarted = self.helper {
+            self.helper = Helper::start().map_or(HelperThread::Unavailable, HelperThread::Running);
         }
-        let Some(helper) = &self.helper else {
+        let HelperThread::Running(helper) = &self.helper else {
             self.ready = Some(self.finish(bytes));
             return;
         };
@@ -213,7 +232,7 @@ impl FrameHasher {
             Err(back) => {
                 // The helper is gone: hash here, as with one thread.
                 let job = back.0;
-                self.helper = None;
+                self.helper = HelperThread::Unavailable;
                 self.last = job.last;
                 self.leaves = job.leaves;
                 self.ready = Some(self.finish(job.bytes));
@@ -260,13 +279,13 @@ impl FrameHasher {
             return;
         }
         self.in_flight = false;
-        let job = self
-            .helper
-            .as_ref()
-            .and_then(|h| h.done.recv().ok())
-            // The helper only stops when its hashing panics, and then the
-            // state it held is lost: there is nothing to go back to.
-            .expect("the frame hasher's helper thread stopped while hashing");
+        let job = match &self.helper {
+            HelperThread::Running(helper) => helper.done.recv().ok(),
+            HelperThread::NotStarted | HelperThread::Unavailable => None,
+        }
+        // The helper only stops when its hashing panics, and then the
+        // state it held is lost: there is nothing to go back to.
+        .expect("the frame hasher's helper thread stopped while hashing");
         self.ready = Some(job.checksum);
         self.rehashed = job.rehashed;
         self.leaves = job.leaves;
@@ -392,6 +411,39 @@ impl core::fmt::Debug for FrameHasher {
 fn split(len: usize) -> (usize, usize) {
     let left = left_subtree_len(len as u64) as usize;
     (left, len - left)
+}
+
+/// Lets a test refuse to start helper threads, as a host without threads
+/// does, and count the attempts (on the test's own thread only).
+#[cfg(not(test))]
+mod probe {
+    pub(super) fn refused() -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod probe {
+    use std::cell::Cell;
+
+    thread_local! {
+        static REFUSE: Cell<bool> = const { Cell::new(false) };
+        static STARTS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// Counts an attempt to start a helper; whether it is refused.
+    pub(super) fn refused() -> bool {
+        STARTS.set(STARTS.get() + 1);
+        REFUSE.get()
+    }
+
+    pub(super) fn refuse(refuse: bool) {
+        REFUSE.set(refuse);
+    }
+
+    pub(super) fn starts() -> u32 {
+        STARTS.get()
+    }
 }
 
 #[cfg(test)]
@@ -522,6 +574,28 @@ mod tests {
             assert_eq!(copy.threads(), threads);
             assert_eq!(hash_of(&mut copy, &bytes), hash_of(&mut h, &bytes));
         }
+    }
+
+    #[test]
+    fn a_refused_helper_is_asked_for_once_and_states_are_hashed_in_place() {
+        probe::refuse(true);
+        let mut h = FrameHasher::new();
+        h.set_threads(2);
+        let mut bytes = vec![0u8; 20 * LEAF];
+        let before = probe::starts();
+        for round in 1..8u8 {
+            // Every leaf changes, so from the second state on the hasher
+            // asks for its helper.
+            for at in (0..bytes.len()).step_by(LEAF / 2) {
+                bytes[at] = round;
+            }
+            let state = bytes.clone();
+            h.begin(|w| w.write_raw(&state));
+            assert!(!h.in_flight);
+            assert_eq!(h.collect(), Some(Checksum::of(&state)));
+        }
+        assert_eq!(probe::starts() - before, 1);
+        probe::refuse(false);
     }
 
     #[test]
