@@ -92,7 +92,7 @@ pub enum RollbackError {
 }
 
 /// Runs a [`Game`] frame by frame.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Engine<G: Game> {
     game: G,
     frame: Frame,
@@ -105,8 +105,33 @@ pub struct Engine<G: Game> {
     /// Threads a frame may use (machine-local, see [`Engine::set_threads`]).
     threads: usize,
     /// The frame whose checksum [`Engine::advance_deferred`] began and
-    /// nothing has collected yet.
+    /// nothing has collected yet. Whenever it is set, `hasher` holds that
+    /// begun checksum.
     pending: Option<Frame>,
+}
+
+/// A copy starts with an empty hasher (its cache never changes a
+/// checksum); when a checksum is pending, the copy begins it again from its
+/// own state, which is still the one after that frame, so it collects the
+/// same checksum for the same frame.
+impl<G: Game + Clone> Clone for Engine<G> {
+    fn clone(&self) -> Engine<G> {
+        let mut copy = Engine {
+            game: self.game.clone(),
+            frame: self.frame,
+            settings: self.settings,
+            checksums: self.checksums.clone(),
+            saved: self.saved.clone(),
+            hasher: self.hasher.clone(),
+            threads: self.threads,
+            pending: self.pending,
+        };
+        if copy.pending.is_some() {
+            let game = &copy.game;
+            copy.hasher.begin(|w| game.encode(w));
+        }
+        copy
+    }
 }
 
 impl<G: Game> Engine<G> {
@@ -152,8 +177,11 @@ impl<G: Game> Engine<G> {
     }
 
     /// The game, to change it outside the frame loop (a test that corrupts
-    /// it, an editor). Changes made here are not part of any replay.
+    /// it, an editor). Changes made here are not part of any replay. A
+    /// checksum still being hashed is taken back first (it is the state's
+    /// before the change).
     pub fn game_mut(&mut self) -> &mut G {
+        self.collect_checksum();
         &mut self.game
     }
 
@@ -225,15 +253,10 @@ impl<G: Game> Engine<G> {
     /// if it was returned already. It is kept in the history from then on.
     pub fn collect_checksum(&mut self) -> Option<(Frame, Checksum)> {
         let frame = self.pending.take()?;
-        let checksum = match self.hasher.collect() {
-            Some(checksum) => checksum,
-            // A copy of the engine starts with an empty hasher: the state
-            // is still the one after `frame`, so it is hashed again here.
-            None => {
-                let game = &self.game;
-                self.hasher.checksum(|w| game.encode(w))
-            }
-        };
+        let checksum = self
+            .hasher
+            .collect()
+            .expect("a pending checksum is held by the engine's hasher");
         self.push_checksum(checksum);
         Some((frame, checksum))
     }

@@ -106,13 +106,23 @@ fn deferred_checksums_equal_the_plain_ones_one_call_later() {
         assert!(kept.iter().all(|&(f, c)| c == first[f as usize]));
         let saved = engine.saved_state_of(70).unwrap();
         assert_eq!(saved.checksum(), first[69]);
-        // A copy taken while a checksum is being hashed still gets it.
+        // A copy taken while a checksum is being hashed still gets it,
+        // whether it collects it at once or steps on first.
         engine.rollback(70).unwrap();
         engine.advance_deferred(&inputs(70));
         let mut copy = engine.clone();
         assert_eq!(copy.collect_checksum(), Some((70, first[70])));
         assert_eq!(copy.checksum_of(70), Some(first[70]));
-        assert_eq!(engine.collect_checksum(), Some((70, first[70])));
+        let mut stepping = engine.clone();
+        assert_eq!(
+            stepping.advance_deferred(&inputs(71)),
+            Some((70, first[70]))
+        );
+        assert_eq!(stepping.collect_checksum(), Some((71, first[71])));
+        // Reaching into the game takes the pending checksum back first.
+        let _ = engine.game_mut();
+        assert_eq!(engine.collect_checksum(), None);
+        assert_eq!(engine.checksum_of(70), Some(first[70]));
     }
 }
 
