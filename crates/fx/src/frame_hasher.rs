@@ -49,7 +49,8 @@ use std::sync::mpsc::{Receiver, Sender};
 
 use blake3::hazmat::{ChainingValue, HasherExt, Mode, left_subtree_len, merge_subtrees_non_root};
 
-use crate::{Checksum, StateWriter};
+use crate::fork_join::probe;
+use crate::{Checksum, StateWriter, fork_join};
 
 /// Bytes per cached leaf: 16 chunks of 1 KiB, a whole subtree of the BLAKE3
 /// tree at any multiple of its size, and 16 chunks is what BLAKE3 hashes at
@@ -359,19 +360,10 @@ fn hash(
         update(0, leaves)
     } else {
         let share = count.div_ceil(threads);
-        let update = &update;
-        std::thread::scope(|s| {
-            let mut shares = leaves.chunks_mut(share).enumerate();
-            let first = shares.next();
-            let others: Vec<_> = shares
-                .map(|(t, leaves)| s.spawn(move || update(t * share, leaves)))
-                .collect();
-            let mine = first.map_or(0, |(_, leaves)| update(0, leaves));
-            // A share's thread only panics if hashing does; pass it on.
-            others.into_iter().fold(mine, |sum, h| {
-                sum + h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-            })
-        })
+        let shares = leaves.chunks_mut(share).enumerate().collect();
+        fork_join(shares, |(t, leaves)| update(t * share, leaves))
+            .into_iter()
+            .sum()
     };
     let (left, right) = split(bytes.len());
     let digest = blake3::hazmat::merge_subtrees_root(
@@ -411,39 +403,6 @@ impl core::fmt::Debug for FrameHasher {
 fn split(len: usize) -> (usize, usize) {
     let left = left_subtree_len(len as u64) as usize;
     (left, len - left)
-}
-
-/// Lets a test refuse to start helper threads, as a host without threads
-/// does, and count the attempts (on the test's own thread only).
-#[cfg(not(test))]
-mod probe {
-    pub(super) fn refused() -> bool {
-        false
-    }
-}
-
-#[cfg(test)]
-mod probe {
-    use std::cell::Cell;
-
-    thread_local! {
-        static REFUSE: Cell<bool> = const { Cell::new(false) };
-        static STARTS: Cell<u32> = const { Cell::new(0) };
-    }
-
-    /// Counts an attempt to start a helper; whether it is refused.
-    pub(super) fn refused() -> bool {
-        STARTS.set(STARTS.get() + 1);
-        REFUSE.get()
-    }
-
-    pub(super) fn refuse(refuse: bool) {
-        REFUSE.set(refuse);
-    }
-
-    pub(super) fn starts() -> u32 {
-        STARTS.get()
-    }
 }
 
 #[cfg(test)]

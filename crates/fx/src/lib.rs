@@ -18,6 +18,8 @@
 //!   (derived for structs and enums by the `lockstep-derive` crate);
 //!   [`FrameHasher`] checksums a state every frame, rehashing only what
 //!   changed (the same BLAKE3 digest).
+//! - [`fork_join`]: shares work between scoped threads, running on the
+//!   calling thread what the system will not start a thread for.
 //!
 //! ```
 //! use lockstep_fx::{Fx, Vec3};
@@ -31,6 +33,7 @@
 
 mod checksum;
 mod encoding;
+mod fork_join;
 mod frame_hasher;
 pub mod lanes;
 mod mat3;
@@ -51,6 +54,7 @@ pub use encoding::{
     ByteCounter, Canonical, DecodeError, HashSink, Mark, PerSeat, Sink, StateReader, StateWriter,
     decode_vec,
 };
+pub use fork_join::fork_join;
 pub use frame_hasher::FrameHasher;
 pub use mat3::Mat3;
 pub use quat::Quat;

@@ -20,7 +20,7 @@
 //! The axis and the kept order only make the search faster: the pairs found
 //! are the same for any of them.
 
-use lockstep_fx::Fx;
+use lockstep_fx::{Fx, fork_join};
 
 use crate::aabb::Aabb;
 
@@ -334,24 +334,10 @@ impl Broadphase {
             bounds.push(at.max(bounds[t - 1]));
         }
         bounds.push(strips.count);
-        std::thread::scope(|scope| {
-            let mut jobs = runs.iter_mut().enumerate();
-            let first = jobs.next();
-            for (t, run) in jobs {
-                let (from, to) = (bounds[t], bounds[t + 1]);
-                let sweep = &sweep;
-                scope.spawn(move || {
-                    run.clear();
-                    for strip in from..to {
-                        sweep(strip, run);
-                    }
-                });
-            }
-            if let Some((_, run)) = first {
-                run.clear();
-                for strip in bounds[0]..bounds[1] {
-                    sweep(strip, run);
-                }
+        fork_join(runs.iter_mut().enumerate().collect(), |(t, run)| {
+            run.clear();
+            for strip in bounds[t]..bounds[t + 1] {
+                sweep(strip, run);
             }
         });
         for run in runs.iter() {

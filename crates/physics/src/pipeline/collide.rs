@@ -7,7 +7,7 @@
 //! id, keeping resting contacts between bodies that do not move, and
 //! emitting begin/end events.
 
-use lockstep_fx::Fx;
+use lockstep_fx::{Fx, fork_join};
 
 use crate::body::{Body, BodyKind};
 use crate::broadphase::Proxy;
@@ -261,17 +261,8 @@ impl World {
         for (k, piece) in pieces.enumerate() {
             shares[k % threads].push(piece);
         }
-        std::thread::scope(|s| {
-            let mut shares = shares.into_iter();
-            let first = shares.next();
-            for share in shares {
-                s.spawn(move || {
-                    for (p, o) in share {
-                        run(p, o);
-                    }
-                });
-            }
-            for (p, o) in first.into_iter().flatten() {
+        fork_join(shares, |share| {
+            for (p, o) in share {
                 run(p, o);
             }
         });

@@ -15,7 +15,7 @@
 //! thread count.
 
 use lockstep_fx::wide::wrapping::mat_vec;
-use lockstep_fx::{Fx, Mat3, Rng, Vec3};
+use lockstep_fx::{Fx, Mat3, Rng, Vec3, fork_join};
 
 use crate::body::{Body, BodyKind};
 use crate::contact::Contact;
@@ -162,14 +162,7 @@ impl World {
         if batches == 1 {
             solve_batch(&shared, &mut work[0]);
         } else {
-            std::thread::scope(|s| {
-                let (first, rest) = work.split_first_mut().expect("at least one batch");
-                for b in rest {
-                    let shared = &shared;
-                    s.spawn(move || solve_batch(shared, b));
-                }
-                solve_batch(&shared, first);
-            });
+            fork_join(work.iter_mut().collect(), |b| solve_batch(&shared, b));
         }
 
         // Write back, batch by batch: impulses for warm starting, then the
