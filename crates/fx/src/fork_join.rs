@@ -10,9 +10,11 @@
 //! **Invariant: a refused thread is not an error.** Where the system will
 //! not start a thread (resources exhausted, a host without threads), the
 //! job is run on the calling thread instead, with the same result; nothing
-//! panics. A job that panics on its thread panics the caller, as a job run
-//! in place would.
+//! panics. A job that panics, on any thread, panics the caller with its own
+//! payload once every job has ended, as a job run in place would.
 
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Mutex, PoisonError};
 
 /// Where one job stands.
@@ -23,6 +25,8 @@ enum Slot<T, R> {
     Running,
     /// Finished, with its result.
     Done(R),
+    /// Panicked, with the panic's payload.
+    Panicked(Box<dyn Any + Send>),
 }
 
 /// Runs `work` on each of `jobs`, the first on the calling thread and the
@@ -51,8 +55,11 @@ pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -
             Slot::Running,
         );
         if let Slot::Job(job) = taken {
-            let result = work(job);
-            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Slot::Done(result);
+            let ended = match catch_unwind(AssertUnwindSafe(|| work(job))) {
+                Ok(result) => Slot::Done(result),
+                Err(payload) => Slot::Panicked(payload),
+            };
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = ended;
         }
     };
     std::thread::scope(|s| {
@@ -79,8 +86,9 @@ pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -
         .map(
             |slot| match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
                 Slot::Done(result) => result,
-                // Every slot was run once, on its thread or here, and a
-                // thread that panicked has panicked the scope above.
+                // The first job in order that panicked, with its own payload.
+                Slot::Panicked(payload) => resume_unwind(payload),
+                // Every slot was run once, on its thread or here.
                 Slot::Job(_) | Slot::Running => unreachable!("a fork_join job was not run"),
             },
         )
@@ -140,6 +148,26 @@ mod tests {
         probe::refuse(false);
         assert_eq!(squares(0), Vec::<u64>::new());
         assert_eq!(squares(1), vec![0]);
+    }
+
+    #[test]
+    fn a_job_that_panics_panics_the_caller_with_its_own_message() {
+        for refuse in [false, true] {
+            probe::refuse(refuse);
+            let caught = catch_unwind(|| {
+                fork_join((0..4).collect(), |j: u32| {
+                    assert_ne!(j, 2, "job two failed");
+                    j
+                })
+            });
+            let payload = caught.expect_err("job 2 panics");
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default();
+            assert!(message.contains("job two failed"), "{message}");
+        }
+        probe::refuse(false);
     }
 
     #[test]
