@@ -2,8 +2,8 @@
 //! a piece of work between threads.
 //!
 //! [`fork_join`] runs a list of jobs, the first on the calling thread and
-//! each other on a scoped thread of its own, and returns their results in
-//! job order. Callers split their work so that which thread runs a job
+//! each other on a scoped thread of its own (a single job runs in place,
+//! with nothing started), and returns their results in job order. Callers split their work so that which thread runs a job
 //! never changes its result (disjoint islands, leaves, strips or pairs):
 //! the bits are the same for any thread count.
 //!
@@ -45,6 +45,10 @@ enum Slot<T, R> {
 /// assert_eq!(sums, vec![500; 4]);
 /// ```
 pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+    if jobs.len() <= 1 {
+        // Nothing to share: no thread, no slot.
+        return jobs.into_iter().map(work).collect();
+    }
     let slots: Vec<Mutex<Slot<T, R>>> = jobs
         .into_iter()
         .map(|job| Mutex::new(Slot::Job(job)))

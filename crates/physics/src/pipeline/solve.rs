@@ -158,12 +158,9 @@ impl World {
             soft: Softness::new(hertz, settings.contact_damping_ratio, hs),
             anchored_soft: Softness::new(hertz.mul_int(2), settings.contact_damping_ratio, hs),
         };
-        let work = &mut sc.batches[..batches];
-        if batches == 1 {
-            solve_batch(&shared, &mut work[0]);
-        } else {
-            fork_join(work.iter_mut().collect(), |b| solve_batch(&shared, b));
-        }
+        fork_join(sc.batches[..batches].iter_mut().collect(), |b| {
+            solve_batch(&shared, b)
+        });
 
         // Write back, batch by batch: impulses for warm starting, then the
         // bodies' displacements and final velocities.
