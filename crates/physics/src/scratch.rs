@@ -54,6 +54,15 @@ pub(crate) struct Scratch {
     /// This step's manifold of each pair, in pair order.
     pub(crate) manifolds: Vec<Manifold>,
     pub(crate) new_contacts: Vec<Contact>,
+    /// The islands a step's collision found touched, to wake.
     pub(crate) wake: Vec<u32>,
+    /// Whether each slot's body was woken this step, and the first
+    /// collision's pairs and contacts, kept for the collision that follows
+    /// the waking (`World::collide`).
+    pub(crate) woken: Vec<bool>,
+    pub(crate) first_pairs: Vec<(u32, u32)>,
+    pub(crate) first_contacts: Vec<Contact>,
+    /// The pairs whose manifolds a collision computes.
+    pub(crate) computed: Vec<(u32, u32)>,
     pub(crate) half_spaces: Vec<u32>,
 }

@@ -395,19 +395,20 @@ impl World {
         let island = slot.island;
         let Some(b) = slot.body.as_mut() else { return };
         if b.kind == BodyKind::Dynamic && !b.awake && !b.contained {
-            self.wake_islands(&[island]);
+            self.wake_islands(&[island], |_| {});
         } else {
             // Awake already: an edit restarts its count towards sleep.
             b.still_frames = 0;
         }
     }
 
-    /// Wakes the sleeping bodies whose island id is in `islands` (sorted).
-    pub(crate) fn wake_islands(&mut self, islands: &[u32]) {
+    /// Wakes the sleeping bodies whose island id is in `islands` (sorted),
+    /// and tells `woken` the slot of each.
+    pub(crate) fn wake_islands(&mut self, islands: &[u32], mut woken: impl FnMut(usize)) {
         if islands.is_empty() {
             return;
         }
-        for s in &mut self.slots {
+        for (i, s) in self.slots.iter_mut().enumerate() {
             if let Some(b) = s.body.as_mut() {
                 if b.kind == BodyKind::Dynamic
                     && !b.awake
@@ -416,6 +417,7 @@ impl World {
                 {
                     b.awake = true;
                     b.still_frames = 0;
+                    woken(i);
                 }
             }
         }

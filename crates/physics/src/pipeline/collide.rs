@@ -270,15 +270,46 @@ impl World {
 
     /// Narrowphase over this step's pairs, merged with the cache: fresh
     /// manifolds for active pairs, old entries kept for resting ones.
-    pub(crate) fn collide(&mut self, h: Fx) {
+    ///
+    /// `again` marks the collision that follows a waking (`World::step`).
+    /// A pair without a woken body in it was a pair of the first collision
+    /// too, with the same bodies, poses and margins, so its manifold is the
+    /// one found then ([`FirstCollision`]); only the pairs with a woken
+    /// body are computed.
+    pub(crate) fn collide(&mut self, h: Fx, again: bool) {
         let mut new_contacts = std::mem::take(&mut self.scratch.new_contacts);
         let pairs = std::mem::take(&mut self.scratch.pairs);
         let mut manifolds = std::mem::take(&mut self.scratch.manifolds);
-        self.manifolds(&pairs, h, &mut manifolds);
+        let mut computed = std::mem::take(&mut self.scratch.computed);
+        let woken = std::mem::take(&mut self.scratch.woken);
+        let touches_woken = |(a, b): (u32, u32)| again && (woken[a as usize] || woken[b as usize]);
+        computed.clear();
+        if again {
+            computed.extend(pairs.iter().copied().filter(|&p| touches_woken(p)));
+            self.manifolds(&computed, h, &mut manifolds);
+        } else {
+            self.manifolds(&pairs, h, &mut manifolds);
+        }
+        let (first_pairs, first_contacts) = if again {
+            (
+                std::mem::take(&mut self.scratch.first_pairs),
+                std::mem::take(&mut self.scratch.first_contacts),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let mut first = FirstCollision {
+            pairs: &first_pairs,
+            contacts: &first_contacts,
+            pair: 0,
+            contact: 0,
+        };
         new_contacts.clear();
         self.scratch.wake.clear();
         let mut old = 0usize;
         let mut next = 0usize;
+        // The next of the manifolds computed ahead (one per computed pair).
+        let mut ahead = 0usize;
         loop {
             let pair = pairs.get(next).copied();
             let cached = self.contacts.get(old).map(|c| (c.a, c.b));
@@ -301,8 +332,29 @@ impl World {
                     } else {
                         None
                     };
-                    let manifold = match manifolds.get(next) {
-                        Some(m) => *m,
+                    let found = (again && !touches_woken(p))
+                        .then(|| first.manifold(p))
+                        .flatten();
+                    // Every test step checks that a manifold kept from the
+                    // first collision is the one computing it gives.
+                    debug_assert!(
+                        found.is_none_or(|m| {
+                            let fresh = self.pair_manifold(p, h);
+                            m.count == fresh.count && (m.count == 0 || m == fresh)
+                        }),
+                        "a kept manifold differs from a computed one for {p:?}"
+                    );
+                    let manifold = match found {
+                        Some(m) => m,
+                        None if !again || touches_woken(p) => {
+                            ahead += 1;
+                            match manifolds.get(ahead - 1) {
+                                Some(m) => *m,
+                                None => self.pair_manifold(p, h),
+                            }
+                        }
+                        // Not a pair of the first collision (it cannot
+                        // be, but computing it is always right).
                         None => self.pair_manifold(p, h),
                     };
                     next += 1;
@@ -358,9 +410,16 @@ impl World {
             }
         }
         std::mem::swap(&mut self.contacts, &mut new_contacts);
-        self.scratch.new_contacts = new_contacts;
-        self.scratch.pairs = pairs;
-        self.scratch.manifolds = manifolds;
+        let sc = &mut self.scratch;
+        sc.new_contacts = new_contacts;
+        sc.pairs = pairs;
+        sc.manifolds = manifolds;
+        sc.computed = computed;
+        sc.woken = woken;
+        if again {
+            sc.first_pairs = first_pairs;
+            sc.first_contacts = first_contacts;
+        }
     }
 
     pub(crate) fn live(&self, i: u32) -> &Body {
@@ -391,6 +450,44 @@ impl World {
                 a: handle_of(&self.slots, c.a),
                 b: handle_of(&self.slots, c.b),
             });
+        }
+    }
+}
+
+/// The pairs and contacts of a step's first collision, read in pair order
+/// by the collision that follows a waking.
+struct FirstCollision<'a> {
+    /// The first collision's pairs, in order.
+    pairs: &'a [(u32, u32)],
+    /// The contacts it made, in pair order.
+    contacts: &'a [Contact],
+    /// How far each has been read.
+    pair: usize,
+    contact: usize,
+}
+
+impl FirstCollision<'_> {
+    /// The manifold the first collision found for `pair` (with no points
+    /// if it made no contact), or `None` if `pair` was not one of its
+    /// pairs. Pairs must be asked for in increasing order.
+    fn manifold(&mut self, pair: (u32, u32)) -> Option<Manifold> {
+        while self.pairs.get(self.pair).is_some_and(|&p| p < pair) {
+            self.pair += 1;
+        }
+        if self.pairs.get(self.pair) != Some(&pair) {
+            return None;
+        }
+        while self
+            .contacts
+            .get(self.contact)
+            .is_some_and(|c| (c.a, c.b) < pair)
+        {
+            self.contact += 1;
+        }
+        match self.contacts.get(self.contact) {
+            Some(c) if (c.a, c.b) == pair && c.fresh => Some(c.manifold),
+            Some(c) if (c.a, c.b) == pair => None,
+            _ => Some(Manifold::default()),
         }
     }
 }

@@ -51,28 +51,38 @@ impl World {
             // between bodies that stay put, so until something changes the
             // next steps would do nothing at all.
             self.scratch.pairs.clear();
-            self.collide(h);
+            self.collide(h, false);
             self.frame = self.frame.wrapping_add(1);
             self.settled = true;
             return;
         }
         self.find_pairs(h);
-        self.collide(h);
+        self.collide(h, false);
         if !self.scratch.wake.is_empty() {
             // Something moving touched a sleeping island: wake it now and
             // collide again from last step's cache (which `collide` left in
             // `scratch.new_contacts`), so the island takes part in this very
             // step (an island treated as immovable for one step would stop a
-            // fast body dead).
-            let mut wake = std::mem::take(&mut self.scratch.wake);
+            // fast body dead). The first collision's pairs and contacts are
+            // kept for the second, which computes only the manifolds of
+            // pairs with a woken body.
+            let sc = &mut self.scratch;
+            let mut wake = std::mem::take(&mut sc.wake);
             wake.sort_unstable();
             wake.dedup();
-            self.wake_islands(&wake);
-            self.scratch.wake = wake;
-            std::mem::swap(&mut self.contacts, &mut self.scratch.new_contacts);
+            let mut woken = std::mem::take(&mut sc.woken);
+            woken.clear();
+            woken.resize(self.slots.len(), false);
+            self.wake_islands(&wake, |i| woken[i] = true);
+            let sc = &mut self.scratch;
+            sc.wake = wake;
+            sc.woken = woken;
+            std::mem::swap(&mut self.contacts, &mut sc.new_contacts);
+            std::mem::swap(&mut sc.new_contacts, &mut sc.first_contacts);
+            std::mem::swap(&mut sc.pairs, &mut sc.first_pairs);
             self.events.clear();
             self.find_pairs(h);
-            self.collide(h);
+            self.collide(h, true);
         }
         self.solve();
         self.update_sleep();
