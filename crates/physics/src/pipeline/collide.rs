@@ -459,7 +459,8 @@ impl World {
 struct FirstCollision<'a> {
     /// The first collision's pairs, in order.
     pairs: &'a [(u32, u32)],
-    /// The contacts it made, in pair order.
+    /// The contacts it made, with the resting ones it carried over, in
+    /// pair order.
     contacts: &'a [Contact],
     /// How far each has been read.
     pair: usize,

@@ -14,10 +14,18 @@
 //! islands and their order depend only on the movers and the links, in any
 //! order of the links.
 
-/// Union-find over movers `0..n` with the lowest index as root.
+/// Union-find over movers `0..n` with the lowest index as root, and the
+/// buffers [`Islands::batches`] deals them out with (kept, so that a step
+/// allocates nothing once warm).
 #[derive(Debug, Default)]
 pub(crate) struct Islands {
     parent: Vec<u32>,
+    /// Each island's total work, at its root.
+    root_work: Vec<u64>,
+    /// The islands as `(work, root)`, largest first.
+    by_work: Vec<(u64, u32)>,
+    /// Each batch's work so far.
+    load: Vec<u64>,
 }
 
 impl Islands {
@@ -49,16 +57,17 @@ impl Islands {
 
     /// Splits the islands into at most `batches` batches of about equal
     /// work, given each mover's own work (its body and the constraints it
-    /// is counted for): writes each mover's batch into `out` and returns
-    /// how many batches there are (none of them empty).
+    /// is counted for, at least one): writes each mover's batch into `out`
+    /// and returns how many batches there are (none empty, but for the one
+    /// batch of a step with no movers).
     ///
     /// The islands are dealt out largest first, each to the batch with the
-    /// least work so far (the lowest such batch on a tie; equal islands in
-    /// root order): "longest processing time first", which never leaves
-    /// the busiest batch more than a third above the best split. Cutting
-    /// the islands into runs in root order instead left the first batch
-    /// with whatever island crossed the half, about three quarters of a
-    /// cube pile's work where two thirds was possible.
+    /// least work so far (the first such batch on a tie; equal islands in
+    /// root order): "longest processing time first", which never leaves the
+    /// busiest batch more than a third above the best split of whole
+    /// islands. Cutting the islands into runs in root order instead left
+    /// the first batch with whatever island crossed the half, about three
+    /// quarters of a cube pile's work where two thirds was possible.
     pub fn batches(&mut self, work: &[u32], batches: usize, out: &mut Vec<u32>) -> usize {
         let n = self.parent.len();
         out.clear();
@@ -66,32 +75,39 @@ impl Islands {
         if batches <= 1 || n == 0 {
             return 1;
         }
-        // Each island's total work, kept at its root.
-        let mut total_work = vec![0u64; n];
+        let mut root_work = core::mem::take(&mut self.root_work);
+        root_work.clear();
+        root_work.resize(n, 0);
         for i in 0..n as u32 {
             let r = self.find(i);
-            total_work[r as usize] += u64::from(work.get(i as usize).copied().unwrap_or(0));
+            root_work[r as usize] += u64::from(work.get(i as usize).copied().unwrap_or(0));
         }
-        let mut islands: Vec<(u64, u32)> = (0..n as u32)
-            .filter(|&r| self.parent[r as usize] == r)
-            .map(|r| (total_work[r as usize], r))
-            .collect();
-        islands.sort_unstable_by_key(|&(w, r)| (core::cmp::Reverse(w), r));
-        let mut load = vec![0u64; batches.min(islands.len())];
-        for &(w, r) in &islands {
-            let (lightest, _) = load
+        self.by_work.clear();
+        self.by_work.extend(
+            (0..n as u32)
+                .filter(|&r| self.parent[r as usize] == r)
+                .map(|r| (root_work[r as usize], r)),
+        );
+        self.root_work = root_work;
+        self.by_work
+            .sort_unstable_by_key(|&(w, r)| (core::cmp::Reverse(w), r));
+        self.load.clear();
+        self.load.resize(batches.min(self.by_work.len()), 0);
+        for &(w, r) in &self.by_work {
+            let (lightest, _) = self
+                .load
                 .iter()
                 .enumerate()
-                .min_by_key(|&(b, &l)| (l, b))
+                .min_by_key(|&(_, &l)| l)
                 .expect("at least one batch");
-            load[lightest] += w;
+            self.load[lightest] += w;
             out[r as usize] = lightest as u32;
         }
         for i in 0..n as u32 {
             let r = self.find(i);
             out[i as usize] = out[r as usize];
         }
-        load.len()
+        self.load.len()
     }
 }
 

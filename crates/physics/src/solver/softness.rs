@@ -48,12 +48,13 @@
 //! cubes, but from eight up the stack rocks without end (±0.15 m/s) and
 //! the 20-cube tower falls; leaking that plus half the carried impulse
 //! halves the sink (38 mm), and `stack-sleep` sleeps at frame 134 instead
-//! of 76. A position pass after each step's velocity passes (Box2D v2.4's
-//! non-linear Gauss–Seidel), pushing each manifold apart by a share of its
-//! mean overlap beyond 0.5 mm, changes little: 73.0 mm with four sweeps a
-//! step that push a fifth of it, 58.7 mm with eight that push all of it,
-//! because within the next step the spring settles the stack back into the
-//! same overlap; pushing each corner apart on its own tips the tower over.
+//! of 76. A position pass after each step's velocity passes, after Box2D
+//! v2.4's non-linear Gauss–Seidel (which pushes each point apart on its
+//! own, and so tips the tower over here), pushing each manifold apart by a
+//! share of its mean overlap beyond 0.5 mm, changes little next to the
+//! 75 mm without it: 73.0 mm with four sweeps a step that push a fifth of
+//! it, 58.7 mm with eight that push all of it, because within the next
+//! step the spring presses most of it back.
 //! So the soft contact's sink stays as it is.
 //!
 //! **Why a column of cubes swayed.** `cubes-1000` falls into 100 columns

@@ -52,18 +52,19 @@
 //! would save only the walk here too. Two measurements say what would pay.
 //! Runs need not be consecutive: give each constraint of a step's order a
 //! level one above the highest level of the earlier constraints on either
-//! of its bodies, and the constraints of one level share no body, so solving
-//! level by level leaves the bits of the order itself (`pyramid-15`: 26
-//! levels of about 165 constraints; the cube game: 40 to 70 levels of 10 to
-//! 20). And the products can be narrow: rounding each velocity a pass reads
-//! to 2⁻²³, each Jacobian entry to 2⁻²⁸ and each impulse it applies to 31
-//! bits below a bound set per constraint, which is what `i32 × i32 → i64`
-//! lanes would compute, left `tower-20`, `cubes-1000`, `pyramid-15` and
-//! `many-pyramids` as they were in every figure of their quality rows, and
-//! `stack-sleep` asleep at frame 69 against 67 (medians of eight seeds);
-//! only the chaotic scenes (`smash`, `capsules`) moved, as far as a one-bit
-//! change moves them. Narrow lanes change the bits, though: they make a new
-//! solver, not a new path.
+//! of its moving bodies, and the constraints of one level share no body, so
+//! solving level by level leaves the bits of the order itself
+//! (`pyramid-15`: 26 levels of about 165 constraints; the cube game: 40 to
+//! 70 levels of 10 to 20). And the products can be narrow: rounding each
+//! velocity a pass reads to 2⁻²³, each Jacobian entry to 2⁻²⁸ and each
+//! impulse it applies to 31 bits below a bound set per constraint, which is
+//! what `i32 × i32 → i64` lanes would compute, left `tower-20`,
+//! `cubes-1000`, `pyramid-15` and `many-pyramids` as they were in every
+//! figure of their quality rows, and `stack-sleep` asleep at frame 69
+//! against 67 (medians over the shuffle seeds 0 to 7,
+//! `scene-table --seeds 8`); only the chaotic scenes (`smash`, `capsules`)
+//! moved, as far as a one-bit change moves them. Narrow lanes change the bits, though: they
+//! make a new solver, not a new path.
 
 use lockstep_fx::lanes::{FxLanes, LANES, Portable, Raw};
 use lockstep_fx::{Fx, Vec3};
