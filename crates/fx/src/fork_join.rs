@@ -3,9 +3,10 @@
 //!
 //! [`fork_join`] runs a list of jobs, the first on the calling thread and
 //! each other on a scoped thread of its own (a single job runs in place,
-//! with nothing started), and returns their results in job order. Callers split their work so that which thread runs a job
-//! never changes its result (disjoint islands, leaves, strips or pairs):
-//! the bits are the same for any thread count.
+//! with nothing started), and returns their results in job order. Callers
+//! split their work so that which thread runs a job never changes its
+//! result (disjoint islands, leaves, strips or pairs): the bits are the
+//! same for any thread count.
 //!
 //! **Invariant: a refused thread is not an error.** Where the system will
 //! not start a thread (resources exhausted, a host without threads), the

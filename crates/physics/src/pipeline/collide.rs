@@ -290,14 +290,8 @@ impl World {
         } else {
             self.manifolds(&pairs, h, &mut manifolds);
         }
-        let (first_pairs, first_contacts) = if again {
-            (
-                std::mem::take(&mut self.scratch.first_pairs),
-                std::mem::take(&mut self.scratch.first_contacts),
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
+        let first_pairs = std::mem::take(&mut self.scratch.first_pairs);
+        let first_contacts = std::mem::take(&mut self.scratch.first_contacts);
         let mut first = FirstCollision {
             pairs: &first_pairs,
             contacts: &first_contacts,
@@ -332,30 +326,26 @@ impl World {
                     } else {
                         None
                     };
-                    let found = (again && !touches_woken(p))
-                        .then(|| first.manifold(p))
-                        .flatten();
-                    // Every test step checks that a manifold kept from the
-                    // first collision is the one computing it gives.
-                    debug_assert!(
-                        found.is_none_or(|m| {
-                            let fresh = self.pair_manifold(p, h);
-                            m.count == fresh.count && (m.count == 0 || m == fresh)
-                        }),
-                        "a kept manifold differs from a computed one for {p:?}"
-                    );
-                    let manifold = match found {
-                        Some(m) => m,
-                        None if !again || touches_woken(p) => {
-                            ahead += 1;
-                            match manifolds.get(ahead - 1) {
-                                Some(m) => *m,
-                                None => self.pair_manifold(p, h),
-                            }
+                    let manifold = if !again || touches_woken(p) {
+                        ahead += 1;
+                        match manifolds.get(ahead - 1) {
+                            Some(m) => *m,
+                            None => self.pair_manifold(p, h),
                         }
-                        // Not a pair of the first collision (it cannot
-                        // be, but computing it is always right).
-                        None => self.pair_manifold(p, h),
+                    } else {
+                        let kept = first.manifold(p);
+                        // Every test step checks that a manifold kept from
+                        // the first collision is the one computing it gives.
+                        debug_assert!(
+                            kept.is_none_or(|m| {
+                                let fresh = self.pair_manifold(p, h);
+                                m.count == fresh.count && (m.count == 0 || m == fresh)
+                            }),
+                            "a kept manifold differs from a computed one for {p:?}"
+                        );
+                        // Not a pair of the first collision: it cannot be,
+                        // but computing it is always right.
+                        kept.unwrap_or_else(|| self.pair_manifold(p, h))
                     };
                     next += 1;
                     let (a, b) = p;
@@ -416,10 +406,8 @@ impl World {
         sc.manifolds = manifolds;
         sc.computed = computed;
         sc.woken = woken;
-        if again {
-            sc.first_pairs = first_pairs;
-            sc.first_contacts = first_contacts;
-        }
+        sc.first_pairs = first_pairs;
+        sc.first_contacts = first_contacts;
     }
 
     pub(crate) fn live(&self, i: u32) -> &Body {
