@@ -11,7 +11,8 @@
 //!
 //! Each benchmark maps a 1 024-element input array, so the figures are
 //! throughput per element (criterion's `thrpt`, or time / 1 024), not the
-//! latency of one isolated call. Run with
+//! latency of one isolated call; `fork_join` times the handoff of a job to
+//! a helper thread. Run with
 //! `cargo bench -p lockstep-fx --bench fx`; `benches/fx-table` turns the
 //! results into the ns/op table.
 #![allow(clippy::float_arithmetic, missing_docs)]
@@ -322,5 +323,33 @@ fn checksum(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, scalar, per_call, vectors, checksum);
+fn fork_join(c: &mut Criterion) {
+    // What sharing a piece of work costs: two jobs that each sum 1 024
+    // numbers (well under a microsecond), one on the calling thread and one
+    // on a helper, against both run in place. Calls come back to back, so
+    // this is the handoff to a helper that is still waiting for work, as
+    // between the shares of one physics step.
+    let data: Vec<u64> = (0..2 * N as u64).collect();
+    let mut g = c.benchmark_group("fork_join");
+    g.bench_function("two_small_jobs", |b| {
+        b.iter(|| {
+            black_box(lockstep_fx::fork_join(
+                black_box(&data).chunks(N).collect(),
+                |chunk| chunk.iter().sum::<u64>(),
+            ))
+        })
+    });
+    g.bench_function("both_in_place", |b| {
+        b.iter(|| {
+            let sums: Vec<u64> = black_box(&data)
+                .chunks(N)
+                .map(|chunk| chunk.iter().sum::<u64>())
+                .collect();
+            black_box(sums)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, scalar, per_call, vectors, checksum, fork_join);
 criterion_main!(benches);

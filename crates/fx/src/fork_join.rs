@@ -1,22 +1,59 @@
-//! Fork–join over scoped threads: the one way the deterministic crates share
-//! a piece of work between threads.
+//! Fork–join over a pool of helper threads: the one way the deterministic
+//! crates share a piece of work between threads.
 //!
 //! [`fork_join`] runs a list of jobs, the first on the calling thread and
-//! each other on a scoped thread of its own (a single job runs in place,
-//! with nothing started), and returns their results in job order. Callers
+//! each other on a helper thread (a single job runs in place, with no
+//! helper asked for), and returns their results in job order. Callers
 //! split their work so that which thread runs a job never changes its
 //! result (disjoint islands, leaves, strips or pairs): the bits are the
 //! same for any thread count.
 //!
-//! **Invariant: a refused thread is not an error.** Where the system will
-//! not start a thread (resources exhausted, a host without threads), the
-//! job is run on the calling thread instead, with the same result; nothing
-//! panics. A job that panics, on any thread, panics the caller with its own
-//! payload once every job has ended, as a job run in place would.
+//! **Helpers stay.** A step shares work two or three times, and starting a
+//! thread for each share (or waking one that sleeps) cost about 40 µs a
+//! time on a two-core virtual machine: as much as a tenth of a cube game's
+//! frame. So the helpers are started once, when first needed, and kept for
+//! the life of the process, one pool for every caller. After a job a helper
+//! waits for the next one by spinning for a while (yielding its core every
+//! few rounds to any other thread that wants it), then sleeps until a
+//! caller wakes it; handing a job to a helper that is still spinning costs
+//! a few atomic operations.
+//!
+//! **Invariant: a missing helper is not an error.** Where no helper is
+//! idle (all busy with other callers' jobs, the pool full, or the system
+//! refusing to start one: resources exhausted, a host without threads),
+//! the job runs on the calling thread instead, with the same result;
+//! nothing panics and nothing waits for a helper to come free. A job that
+//! panics, on any thread, panics the caller with its own payload once every
+//! job has ended, as a job run in place would.
+//!
+//! **The one unsafe block.** A job borrows the caller's data, and a helper
+//! lives longer than any caller, so the helper receives each job as a raw
+//! pointer to a [`Handoff`] on the caller's side, whose lifetime the type
+//! system cannot see. It is sound because [`fork_join`] neither returns nor
+//! unwinds before every handoff it posted is marked done (a guard waits on
+//! them even if the caller's own share panics), and marking it done is the
+//! last thing a helper does with it.
 
 use std::any::Any;
+use std::hint;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::thread::{self, Thread};
+
+/// The most helpers the pool starts; a job that finds all of them busy
+/// runs where it is.
+const MAX_HELPERS: usize = 64;
+
+/// Rounds a helper spins for the next job before it sleeps (about 0.1 to
+/// 0.5 ms, depending on the processor): long enough to span the gaps
+/// between the shares of one step, and between frames of a replay.
+const SPIN_ROUNDS: u32 = 4096;
+
+/// A spinning thread yields its core once every this many rounds, so that
+/// a thread with work (a frame's hasher, another test) is not kept waiting.
+const YIELD_EVERY: u32 = 16;
 
 /// Where one job stands.
 enum Slot<T, R> {
@@ -30,10 +67,43 @@ enum Slot<T, R> {
     Panicked(Box<dyn Any + Send>),
 }
 
+/// One job as a helper sees it: what to run, and where to say it is done.
+struct Handoff<'a> {
+    run: &'a (dyn Fn() + Sync),
+    done: AtomicBool,
+}
+
+/// What a caller and a helper share: the posted job and whether a caller
+/// holds the helper.
+struct Mailbox {
+    /// The posted job, or null.
+    job: AtomicPtr<Handoff<'static>>,
+    /// Claimed by a caller, from [`claim`] until the job is done.
+    busy: AtomicBool,
+}
+
+/// A started helper.
+struct Helper {
+    mailbox: &'static Mailbox,
+    thread: Thread,
+}
+
+/// The pool's helpers, and whether the system refused to start one (then
+/// no start is tried again).
+struct Pool {
+    helpers: Vec<&'static Helper>,
+    refused: bool,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    helpers: Vec::new(),
+    refused: false,
+});
+
 /// Runs `work` on each of `jobs`, the first on the calling thread and the
-/// others on scoped threads (or on the calling thread, after the first,
-/// where the system refuses to start one); returns the results in the order
-/// of `jobs`.
+/// others on helper threads (or on the calling thread, after the first,
+/// where no helper is to be had); returns the results in the order of
+/// `jobs`.
 ///
 /// ```
 /// use lockstep_fx::fork_join;
@@ -47,13 +117,14 @@ enum Slot<T, R> {
 /// ```
 pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
     if jobs.len() <= 1 {
-        // Nothing to share: no thread, no slot.
+        // Nothing to share: no helper, no slot.
         return jobs.into_iter().map(work).collect();
     }
     let slots: Vec<Mutex<Slot<T, R>>> = jobs
         .into_iter()
         .map(|job| Mutex::new(Slot::Job(job)))
         .collect();
+    // Never panics: a job's panic is caught into its slot.
     let run = |slot: &Mutex<Slot<T, R>>| {
         let taken = core::mem::replace(
             &mut *slot.lock().unwrap_or_else(PoisonError::into_inner),
@@ -67,25 +138,32 @@ pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -
             *slot.lock().unwrap_or_else(PoisonError::into_inner) = ended;
         }
     };
-    std::thread::scope(|s| {
-        let mut refused = Vec::new();
-        for slot in slots.iter().skip(1) {
-            let run = &run;
-            let started = !probe::refused()
-                && std::thread::Builder::new()
-                    .spawn_scoped(s, move || run(slot))
-                    .is_ok();
-            if !started {
-                refused.push(slot);
+    let others: Vec<_> = slots[1..].iter().map(|slot| move || run(slot)).collect();
+    let handoffs: Vec<Handoff<'_>> = others
+        .iter()
+        .map(|job| Handoff {
+            run: job,
+            done: AtomicBool::new(false),
+        })
+        .collect();
+    {
+        let mut posted = Posted {
+            handoffs: &handoffs,
+            to_helper: Vec::with_capacity(handoffs.len()),
+        };
+        for handoff in &handoffs {
+            let helper = claim();
+            if let Some(helper) = helper {
+                helper.post(handoff);
             }
+            posted.to_helper.push(helper.is_some());
         }
-        if let Some(first) = slots.first() {
-            run(first);
+        run(&slots[0]);
+        for (handoff, _) in handoffs.iter().zip(&posted.to_helper).filter(|(_, h)| !**h) {
+            (handoff.run)();
         }
-        for slot in refused {
-            run(slot);
-        }
-    });
+        // `posted` waits here for the helpers' jobs.
+    }
     slots
         .into_iter()
         .map(
@@ -93,15 +171,137 @@ pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -
                 Slot::Done(result) => result,
                 // The first job in order that panicked, with its own payload.
                 Slot::Panicked(payload) => resume_unwind(payload),
-                // Every slot was run once, on its thread or here.
+                // Every slot was run once, by a helper or here.
                 Slot::Job(_) | Slot::Running => unreachable!("a fork_join job was not run"),
             },
         )
         .collect()
 }
 
-/// Lets a test refuse to start threads, as a host without threads does, and
-/// count the attempts (on the test's own thread only).
+/// The handoffs of one [`fork_join`] call and which went to helpers: on
+/// drop (the call's end, or an unwind through it) it waits until each of
+/// those is done, so no helper outlives what it borrows.
+struct Posted<'h, 'a> {
+    handoffs: &'h [Handoff<'a>],
+    to_helper: Vec<bool>,
+}
+
+impl Drop for Posted<'_, '_> {
+    fn drop(&mut self) {
+        for (handoff, _) in self
+            .handoffs
+            .iter()
+            .zip(&self.to_helper)
+            .filter(|(_, h)| **h)
+        {
+            let mut rounds = 0u32;
+            while !handoff.done.load(Ordering::Acquire) {
+                rounds = rounds.wrapping_add(1);
+                pause(rounds);
+            }
+        }
+    }
+}
+
+/// One round of a wait: a spin hint, or every [`YIELD_EVERY`] rounds the
+/// core handed to any other thread that wants it.
+fn pause(rounds: u32) {
+    if rounds % YIELD_EVERY == 0 {
+        thread::yield_now();
+    } else {
+        hint::spin_loop();
+    }
+}
+
+/// An idle helper, claimed for one job (started if none is idle and the
+/// pool may grow), or `None`: the job then runs on the caller.
+fn claim() -> Option<&'static Helper> {
+    if probe::refused() {
+        return None;
+    }
+    let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    let idle = pool.helpers.iter().find(|h| {
+        h.mailbox
+            .busy
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    });
+    if let Some(helper) = idle {
+        return Some(*helper);
+    }
+    if pool.refused || pool.helpers.len() >= MAX_HELPERS {
+        return None;
+    }
+    match Helper::start() {
+        Some(helper) => {
+            pool.helpers.push(helper);
+            Some(helper)
+        }
+        None => {
+            pool.refused = true;
+            None
+        }
+    }
+}
+
+impl Helper {
+    /// Starts a helper, already claimed, or `None` if the system cannot.
+    fn start() -> Option<&'static Helper> {
+        let mailbox: &'static Mailbox = Box::leak(Box::new(Mailbox {
+            job: AtomicPtr::new(ptr::null_mut()),
+            busy: AtomicBool::new(true),
+        }));
+        let started = thread::Builder::new()
+            .name("fork-join".into())
+            .spawn(move || serve(mailbox));
+        // A refused start leaks one small mailbox, once: the pool then
+        // starts no more.
+        let thread = started.ok()?.thread().clone();
+        Some(Box::leak(Box::new(Helper { mailbox, thread })))
+    }
+
+    /// Hands `handoff` to this helper, which the caller has claimed.
+    fn post(&self, handoff: &Handoff<'_>) {
+        let erased = ptr::from_ref(handoff).cast_mut().cast::<Handoff<'static>>();
+        self.mailbox.job.store(erased, Ordering::Release);
+        // Wakes the helper if it sleeps; if it is still spinning this only
+        // leaves a token that makes its next sleep return at once.
+        self.thread.unpark();
+    }
+}
+
+/// A helper's life: wait for a job (spinning, then asleep), run it, mark it
+/// done, become idle; forever.
+fn serve(mailbox: &'static Mailbox) {
+    loop {
+        let mut rounds = 0u32;
+        let job = loop {
+            if !mailbox.job.load(Ordering::Relaxed).is_null() {
+                break mailbox.job.swap(ptr::null_mut(), Ordering::Acquire);
+            }
+            if rounds < SPIN_ROUNDS {
+                rounds += 1;
+                pause(rounds);
+            } else {
+                thread::park();
+            }
+        };
+        // SAFETY: a job is posted only by `fork_join`, which keeps its
+        // handoff alive, unmoved, until `done` is set (see `Posted`); it is
+        // set below, after the last use of the handoff.
+        #[allow(unsafe_code)]
+        let handoff = unsafe { &*job };
+        // `run` catches its job's panic; this is only belt and braces, so
+        // that `done` is always set.
+        let _ = catch_unwind(AssertUnwindSafe(handoff.run));
+        handoff.done.store(true, Ordering::Release);
+        mailbox.busy.store(false, Ordering::Release);
+    }
+}
+
+/// Lets a test refuse helpers (and the frame hasher's thread), as a host
+/// without threads does, and count the requests (on the test's own thread
+/// only).
 #[cfg(not(test))]
 pub(crate) mod probe {
     pub(crate) fn refused() -> bool {
@@ -148,7 +348,7 @@ mod tests {
         probe::refuse(true);
         let before = probe::starts();
         assert_eq!(squares(5), expected);
-        // Four threads were asked for, none started; all ran here.
+        // Four helpers were asked for, none was given; all ran here.
         assert_eq!(probe::starts() - before, 4);
         probe::refuse(false);
         assert_eq!(squares(0), Vec::<u64>::new());
@@ -171,8 +371,33 @@ mod tests {
                 .cloned()
                 .unwrap_or_default();
             assert!(message.contains("job two failed"), "{message}");
+            // The helper that ran the failing job serves the next ones.
+            assert_eq!(squares(4), vec![0, 1, 4, 9]);
         }
         probe::refuse(false);
+    }
+
+    /// Eight callers at once, each sharing jobs many times (some of which
+    /// share again): helpers are claimed by whoever asks first, a job that
+    /// finds none free runs in place, and every caller gets its own results
+    /// in order.
+    #[test]
+    fn callers_on_many_threads_share_the_pool() {
+        std::thread::scope(|s| {
+            for caller in 0..8u64 {
+                s.spawn(move || {
+                    for round in 0..200u64 {
+                        let jobs: Vec<u64> =
+                            (0..5).map(|j| caller * 10_000 + round * 10 + j).collect();
+                        let sums = fork_join(jobs.clone(), |j| {
+                            fork_join(vec![j, j + 1], |x| x * 2).iter().sum::<u64>()
+                        });
+                        let expected: Vec<u64> = jobs.iter().map(|j| 4 * j + 2).collect();
+                        assert_eq!(sums, expected);
+                    }
+                });
+            }
+        });
     }
 
     #[test]

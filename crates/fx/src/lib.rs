@@ -18,8 +18,9 @@
 //!   (derived for structs and enums by the `lockstep-derive` crate);
 //!   [`FrameHasher`] checksums a state every frame, rehashing only what
 //!   changed (the same BLAKE3 digest).
-//! - [`fork_join`]: shares work between scoped threads, running on the
-//!   calling thread what the system will not start a thread for.
+//! - [`fork_join()`]: shares work between the calling thread and a pool of
+//!   helper threads that stay between calls, running on the calling thread
+//!   what no helper is free (or can be started) for.
 //!
 //! ```
 //! use lockstep_fx::{Fx, Vec3};
