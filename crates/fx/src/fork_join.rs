@@ -9,20 +9,26 @@
 //! same for any thread count.
 //!
 //! **Helpers stay.** A step shares work two or three times, and starting a
-//! thread for each share (or waking one that sleeps) cost about 40 µs a
-//! time on a two-core virtual machine: as much as a tenth of a cube game's
-//! frame. So the helpers are started once, when first needed, and kept for
-//! the life of the process, one pool for every caller. After a job a helper
-//! waits for the next one by spinning for a while (yielding its core every
-//! few rounds to any other thread that wants it), then sleeps until a
-//! caller wakes it; handing a job to a helper that is still spinning costs
-//! a few atomic operations.
+//! scoped thread for each share cost 28 µs a call on a two-core virtual
+//! machine (two small jobs, `benches/fx.rs`), up to 40 µs within a step: as
+//! much as a tenth of a cube game's frame. So the helpers are started once,
+//! when first needed, and kept for the life of the process, one pool for
+//! every caller (at most two per core). After a job a helper waits for the
+//! next one by spinning for a while (yielding its core every few rounds to
+//! any other thread that wants it), then sleeps until a caller wakes it. A
+//! share handed to a helper that is still spinning costs a few atomic
+//! operations (the same small jobs: 0.4 µs a call); that covers the shares
+//! of one step and the frames of a replay, while the first share of a live
+//! frame, 16 ms after the last, wakes a sleeping helper. A caller waits for
+//! its helpers the same way: spinning, then asleep until the last one done
+//! wakes it.
 //!
 //! **Invariant: a missing helper is not an error.** Where no helper is
 //! idle (all busy with other callers' jobs, the pool full, or the system
 //! refusing to start one: resources exhausted, a host without threads),
 //! the job runs on the calling thread instead, with the same result;
-//! nothing panics and nothing waits for a helper to come free. A job that
+//! nothing panics and no caller waits for a helper to come free (only,
+//! once per helper, for another caller to finish starting one). A job that
 //! panics, on any thread, panics the caller with its own payload once every
 //! job has ended, as a job run in place would.
 //!
@@ -39,16 +45,17 @@ use std::hint;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::thread::{self, Thread};
 
-/// The most helpers the pool starts; a job that finds all of them busy
-/// runs where it is.
-const MAX_HELPERS: usize = 64;
+/// The most helpers the pool starts per core the system reports; a job
+/// that finds all of them busy runs where it is.
+const HELPERS_PER_CORE: usize = 2;
 
-/// Rounds a helper spins for the next job before it sleeps (about 0.1 to
-/// 0.5 ms, depending on the processor): long enough to span the gaps
-/// between the shares of one step, and between frames of a replay.
+/// Rounds a helper spins for the next job, or a caller for its helpers,
+/// before it sleeps (about 0.1 to 0.5 ms, depending on the processor):
+/// long enough to span the gaps between the shares of one step, and
+/// between frames of a replay.
 const SPIN_ROUNDS: u32 = 4096;
 
 /// A spinning thread yields its core once every this many rounds, so that
@@ -67,10 +74,12 @@ enum Slot<T, R> {
     Panicked(Box<dyn Any + Send>),
 }
 
-/// One job as a helper sees it: what to run, and where to say it is done.
+/// One job as a helper sees it: what to run, where to say it is done, and
+/// whom to wake then.
 struct Handoff<'a> {
     run: &'a (dyn Fn() + Sync),
     done: AtomicBool,
+    caller: Thread,
 }
 
 /// What a caller and a helper share: the posted job and whether a caller
@@ -139,11 +148,13 @@ pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -
         }
     };
     let others: Vec<_> = slots[1..].iter().map(|slot| move || run(slot)).collect();
+    let caller = thread::current();
     let handoffs: Vec<Handoff<'_>> = others
         .iter()
         .map(|job| Handoff {
             run: job,
             done: AtomicBool::new(false),
+            caller: caller.clone(),
         })
         .collect();
     {
@@ -153,10 +164,12 @@ pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -
         };
         for handoff in &handoffs {
             let helper = claim();
+            // Marked before it is posted: the guard must wait for every
+            // handoff a helper may hold.
+            posted.to_helper.push(helper.is_some());
             if let Some(helper) = helper {
                 helper.post(handoff);
             }
-            posted.to_helper.push(helper.is_some());
         }
         run(&slots[0]);
         for (handoff, _) in handoffs.iter().zip(&posted.to_helper).filter(|(_, h)| !**h) {
@@ -196,8 +209,13 @@ impl Drop for Posted<'_, '_> {
         {
             let mut rounds = 0u32;
             while !handoff.done.load(Ordering::Acquire) {
-                rounds = rounds.wrapping_add(1);
-                pause(rounds);
+                if rounds < SPIN_ROUNDS {
+                    rounds += 1;
+                    pause(rounds);
+                } else {
+                    // The helper unparks this thread once it is done.
+                    thread::park();
+                }
             }
         }
     }
@@ -229,7 +247,7 @@ fn claim() -> Option<&'static Helper> {
     if let Some(helper) = idle {
         return Some(*helper);
     }
-    if pool.refused || pool.helpers.len() >= MAX_HELPERS {
+    if pool.refused || pool.helpers.len() >= most_helpers() {
         return None;
     }
     match Helper::start() {
@@ -242,6 +260,16 @@ fn claim() -> Option<&'static Helper> {
             None
         }
     }
+}
+
+/// How many helpers the pool may start: [`HELPERS_PER_CORE`] per core the
+/// system reports (one if it cannot tell).
+fn most_helpers() -> usize {
+    static MOST: OnceLock<usize> = OnceLock::new();
+    *MOST.get_or_init(|| {
+        let cores = thread::available_parallelism().map_or(1, usize::from);
+        cores.saturating_mul(HELPERS_PER_CORE)
+    })
 }
 
 impl Helper {
@@ -270,8 +298,8 @@ impl Helper {
     }
 }
 
-/// A helper's life: wait for a job (spinning, then asleep), run it, mark it
-/// done, become idle; forever.
+/// A helper's life: wait for a job (spinning, then asleep), run it, become
+/// idle, mark the job done and wake its caller; forever.
 fn serve(mailbox: &'static Mailbox) {
     loop {
         let mut rounds = 0u32;
@@ -294,8 +322,12 @@ fn serve(mailbox: &'static Mailbox) {
         // `run` catches its job's panic; this is only belt and braces, so
         // that `done` is always set.
         let _ = catch_unwind(AssertUnwindSafe(handoff.run));
-        handoff.done.store(true, Ordering::Release);
+        let caller = handoff.caller.clone();
+        // Idle before done, so that a caller that shares again at once
+        // finds this helper free.
         mailbox.busy.store(false, Ordering::Release);
+        handoff.done.store(true, Ordering::Release);
+        caller.unpark();
     }
 }
 
@@ -318,7 +350,8 @@ pub(crate) mod probe {
         static STARTS: Cell<u32> = const { Cell::new(0) };
     }
 
-    /// Counts an attempt to start a thread; whether it is refused.
+    /// Counts a request for a helper (or for the hasher's thread); whether
+    /// it is refused.
     pub(crate) fn refused() -> bool {
         STARTS.set(STARTS.get() + 1);
         REFUSE.get()
@@ -371,7 +404,7 @@ mod tests {
                 .cloned()
                 .unwrap_or_default();
             assert!(message.contains("job two failed"), "{message}");
-            // The helper that ran the failing job serves the next ones.
+            // Whoever ran the failing job, the next jobs run.
             assert_eq!(squares(4), vec![0, 1, 4, 9]);
         }
         probe::refuse(false);

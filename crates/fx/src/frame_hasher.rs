@@ -57,8 +57,9 @@ use crate::{Checksum, StateWriter, fork_join};
 /// once with AVX-512 (8 with AVX2, 4 with SSE4.1 and NEON).
 const LEAF: usize = 16 * 1024;
 
-/// Below this many leaves (512 KiB) a state is hashed on one thread:
-/// starting one costs about what hashing a few leaves does.
+/// Below this many leaves (512 KiB) a state is hashed on one thread: set
+/// when each share started a thread, which cost about what hashing a few
+/// leaves does (a share handed to `fork_join`'s pool costs less now).
 const PARALLEL_LEAVES: usize = 32;
 
 /// [`FrameHasher::begin`] hands a state to the helper thread only when the
