@@ -142,7 +142,7 @@ pub(crate) struct Broadphase {
 }
 
 /// Below this many proxies the sweep runs on one thread.
-const PARALLEL_PROXIES: usize = 2048;
+const PARALLEL_PROXIES: usize = 512;
 
 impl Broadphase {
     /// Overlapping pairs `(a, b)` with `a < b` (body indices), at least one

@@ -34,9 +34,6 @@ pub(crate) struct Scratch {
     pub(crate) rotations: Vec<Mat3>,
     pub(crate) broadphase: Broadphase,
     pub(crate) proxies: Vec<Proxy>,
-    /// How many of this step's proxies are not spheres (their manifolds
-    /// cost enough to share between threads).
-    pub(crate) costly_proxies: usize,
     pub(crate) pairs: Vec<(u32, u32)>,
     /// The bodies the solver moves this step, in slot order, and each
     /// slot's index among them (`u32::MAX` for the others).

@@ -32,7 +32,6 @@ impl World {
         let margin = self.settings.speculative_distance.scale_pow2(-1);
         let sc = &mut self.scratch;
         sc.proxies.clear();
-        sc.costly_proxies = 0;
         sc.half_spaces.clear();
         for (i, slot) in self.slots.iter().enumerate() {
             let Some(b) = &slot.body else { continue };
@@ -43,9 +42,6 @@ impl World {
                 sc.half_spaces.push(i as u32);
                 continue;
             };
-            if !matches!(b.shape, Shape::Sphere { .. }) {
-                sc.costly_proxies += 1;
-            }
             let grow = margin + World::sweep(b, h);
             sc.proxies.push(Proxy {
                 aabb: aabb.expanded(Vec3::splat(grow)),
@@ -222,19 +218,16 @@ impl World {
     }
 
     /// Every pair's manifold, in pair order, computed ahead on several
-    /// threads when there are enough pairs, threads and bodies of costly
-    /// shapes (a manifold is a pure function of the world, so any thread
-    /// computes the same);
+    /// threads when there are enough pairs and threads (a manifold is a
+    /// pure function of the world, so any thread computes the same);
     /// otherwise `out` is left empty and [`World::collide`] computes each
     /// manifold where it is used, which saves copying each one twice.
     fn manifolds(&self, pairs: &[(u32, u32)], h: Fx, out: &mut Vec<Manifold>) {
-        // A sphere's manifolds (with a sphere or the ground) cost less than
-        // handing them to another thread and copying them back: an RTS
-        // crowd of spheres ran 2-5% slower on two threads with them shared.
-        // They are shared only when one body in eight or more has a
-        // costlier shape.
-        let costly = self.scratch.costly_proxies.saturating_mul(8) >= self.scratch.proxies.len();
-        let threads = if pairs.len() >= PARALLEL_PAIRS && costly {
+        // Spheres' manifolds are shared too: with threads that start once
+        // (`fork_join`'s pool), an RTS crowd of spheres gains from it (its
+        // fixture replays 7% faster on two threads), where starting a thread
+        // per share made it 2-5% slower.
+        let threads = if pairs.len() >= PARALLEL_PAIRS {
             self.threads.max(1)
         } else {
             1
