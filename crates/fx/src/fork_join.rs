@@ -87,7 +87,8 @@ struct Handoff<'a> {
 struct Mailbox {
     /// The posted job, or null.
     job: AtomicPtr<Handoff<'static>>,
-    /// Claimed by a caller, from [`claim`] until the job is done.
+    /// Claimed by a caller, from [`claim`] until its job has run (the
+    /// helper goes idle just before it marks the job done).
     busy: AtomicBool,
 }
 
