@@ -208,27 +208,32 @@ impl Drop for Posted<'_, '_> {
             .zip(&self.to_helper)
             .filter(|(_, h)| **h)
         {
-            let mut rounds = 0u32;
-            while !handoff.done.load(Ordering::Acquire) {
-                if rounds < SPIN_ROUNDS {
-                    rounds += 1;
-                    pause(rounds);
-                } else {
-                    // The helper unparks this thread once it is done.
-                    thread::park();
-                }
-            }
+            // The helper unparks this thread once it is done.
+            wait_for(|| handoff.done.load(Ordering::Acquire).then_some(()));
         }
     }
 }
 
-/// One round of a wait: a spin hint, or every [`YIELD_EVERY`] rounds the
-/// core handed to any other thread that wants it.
-fn pause(rounds: u32) {
-    if rounds % YIELD_EVERY == 0 {
-        thread::yield_now();
-    } else {
-        hint::spin_loop();
+/// Waits until `ready` gives a value: spinning for [`SPIN_ROUNDS`] rounds
+/// (a spin hint each, and every [`YIELD_EVERY`] rounds the core handed to
+/// any other thread that wants it), then asleep, woken by whoever makes it
+/// ready (or spuriously: `ready` is asked again).
+fn wait_for<T>(mut ready: impl FnMut() -> Option<T>) -> T {
+    let mut rounds = 0u32;
+    loop {
+        if let Some(value) = ready() {
+            return value;
+        }
+        if rounds < SPIN_ROUNDS {
+            rounds += 1;
+            if rounds % YIELD_EVERY == 0 {
+                thread::yield_now();
+            } else {
+                hint::spin_loop();
+            }
+        } else {
+            thread::park();
+        }
     }
 }
 
@@ -303,18 +308,11 @@ impl Helper {
 /// idle, mark the job done and wake its caller; forever.
 fn serve(mailbox: &'static Mailbox) {
     loop {
-        let mut rounds = 0u32;
-        let job = loop {
-            if !mailbox.job.load(Ordering::Relaxed).is_null() {
-                break mailbox.job.swap(ptr::null_mut(), Ordering::Acquire);
-            }
-            if rounds < SPIN_ROUNDS {
-                rounds += 1;
-                pause(rounds);
-            } else {
-                thread::park();
-            }
-        };
+        // A caller unparks this thread when it posts a job.
+        let job = wait_for(|| {
+            let posted = !mailbox.job.load(Ordering::Relaxed).is_null();
+            posted.then(|| mailbox.job.swap(ptr::null_mut(), Ordering::Acquire))
+        });
         // SAFETY: a job is posted only by `fork_join`, which keeps its
         // handoff alive, unmoved, until `done` is set (see `Posted`); it is
         // set below, after the last use of the handoff.

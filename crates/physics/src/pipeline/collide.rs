@@ -225,8 +225,8 @@ impl World {
     fn manifolds(&self, pairs: &[(u32, u32)], h: Fx, out: &mut Vec<Manifold>) {
         // Spheres' manifolds are shared too: with threads that start once
         // (`fork_join`'s pool), an RTS crowd of spheres gains from it (its
-        // fixture replays 7% faster on two threads), where starting a thread
-        // per share made it 2-5% slower.
+        // fixture replays about 5% faster on two threads), where starting a
+        // thread per share made it 2-5% slower.
         let threads = if pairs.len() >= PARALLEL_PAIRS {
             self.threads.max(1)
         } else {

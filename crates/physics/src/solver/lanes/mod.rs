@@ -63,8 +63,8 @@
 //! figure of their quality rows, and `stack-sleep` asleep at frame 69
 //! against 67 (medians over the shuffle seeds 0 to 7,
 //! `scene-table --seeds 8`); only the chaotic scenes (`smash`, `capsules`)
-//! moved, as far as a one-bit change moves them. Narrow lanes change the bits, though: they
-//! make a new solver, not a new path.
+//! moved, as far as a one-bit change moves them. Narrow lanes change the
+//! bits, though: they make a new solver, not a new path.
 
 use lockstep_fx::lanes::{FxLanes, LANES, Portable, Raw};
 use lockstep_fx::{Fx, Vec3};
