@@ -19,7 +19,9 @@
 //! share handed to a helper that is still spinning costs a few atomic
 //! operations (the same small jobs: 0.4 µs a call); that covers the shares
 //! of one step and the frames of a replay, while the first share of a live
-//! frame, 16 ms after the last, wakes a sleeping helper. A caller waits for
+//! frame, 16 ms after the last, wakes a sleeping helper (on a two-core
+//! virtual machine that took longer than a 30 µs share: `benches/fx.rs`,
+//! `two_jobs_after_a_pause`). A caller waits for
 //! its helpers the same way: spinning, then asleep until the last one done
 //! wakes it.
 //!
