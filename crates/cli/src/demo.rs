@@ -170,6 +170,9 @@ pub fn run(
         args.jitter,
         args.loss
     );
+    // Every seat's process runs on this machine: they share its cores.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = (cores / usize::from(seat_count)).max(1).to_string();
     let (tx, rx) = mpsc::channel();
     let mut seats: Vec<Seat> = Vec::new();
     let host_log = args.dir.join("seat-0.log");
@@ -188,6 +191,8 @@ pub fn run(
         args.tick_rate.to_string(),
         "--log".into(),
         host_log.display().to_string(),
+        "--threads".into(),
+        threads.clone(),
     ];
     if let Some(s) = &args.settings {
         host_args.extend(["--settings".into(), s.display().to_string()]);
@@ -223,6 +228,8 @@ pub fn run(
             addr.clone(),
             "--log".into(),
             log.display().to_string(),
+            "--threads".into(),
+            threads.clone(),
         ];
         a.extend(link_args(1 + i as u64));
         let mut child = match spawn(&a) {

@@ -56,19 +56,23 @@ pub struct SeatPlan<G: Game, W: Write> {
     pub bot: Option<BotMaker<G>>,
     /// Called on each peer created.
     pub prepare: Option<Preparation<G, W>>,
+    /// Threads each frame may use on this machine ([`Peer::set_threads`]:
+    /// the same states for any count; 1 by default).
+    pub threads: usize,
     /// A second key pair, for taking the seat back after it lost the
     /// quorum (a joiner only; `None`: the seat ends instead).
     pub spare_identity: Option<Identity>,
 }
 
 impl<G: Game, W: Write> SeatPlan<G, W> {
-    /// A plan with `token`, no log, no bot.
+    /// A plan with `token`, no log, no bot, one thread.
     pub fn new(token: u32) -> SeatPlan<G, W> {
         SeatPlan {
             token,
             log: None,
             bot: None,
             prepare: None,
+            threads: 1,
             spare_identity: None,
         }
     }

@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use lockstep_fx::Checksum;
 use lockstep_protocol::{SeatId, SelfCheck};
 use lockstep_sim::desync::{DesyncReport, Diagnosis};
-use lockstep_sim::{Engine, EngineSettings, Game, SavedState, diff_states};
+use lockstep_sim::{Game, SavedState, diff_states};
 
 use crate::history::History;
 
@@ -67,12 +67,6 @@ pub(crate) struct Sides {
     pub desync_frame: Option<u32>,
 }
 
-const NO_HISTORY: EngineSettings = EngineSettings {
-    checksum_history: 0,
-    save_interval: 0,
-    saved_states_kept: 0,
-};
-
 /// One pure re-run of frames `start..=through` from the base state.
 struct Run {
     /// The checksum after each frame, from `start` on.
@@ -91,7 +85,7 @@ fn run<G: Game>(history: &History<G>, through: u32, keep: impl Fn(u32) -> bool) 
         return None;
     }
     let base = history.base_state().filter(|b| b.faithful)?;
-    let mut engine = Engine::at(G::decode(&base.state).ok()?, start, NO_HISTORY);
+    let mut engine = history.engine_at(G::decode(&base.state).ok()?, start);
     let mut out = Run {
         checksums: Vec::new(),
         states: BTreeMap::new(),

@@ -142,6 +142,9 @@ pub(crate) struct History<G: Game> {
     /// Bytes of the states held (the anchor's included), now and at most.
     bytes: u64,
     peak_bytes: u64,
+    /// Threads a rebuild's frames may use (a machine setting: the states
+    /// are the same for any count).
+    threads: usize,
 }
 
 impl<G: Game> core::fmt::Debug for History<G> {
@@ -172,7 +175,22 @@ impl<G: Game> History<G> {
             },
             bytes,
             peak_bytes: bytes,
+            threads: 1,
         }
+    }
+
+    /// Lets the frames a rebuild steps use up to `threads` threads (at
+    /// least 1), as [`Engine::set_threads`].
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// An engine that steps `game` from `frame` on this history's threads,
+    /// keeping no history of its own (a rebuild's, a diagnosis's).
+    pub fn engine_at(&self, game: G, frame: u32) -> Engine<G> {
+        let mut engine = Engine::at(game, frame, NO_HISTORY);
+        engine.set_threads(self.threads);
+        engine
     }
 
     /// The first frame not settled.
@@ -289,11 +307,11 @@ impl<G: Game> History<G> {
     /// faithful).
     fn step_from(&self, from: usize, state: &[u8], target: usize) -> Option<Rebuilt> {
         let first = self.frames.get(from)?.frame;
-        let mut engine = Engine::at(G::decode(state).ok()?, first, NO_HISTORY);
+        let mut engine = self.engine_at(G::decode(state).ok()?, first);
         let mut faithful = true;
         for f in self.frames.range(from..=target) {
             if let Some(t) = &f.touched {
-                engine = Engine::at(G::decode(t).ok()?, f.frame, NO_HISTORY);
+                engine = self.engine_at(G::decode(t).ok()?, f.frame);
             }
             faithful &= engine.advance(&f.inputs) == f.checksum;
         }

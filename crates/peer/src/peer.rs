@@ -197,6 +197,30 @@ impl<G: Game, W: Write> Peer<G, W> {
         self.session.config().local
     }
 
+    /// Lets each frame this peer steps use up to `threads` threads (at
+    /// least 1): the game's step and the hashing of its state, here and
+    /// when it steps frames again (a rollback, a rebuilt state, a
+    /// diagnosis). A setting of this machine, as [`Engine::set_threads`]:
+    /// the states and checksums are the same for any count, so the seats
+    /// of one match may choose differently.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.engine.set_threads(threads);
+        self.history.set_threads(threads);
+    }
+
+    /// The threads each frame may use.
+    pub fn threads(&self) -> usize {
+        self.engine.threads()
+    }
+
+    /// Starts the engine again from `game`, the state before `frame`, on
+    /// the same threads.
+    pub(crate) fn restart_engine(&mut self, game: G, frame: u32) {
+        let threads = self.engine.threads();
+        self.engine = Engine::at(game, frame, *self.engine.settings());
+        self.engine.set_threads(threads);
+    }
+
     /// Lets `bot` choose the local input from now on (headless play).
     pub fn set_bot(&mut self, bot: Box<dyn Bot<G>>) {
         self.bot = Some(bot);
@@ -643,7 +667,7 @@ impl<G: Game, W: Write> Peer<G, W> {
                 return;
             }
         };
-        self.engine = Engine::at(game, frame, *self.engine.settings());
+        self.restart_engine(game, frame);
         // A state the app changed outside the simulation stays changed.
         self.touched = touched;
         self.stats.rollbacks += 1;

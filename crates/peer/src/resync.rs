@@ -12,8 +12,8 @@ use std::io::Write;
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::Instant;
+use lockstep_sim::Game;
 use lockstep_sim::replay::Note;
-use lockstep_sim::{Engine, Game};
 
 use crate::diagnose::{Sides, diagnose};
 use crate::event::PeerEvent;
@@ -134,7 +134,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         } else {
             self.history.load(frame, checksum, &state);
         }
-        self.engine = Engine::at(game, frame + 1, *self.engine.settings());
+        self.restart_engine(game, frame + 1);
         self.touched = false;
         self.desync = None;
         self.stats.states_loaded += 1;

@@ -6,7 +6,9 @@
 //!   dropped, its restarted process rejoins at frame 1800;
 //! - the bytes and time for a spectator to join at frame 1200, and what its
 //!   feed costs the relay;
-//! - the CPU time a peer spends per frame outside the game's own `step`.
+//! - the CPU time a peer spends per frame outside the game's own `step`;
+//! - a seat's time per frame with its frames on one thread and on two
+//!   (`Peer::set_threads`).
 //!
 //! `cargo run --release -p lockstep-testkit --features figures --example peer-figures`
 
@@ -114,6 +116,37 @@ fn overhead<G: Demo>(frames: u32) -> (f64, f64, f64) {
         v[v.len() / 2]
     };
     (peer_us, median(step), median(summed))
+}
+
+/// Seat 0's time per frame (in its calls, from its first frame to the
+/// match's end) with its frames on `threads` threads, the other seats on
+/// one: a match of `frames` frames of `seats` seats on a good network. The
+/// peers run one after another on this thread, so seat 0's helpers have
+/// the machine's other cores to themselves, as on a machine of its own.
+fn seat_micros<G: Demo>(seats: u8, config: &G::Config, frames: u32, threads: usize) -> f64 {
+    let mut s = Scenario::new(seats, 3, Condition::GOOD.link(), frames);
+    s.threads = vec![threads];
+    let run = mesh::run::<G>(&s, config);
+    assert!(run.first_disagreement().is_none(), "the seats disagree");
+    let p = &run.peers[0];
+    assert_eq!(p.threads, threads);
+    let stepped = p.stats.frames_stepped + p.stats.frames_resimulated;
+    p.busy_nanos as f64 / 1000.0 / stepped.max(1) as f64
+}
+
+/// [`seat_micros`] on one thread and on two: medians of three matches
+/// each, alternating, so machine noise hits both alike.
+fn thread_figures<G: Demo>(seats: u8, config: &G::Config, frames: u32) -> (f64, f64) {
+    let (mut one, mut two) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        one.push(seat_micros::<G>(seats, config, frames, 1));
+        two.push(seat_micros::<G>(seats, config, frames, 2));
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(one), median(two))
 }
 
 /// A seat vanishes at frame 1500 and its restarted process rejoins once the
@@ -290,6 +323,43 @@ fn main() {
         println!(
             "{name:<8} {peer:>12.1} {step:>12.1} {summed:>16.1} {:>22.1}",
             peer - summed
+        );
+    }
+    thread_table();
+}
+
+/// The table of [`thread_figures`].
+fn thread_table() {
+    println!();
+    println!(
+        "a seat's frames on 1 and 2 threads (Peer::set_threads; the other seats on 1), good network, seat 0's µs per frame; medians of 3 matches each"
+    );
+    println!(
+        "{:<22} {:>8} {:>12} {:>12} {:>8}",
+        "game", "frames", "1 thread", "2 threads", "1 / 2"
+    );
+    let mut large = Rts::default_config();
+    large.units_per_player = 1024;
+    for (name, frames, (one, two)) in [
+        (
+            "cubes, 2 seats",
+            600,
+            thread_figures::<Cubes>(2, &Cubes::default_config(), 600),
+        ),
+        (
+            "rts, 4 seats",
+            600,
+            thread_figures::<Rts>(4, &Rts::default_config(), 600),
+        ),
+        (
+            "rts, 8 seats × 1 024",
+            300,
+            thread_figures::<Rts>(8, &large, 300),
+        ),
+    ] {
+        println!(
+            "{name:<22} {frames:>8} {one:>12.1} {two:>12.1} {:>8.2}",
+            one / two
         );
     }
 }

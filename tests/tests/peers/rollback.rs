@@ -91,6 +91,26 @@ fn rollback_rts_peers_agree_under_a_poor_network() {
     }
 }
 
+/// A seat whose frames use two threads and one whose frames use one play
+/// the same match, in lockstep and with rollbacks: the thread count is a
+/// machine setting, and a rolled-back engine keeps it. The RTS's default
+/// armies are large enough for the step and the checksum to share work.
+#[test]
+fn seats_on_two_threads_and_on_one_agree() {
+    for mode in [Mode::Lockstep, rollback(InputDelay::Fixed(1))] {
+        let mut s = scenario(2, 23, Condition::GOOD, 240, mode);
+        s.threads = vec![2, 1];
+        let run = mesh::run::<Rts>(&s, &Rts::default_config());
+        assert_agree::<Rts>(&run, 240);
+        assert_eq!(desyncs(&run), 0, "{mode:?}");
+        if mode != Mode::Lockstep {
+            assert!(run.peers[0].stats.rollbacks > 0, "{:?}", run.peers[0].stats);
+        }
+        let threads: Vec<usize> = run.peers.iter().map(|p| p.threads).collect();
+        assert_eq!(threads, [2, 1], "{mode:?}");
+    }
+}
+
 #[test]
 fn the_sync_test_steps_every_frame_again_and_finds_no_difference() {
     let mut mode = Rollback::DEFAULT;

@@ -214,6 +214,11 @@ pub struct HostArgs {
     /// which seat is right); every seat waits for its word in a dispute.
     #[arg(long)]
     pub arbiter: bool,
+    /// Threads each frame may use: the game's step and its checksum (the
+    /// same states and checksums for any count, so each seat chooses its
+    /// own). Default: this machine's cores.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
@@ -240,6 +245,11 @@ pub struct JoinArgs {
     /// target/net/seat-N.log, N the seat given).
     #[arg(long)]
     pub log: Option<PathBuf>,
+    /// Threads each frame may use: the game's step and its checksum (the
+    /// same states and checksums for any count, so each seat chooses its
+    /// own). Default: this machine's cores.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     #[command(flatten)]
     pub bind: BindArgs,
     #[command(flatten)]

@@ -369,6 +369,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
         };
         let mut peer =
             Peer::new(&self.config, self.setup, settings, log).map_err(|e| e.to_string())?;
+        peer.set_threads(self.plan.threads);
         if let Some(make) = &mut self.plan.bot {
             peer.set_bot(make(seat.0, &self.setup));
         }

@@ -119,6 +119,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             Security::Plain
         }
     };
+    let threads = |seat: usize| scenario.threads.get(seat).copied().unwrap_or(1);
     let mut peers: Vec<Peer<G, Vec<u8>>> = (0..n)
         .map(|seat| {
             let mut settings = PeerSettings::new(&scenario.setup, SeatId(seat), rng.next_u32() | 1);
@@ -130,6 +131,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
             settings.desync_policy = scenario.policy;
             let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
                 .expect("the scenario's match is valid");
+            peer.set_threads(threads(usize::from(seat)));
             peer.set_bot(Box::new(G::bot(seat, scenario.setup.seed)));
             peer
         })
@@ -312,6 +314,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 settings.desync_policy = scenario.policy;
                 let mut peer = Peer::new(config, scenario.setup, settings, Vec::new())
                     .expect("the scenario's match is valid");
+                peer.set_threads(threads(i));
                 peer.set_bot(Box::new(G::bot(v.0, scenario.setup.seed)));
                 let old = std::mem::replace(&mut peers[i], peer);
                 let mut old_run = std::mem::take(&mut runs[i]);
@@ -531,6 +534,7 @@ fn close_run<G: Demo>(peer: Peer<G, Vec<u8>>, r: &mut PeerRun, warm_stalls: u64,
         .map(|s| peer.session().frame_advantage(SeatId(s)))
         .collect();
     r.stopped = peer.stopped().cloned();
+    r.threads = peer.threads();
     r.settled_through = peer.session().newest_clean();
     r.invalidation = peer.invalidation().copied();
     r.log = if r.vanished {

@@ -52,6 +52,8 @@ pub struct PeerRun {
     pub frame_advantage: Vec<Option<i64>>,
     /// Why the peer stopped before the end, if it did.
     pub stopped: Option<StopReason>,
+    /// The threads its frames used at the end.
+    pub threads: usize,
     /// At the end, the newest frame a quorum compared clean
     /// ([`Session::newest_clean`](lockstep_protocol::Session::newest_clean)).
     pub settled_through: Option<u32>,

@@ -222,6 +222,9 @@ pub struct Scenario {
     /// missing seats read 0): every time a peer is handed, and every
     /// timeout it asks for, is on its own clock, as between real machines.
     pub clock_offsets: Vec<u64>,
+    /// Per seat, the threads its frames may use (missing seats: 1): a
+    /// machine setting, so seats on different counts must still agree.
+    pub threads: Vec<usize>,
     /// A recurring nondeterminism in one seat's game (a match of a
     /// [`Faulty`](crate::faulty::Faulty) game only).
     pub fault: Option<Fault>,
@@ -257,6 +260,7 @@ impl Scenario {
             sealed: true,
             settle: false,
             clock_offsets: Vec::new(),
+            threads: Vec::new(),
             fault: None,
             policy: DesyncPolicy::Stop,
         }
