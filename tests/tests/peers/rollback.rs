@@ -94,7 +94,8 @@ fn rollback_rts_peers_agree_under_a_poor_network() {
 /// A seat whose frames use two threads and one whose frames use one play
 /// the same match, in lockstep and with rollbacks: the thread count is a
 /// machine setting, and a rolled-back engine keeps it. The RTS's default
-/// armies are large enough for the step and the checksum to share work.
+/// armies (1 024 units with two seats) are large enough for the step to
+/// share its work.
 #[test]
 fn seats_on_two_threads_and_on_one_agree() {
     for mode in [Mode::Lockstep, rollback(InputDelay::Fixed(1))] {
