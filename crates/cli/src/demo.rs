@@ -171,7 +171,7 @@ pub fn run(
         args.loss
     );
     // Every seat's process runs on this machine: they share its cores.
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let cores = crate::replay::frame_threads(None);
     let threads = (cores / usize::from(seat_count)).max(1).to_string();
     let (tx, rx) = mpsc::channel();
     let mut seats: Vec<Seat> = Vec::new();

@@ -27,6 +27,12 @@ use lockstep_testkit::mesh::{self, Condition, Flip, Scenario};
 
 const TICK_MICROS: u64 = 16_667;
 
+/// The median of measured times.
+fn median_f64(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 fn median(mut v: Vec<u64>) -> u64 {
     v.sort_unstable();
     v.get(v.len() / 2).copied().unwrap_or(0)
@@ -111,11 +117,7 @@ fn overhead<G: Demo>(frames: u32) -> (f64, f64, f64) {
         step.push(per_frame(false));
         summed.push(per_frame(true));
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    (peer_us, median(step), median(summed))
+    (peer_us, median_f64(step), median_f64(summed))
 }
 
 /// Seat 0's time per frame (in its calls, from its first frame to the
@@ -134,19 +136,20 @@ fn seat_micros<G: Demo>(seats: u8, config: &G::Config, frames: u32, threads: usi
     p.busy_nanos as f64 / 1000.0 / stepped.max(1) as f64
 }
 
-/// [`seat_micros`] on one thread and on two: medians of three matches
-/// each, alternating, so machine noise hits both alike.
-fn thread_figures<G: Demo>(seats: u8, config: &G::Config, frames: u32) -> (f64, f64) {
+/// Prints the row `name` of the thread table: [`seat_micros`] on one
+/// thread and on two, medians of three matches each, alternating, so
+/// machine noise hits both alike.
+fn thread_row<G: Demo>(name: &str, seats: u8, config: &G::Config, frames: u32) {
     let (mut one, mut two) = (Vec::new(), Vec::new());
     for _ in 0..3 {
         one.push(seat_micros::<G>(seats, config, frames, 1));
         two.push(seat_micros::<G>(seats, config, frames, 2));
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    (median(one), median(two))
+    let (one, two) = (median_f64(one), median_f64(two));
+    println!(
+        "{name:<22} {frames:>8} {one:>12.1} {two:>12.1} {:>8.2}",
+        one / two
+    );
 }
 
 /// A seat vanishes at frame 1500 and its restarted process rejoins once the
@@ -328,7 +331,7 @@ fn main() {
     thread_table();
 }
 
-/// The table of [`thread_figures`].
+/// The table of [`thread_row`]s.
 fn thread_table() {
     println!();
     println!(
@@ -338,28 +341,9 @@ fn thread_table() {
         "{:<22} {:>8} {:>12} {:>12} {:>8}",
         "game", "frames", "1 thread", "2 threads", "1 / 2"
     );
+    thread_row::<Cubes>("cubes, 2 seats", 2, &Cubes::default_config(), 600);
+    thread_row::<Rts>("rts, 4 seats", 4, &Rts::default_config(), 600);
     let mut large = Rts::default_config();
     large.units_per_player = 1024;
-    for (name, frames, (one, two)) in [
-        (
-            "cubes, 2 seats",
-            600,
-            thread_figures::<Cubes>(2, &Cubes::default_config(), 600),
-        ),
-        (
-            "rts, 4 seats",
-            600,
-            thread_figures::<Rts>(4, &Rts::default_config(), 600),
-        ),
-        (
-            "rts, 8 seats × 1 024",
-            300,
-            thread_figures::<Rts>(8, &large, 300),
-        ),
-    ] {
-        println!(
-            "{name:<22} {frames:>8} {one:>12.1} {two:>12.1} {:>8.2}",
-            one / two
-        );
-    }
+    thread_row::<Rts>("rts, 8 seats × 1 024", 8, &large, 300);
 }
