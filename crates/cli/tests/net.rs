@@ -398,16 +398,22 @@ fn a_killed_seat_is_dropped_and_the_others_finish() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A spectator joins mid-match and checks the settled checksums, beside
-/// the match's arbiter (`lockstep arbiter`); a socket sprays random bytes
-/// at the host meanwhile, which only counts them.
+/// A spectator joins mid-match and checks the settled checksums (its
+/// frames on two threads), beside the match's arbiter (`lockstep
+/// arbiter`); a socket sprays random bytes at the host meanwhile, which
+/// only counts them.
 #[test]
 fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
     let dir = scratch("watch");
     let (mut h, addr) = host_with(&dir, "cubes", 2, 700, &["--arbiter"]);
     let j = joiner(&dir, &addr, 1, &[]);
     h.reach(200, 60);
-    let mut args = vec!["spectate".to_string(), addr.clone()];
+    let mut args = vec![
+        "spectate".to_string(),
+        "--threads".into(),
+        "2".into(),
+        addr.clone(),
+    ];
     args.extend(link(99));
     let spectator = Proc::start("spectator", &args);
     // A second one watches by snapshots and never simulates.

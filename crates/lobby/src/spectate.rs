@@ -197,6 +197,12 @@ impl<G: Game> SpectateEndpoint<Spectator<G>> {
             Err(e) => Err(refuse(now, joining, settings_refusal(e.to_string()))),
         }
     }
+
+    /// Sets the threads each frame the spectator steps may use
+    /// ([`Spectator::set_threads`]; 1 unless set).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.node.set_threads(threads);
+    }
 }
 
 impl<G: Game + Bodies> SpectateEndpoint<SnapshotSpectator<G>> {

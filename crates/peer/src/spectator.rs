@@ -117,6 +117,9 @@ const KEPT_CHECKSUMS: usize = 1_024;
 pub struct Spectator<G: Game> {
     spectator: SpectatorSession<G::Input>,
     engine: Option<Engine<G>>,
+    /// The threads each frame may use, for every engine a loaded state
+    /// starts (at least 1).
+    threads: usize,
     mine: VecDeque<(u32, ShortChecksum)>,
     settled: VecDeque<(u32, u64)>,
     /// The frame the relay asks our checksum of, until answered.
@@ -158,6 +161,7 @@ impl<G: Game> Spectator<G> {
         Ok(Spectator {
             spectator: SpectatorSession::new(spectate, token, now),
             engine: None,
+            threads: 1,
             mine: VecDeque::new(),
             settled: VecDeque::new(),
             asked: None,
@@ -206,6 +210,24 @@ impl<G: Game> Spectator<G> {
     #[must_use]
     pub fn poll_event(&mut self) -> Option<SpectatorEvent> {
         self.events.pop_front()
+    }
+
+    /// Sets the threads each frame may use (1 at first, 0 counts as 1):
+    /// the game's step and the hashing of its state, now and after every
+    /// state loaded later. A setting of this machine, as
+    /// [`Peer::set_threads`](crate::Peer::set_threads): the checksums are
+    /// the same for any count.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+        if let Some(engine) = self.engine.as_mut() {
+            engine.set_threads(self.threads);
+        }
+    }
+
+    /// The threads each frame may use (those of the loaded state's engine,
+    /// once there is one).
+    pub fn threads(&self) -> usize {
+        self.engine.as_ref().map_or(self.threads, Engine::threads)
     }
 
     /// The game after the newest frame stepped, once a state has loaded.
@@ -301,7 +323,9 @@ impl<G: Game> Spectator<G> {
             save_interval: 0,
             saved_states_kept: 0,
         };
-        self.engine = Some(Engine::at(game, frame + 1, settings));
+        let mut engine = Engine::at(game, frame + 1, settings);
+        engine.set_threads(self.threads);
+        self.engine = Some(engine);
         self.mine.clear();
         self.mine.push_back((frame, Checksum::of(state).short()));
         self.stats.states_loaded += 1;

@@ -93,14 +93,16 @@ fn rollback_rts_peers_agree_under_a_poor_network() {
 
 /// A seat whose frames use two threads and one whose frames use one play
 /// the same match, in lockstep and with rollbacks: the thread count is a
-/// machine setting, and a rolled-back engine keeps it. The RTS's default
-/// armies (1 024 units with two seats) are large enough for the step to
-/// share its work.
+/// machine setting, and a rolled-back engine keeps it. A spectator on two
+/// threads watches. The RTS's default armies (1 024 units with two seats)
+/// are large enough for the step to share its work.
 #[test]
 fn seats_on_two_threads_and_on_one_agree() {
     for mode in [Mode::Lockstep, rollback(InputDelay::Fixed(1))] {
         let mut s = scenario(2, 23, Condition::GOOD, 240, mode);
         s.threads = vec![2, 1];
+        s.spectate = Some((SeatId(1), 60));
+        s.spectator_threads = 2;
         let run = mesh::run::<Rts>(&s, &Rts::default_config());
         assert_agree::<Rts>(&run, 240);
         assert_eq!(desyncs(&run), 0, "{mode:?}");
@@ -109,6 +111,26 @@ fn seats_on_two_threads_and_on_one_agree() {
         }
         let threads: Vec<usize> = run.peers.iter().map(|p| p.threads).collect();
         assert_eq!(threads, [2, 1], "{mode:?}");
+        // The spectator steps on two threads, checks the seats' settled
+        // checksums and agrees with every seat on every frame it stepped.
+        let spectator = run.spectator.as_ref().expect("the spectator joined");
+        assert_eq!(spectator.threads, 2, "{mode:?}");
+        assert!(
+            spectator.checksums.len() >= 100,
+            "{mode:?}: {:?}",
+            spectator.stats
+        );
+        assert!(
+            spectator.stats.checksums_checked > 0,
+            "{mode:?}: {:?}",
+            spectator.stats
+        );
+        assert_eq!(spectator.stats.checksums_differing, 0, "{mode:?}");
+        for (f, c) in &spectator.checksums {
+            for p in &run.peers {
+                assert_eq!(p.checksums.get(f), Some(c), "{mode:?}: frame {f}");
+            }
+        }
     }
 }
 

@@ -287,6 +287,10 @@ pub struct SpectateArgs {
     /// `lockstep arbiter ADDR` is the same.
     #[arg(long)]
     pub arbiter: bool,
+    /// Threads each frame may use: the game's step and its checksum (the
+    /// same checksums for any count). Default: this machine's cores.
+    #[arg(long, conflicts_with = "snapshots", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 impl SpectateArgs {
@@ -296,6 +300,7 @@ impl SpectateArgs {
             connect,
             snapshots: false,
             arbiter: true,
+            threads: None,
         }
     }
 }

@@ -757,6 +757,7 @@ async fn watch<G: Game, S: Snapshots<G>>(
         S::watch(joining, token, &mut report, &mut printer).await?;
     } else {
         let mut rt = watchable(joining.spectate::<G>(token)).await?;
+        rt.endpoint_mut().set_threads(frame_threads(args.threads));
         follow(&mut rt, &mut report, &mut printer).await;
         close(&rt, &mut report);
     }

@@ -384,6 +384,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
                 let token = rng.next_u32() | 1;
                 let mut s = Spectator::new(config, scenario.setup, spectate, token, now)
                     .expect("the scenario's match is valid");
+                s.set_threads(scenario.spectator_threads);
                 if scenario.sealed {
                     let own = identity(&mut rng);
                     s = s
@@ -498,6 +499,7 @@ pub fn run<G: Demo>(scenario: &Scenario, config: &G::Config) -> Run {
         spectator: spectator.map(|(s, mut r)| {
             r.stats = *s.stats();
             r.connection = *s.connection_stats();
+            r.threads = s.threads();
             r
         }),
     }

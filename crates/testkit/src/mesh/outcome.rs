@@ -133,6 +133,8 @@ pub struct SpectatorRun {
     pub stats: SpectatorStats,
     /// Its connection's counters.
     pub connection: SpectatorSessionStats,
+    /// The threads its frames used at the end.
+    pub threads: usize,
 }
 
 /// What a run did.

@@ -225,6 +225,8 @@ pub struct Scenario {
     /// Per seat, the threads its frames may use (missing seats: 1): a
     /// machine setting, so seats on different counts must still agree.
     pub threads: Vec<usize>,
+    /// The threads the spectator's frames may use (at least 1).
+    pub spectator_threads: usize,
     /// A recurring nondeterminism in one seat's game (a match of a
     /// [`Faulty`](crate::faulty::Faulty) game only).
     pub fault: Option<Fault>,
@@ -261,6 +263,7 @@ impl Scenario {
             settle: false,
             clock_offsets: Vec::new(),
             threads: Vec::new(),
+            spectator_threads: 1,
             fault: None,
             policy: DesyncPolicy::Stop,
         }
