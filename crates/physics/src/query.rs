@@ -11,6 +11,7 @@ use crate::body::{Body, BodyHandle};
 use crate::query_index::QueryIndex;
 use crate::shape::Shape;
 use crate::world::{World, handle_of};
+use std::sync::PoisonError;
 
 /// Where a ray first hit a body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,14 +116,21 @@ impl World {
         mut visit: impl FnMut(BodyHandle, &Body),
     ) {
         let index = self.queries.get_or_init(|| {
-            QueryIndex::build((0..self.slots.len() as u32).filter_map(|i| {
+            let buffers = core::mem::take(
+                &mut *self
+                    .query_buffers
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
+            let bodies = (0..self.slots.len() as u32).filter_map(|i| {
                 let b = self.slots[i as usize].body.as_ref()?;
                 if b.contained {
                     return None;
                 }
                 let rotation = self.scratch.rotations.get(i as usize);
                 Some((i, b.groups, b.bounds(rotation.unwrap_or(&Mat3::IDENTITY))?))
-            }))
+            });
+            QueryIndex::build(bodies, buffers)
         });
         index.query(area, mask, |slot| {
             if let Some(b) = &self.slots[slot as usize].body {

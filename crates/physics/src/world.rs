@@ -17,12 +17,12 @@ use lockstep_fx::{Fx, Mat3, Quat, Vec3};
 
 use crate::body::{Body, BodyBuilder, BodyHandle, BodyKind};
 use crate::contact::{Contact, ContactInfo, Event};
-use crate::query_index::QueryIndex;
+use crate::query_index::{self, QueryIndex};
 use crate::scratch::Scratch;
 use crate::settings::WorldSettings;
 use crate::shape::Shape;
 use crate::solver::SolverPath;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Why a body could not be added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -71,6 +71,8 @@ pub struct World {
     pub(crate) settled: bool,
     /// The index of `query_aabb`, built on demand (a cache of the state).
     pub(crate) queries: OnceLock<QueryIndex>,
+    /// The allocations of the last index dropped, for the next build.
+    pub(crate) query_buffers: Mutex<query_index::Buffers>,
     pub(crate) scratch: Scratch,
 }
 
@@ -88,6 +90,7 @@ impl World {
             solver_path: SolverPath::default_for_new_worlds(),
             settled: false,
             queries: OnceLock::new(),
+            query_buffers: Mutex::default(),
             scratch: Scratch::default(),
         }
     }
@@ -471,7 +474,12 @@ impl World {
 
     /// Drops the query index: bounds, groups or containment may change.
     pub(crate) fn forget_queries(&mut self) {
-        self.queries = OnceLock::new();
+        if let Some(index) = self.queries.take() {
+            *self
+                .query_buffers
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner) = index.into_buffers();
+        }
     }
 
     /// Recomputes every derived cache (after a load).
