@@ -47,9 +47,7 @@ struct Entry {
 }
 
 /// The allocations of an index that no longer serves (the state changed),
-/// handed to the next build: a game that queries every frame would
-/// otherwise allocate the grid's arrays anew each frame, half a megabyte
-/// for 8 192 units, whose fresh pages the system must map again each time.
+/// handed to the next build (see the module documentation).
 #[derive(Debug, Default)]
 pub(crate) struct Buffers {
     entries: Vec<Entry>,
@@ -329,8 +327,8 @@ impl Columns {
 /// columns: one counting pass over the block's cells then sorts them
 /// (keys order the cells row by row, so a cell's index orders them too).
 /// Entries far apart in a few clusters are sorted by comparison instead.
-/// Both give the same order.
-/// The scratch vectors of `scratch` are used, and left in it.
+/// Both give the same order. The work uses the allocations of `scratch`
+/// and leaves them in it.
 fn sort_by_key_stable(entries: &mut Vec<Entry>, scratch: &mut Buffers) -> Option<Columns> {
     let mut columns = match Columns::spanning(entries, core::mem::take(&mut scratch.starts)) {
         Ok(columns) => columns,
