@@ -119,12 +119,6 @@ pub(crate) struct Rebuilt {
     pub faithful: bool,
 }
 
-const NO_HISTORY: EngineSettings = EngineSettings {
-    checksum_history: 0,
-    save_interval: 0,
-    saved_states_kept: 0,
-};
-
 /// Stepped frames from the anchor on, and the states kept of them.
 pub(crate) struct History<G: Game> {
     anchor_frame: u32,
@@ -188,7 +182,7 @@ impl<G: Game> History<G> {
     /// An engine that steps `game` from `frame` on this history's threads,
     /// keeping no history of its own (a rebuild's, a diagnosis's).
     pub fn engine_at(&self, game: G, frame: u32) -> Engine<G> {
-        let mut engine = Engine::at(game, frame, NO_HISTORY);
+        let mut engine = Engine::at(game, frame, EngineSettings::NONE);
         engine.set_threads(self.threads);
         engine
     }
@@ -634,7 +628,7 @@ mod tests {
         config.field.grid = 3;
         let game = Cubes::new(&config, &setup).unwrap();
         let mut history = History::new(0, game.save(), SETTINGS);
-        let mut engine = Engine::new(game, NO_HISTORY);
+        let mut engine = Engine::new(game, EngineSettings::NONE);
         let mut bots: Vec<_> = (0..2).map(|s| Cubes::bot(s, 9)).collect();
         let mut states = Vec::new();
         for f in 0..frames {

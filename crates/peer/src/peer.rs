@@ -141,11 +141,6 @@ impl<G: Game, W: Write> Peer<G, W> {
             rec.keyframe_interval,
         );
         let writer = LogWriter::new(log, header, rec.chunk_frames)?;
-        let engine_settings = EngineSettings {
-            checksum_history: 0,
-            save_interval: 0,
-            saved_states_kept: 0,
-        };
         let initial = game.save();
         let recording = (!session.config().rejoin).then_some(Recording {
             writer,
@@ -165,7 +160,7 @@ impl<G: Game, W: Write> Peer<G, W> {
         Ok(Peer {
             session,
             relay,
-            engine: Engine::new(game, engine_settings),
+            engine: Engine::new(game, EngineSettings::NONE),
             history: History::new(0, initial, history_settings),
             recording,
             bot: None,

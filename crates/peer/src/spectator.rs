@@ -318,12 +318,7 @@ impl<G: Game> Spectator<G> {
             self.spectator.request_state();
             return;
         };
-        let settings = EngineSettings {
-            checksum_history: 0,
-            save_interval: 0,
-            saved_states_kept: 0,
-        };
-        let mut engine = Engine::at(game, frame + 1, settings);
+        let mut engine = Engine::at(game, frame + 1, EngineSettings::NONE);
         engine.set_threads(self.threads);
         self.engine = Some(engine);
         self.mine.clear();

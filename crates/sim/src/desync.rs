@@ -167,12 +167,7 @@ fn around<G: Game>(log: &ReplayLog<G::Input>, d: Frame, side: &str) -> Result<Ar
             ));
         }
     }
-    let settings = EngineSettings {
-        checksum_history: 0,
-        save_interval: 0,
-        saved_states_kept: 0,
-    };
-    let mut engine = Engine::at(game, start, settings);
+    let mut engine = Engine::at(game, start, EngineSettings::NONE);
     let mut first_bad = None;
     for f in start..d {
         let (Some(inputs), Some(logged)) = (log.inputs(f), log.logged(f)) else {

@@ -43,6 +43,17 @@ pub struct EngineSettings {
     pub saved_states_kept: u32,
 }
 
+impl EngineSettings {
+    /// Keeps no checksums and no saved states: for an engine whose caller
+    /// keeps what it needs itself (a replay, a peer's rebuild, a
+    /// spectator).
+    pub const NONE: EngineSettings = EngineSettings {
+        checksum_history: 0,
+        save_interval: 0,
+        saved_states_kept: 0,
+    };
+}
+
 impl Default for EngineSettings {
     /// 10 s of checksums at 60 Hz; the state saved every second, the last 8 kept.
     fn default() -> EngineSettings {

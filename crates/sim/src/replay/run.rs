@@ -237,11 +237,6 @@ pub fn run_with_state<G: Game>(
         Some(to) => to,
         None => frames,
     };
-    let settings = EngineSettings {
-        checksum_history: 0,
-        save_interval: 0,
-        saved_states_kept: 0,
-    };
     let keyframe = options
         .to
         .and_then(|to| log.keyframe_at_or_before(to))
@@ -264,9 +259,9 @@ pub fn run_with_state<G: Game>(
                 frame: k.frame,
                 error,
             })?;
-            Engine::at(game, k.frame, settings)
+            Engine::at(game, k.frame, EngineSettings::NONE)
         }
-        None => Engine::new(G::new(&config, &header.setup)?, settings),
+        None => Engine::new(G::new(&config, &header.setup)?, EngineSettings::NONE),
     };
     engine.set_threads(options.threads);
     let start = engine.frame();
