@@ -107,3 +107,61 @@ fn cubes_fixture_replays_bit_identically() {
 fn rts_fixture_replays_bit_identically() {
     check::<Rts>("rts-4p");
 }
+
+/// Records the first `frames` frames of fixture `name`'s match with every
+/// frame on `threads` threads.
+fn record_prefix<G: Demo>(name: &str, frames: u32, threads: usize) -> Vec<u8> {
+    let m = MatchFile::load(&fixtures().join(format!("matches/{name}.toml"))).unwrap();
+    let settings = RecordSettings {
+        keyframe_interval: 100,
+        ..RecordSettings::default()
+    };
+    let mut rec =
+        Recorder::<G, _>::new(&G::default_config(), m.setup, settings, Vec::new()).unwrap();
+    rec.set_threads(threads);
+    assert_eq!(rec.threads(), threads);
+    let mut bots = Bots::<G>::new(&m.setup);
+    for frame in 0..frames {
+        let inputs = bots.inputs(rec.engine().game(), frame);
+        rec.advance(&inputs).unwrap();
+    }
+    rec.finish().unwrap().1
+}
+
+/// A recording's threads are a machine setting: on two threads the log is
+/// the one-thread log, byte for byte (checksums, keyframes and all), and
+/// its checksums are the fixture's.
+#[test]
+fn a_recording_on_two_threads_is_the_recording_on_one() {
+    fn agree<G: Demo>(name: &str, frames: u32) {
+        let one = record_prefix::<G>(name, frames, 1);
+        let two = record_prefix::<G>(name, frames, 2);
+        assert!(one == two, "{name}: the logs differ");
+        let log = replay::read::<G::Input>(&two).unwrap();
+        assert_eq!(log.frames(), frames);
+        assert_eq!(
+            log.keyframes().len(),
+            usize::try_from((frames - 1) / 100).unwrap()
+        );
+        let bytes = std::fs::read(fixtures().join(format!("replays/{name}.log"))).unwrap();
+        let fixture = replay::read::<G::Input>(&bytes).unwrap();
+        for frame in 0..frames {
+            assert_eq!(
+                log.check(frame),
+                fixture.check(frame),
+                "{name}: frame {frame}"
+            );
+        }
+        let full = log.full_checksums();
+        assert_eq!(full.len(), usize::try_from(frames / 60).unwrap());
+        for (frame, checksum) in full {
+            assert_eq!(
+                Some(*checksum),
+                fixture.full_checksum(*frame),
+                "{name}: frame {frame}"
+            );
+        }
+    }
+    agree::<Cubes>("cubes-2p", 300);
+    agree::<Rts>("rts-4p", 200);
+}

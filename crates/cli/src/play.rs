@@ -268,6 +268,8 @@ fn play_local(
         BufWriter::new(file),
     )
     .map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
+    // A local match steps on this machine's cores, as a hosted seat does.
+    recorder.set_threads(crate::replay::frame_threads(None));
     // Seat 0 is the keyboard's unless `--bot`; every other seat a bot's.
     let mut bots: Vec<Option<<Cubes as Demo>::Bot>> = (0..setup.seats)
         .map(|s| (s > 0 || args.bot).then(|| Cubes::bot(s, setup.seed)))

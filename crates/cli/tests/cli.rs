@@ -64,6 +64,19 @@ fn record_replay_seek_and_verify() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("recorded 120 frames"), "{}", text(&o));
 
+    // Recorded on one thread and on two: the same log, byte for byte.
+    for threads in ["1", "2"] {
+        let again = d.join(format!("threads-{threads}.log"));
+        let o = record(&again, &["--threads", threads]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(
+            std::fs::read(&again).unwrap() == std::fs::read(&log).unwrap(),
+            "--threads {threads}: another log"
+        );
+    }
+    let o = record(&d.join("threads-0.log"), &["--threads", "0"]);
+    assert!(!o.status.success(), "{}", text(&o));
+
     let o = lockstep(&["replay", log.to_str().unwrap(), "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("replayed frames 0..120"), "{}", text(&o));

@@ -141,6 +141,18 @@ impl<G: Game, W: Write> Recorder<G, W> {
         self.writer.note(note)
     }
 
+    /// Lets each frame use up to `threads` threads (the game's step and the
+    /// checksum's hashing, see [`Engine::set_threads`]). A machine setting:
+    /// the log is the same, byte for byte, for any count.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.engine.set_threads(threads);
+    }
+
+    /// The threads a frame may use (1 unless set).
+    pub fn threads(&self) -> usize {
+        self.engine.threads()
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Engine<G> {
         &self.engine
