@@ -23,33 +23,42 @@ fn bless() -> bool {
     std::env::var_os("LOCKSTEP_BLESS").is_some()
 }
 
-/// Records the match of `m` with the game's bots (what `lockstep record
-/// --match` does).
-fn record<G: Demo>(m: &MatchFile) -> Vec<u8> {
+/// Records the first `frames` frames of the match of `m` with the game's
+/// bots (what `lockstep record --match` does), a keyframe every
+/// `keyframe_interval` frames, each frame on `threads` threads.
+fn record<G: Demo>(m: &MatchFile, frames: u32, keyframe_interval: u32, threads: usize) -> Vec<u8> {
     let config = match &m.settings {
         Some(path) => settings_file::load(path).unwrap(),
         None => G::default_config(),
     };
     let settings = RecordSettings {
-        keyframe_interval: m.keyframe_interval.unwrap_or(600),
+        keyframe_interval,
         ..RecordSettings::default()
     };
     let mut rec = Recorder::<G, _>::new(&config, m.setup, settings, Vec::new()).unwrap();
+    rec.set_threads(threads);
+    assert_eq!(rec.threads(), threads);
     let mut bots = Bots::<G>::new(&m.setup);
-    for frame in 0..m.frames {
+    for frame in 0..frames {
         let inputs = bots.inputs(rec.engine().game(), frame);
         rec.advance(&inputs).unwrap();
     }
     rec.finish().unwrap().1
 }
 
+/// The match file of fixture `name`.
+fn match_file(name: &str) -> MatchFile {
+    MatchFile::load(&fixtures().join(format!("matches/{name}.toml"))).unwrap()
+}
+
 fn check<G: Demo>(name: &str) {
-    let m = MatchFile::load(&fixtures().join(format!("matches/{name}.toml"))).unwrap();
+    let m = match_file(name);
     assert_eq!(m.game, G::ID);
     let log_path = fixtures().join(format!("replays/{name}.log"));
     let golden_path = log_path.with_extension("golden");
     if bless() {
-        std::fs::write(&log_path, record::<G>(&m)).unwrap();
+        let keyframes = m.keyframe_interval.unwrap_or(600);
+        std::fs::write(&log_path, record::<G>(&m, m.frames, keyframes, 1)).unwrap();
     }
     let file = name;
     let bytes = std::fs::read(&log_path).unwrap();
@@ -108,34 +117,15 @@ fn rts_fixture_replays_bit_identically() {
     check::<Rts>("rts-4p");
 }
 
-/// Records the first `frames` frames of fixture `name`'s match with every
-/// frame on `threads` threads.
-fn record_prefix<G: Demo>(name: &str, frames: u32, threads: usize) -> Vec<u8> {
-    let m = MatchFile::load(&fixtures().join(format!("matches/{name}.toml"))).unwrap();
-    let settings = RecordSettings {
-        keyframe_interval: 100,
-        ..RecordSettings::default()
-    };
-    let mut rec =
-        Recorder::<G, _>::new(&G::default_config(), m.setup, settings, Vec::new()).unwrap();
-    rec.set_threads(threads);
-    assert_eq!(rec.threads(), threads);
-    let mut bots = Bots::<G>::new(&m.setup);
-    for frame in 0..frames {
-        let inputs = bots.inputs(rec.engine().game(), frame);
-        rec.advance(&inputs).unwrap();
-    }
-    rec.finish().unwrap().1
-}
-
 /// A recording's threads are a machine setting: on two threads the log is
 /// the one-thread log, byte for byte (checksums, keyframes and all), and
 /// its checksums are the fixture's.
 #[test]
 fn a_recording_on_two_threads_is_the_recording_on_one() {
     fn agree<G: Demo>(name: &str, frames: u32) {
-        let one = record_prefix::<G>(name, frames, 1);
-        let two = record_prefix::<G>(name, frames, 2);
+        let m = match_file(name);
+        let one = record::<G>(&m, frames, 100, 1);
+        let two = record::<G>(&m, frames, 100, 2);
         assert!(one == two, "{name}: the logs differ");
         let log = replay::read::<G::Input>(&two).unwrap();
         assert_eq!(log.frames(), frames);
