@@ -57,6 +57,8 @@ pub(crate) struct Scratch {
     /// collision's pairs and contacts, kept for the collision that follows
     /// the waking (`World::collide`).
     pub(crate) woken: Vec<bool>,
+    /// The woken bodies' places among the proxies (`World::find_woken_pairs`).
+    pub(crate) woken_proxies: Vec<u32>,
     pub(crate) first_pairs: Vec<(u32, u32)>,
     pub(crate) first_contacts: Vec<Contact>,
     /// The pairs whose manifolds a collision computes.

@@ -5,16 +5,19 @@
 //! against every half-space; the merge walks this step's pairs and the old
 //! cache together in `(a, b)` order, carrying warm-start impulses by feature
 //! id, keeping resting contacts between bodies that do not move, and
-//! emitting begin/end events.
+//! emitting begin/end events. When the step wakes a few sleeping bodies and
+//! collides again, the pairs they add are found by testing them against
+//! every proxy instead of by a second sweep (`World::find_woken_pairs`):
+//! the same pairs, in the same order.
 
-use lockstep_fx::{Fx, fork_join};
+use lockstep_fx::{Fx, Mat3, fork_join};
 
 use crate::body::{Body, BodyKind};
 use crate::broadphase::Proxy;
 use crate::contact::{Contact, Event};
 use crate::narrowphase::{self, Manifold, Pose, Segment};
 use crate::shape::Shape;
-use crate::world::{World, handle_of};
+use crate::world::{Slot, World, handle_of};
 
 use lockstep_fx::Vec3;
 
@@ -23,6 +26,38 @@ const PARALLEL_PAIRS: usize = 512;
 
 /// Pairs per run when the narrowphase is shared between threads.
 const NARROW_RUN: usize = 64;
+
+/// Most woken proxies [`World::find_woken_pairs`] tests against every
+/// proxy; past it the bodies are swept again. (Sweeping 8 192 RTS units
+/// costs about what testing 80 woken proxies against them does.)
+const WOKEN_SEARCH_MAX: usize = 32;
+
+/// The broadphase proxy of live body `i`, or `None` for a half-space.
+fn proxy(i: u32, b: &Body, rotation: &Mat3, margin: Fx, h: Fx) -> Option<Proxy> {
+    let aabb = b.bounds(rotation)?;
+    let grow = margin + World::sweep(b, h);
+    Some(Proxy {
+        aabb: aabb.expanded(Vec3::splat(grow)),
+        body: i,
+        active: World::is_active(b),
+        groups: b.groups,
+        mask: b.mask,
+    })
+}
+
+/// Pushes the pairs of `p` with every half-space (slots `half_spaces`)
+/// whose layers agree.
+fn half_space_pairs(slots: &[Slot], half_spaces: &[u32], p: &Proxy, pairs: &mut Vec<(u32, u32)>) {
+    for &hs in half_spaces {
+        let plane = slots[hs as usize]
+            .body
+            .as_ref()
+            .expect("half-space slot is live");
+        if plane.groups & p.mask != 0 && p.groups & plane.mask != 0 {
+            pairs.push((hs.min(p.body), hs.max(p.body)));
+        }
+    }
+}
 
 /// A run of pairs and the manifolds it fills.
 type NarrowRun<'a> = (&'a [(u32, u32)], &'a mut [Manifold]);
@@ -38,38 +73,78 @@ impl World {
             if b.contained {
                 continue;
             }
-            let Some(aabb) = b.bounds(&sc.rotations[i]) else {
-                sc.half_spaces.push(i as u32);
-                continue;
-            };
-            let grow = margin + World::sweep(b, h);
-            sc.proxies.push(Proxy {
-                aabb: aabb.expanded(Vec3::splat(grow)),
-                body: i as u32,
-                active: World::is_active(b),
-                groups: b.groups,
-                mask: b.mask,
-            });
+            match proxy(i as u32, b, &sc.rotations[i], margin, h) {
+                Some(p) => sc.proxies.push(p),
+                None => sc.half_spaces.push(i as u32),
+            }
         }
         sc.broadphase
             .pairs(&sc.proxies, self.threads, &mut sc.pairs);
-        if !sc.half_spaces.is_empty() {
-            for p in &sc.proxies {
-                if !p.active {
+        for p in sc.proxies.iter().filter(|p| p.active) {
+            half_space_pairs(&self.slots, &sc.half_spaces, p, &mut sc.pairs);
+        }
+        sc.broadphase.sort_pairs(&mut sc.pairs, self.slots.len());
+    }
+
+    /// The pairs [`World::find_pairs`] would find now that the bodies
+    /// marked in `scratch.woken` are awake, from the first collision's
+    /// (`scratch.first_pairs`) and its proxies, into `scratch.pairs`; or
+    /// `false` (and nothing written) where a full search is cheaper or
+    /// needed.
+    ///
+    /// Waking changes no bounds (a sleeping body has no velocity, so its
+    /// margin stays; checked) and makes only the woken proxies active. A
+    /// pair is found when one of its two proxies is active, so the pairs
+    /// this adds are those of a woken body with a body that was not active
+    /// in the first search: found here by testing each woken proxy against
+    /// every proxy, the same bounds and layers test the sweep makes. (The
+    /// RTS at 8 × 1 024 units wakes a few on about half of its frames, and
+    /// sweeping every unit again took a tenth of its steps' instructions.)
+    pub(crate) fn find_woken_pairs(&mut self, h: Fx) -> bool {
+        let margin = self.settings.speculative_distance.scale_pow2(-1);
+        let sc = &mut self.scratch;
+        let (woken, proxies) = (&sc.woken, &mut sc.proxies);
+        sc.woken_proxies.clear();
+        sc.woken_proxies.extend(
+            (0..proxies.len() as u32).filter(|&k| woken[proxies[k as usize].body as usize]),
+        );
+        if sc.woken_proxies.len() > WOKEN_SEARCH_MAX {
+            #[cfg(test)]
+            tests::SWEPT.with(|n| n.set(n.get() + 1));
+            return false;
+        }
+        for &k in &sc.woken_proxies {
+            let before = &proxies[k as usize];
+            let i = before.body as usize;
+            let b = self.slots[i].body.as_ref().expect("woken bodies are live");
+            let now = proxy(before.body, b, &sc.rotations[i], margin, h);
+            if before.active || now.is_none_or(|now| now.aabb != before.aabb || !now.active) {
+                return false;
+            }
+        }
+        sc.pairs.clear();
+        sc.pairs.extend_from_slice(&sc.first_pairs);
+        for &k in &sc.woken_proxies {
+            let p = &proxies[k as usize];
+            half_space_pairs(&self.slots, &sc.half_spaces, p, &mut sc.pairs);
+            for (j, q) in proxies.iter().enumerate() {
+                // Pairs with a proxy active in the first search are found
+                // already, and a pair of two woken proxies is made once.
+                if q.active || (woken[q.body as usize] && j as u32 <= k) {
                     continue;
                 }
-                for &hs in &sc.half_spaces {
-                    let plane = self.slots[hs as usize]
-                        .body
-                        .as_ref()
-                        .expect("half-space slot is live");
-                    if plane.groups & p.mask != 0 && p.groups & plane.mask != 0 {
-                        sc.pairs.push((hs.min(p.body), hs.max(p.body)));
-                    }
+                if p.aabb.overlaps(&q.aabb) && p.groups & q.mask != 0 && q.groups & p.mask != 0 {
+                    sc.pairs.push((p.body.min(q.body), p.body.max(q.body)));
                 }
             }
         }
+        for &k in &sc.woken_proxies {
+            proxies[k as usize].active = true;
+        }
+        #[cfg(test)]
+        tests::SEARCHES.with(|n| n.set(n.get() + 1));
         sc.broadphase.sort_pairs(&mut sc.pairs, self.slots.len());
+        true
     }
 
     /// The manifold between two live bodies, normal from `a` to `b`.
@@ -471,5 +546,78 @@ impl FirstCollision<'_> {
             Some(c) if (c.a, c.b) == pair => None,
             _ => Some(Manifold::default()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use lockstep_fx::{Fx, Vec3};
+
+    use crate::{BodyBuilder, Shape, World, WorldSettings};
+
+    thread_local! {
+        /// Waking steps whose pairs were found from the woken bodies, and
+        /// those with too many woken bodies, swept again.
+        pub(super) static SEARCHES: Cell<usize> = const { Cell::new(0) };
+        pub(super) static SWEPT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    #[test]
+    fn pairs_found_from_the_woken_bodies_are_those_of_a_whole_search() {
+        // Sleeping cubes, apart and in a block of 36 touching ones, and
+        // balls rolled into them: a few bodies woken at a time, then the
+        // whole block. Every waking step compares its pairs with a whole
+        // search (the check in `World::step`, in every test build).
+        let mut world = World::new(WorldSettings::default());
+        world
+            .add_body(BodyBuilder::fixed(Shape::HalfSpace).friction(Fx::HALF))
+            .unwrap();
+        let cube = Shape::box_with_size(Vec3::splat(Fx::ONE));
+        for i in 0..12 {
+            let at = Vec3::new(Fx::from_int(3 * i), Fx::HALF, Fx::ZERO);
+            world
+                .add_body(BodyBuilder::dynamic(cube).position(at))
+                .unwrap();
+        }
+        for i in 0..36 {
+            let at = Vec3::new(Fx::from_int(i % 6), Fx::HALF, Fx::from_int(10 + i / 6));
+            world
+                .add_body(BodyBuilder::dynamic(cube).position(at))
+                .unwrap();
+        }
+        for _ in 0..150 {
+            world.step();
+        }
+        assert!(world.bodies().all(|(_, b)| !b.is_awake()));
+        let ball = |at: Vec3, v: Vec3| {
+            BodyBuilder::dynamic(Shape::Sphere { radius: Fx::HALF })
+                .position(at)
+                .linear_velocity(v)
+        };
+        // Along the row of cubes, and into the block.
+        world
+            .add_body(ball(
+                Vec3::new(Fx::from_int(-3), Fx::HALF, Fx::ZERO),
+                Vec3::new(Fx::from_int(12), Fx::ZERO, Fx::ZERO),
+            ))
+            .unwrap();
+        world
+            .add_body(ball(
+                Vec3::new(Fx::from_int(2), Fx::HALF, Fx::from_int(4)),
+                Vec3::new(Fx::ZERO, Fx::ZERO, Fx::from_int(8)),
+            ))
+            .unwrap();
+        let before = (SEARCHES.with(Cell::get), SWEPT.with(Cell::get));
+        for _ in 0..120 {
+            world.step();
+        }
+        let after = (SEARCHES.with(Cell::get), SWEPT.with(Cell::get));
+        assert!(
+            after.0 > before.0,
+            "no step found its pairs from the woken bodies"
+        );
+        assert!(after.1 > before.1, "no step woke too many to search");
     }
 }

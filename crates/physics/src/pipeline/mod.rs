@@ -5,7 +5,8 @@
 //! 2. broadphase and narrowphase (`collide.rs`): sort and sweep plus the
 //!    half-space pairs, manifolds for every pair with a moving body, merged
 //!    with last step's cache by feature id (warm starting), contact events;
-//!    an island touched while asleep wakes and the step collides again;
+//!    an island touched while asleep wakes and the step collides again
+//!    (with the pairs the woken bodies add, and their manifolds only);
 //! 3. solve (`solve.rs`): constraint order shuffled by
 //!    `Rng::for_frame(seed, frame)`; per substep gravity, warm start, soft
 //!    iterations, position integration and relaxation; then restitution;
@@ -64,8 +65,9 @@ impl World {
             // `scratch.new_contacts`), so the island takes part in this very
             // step (an island treated as immovable for one step would stop a
             // fast body dead). The first collision's pairs and contacts are
-            // kept for the second, which computes only the manifolds of
-            // pairs with a woken body.
+            // kept for the second: the pairs the woken bodies add are found
+            // without sweeping every body again (`find_woken_pairs`), and
+            // only the manifolds of pairs with a woken body are computed.
             let sc = &mut self.scratch;
             let mut wake = std::mem::take(&mut sc.wake);
             wake.sort_unstable();
@@ -81,7 +83,18 @@ impl World {
             std::mem::swap(&mut sc.new_contacts, &mut sc.first_contacts);
             std::mem::swap(&mut sc.pairs, &mut sc.first_pairs);
             self.events.clear();
-            self.find_pairs(h);
+            if self.find_woken_pairs(h) {
+                // Every test step checks that the pairs found from the
+                // woken bodies are the ones a whole search finds.
+                #[cfg(debug_assertions)]
+                {
+                    let found = self.scratch.pairs.clone();
+                    self.find_pairs(h);
+                    assert_eq!(found, self.scratch.pairs, "the woken bodies' pairs");
+                }
+            } else {
+                self.find_pairs(h);
+            }
             self.collide(h, true);
         }
         self.solve();
