@@ -10,7 +10,7 @@
 use lockstep_fx::Mat3;
 
 use crate::broadphase::{Broadphase, Proxy};
-use crate::contact::Contact;
+use crate::contact::{Contact, Event};
 use crate::narrowphase::Manifold;
 use crate::solver::Batch;
 use crate::solver::partition::Islands;
@@ -54,14 +54,19 @@ pub(crate) struct Scratch {
     /// The islands a step's collision found touched, to wake.
     pub(crate) wake: Vec<u32>,
     /// Whether each slot's body was woken this step, and the first
-    /// collision's pairs and contacts, kept for the collision that follows
-    /// the waking (`World::collide`).
+    /// collision's pairs, contacts and events, kept for the collision that
+    /// follows the waking (`World::find_woken_pairs`,
+    /// `World::collide_woken`).
     pub(crate) woken: Vec<bool>,
-    /// The woken bodies' places among the proxies (`World::find_woken_pairs`).
-    pub(crate) woken_proxies: Vec<u32>,
     pub(crate) first_pairs: Vec<(u32, u32)>,
     pub(crate) first_contacts: Vec<Contact>,
-    /// The pairs whose manifolds a collision computes.
+    pub(crate) first_events: Vec<Event>,
+    /// The woken bodies' places among the proxies, the pairs and the
+    /// cached contacts (indices) with a woken body, and the contacts that
+    /// merging those again made.
+    pub(crate) woken_proxies: Vec<u32>,
     pub(crate) computed: Vec<(u32, u32)>,
+    pub(crate) woken_cache: Vec<usize>,
+    pub(crate) woken_contacts: Vec<Contact>,
     pub(crate) half_spaces: Vec<u32>,
 }

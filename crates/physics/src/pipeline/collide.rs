@@ -5,10 +5,14 @@
 //! against every half-space; the merge walks this step's pairs and the old
 //! cache together in `(a, b)` order, carrying warm-start impulses by feature
 //! id, keeping resting contacts between bodies that do not move, and
-//! emitting begin/end events. When the step wakes a few sleeping bodies and
-//! collides again, the pairs they add are found by testing them against
-//! every proxy instead of by a second sweep (`World::find_woken_pairs`):
-//! the same pairs, in the same order.
+//! emitting begin/end events. When the step wakes sleeping bodies and
+//! collides again, only what involves a woken body is done again: the
+//! pairs they add are found by testing them against every proxy instead of
+//! by a second sweep (`World::find_woken_pairs`, for a few woken bodies),
+//! and only the pairs and cached contacts with a woken body are merged
+//! again (`World::collide_woken`); the rest of the first collision stands.
+//! The results are those of a whole second collision, which every test
+//! build compares them with.
 
 use lockstep_fx::{Fx, Mat3, fork_join};
 
@@ -338,82 +342,129 @@ impl World {
 
     /// Narrowphase over this step's pairs, merged with the cache: fresh
     /// manifolds for active pairs, old entries kept for resting ones.
-    ///
-    /// `again` marks the collision that follows a waking (`World::step`).
-    /// A pair without a woken body in it was a pair of the first collision
-    /// too, with the same bodies, poses and margins, so its manifold is the
-    /// one found then ([`FirstCollision`]); only the pairs with a woken
-    /// body are computed.
-    pub(crate) fn collide(&mut self, h: Fx, again: bool) {
-        let mut new_contacts = std::mem::take(&mut self.scratch.new_contacts);
+    pub(crate) fn collide(&mut self, h: Fx) {
         let pairs = std::mem::take(&mut self.scratch.pairs);
         let mut manifolds = std::mem::take(&mut self.scratch.manifolds);
-        let mut computed = std::mem::take(&mut self.scratch.computed);
-        let woken = std::mem::take(&mut self.scratch.woken);
-        let touches_woken = |(a, b): (u32, u32)| again && (woken[a as usize] || woken[b as usize]);
-        computed.clear();
-        if again {
-            computed.extend(pairs.iter().copied().filter(|&p| touches_woken(p)));
-            self.manifolds(&computed, h, &mut manifolds);
-        } else {
-            self.manifolds(&pairs, h, &mut manifolds);
-        }
-        let first_pairs = std::mem::take(&mut self.scratch.first_pairs);
-        let first_contacts = std::mem::take(&mut self.scratch.first_contacts);
-        let mut first = FirstCollision {
-            pairs: &first_pairs,
-            contacts: &first_contacts,
-            pair: 0,
-            contact: 0,
-        };
+        let mut new_contacts = std::mem::take(&mut self.scratch.new_contacts);
+        self.manifolds(&pairs, h, &mut manifolds);
         new_contacts.clear();
         self.scratch.wake.clear();
-        let mut old = 0usize;
+        let cache = 0..self.contacts.len();
+        self.merge(&pairs, &manifolds, h, cache, &mut new_contacts);
+        std::mem::swap(&mut self.contacts, &mut new_contacts);
+        let sc = &mut self.scratch;
+        sc.new_contacts = new_contacts;
+        sc.pairs = pairs;
+        sc.manifolds = manifolds;
+    }
+
+    /// The collision that follows a waking (`World::step`), from the last
+    /// step's cache, as [`World::collide`] would make it.
+    ///
+    /// Where no woken body takes part, nothing changed since the first
+    /// collision: the same bodies, poses, margins and cache entry give the
+    /// same pair, manifold, contact and event. So the first collision's
+    /// contacts and events (`scratch.first_contacts`, `first_events`) are
+    /// kept there; only the pairs and cached contacts with a woken body are
+    /// computed and merged again, and the two are put together in pair
+    /// order.
+    pub(crate) fn collide_woken(&mut self, h: Fx) {
+        let sc = &mut self.scratch;
+        let woken = std::mem::take(&mut sc.woken);
+        let touches = |a: u32, b: u32| woken[a as usize] || woken[b as usize];
+        let mut computed = std::mem::take(&mut sc.computed);
+        computed.clear();
+        computed.extend(sc.pairs.iter().copied().filter(|&(a, b)| touches(a, b)));
+        let mut cached = std::mem::take(&mut sc.woken_cache);
+        cached.clear();
+        cached.extend((0..self.contacts.len()).filter(|&i| {
+            let c = &self.contacts[i];
+            touches(c.a, c.b)
+        }));
+        let mut manifolds = std::mem::take(&mut sc.manifolds);
+        self.manifolds(&computed, h, &mut manifolds);
+        let mut changed = std::mem::take(&mut self.scratch.woken_contacts);
+        changed.clear();
+        self.scratch.wake.clear();
+        let first_events = std::mem::take(&mut self.scratch.first_events);
+        self.events.clear();
+        self.merge(
+            &computed,
+            &manifolds,
+            h,
+            cached.iter().copied(),
+            &mut changed,
+        );
+        let key = |c: &Contact| (c.a, c.b);
+        let sc = &mut self.scratch;
+        let mut new_contacts = std::mem::take(&mut sc.new_contacts);
+        new_contacts.clear();
+        merge_by_key(
+            sc.first_contacts.iter().filter(|c| !touches(c.a, c.b)),
+            changed.iter(),
+            key,
+            &mut new_contacts,
+        );
+        let changed_events = std::mem::take(&mut self.events);
+        merge_by_key(
+            first_events.iter().filter(|e| {
+                let (a, b) = event_pair(e);
+                !touches(a, b)
+            }),
+            changed_events.iter(),
+            event_pair,
+            &mut self.events,
+        );
+        std::mem::swap(&mut self.contacts, &mut new_contacts);
+        let sc = &mut self.scratch;
+        sc.new_contacts = new_contacts;
+        sc.computed = computed;
+        sc.woken = woken;
+        sc.woken_cache = cached;
+        sc.manifolds = manifolds;
+        sc.woken_contacts = changed;
+        sc.first_events = first_events;
+    }
+
+    /// Merges `pairs` (ascending; their manifolds are `manifolds`, or are
+    /// computed here where the narrowphase was not shared) with the cached
+    /// contacts at `cache` (ascending indices into `self.contacts`) in
+    /// `(a, b)` order into `out`: a pair's contact carries the warm-start
+    /// impulses of its cache entry by feature id; a cache entry without a
+    /// pair is kept if it rests, else ends. Pushes begin and end events,
+    /// and the sleeping islands an active body touched to `scratch.wake`.
+    fn merge(
+        &mut self,
+        pairs: &[(u32, u32)],
+        manifolds: &[Manifold],
+        h: Fx,
+        cache: impl Iterator<Item = usize>,
+        out: &mut Vec<Contact>,
+    ) {
+        let mut cache = cache.peekable();
         let mut next = 0usize;
-        // The next of the manifolds computed ahead (one per computed pair).
-        let mut ahead = 0usize;
         loop {
             let pair = pairs.get(next).copied();
-            let cached = self.contacts.get(old).map(|c| (c.a, c.b));
+            let cached = cache
+                .peek()
+                .map(|&i| (self.contacts[i].a, self.contacts[i].b));
             match (pair, cached) {
                 (None, None) => break,
                 (Some(p), Some(c)) if c < p => {
-                    self.carry_or_end(old, &mut new_contacts);
-                    old += 1;
+                    let old = cache.next().expect("peeked");
+                    self.carry_or_end(old, out);
                 }
                 (None, Some(_)) => {
-                    self.carry_or_end(old, &mut new_contacts);
-                    old += 1;
+                    let old = cache.next().expect("peeked");
+                    self.carry_or_end(old, out);
                 }
                 (Some(p), c) => {
                     // The cache entry of the same pair, by index (a
                     // contact is too large to copy for a look).
-                    let previous = if c == Some(p) {
-                        old += 1;
-                        Some(old - 1)
-                    } else {
-                        None
-                    };
-                    let manifold = if !again || touches_woken(p) {
-                        ahead += 1;
-                        match manifolds.get(ahead - 1) {
-                            Some(m) => *m,
-                            None => self.pair_manifold(p, h),
-                        }
-                    } else {
-                        let kept = first.manifold(p);
-                        // Every test step checks that a manifold kept from
-                        // the first collision is the one computing it gives.
-                        debug_assert!(
-                            kept.is_none_or(|m| {
-                                let fresh = self.pair_manifold(p, h);
-                                m.count == fresh.count && (m.count == 0 || m == fresh)
-                            }),
-                            "a kept manifold differs from a computed one for {p:?}"
-                        );
-                        // Not a pair of the first collision: it cannot be,
-                        // but computing it is always right.
-                        kept.unwrap_or_else(|| self.pair_manifold(p, h))
+                    let previous = if c == Some(p) { cache.next() } else { None };
+                    let manifold = match manifolds.get(next) {
+                        Some(m) => *m,
+                        None => self.pair_manifold(p, h),
                     };
                     next += 1;
                     let (a, b) = p;
@@ -455,7 +506,7 @@ impl World {
                         friction_impulse = prev.friction_impulse;
                         twist_impulse = prev.twist_impulse;
                     }
-                    new_contacts.push(Contact {
+                    out.push(Contact {
                         a,
                         b,
                         manifold,
@@ -467,15 +518,6 @@ impl World {
                 }
             }
         }
-        std::mem::swap(&mut self.contacts, &mut new_contacts);
-        let sc = &mut self.scratch;
-        sc.new_contacts = new_contacts;
-        sc.pairs = pairs;
-        sc.manifolds = manifolds;
-        sc.computed = computed;
-        sc.woken = woken;
-        sc.first_pairs = first_pairs;
-        sc.first_contacts = first_contacts;
     }
 
     pub(crate) fn live(&self, i: u32) -> &Body {
@@ -510,42 +552,32 @@ impl World {
     }
 }
 
-/// The pairs and contacts of a step's first collision, read in pair order
-/// by the collision that follows a waking.
-struct FirstCollision<'a> {
-    /// The first collision's pairs, in order.
-    pairs: &'a [(u32, u32)],
-    /// The contacts it made, with the resting ones it carried over, in
-    /// pair order.
-    contacts: &'a [Contact],
-    /// How far each has been read.
-    pair: usize,
-    contact: usize,
+/// The pair of bodies of a contact event, as `(a, b)` slot indices.
+fn event_pair(e: &Event) -> (u32, u32) {
+    match e {
+        Event::ContactBegan { a, b } | Event::ContactEnded { a, b } => (a.index, b.index),
+        Event::BodyContained(h) => (h.index, h.index),
+    }
 }
 
-impl FirstCollision<'_> {
-    /// The manifold the first collision found for `pair` (with no points
-    /// if it made no contact), or `None` if `pair` was not one of its
-    /// pairs. Pairs must be asked for in increasing order.
-    fn manifold(&mut self, pair: (u32, u32)) -> Option<Manifold> {
-        while self.pairs.get(self.pair).is_some_and(|&p| p < pair) {
-            self.pair += 1;
-        }
-        if self.pairs.get(self.pair) != Some(&pair) {
-            return None;
-        }
-        while self
-            .contacts
-            .get(self.contact)
-            .is_some_and(|c| (c.a, c.b) < pair)
-        {
-            self.contact += 1;
-        }
-        match self.contacts.get(self.contact) {
-            Some(c) if (c.a, c.b) == pair && c.fresh => Some(c.manifold),
-            Some(c) if (c.a, c.b) == pair => None,
-            _ => Some(Manifold::default()),
-        }
+/// Puts two sequences ascending by `key` (no key in both) together into
+/// `out`, ascending.
+fn merge_by_key<'a, T: Copy + 'a, K: Ord>(
+    a: impl Iterator<Item = &'a T>,
+    b: impl Iterator<Item = &'a T>,
+    key: impl Fn(&T) -> K,
+    out: &mut Vec<T>,
+) {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(x), Some(y)) => key(x) < key(y),
+        };
+        let next = if take_a { a.next() } else { b.next() };
+        out.extend(next.copied());
     }
 }
 

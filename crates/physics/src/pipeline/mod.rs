@@ -6,7 +6,7 @@
 //!    half-space pairs, manifolds for every pair with a moving body, merged
 //!    with last step's cache by feature id (warm starting), contact events;
 //!    an island touched while asleep wakes and the step collides again
-//!    (with the pairs the woken bodies add, and their manifolds only);
+//!    (only what involves a woken body);
 //! 3. solve (`solve.rs`): constraint order shuffled by
 //!    `Rng::for_frame(seed, frame)`; per substep gravity, warm start, soft
 //!    iterations, position integration and relaxation; then restitution;
@@ -52,22 +52,23 @@ impl World {
             // between bodies that stay put, so until something changes the
             // next steps would do nothing at all.
             self.scratch.pairs.clear();
-            self.collide(h, false);
+            self.collide(h);
             self.frame = self.frame.wrapping_add(1);
             self.settled = true;
             return;
         }
         self.find_pairs(h);
-        self.collide(h, false);
+        self.collide(h);
         if !self.scratch.wake.is_empty() {
             // Something moving touched a sleeping island: wake it now and
             // collide again from last step's cache (which `collide` left in
             // `scratch.new_contacts`), so the island takes part in this very
             // step (an island treated as immovable for one step would stop a
-            // fast body dead). The first collision's pairs and contacts are
-            // kept for the second: the pairs the woken bodies add are found
-            // without sweeping every body again (`find_woken_pairs`), and
-            // only the manifolds of pairs with a woken body are computed.
+            // fast body dead). The first collision's pairs, contacts and
+            // events are kept for the second, which redoes only what
+            // involves a woken body: the pairs they add, found without
+            // sweeping every body again (`find_woken_pairs`), and the pairs
+            // and cached contacts with a woken body (`collide_woken`).
             let sc = &mut self.scratch;
             let mut wake = std::mem::take(&mut sc.wake);
             wake.sort_unstable();
@@ -82,7 +83,7 @@ impl World {
             std::mem::swap(&mut self.contacts, &mut sc.new_contacts);
             std::mem::swap(&mut sc.new_contacts, &mut sc.first_contacts);
             std::mem::swap(&mut sc.pairs, &mut sc.first_pairs);
-            self.events.clear();
+            std::mem::swap(&mut self.events, &mut sc.first_events);
             if self.find_woken_pairs(h) {
                 // Every test step checks that the pairs found from the
                 // woken bodies are the ones a whole search finds.
@@ -95,7 +96,20 @@ impl World {
             } else {
                 self.find_pairs(h);
             }
-            self.collide(h, true);
+            #[cfg(debug_assertions)]
+            let (cache, pairs) = (self.contacts.clone(), self.scratch.pairs.clone());
+            self.collide_woken(h);
+            // And that the contacts and events it keeps from the first
+            // collision are those a whole collision makes.
+            #[cfg(debug_assertions)]
+            {
+                let kept = (self.contacts.clone(), self.events.clone());
+                (self.contacts, self.scratch.pairs) = (cache, pairs);
+                self.events.clear();
+                self.collide(h);
+                assert_eq!(kept.0, self.contacts, "the contacts after a waking");
+                assert_eq!(kept.1, self.events, "the events after a waking");
+            }
         }
         self.solve();
         self.update_sleep();
