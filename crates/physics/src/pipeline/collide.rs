@@ -32,8 +32,9 @@ const PARALLEL_PAIRS: usize = 512;
 const NARROW_RUN: usize = 64;
 
 /// Most woken proxies [`World::find_woken_pairs`] tests against every
-/// proxy; past it the bodies are swept again. (Sweeping 8 192 RTS units
-/// costs about what testing 80 woken proxies against them does.)
+/// proxy; past it the bodies are swept again. (In the RTS at 8 × 1 024
+/// units a waking step's pairs took 1.8 million instructions on average
+/// this way, where a sweep takes 5.8 million.)
 const WOKEN_SEARCH_MAX: usize = 32;
 
 /// The broadphase proxy of live body `i`, or `None` for a half-space.
@@ -597,11 +598,12 @@ mod tests {
     }
 
     #[test]
-    fn pairs_found_from_the_woken_bodies_are_those_of_a_whole_search() {
+    fn a_waking_step_makes_the_pairs_contacts_and_events_of_a_whole_collision() {
         // Sleeping cubes, apart and in a block of 36 touching ones, and
         // balls rolled into them: a few bodies woken at a time, then the
-        // whole block. Every waking step compares its pairs with a whole
-        // search (the check in `World::step`, in every test build).
+        // whole block. Every waking step compares its pairs, contacts and
+        // events with those of a whole second collision (the checks in
+        // `World::step`, in every test build).
         let mut world = World::new(WorldSettings::default());
         world
             .add_body(BodyBuilder::fixed(Shape::HalfSpace).friction(Fx::HALF))
