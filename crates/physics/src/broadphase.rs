@@ -38,6 +38,15 @@ pub(crate) struct Proxy {
     pub mask: u32,
 }
 
+impl Proxy {
+    /// Whether each body's groups meet the other's mask: the layers test
+    /// of every pair the broadphase reports.
+    #[inline]
+    pub fn layers_agree(&self, o: &Proxy) -> bool {
+        self.groups & o.mask != 0 && o.groups & self.mask != 0
+    }
+}
+
 /// A proxy in one strip: what the sweep's inner loop reads before a pair
 /// overlaps, packed to stay in cache.
 #[derive(Clone, Copy, Debug, Default)]
@@ -297,10 +306,7 @@ impl Broadphase {
                         && a.first.max(b.first) as usize == strip
                     {
                         let (pa, pb) = (&sorted[a.proxy as usize], &sorted[b.proxy as usize]);
-                        if (pa.active || pb.active)
-                            && pa.groups & pb.mask != 0
-                            && pb.groups & pa.mask != 0
-                        {
+                        if (pa.active || pb.active) && pa.layers_agree(pb) {
                             out.push(if pa.body < pb.body {
                                 (pa.body, pb.body)
                             } else {

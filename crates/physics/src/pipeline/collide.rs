@@ -138,7 +138,7 @@ impl World {
                 if q.active || (woken[q.body as usize] && j as u32 <= k) {
                     continue;
                 }
-                if p.aabb.overlaps(&q.aabb) && p.groups & q.mask != 0 && q.groups & p.mask != 0 {
+                if p.aabb.overlaps(&q.aabb) && p.layers_agree(q) {
                     sc.pairs.push((p.body.min(q.body), p.body.max(q.body)));
                 }
             }
