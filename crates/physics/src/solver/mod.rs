@@ -118,7 +118,9 @@ pub(crate) struct Pass {
 }
 
 /// A batch of whole islands (see [`partition`]) with everything its solve
-/// needs, solved by one thread. Constraints index the batch's own bodies.
+/// needs, solved by one thread (a step's only batch prepares its
+/// constraints in [`Prepared`] shares on several). Constraints index the
+/// batch's own bodies.
 #[derive(Debug, Default)]
 pub(crate) struct Batch {
     /// Slot of each body, in slot order.
@@ -144,6 +146,29 @@ pub(crate) struct Batch {
     pub anchored_contacts: Vec<(u32, bool)>,
     /// Contact index of each pair constraint, in solve order.
     pub pair_contacts: Vec<u32>,
+    /// The shares of a large batch's constraints while threads prepare
+    /// them (kept for their allocations).
+    pub shares: Vec<Prepared>,
+}
+
+/// A contiguous share of a batch's constraints of each kind, prepared on
+/// one thread while others prepare the rest, then appended to the batch
+/// ([`Constraints::append`]).
+#[derive(Debug, Default)]
+pub(crate) struct Prepared {
+    pub anchored: Constraints,
+    pub pairs: Constraints,
+    /// The general constraints' points (numbered from this share's first).
+    pub points: Vec<Point>,
+}
+
+impl Prepared {
+    /// Empties the share, keeping its allocations.
+    pub fn clear(&mut self) {
+        self.anchored.clear();
+        self.pairs.clear();
+        self.points.clear();
+    }
 }
 
 /// One kind of a batch's constraints (anchored, or pairs) in solve order,
@@ -215,6 +240,19 @@ impl Constraints {
     pub fn push_linear(&mut self, p: LinearPoint) {
         self.order.push(Step::Linear(1));
         self.linear.push(p);
+    }
+
+    /// Appends `other`'s constraints to the solve order, leaving it empty;
+    /// its general constraints' points move `offset` places on (they
+    /// follow these constraints' points). Before the lane runs are cut.
+    pub fn append(&mut self, other: &mut Constraints, offset: u32) {
+        debug_assert!(self.runs.is_empty() && other.runs.is_empty());
+        self.order.append(&mut other.order);
+        self.general.extend(other.general.drain(..).map(|mut c| {
+            c.first += offset;
+            c
+        }));
+        self.linear.append(&mut other.linear);
     }
 
     fn bounces(&self) -> bool {
