@@ -265,12 +265,11 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
                 prepare_contacts(s, &bodies, a, p, anchored, pairs, points);
             },
         );
-        for share in &mut b.shares[..shares] {
-            let offset = b.points.len() as u32;
-            b.anchored.append(&mut share.anchored, offset);
-            b.pairs.append(&mut share.pairs, offset);
-            b.points.append(&mut share.points);
+        let mut taken = core::mem::take(&mut b.shares);
+        for share in &mut taken[..shares] {
+            b.append(share);
         }
+        b.shares = taken;
     }
     b.step(&s.params, s.path);
 }

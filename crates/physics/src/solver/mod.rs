@@ -153,7 +153,7 @@ pub(crate) struct Batch {
 
 /// A contiguous share of a batch's constraints of each kind, prepared on
 /// one thread while others prepare the rest, then appended to the batch
-/// ([`Constraints::append`]).
+/// ([`Batch::append`]).
 #[derive(Debug, Default)]
 pub(crate) struct Prepared {
     pub anchored: Constraints,
@@ -261,6 +261,15 @@ impl Constraints {
 }
 
 impl Batch {
+    /// Appends a share's constraints to the batch's, after them in solve
+    /// order, leaving the share empty.
+    pub fn append(&mut self, share: &mut Prepared) {
+        let offset = self.points.len() as u32;
+        self.anchored.append(&mut share.anchored, offset);
+        self.pairs.append(&mut share.pairs, offset);
+        self.points.append(&mut share.points);
+    }
+
     /// Empties the batch, keeping its allocations.
     pub fn clear(&mut self) {
         self.bodies.clear();
