@@ -157,8 +157,9 @@ impl World {
             settings: &self.settings,
             path: self.solver_path,
             // A step of one batch (one island, or islands too few to
-            // share) prepares it on every thread; several batches already
-            // keep the threads busy.
+            // share; at least `PARALLEL_MIN` constraints when it has
+            // threads) prepares it on every thread; several batches
+            // already keep the threads busy.
             prepare_threads: if batches == 1 { threads } else { 1 },
             params: StepParams {
                 substeps,
@@ -238,11 +239,7 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         arm_frames: &b.arm_frames,
     };
     let (anchored, pairs) = (&b.anchored_contacts, &b.pair_contacts);
-    let shares = if anchored.len() + pairs.len() >= PARALLEL_PREPARE {
-        s.prepare_threads.max(1)
-    } else {
-        1
-    };
+    let shares = s.prepare_threads.max(1);
     if shares == 1 {
         let (a, p, points) = (&mut b.anchored, &mut b.pairs, &mut b.points);
         prepare_contacts(s, &bodies, anchored, pairs, a, p, points);
@@ -273,11 +270,6 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
     }
     b.step(&s.params, s.path);
 }
-
-/// Below this many constraints a batch prepares them on one thread; from
-/// it on, a step's only batch (one large island, such as a pyramid)
-/// prepares them in contiguous shares on the world's threads.
-const PARALLEL_PREPARE: usize = 256;
 
 /// What preparing a batch's constraints reads of its bodies, by batch
 /// index.
