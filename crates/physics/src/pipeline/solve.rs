@@ -299,14 +299,14 @@ fn prepare_contacts(
     pairs: &mut Constraints,
     points: &mut Vec<Point>,
 ) {
-    let info = |i: u32, body: &Body, inertia: &[Mat3]| {
+    let info = |i: u32, body: &Body| {
         let index = s.local[i as usize];
         let dynamic = index != IMMOVABLE && body.kind == BodyKind::Dynamic;
         BodyInfo {
             index,
             inv_mass: if dynamic { body.inv_mass } else { Fx::ZERO },
             inv_inertia: if dynamic {
-                inertia[index as usize]
+                bodies.inertia[index as usize]
             } else {
                 Mat3::ZERO
             },
@@ -334,11 +334,7 @@ fn prepare_contacts(
     for &(ci, flip) in anchored_contacts {
         let c = &s.contacts[ci as usize];
         let (ba, bb) = (live(s.slots, c.a), live(s.slots, c.b));
-        let moving = if flip {
-            info(c.a, ba, bodies.inertia)
-        } else {
-            info(c.b, bb, bodies.inertia)
-        };
+        let moving = if flip { info(c.a, ba) } else { info(c.b, bb) };
         let soft = s.anchored_soft;
         if let Some(p) =
             linear_point::<false>(c, ba, bb, flip, &moving, &moving, soft, bodies.velocities)
@@ -353,7 +349,7 @@ fn prepare_contacts(
     for &ci in pair_contacts {
         let c = &s.contacts[ci as usize];
         let (ba, bb) = (live(s.slots, c.a), live(s.slots, c.b));
-        let (ia, ib) = (info(c.a, ba, bodies.inertia), info(c.b, bb, bodies.inertia));
+        let (ia, ib) = (info(c.a, ba), info(c.b, bb));
         if let Some(p) = linear_point::<true>(c, ba, bb, false, &ia, &ib, s.soft, bodies.velocities)
         {
             pairs.push_linear(p);
