@@ -20,7 +20,9 @@
 //!   changed (the same BLAKE3 digest).
 //! - [`fork_join()`]: shares work between the calling thread and a pool of
 //!   helper threads that stay between calls, running on the calling thread
-//!   what no helper is free (or can be started) for.
+//!   what no helper is free (or can be started) for; [`stages()`] runs a
+//!   sequence of stages of independent items on several threads, each
+//!   stage finished before the next.
 //!
 //! ```
 //! use lockstep_fx::{Fx, Vec3};
@@ -45,6 +47,7 @@ mod scalar;
 #[cfg(feature = "serde")]
 mod serde_impls;
 mod sqrt;
+mod stages;
 mod trig;
 mod vec2;
 mod vec3;
@@ -61,6 +64,7 @@ pub use mat3::Mat3;
 pub use quat::Quat;
 pub use rng::Rng;
 pub use scalar::{FRAC_BITS, Fx, ParseFxError};
+pub use stages::stages;
 pub use vec2::Vec2;
 pub use vec3::Vec3;
 pub use wide::Wide;

@@ -232,7 +232,8 @@ fn seed_changes_checksums_and_same_seed_repeats() {
 /// Threads never change a bit: every scene stepped with 1, 2, 3 and 8
 /// threads gives the same checksum every frame (the scenes with islands
 /// to share, `cubes-1000` once landed and `many-pyramids`, do split; and
-/// `pyramid-15`, one island, prepares its constraints in shares).
+/// `pyramid-15`, one island, is sorted by level, prepared in shares and
+/// solved level by level on every thread).
 #[test]
 fn thread_counts_give_the_same_bits() {
     for (name, frames) in [

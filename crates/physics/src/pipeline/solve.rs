@@ -14,12 +14,14 @@
 //! order whatever the number of batches, and the bits do not depend on the
 //! thread count.
 //!
-//! A step whose movers form one batch (a pyramid is one island) cannot
-//! share its solve between threads, but it does share the preparation of
-//! its constraints (about a fifth of its step): each constraint is built
-//! from its own contact and the bodies' state at the start of the step,
-//! alone, so contiguous shares of the solve order are prepared at once and
-//! appended in order, giving the constraints of preparing them in turn.
+//! A step whose movers form one batch (a pyramid is one island) and that
+//! has threads shares that batch by *levels* ([`Levels`]): its contacts
+//! are sorted by level, an order with the bits of the solve order; whole
+//! levels are prepared in contiguous shares at once (each constraint is
+//! built from its own contact and the bodies' state at the start of the
+//! step, alone) and appended in order; then the passes run level by level
+//! on every thread ([`Batch::step_levels`]), or on one where they cannot
+//! be shared ([`Batch::step`]).
 
 use lockstep_fx::wide::wrapping::mat_vec;
 use lockstep_fx::{Fx, Mat3, Rng, Vec3, fork_join};
@@ -28,6 +30,8 @@ use crate::body::{Body, BodyKind};
 use crate::contact::Contact;
 use crate::scratch::Solving;
 use crate::settings::WorldSettings;
+#[cfg(doc)]
+use crate::solver::Levels;
 use crate::solver::{
     self, Batch, BodyInfo, Constraints, Displacement, LinearPoint, ManifoldInput, Place, Point,
     PointInput, Prepared, Softness, SolverPath, StepParams, Velocity, places,
@@ -52,8 +56,9 @@ struct Shared<'a> {
     settings: &'a WorldSettings,
     /// Which code solves the passes (machine-local).
     path: SolverPath,
-    /// Threads a batch may prepare its constraints on (machine-local).
-    prepare_threads: usize,
+    /// Threads a batch may be prepared and solved on, by levels
+    /// (machine-local).
+    level_threads: usize,
     params: StepParams,
     soft: Softness,
     anchored_soft: Softness,
@@ -158,9 +163,9 @@ impl World {
             path: self.solver_path,
             // A step of one batch (one island, or islands too few to
             // share; at least `PARALLEL_MIN` constraints when it has
-            // threads) prepares it on every thread; several batches
-            // already keep the threads busy.
-            prepare_threads: if batches == 1 { threads } else { 1 },
+            // threads) shares it by levels; several batches already keep
+            // the threads busy.
+            level_threads: if batches == 1 { threads } else { 1 },
             params: StepParams {
                 substeps,
                 iterations: settings.iterations,
@@ -233,42 +238,77 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         });
         b.arm_frames.push(body.arm_frame(rotation));
     }
+    let threads = s.level_threads.max(1);
+    if threads > 1 {
+        // Sorted by level, so that the passes can be shared too.
+        let (contacts, local) = (s.contacts, s.local);
+        b.levels.sort(
+            b.bodies.len(),
+            &mut b.anchored_contacts,
+            &mut b.pair_contacts,
+            |(ci, flipped)| {
+                let c = &contacts[ci as usize];
+                local[if flipped { c.a } else { c.b } as usize]
+            },
+            |ci| {
+                let c = &contacts[ci as usize];
+                (local[c.a as usize], local[c.b as usize])
+            },
+        );
+    }
     let bodies = Bodies {
         velocities: &b.velocities,
         inertia: &b.inertia,
         arm_frames: &b.arm_frames,
     };
     let (anchored, pairs) = (&b.anchored_contacts, &b.pair_contacts);
-    let shares = s.prepare_threads.max(1);
-    if shares == 1 {
+    if threads == 1 {
         let (a, p, points) = (&mut b.anchored, &mut b.pairs, &mut b.points);
         prepare_contacts(s, &bodies, anchored, pairs, a, p, points);
-    } else {
-        // Contiguous shares of each kind, prepared at once and appended
-        // in order: the constraints of preparing them in turn.
-        if b.shares.len() < shares {
-            b.shares.resize_with(shares, Prepared::default);
-        }
-        fork_join(
-            b.shares[..shares].iter_mut().enumerate().collect(),
-            |(k, share)| {
-                share.clear();
-                let (a, p) = (share_of(anchored, k, shares), share_of(pairs, k, shares));
+        b.step(&s.params, s.path);
+        return;
+    }
+    // Whole levels in contiguous shares, prepared at once and appended in
+    // order, each level's anchored constraints before its pairs: the
+    // constraints of preparing them in turn, in level order.
+    if b.shares.len() < threads {
+        b.shares.resize_with(threads, Prepared::default);
+    }
+    let levels = &b.levels;
+    let total = levels
+        .ends
+        .last()
+        .map_or(0, |&(a, p)| a as usize + p as usize);
+    let share_of = |level: usize| {
+        let (a, p) = levels.contacts(level);
+        (a.start + p.start) * threads / total.max(1)
+    };
+    fork_join(
+        b.shares[..threads].iter_mut().enumerate().collect(),
+        |(k, share)| {
+            share.clear();
+            for level in (0..levels.count()).filter(|&l| share_of(l) == k) {
+                let (a, p) = levels.contacts(level);
                 let Prepared {
-                    anchored,
-                    pairs,
+                    anchored: into_anchored,
+                    pairs: into_pairs,
                     points,
                 } = share;
-                prepare_contacts(s, &bodies, a, p, anchored, pairs, points);
-            },
-        );
-        let mut taken = core::mem::take(&mut b.shares);
-        for share in &mut taken[..shares] {
-            b.append(share);
-        }
-        b.shares = taken;
+                let (a, p) = (&anchored[a], &pairs[p]);
+                prepare_contacts(s, &bodies, a, p, into_anchored, into_pairs, points);
+            }
+        },
+    );
+    let mut taken = core::mem::take(&mut b.shares);
+    for share in &mut taken[..threads] {
+        b.append(share);
     }
-    b.step(&s.params, s.path);
+    b.shares = taken;
+    if b.levels_apply() {
+        b.step_levels(&s.params, threads);
+    } else {
+        b.step(&s.params, s.path);
+    }
 }
 
 /// What preparing a batch's constraints reads of its bodies, by batch
@@ -277,14 +317,6 @@ struct Bodies<'a> {
     velocities: &'a [Velocity],
     inertia: &'a [Mat3],
     arm_frames: &'a [Option<Mat3>],
-}
-
-/// The `k`-th of `shares` contiguous shares of `list` (the last ones
-/// shorter, or empty).
-fn share_of<T>(list: &[T], k: usize, shares: usize) -> &[T] {
-    let size = list.len().div_ceil(shares);
-    let start = (k * size).min(list.len());
-    &list[start..(start + size).min(list.len())]
 }
 
 /// Prepares a batch's anchored contacts, then its pair contacts (contact

@@ -48,7 +48,7 @@ use lockstep_fx::wide::wrapping::{add, add3, cross, dot, mat_vec, mul, scale, su
 use lockstep_fx::{Fx, Mat3, Vec3, Wide};
 
 use super::block::{Block, RowTarget};
-use super::{Displacement, Pass, Softness, Velocity};
+use super::{Displacement, Motion, Pass, Softness, Velocity};
 
 /// A normal row: one contact point.
 #[derive(Clone, Copy, Debug, Default)]
@@ -434,6 +434,12 @@ impl Constraint {
         &points[self.first as usize..][..usize::from(self.count)]
     }
 
+    /// The constraint's points, to change them.
+    #[inline(always)]
+    pub fn points_mut<'p>(&self, points: &'p mut [Point]) -> &'p mut [Point] {
+        &mut points[self.first as usize..][..usize::from(self.count)]
+    }
+
     /// The linear impulse `n·Λn + t₀·Λ₀ + t₁·Λ₁`, each component rounded once.
     #[inline(always)]
     fn linear_impulse(&self, normal: Fx, tangent: [Fx; 2]) -> Vec3 {
@@ -450,10 +456,10 @@ impl Constraint {
 
 /// The two bodies' velocities (A's zero when anchored).
 #[inline(always)]
-fn load<const TWO: bool>(c: &Constraint, v: &[Velocity]) -> (Velocity, Velocity) {
-    let vb = v[c.b as usize];
+fn load<const TWO: bool, M: Motion>(c: &Constraint, m: &M) -> (Velocity, Velocity) {
+    let vb = m.velocity(c.b);
     let va = if TWO {
-        v[c.a as usize]
+        m.velocity(c.a)
     } else {
         Velocity::default()
     };
@@ -461,39 +467,39 @@ fn load<const TWO: bool>(c: &Constraint, v: &[Velocity]) -> (Velocity, Velocity)
 }
 
 #[inline(always)]
-fn store<const TWO: bool>(c: &Constraint, v: &mut [Velocity], va: Velocity, vb: Velocity) {
+fn store<const TWO: bool, M: Motion>(c: &Constraint, m: &mut M, va: Velocity, vb: Velocity) {
     if TWO {
-        v[c.a as usize] = va;
+        m.set_velocity(c.a, va);
     }
-    v[c.b as usize] = vb;
+    m.set_velocity(c.b, vb);
 }
 
 /// Applies one constraint's accumulated impulses (warm starting a
 /// substep; the walk over the solve order is `lanes::warm_start`).
 #[inline(always)]
-pub(super) fn warm_start_alone<const TWO: bool>(
+pub(super) fn warm_start_alone<const TWO: bool, M: Motion>(
     c: &Constraint,
-    points: &[Point],
-    v: &mut [Velocity],
+    pts: &[Point],
+    m: &mut M,
 ) {
     if c.spin {
-        warm_start_one::<TWO, true>(c, points, v);
+        warm_start_one::<TWO, true, M>(c, pts, m);
     } else {
-        warm_start_one::<TWO, false>(c, points, v);
+        warm_start_one::<TWO, false, M>(c, pts, m);
     }
 }
 
 #[inline(always)]
-fn warm_start_one<const TWO: bool, const SPIN: bool>(
+fn warm_start_one<const TWO: bool, const SPIN: bool, M: Motion>(
     c: &Constraint,
-    points: &[Point],
-    v: &mut [Velocity],
+    pts: &[Point],
+    m: &mut M,
 ) {
-    let (mut va, mut vb) = load::<TWO>(c, v);
+    let (mut va, mut vb) = load::<TWO, M>(c, m);
     let mut turn_a = Sum3::default();
     let mut turn_b = Sum3::default();
     let mut normal = Fx::ZERO;
-    for p in c.points(points) {
+    for p in pts {
         normal = add(normal, p.impulse);
         if TWO && SPIN {
             turn_a.add(p.ka, p.impulse);
@@ -525,7 +531,7 @@ fn warm_start_one<const TWO: bool, const SPIN: bool>(
     if SPIN {
         vb.angular = add3(vb.angular, turn_b.round());
     }
-    store::<TWO>(c, v, va, vb);
+    store::<TWO, M>(c, m, va, vb);
 }
 
 /// Clamps a 2D impulse to the disc of radius `limit` (≥ 0).
@@ -550,18 +556,17 @@ fn cap(x: Fx, y: Fx, limit: Fx) -> [Fx; 2] {
 /// One general constraint of a pass, on the path its spin allows (the
 /// pass's walk over the solve order is `lanes::solve`).
 #[inline(always)]
-pub(super) fn solve_alone<const TWO: bool>(
+pub(super) fn solve_alone<const TWO: bool, M: Motion>(
     c: &mut Constraint,
-    points: &mut [Point],
-    v: &mut [Velocity],
-    d: &[Displacement],
+    pts: &mut [Point],
+    m: &mut M,
     pass: &Pass,
 ) {
     if c.spin {
-        solve_one::<TWO, true>(c, points, v, d, pass);
+        solve_one::<TWO, true, M>(c, pts, m, pass);
     } else {
         probe::count_linear();
-        solve_one::<TWO, false>(c, points, v, d, pass);
+        solve_one::<TWO, false, M>(c, pts, m, pass);
     }
 }
 
@@ -574,16 +579,14 @@ pub(super) fn count_linear() {
 /// One constraint of a pass; without `SPIN` every angular term is left out
 /// (see [`Constraint::spin`]).
 #[inline(always)]
-fn solve_one<const TWO: bool, const SPIN: bool>(
+fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
     c: &mut Constraint,
-    points: &mut [Point],
-    v: &mut [Velocity],
-    d: &[Displacement],
+    pts: &mut [Point],
+    m: &mut M,
     pass: &Pass,
 ) {
-    let (mut va, mut vb) = load::<TWO>(c, v);
+    let (mut va, mut vb) = load::<TWO, M>(c, m);
     let dv = sub3(vb.linear, va.linear);
-    let pts = &mut points[c.first as usize..][..usize::from(c.count)];
     let (mut wa, mut wb) = (va.angular, vb.angular);
 
     // Friction, bounded by the normal impulses of the pass before.
@@ -653,9 +656,9 @@ fn solve_one<const TWO: bool, const SPIN: bool>(
 
     // Normal rows.
     if pass.refresh {
-        let db = d[c.b as usize];
+        let db = m.displacement(c.b);
         let da = if TWO {
-            d[c.a as usize]
+            m.displacement(c.a)
         } else {
             Displacement::default()
         };
@@ -723,7 +726,7 @@ fn solve_one<const TWO: bool, const SPIN: bool>(
         va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
         va.angular = wa;
     }
-    store::<TWO>(c, v, va, vb);
+    store::<TWO, M>(c, m, va, vb);
 }
 
 /// The rows' new impulses from the constraint's [`Block`], if it takes
@@ -811,13 +814,13 @@ fn row<const LAST: bool>(
 /// Before each substep's passes: remembers the fastest approach of every
 /// bouncy point, so a bounce starts from the speed of impact (gravity keeps
 /// accelerating a falling body through the substeps before it touches).
-pub(crate) fn track_approach<const TWO: bool>(
+pub(crate) fn track_approach<const TWO: bool, M: Motion>(
     constraints: &[Constraint],
     points: &mut [Point],
-    v: &[Velocity],
+    m: &M,
 ) {
     for c in constraints.iter().filter(|c| c.bounces()) {
-        let (va, vb) = load::<TWO>(c, v);
+        let (va, vb) = load::<TWO, M>(c, m);
         let linear = dot(c.normal, sub3(vb.linear, va.linear));
         let pts = &mut points[c.first as usize..][..usize::from(c.count)];
         for p in pts {
@@ -829,14 +832,14 @@ pub(crate) fn track_approach<const TWO: bool>(
 
 /// Bounces: points that approached faster than `threshold` and pushed get
 /// a target normal velocity of `−e ·` their approach speed.
-pub(crate) fn restitution<const TWO: bool>(
+pub(crate) fn restitution<const TWO: bool, M: Motion>(
     constraints: &mut [Constraint],
     points: &mut [Point],
-    v: &mut [Velocity],
+    m: &mut M,
     threshold: Fx,
 ) {
     for c in constraints.iter_mut().filter(|c| c.bounces()) {
-        let (mut va, mut vb) = load::<TWO>(c, v);
+        let (mut va, mut vb) = load::<TWO, M>(c, m);
         let pts = &mut points[c.first as usize..][..usize::from(c.count)];
         for p in pts {
             if p.approach > -threshold || p.impulse.is_zero() {
@@ -855,7 +858,7 @@ pub(crate) fn restitution<const TWO: bool>(
                 va.angular -= p.ka * dl;
             }
         }
-        store::<TWO>(c, v, va, vb);
+        store::<TWO, M>(c, m, va, vb);
     }
 }
 

@@ -43,6 +43,13 @@
 //! (see `contact.rs`). Separations are refreshed once per position
 //! integration, by the first pass that follows it.
 //!
+//! **One island on several threads.** A batch is solved by one thread,
+//! except a step's only batch, whose constraints are sorted by level (each
+//! one above the earlier ones on its bodies) so that each level's share no
+//! body and a pass can run level by level on every thread with the bits of
+//! the solve order ([`levels`]). The kernels reach the bodies through
+//! [`Motion`]: the batch's own arrays, or the shared ones of such a step.
+//!
 //! **Invariants.** Everything is `Fx` arithmetic with the wrapping policy of
 //! [`lockstep_fx::wide`]: the operands are bounded by the speed limits and
 //! the masses, so the results are those of the saturating operators
@@ -54,12 +61,14 @@
 mod block;
 mod contact;
 pub(crate) mod lanes;
+mod levels;
 mod linear;
 pub(crate) mod partition;
 mod softness;
 
 pub(crate) use contact::{BodyInfo, Constraint, ManifoldInput, Point, PointInput, prepare};
 pub use lanes::SolverPath;
+pub(crate) use levels::Levels;
 pub(crate) use linear::{LinearPoint, is_linear};
 pub(crate) use softness::Softness;
 
@@ -83,6 +92,42 @@ pub(crate) struct Displacement {
     pub linear: Vec3,
     /// Rotation (rad, world frame).
     pub angular: Vec3,
+}
+
+/// Where the general constraints' kernels read and write the bodies'
+/// velocities, and read their displacements: a batch's own arrays
+/// ([`Arrays`]), or the shared ones of a batch whose levels are solved on
+/// several threads ([`levels`]). The kernels' arithmetic is the same for
+/// both, so are the bits.
+pub(crate) trait Motion {
+    /// Body `i`'s velocities.
+    fn velocity(&self, i: u32) -> Velocity;
+    /// Sets body `i`'s velocities.
+    fn set_velocity(&mut self, i: u32, v: Velocity);
+    /// Body `i`'s displacement since the step began.
+    fn displacement(&self, i: u32) -> Displacement;
+}
+
+/// A batch's bodies in its own arrays, by batch index. A warm start reads
+/// no displacement, and may give none.
+pub(crate) struct Arrays<'a> {
+    pub velocities: &'a mut [Velocity],
+    pub displacements: &'a [Displacement],
+}
+
+impl Motion for Arrays<'_> {
+    #[inline(always)]
+    fn velocity(&self, i: u32) -> Velocity {
+        self.velocities[i as usize]
+    }
+    #[inline(always)]
+    fn set_velocity(&mut self, i: u32, v: Velocity) {
+        self.velocities[i as usize] = v;
+    }
+    #[inline(always)]
+    fn displacement(&self, i: u32) -> Displacement {
+        self.displacements[i as usize]
+    }
 }
 
 /// Constants of one step's solve.
@@ -118,9 +163,9 @@ pub(crate) struct Pass {
 }
 
 /// A batch of whole islands (see [`partition`]) with everything its solve
-/// needs, solved by one thread (a step's only batch prepares its
-/// constraints in [`Prepared`] shares on several). Constraints index the
-/// batch's own bodies.
+/// needs, solved by one thread (a step's only batch is prepared in
+/// [`Prepared`] shares and solved by [`levels`] on several). Constraints
+/// index the batch's own bodies.
 #[derive(Debug, Default)]
 pub(crate) struct Batch {
     /// Slot of each body, in slot order.
@@ -149,6 +194,8 @@ pub(crate) struct Batch {
     /// The shares of a large batch's constraints while threads prepare
     /// them (kept for their allocations).
     pub shares: Vec<Prepared>,
+    /// The levels of a batch solved on several threads ([`levels`]).
+    pub levels: Levels,
 }
 
 /// A contiguous share of a batch's constraints of each kind, prepared on
@@ -283,6 +330,7 @@ impl Batch {
         self.points.clear();
         self.anchored_contacts.clear();
         self.pair_contacts.clear();
+        self.levels.ends.clear();
     }
 
     /// Solves one step on `path`: cuts the linear points into lane runs,
@@ -298,8 +346,12 @@ impl Batch {
             }
             if restitution {
                 let (anchored, pairs) = (&self.anchored.general, &self.pairs.general);
-                contact::track_approach::<false>(anchored, &mut self.points, &self.velocities);
-                contact::track_approach::<true>(pairs, &mut self.points, &self.velocities);
+                let m = Arrays {
+                    velocities: &mut self.velocities,
+                    displacements: &self.displacements,
+                };
+                contact::track_approach::<false, _>(anchored, &mut self.points, &m);
+                contact::track_approach::<true, _>(pairs, &mut self.points, &m);
             }
             let v = &mut self.velocities;
             lanes::warm_start::<false>(&self.anchored, path, &self.points, v);
@@ -324,9 +376,13 @@ impl Batch {
         lanes::finish(&mut self.pairs);
         if restitution {
             let t = p.restitution_threshold;
-            let (v, pts) = (&mut self.velocities, &mut self.points);
-            contact::restitution::<false>(&mut self.anchored.general, pts, v, t);
-            contact::restitution::<true>(&mut self.pairs.general, pts, v, t);
+            let pts = &mut self.points;
+            let mut m = Arrays {
+                velocities: &mut self.velocities,
+                displacements: &self.displacements,
+            };
+            contact::restitution::<false, _>(&mut self.anchored.general, pts, &mut m, t);
+            contact::restitution::<true, _>(&mut self.pairs.general, pts, &mut m, t);
         }
     }
 

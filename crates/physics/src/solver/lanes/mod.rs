@@ -50,12 +50,11 @@
 //! **General constraints stay out of lanes.** A face contact's pass takes
 //! about 150 exact Q32.32 products, which lanes make no cheaper, so lanes
 //! would save only the walk here too. Two measurements say what would pay.
-//! Runs need not be consecutive: give each constraint of a step's order a
-//! level one above the highest level of the earlier constraints on either
-//! of its moving bodies, and the constraints of one level share no body, so
-//! solving level by level leaves the bits of the order itself
-//! (`pyramid-15`: 26 levels of about 165 constraints; the cube game: 40 to
-//! 70 levels of 10 to 20). And the products can be narrow: rounding each
+//! Runs need not be consecutive: the constraints of one level share no body
+//! (see `levels.rs`, which already solves one island's levels on several
+//! threads), so four of a level could share lanes with the bits of the
+//! order itself (`pyramid-15`: 26 levels of about 165 constraints; the cube
+//! game: 40 to 70 levels of 10 to 20). And the products can be narrow: rounding each
 //! velocity a pass reads to 2⁻²³, each Jacobian entry to 2⁻²⁸ and each
 //! impulse it applies to 31 bits below a bound set per constraint, which is
 //! what `i32 × i32 → i64` lanes would compute, left `tower-20`,
@@ -70,7 +69,9 @@ use lockstep_fx::lanes::{FxLanes, LANES, Portable, Raw};
 use lockstep_fx::{Fx, Vec3};
 
 use super::linear::{self, LinearPoint};
-use super::{Constraints, Displacement, Pass, Place, Point, Step, Velocity, contact, places};
+use super::{
+    Arrays, Constraints, Displacement, Pass, Place, Point, Step, Velocity, contact, places,
+};
 
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
@@ -229,7 +230,13 @@ pub(crate) fn solve<const TWO: bool>(
     for place in places(&constraints.order) {
         match place {
             Place::General(i) => {
-                contact::solve_alone::<TWO>(&mut constraints.general[i], points, v, d, pass);
+                let c = &mut constraints.general[i];
+                let pts = c.points_mut(points);
+                let mut m = Arrays {
+                    velocities: &mut *v,
+                    displacements: d,
+                };
+                contact::solve_alone::<TWO, _>(c, pts, &mut m, pass);
             }
             Place::Linear(run) if run.len() == 1 => {
                 linear::solve_alone::<TWO>(&mut constraints.linear[run.start], v, d, pass);
@@ -254,7 +261,12 @@ pub(crate) fn warm_start<const TWO: bool>(
     for place in places(&constraints.order) {
         match place {
             Place::General(i) => {
-                contact::warm_start_alone::<TWO>(&constraints.general[i], points, v);
+                let c = &constraints.general[i];
+                let mut m = Arrays {
+                    velocities: &mut *v,
+                    displacements: &[],
+                };
+                contact::warm_start_alone::<TWO, _>(c, c.points(points), &mut m);
             }
             Place::Linear(run) if run.len() == 1 => {
                 linear::warm_start_alone::<TWO>(&constraints.linear[run.start], v);
