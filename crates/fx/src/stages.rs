@@ -43,14 +43,6 @@ use crate::fork_join;
 /// fewer cores than threads) is not kept waiting.
 const YIELD_EVERY: u32 = 32;
 
-/// One stage's counters.
-struct Stage {
-    /// Items handed out of each thread's share (may run past its end).
-    claimed: Vec<AtomicU32>,
-    /// Items finished.
-    done: AtomicU32,
-}
-
 /// Counts an item done when dropped, so also when it panics.
 struct Done<'a>(&'a AtomicU32);
 
@@ -84,31 +76,31 @@ impl Drop for Done<'_> {
 /// ```
 pub fn stages(threads: usize, sizes: &[u32], work: impl Fn(usize, u32) + Sync) {
     let threads = threads.max(1);
-    let counters: Vec<Stage> = sizes
-        .iter()
-        .map(|_| Stage {
-            claimed: (0..threads).map(|_| AtomicU32::new(0)).collect(),
-            done: AtomicU32::new(0),
-        })
+    // Per stage, the items handed out of each thread's share (a count may
+    // run past its share's end), and the items finished.
+    let claimed: Vec<AtomicU32> = (0..sizes.len() * threads)
+        .map(|_| AtomicU32::new(0))
         .collect();
+    let done: Vec<AtomicU32> = sizes.iter().map(|_| AtomicU32::new(0)).collect();
     let walk = |thread: usize| {
-        for (stage, (&size, counter)) in sizes.iter().zip(&counters).enumerate() {
+        for (stage, (&size, done)) in sizes.iter().zip(&done).enumerate() {
+            let claimed = &claimed[stage * threads..][..threads];
             // Its own share first, then what is left of the others'.
             for share in (0..threads).map(|k| (thread + k) % threads) {
                 let start = share_start(size, share, threads);
                 let end = share_start(size, share + 1, threads);
                 loop {
-                    let taken = counter.claimed[share].fetch_add(1, Ordering::Relaxed);
+                    let taken = claimed[share].fetch_add(1, Ordering::Relaxed);
                     let item = start.saturating_add(taken);
                     if item >= end {
                         break;
                     }
-                    let _done = Done(&counter.done);
+                    let _done = Done(done);
                     work(stage, item);
                 }
             }
             let mut rounds = 0u32;
-            while counter.done.load(Ordering::Acquire) < size {
+            while done.load(Ordering::Acquire) < size {
                 rounds = rounds.wrapping_add(1);
                 if rounds % YIELD_EVERY == 0 {
                     thread::yield_now();

@@ -275,13 +275,9 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         b.shares.resize_with(threads, Prepared::default);
     }
     let levels = &b.levels;
-    let total = levels
-        .ends
-        .last()
-        .map_or(0, |&(a, p)| a as usize + p as usize);
     let share_of = |level: usize| {
         let (a, p) = levels.contacts(level);
-        (a.start + p.start) * threads / total.max(1)
+        (a.start + p.start) * threads / levels.len().max(1)
     };
     fork_join(
         b.shares[..threads].iter_mut().enumerate().collect(),

@@ -58,7 +58,7 @@ const BODIES: usize = 128;
 pub(crate) struct Levels {
     /// Per level, the end of its anchored contacts and of its pair
     /// contacts in the sorted lists.
-    pub ends: Vec<(u32, u32)>,
+    ends: Vec<(u32, u32)>,
     /// Per body, the level of the last constraint on it.
     last: Vec<u32>,
     /// Each contact's level (anchored, then pairs).
@@ -134,6 +134,18 @@ impl Levels {
     /// The levels' count.
     pub fn count(&self) -> usize {
         self.ends.len()
+    }
+
+    /// The contacts sorted, of both kinds.
+    pub fn len(&self) -> usize {
+        self.ends
+            .last()
+            .map_or(0, |&(a, p)| a as usize + p as usize)
+    }
+
+    /// Forgets the last sort (a batch that is not sorted has no levels).
+    pub fn clear(&mut self) {
+        self.ends.clear();
     }
 
     /// The contacts of `level`: its range among the sorted anchored

@@ -330,7 +330,7 @@ impl Batch {
         self.points.clear();
         self.anchored_contacts.clear();
         self.pair_contacts.clear();
-        self.levels.ends.clear();
+        self.levels.clear();
     }
 
     /// Solves one step on `path`: cuts the linear points into lane runs,
