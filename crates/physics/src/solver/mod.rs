@@ -45,9 +45,9 @@
 //!
 //! **One island on several threads.** A batch is solved by one thread,
 //! except a step's only batch, whose constraints are sorted by level (each
-//! one above the earlier ones on its bodies) so that each level's share no
-//! body and a pass can run level by level on every thread with the bits of
-//! the solve order ([`levels`]). The kernels reach the bodies through
+//! one above the earlier ones on its bodies), so that the constraints of a
+//! level share no body and a pass can run level by level on every thread
+//! with the bits of the solve order ([`levels`]). The kernels reach the bodies through
 //! [`Motion`]: the batch's own arrays, or the shared ones of such a step.
 //!
 //! **Invariants.** Everything is `Fx` arithmetic with the wrapping policy of

@@ -53,13 +53,13 @@
 //! Runs need not be consecutive: the constraints of one level share no body
 //! (see `levels.rs`, which already solves one island's levels on several
 //! threads), so four of a level could share lanes with the bits of the
-//! order itself (`pyramid-15`: 26 levels of about 165 constraints; the cube
-//! game: 40 to 70 levels of 10 to 20). And the products can be narrow: rounding each
-//! velocity a pass reads to 2⁻²³, each Jacobian entry to 2⁻²⁸ and each
-//! impulse it applies to 31 bits below a bound set per constraint, which is
-//! what `i32 × i32 → i64` lanes would compute, left `tower-20`,
-//! `cubes-1000`, `pyramid-15` and `many-pyramids` as they were in every
-//! figure of their quality rows, and `stack-sleep` asleep at frame 69
+//! order itself (`pyramid-15`: 26 levels of about 165 constraints; the
+//! cube game: 40 to 70 levels of 10 to 20). And the products can be
+//! narrow: rounding each velocity a pass reads to 2⁻²³, each Jacobian entry
+//! to 2⁻²⁸ and each impulse it applies to 31 bits below a bound set per
+//! constraint, which is what `i32 × i32 → i64` lanes would compute, left
+//! `tower-20`, `cubes-1000`, `pyramid-15` and `many-pyramids` as they were
+//! in every figure of their quality rows, and `stack-sleep` asleep at frame 69
 //! against 67 (medians over the shuffle seeds 0 to 7,
 //! `scene-table --seeds 8`); only the chaotic scenes (`smash`, `capsules`)
 //! moved, as far as a one-bit change moves them. Narrow lanes change the
