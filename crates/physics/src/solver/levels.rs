@@ -39,7 +39,6 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use lockstep_fx::wide::wrapping::{add3, scale};
 use lockstep_fx::{Fx, Vec3};
 
 use super::{Batch, Constraint, Displacement, Motion, Pass, Point, StepParams, Velocity, contact};
@@ -185,27 +184,63 @@ fn scatter<T: Copy>(
 }
 
 /// A body's velocities and displacement while a threaded step runs: each
-/// `Fx` component's bits.
-#[derive(Debug, Default)]
+/// `Fx` component's bits, linear then angular.
+#[derive(Debug)]
 struct SharedBody {
     velocity: [AtomicI64; 6],
     displacement: [AtomicI64; 6],
 }
 
-fn to_bits(a: Vec3, b: Vec3) -> [i64; 6] {
-    [a.x, a.y, a.z, b.x, b.y, b.z].map(Fx::to_bits)
+fn cells(linear: Vec3, angular: Vec3) -> [AtomicI64; 6] {
+    [
+        linear.x, linear.y, linear.z, angular.x, angular.y, angular.z,
+    ]
+    .map(|c| AtomicI64::new(c.to_bits()))
 }
 
 fn load(cells: &[AtomicI64; 6]) -> (Vec3, Vec3) {
-    let v = cells
+    let c = cells
         .each_ref()
         .map(|c| Fx::from_bits(c.load(Ordering::Relaxed)));
-    (Vec3::new(v[0], v[1], v[2]), Vec3::new(v[3], v[4], v[5]))
+    (Vec3::new(c[0], c[1], c[2]), Vec3::new(c[3], c[4], c[5]))
 }
 
-fn store(cells: &[AtomicI64; 6], a: Vec3, b: Vec3) {
-    for (c, bits) in cells.iter().zip(to_bits(a, b)) {
-        c.store(bits, Ordering::Relaxed);
+fn store(cells: &[AtomicI64; 6], linear: Vec3, angular: Vec3) {
+    let bits = [
+        linear.x, linear.y, linear.z, angular.x, angular.y, angular.z,
+    ];
+    for (c, bits) in cells.iter().zip(bits) {
+        c.store(bits.to_bits(), Ordering::Relaxed);
+    }
+}
+
+impl SharedBody {
+    fn new(v: &Velocity, d: &Displacement) -> SharedBody {
+        SharedBody {
+            velocity: cells(v.linear, v.angular),
+            displacement: cells(d.linear, d.angular),
+        }
+    }
+
+    #[inline(always)]
+    fn velocity(&self) -> Velocity {
+        let (linear, angular) = load(&self.velocity);
+        Velocity { linear, angular }
+    }
+
+    #[inline(always)]
+    fn set_velocity(&self, v: Velocity) {
+        store(&self.velocity, v.linear, v.angular);
+    }
+
+    #[inline(always)]
+    fn displacement(&self) -> Displacement {
+        let (linear, angular) = load(&self.displacement);
+        Displacement { linear, angular }
+    }
+
+    fn set_displacement(&self, d: Displacement) {
+        store(&self.displacement, d.linear, d.angular);
     }
 }
 
@@ -215,17 +250,15 @@ struct Shared<'a>(&'a [SharedBody]);
 impl Motion for Shared<'_> {
     #[inline(always)]
     fn velocity(&self, i: u32) -> Velocity {
-        let (linear, angular) = load(&self.0[i as usize].velocity);
-        Velocity { linear, angular }
+        self.0[i as usize].velocity()
     }
     #[inline(always)]
     fn set_velocity(&mut self, i: u32, v: Velocity) {
-        store(&self.0[i as usize].velocity, v.linear, v.angular);
+        self.0[i as usize].set_velocity(v);
     }
     #[inline(always)]
     fn displacement(&self, i: u32) -> Displacement {
-        let (linear, angular) = load(&self.0[i as usize].displacement);
-        Displacement { linear, angular }
+        self.0[i as usize].displacement()
     }
 }
 
@@ -289,13 +322,10 @@ impl Batch {
             ..
         } = self;
         levels.shared.clear();
+        let bodies = velocities.iter().zip(&*displacements);
         levels
             .shared
-            .resize_with(velocities.len(), SharedBody::default);
-        for ((s, v), d) in levels.shared.iter().zip(&*velocities).zip(&*displacements) {
-            store(&s.velocity, v.linear, v.angular);
-            store(&s.displacement, d.linear, d.angular);
-        }
+            .extend(bodies.map(|(v, d)| SharedBody::new(v, d)));
 
         // The blocks, in the points' order, and each level's blocks.
         let mut blocks = Vec::new();
@@ -342,26 +372,17 @@ impl Batch {
         // The stages, as `Batch::step` runs the passes.
         let mut stages = Vec::new();
         let mut stale = false;
-        let pass = |bias: bool, stale: &mut bool, stages: &mut Vec<Stage>| {
-            let pass = Pass {
-                bias,
-                refresh: *stale,
-                inv_h: p.inv_h,
-                max_push: p.max_push,
-            };
-            *stale = false;
-            stages.extend((0..of_level.len()).map(|l| Stage::Solve(l, pass)));
-        };
+        let levels_of = |pass: Pass| (0..of_level.len()).map(move |l| Stage::Solve(l, pass));
         for _ in 0..p.substeps.max(1) {
             stages.push(Stage::Gravity);
             stages.extend((0..of_level.len()).map(Stage::WarmStart));
             for _ in 0..p.iterations {
-                pass(true, &mut stale, &mut stages);
+                stages.extend(levels_of(Pass::next(p, true, &mut stale)));
             }
             stages.push(Stage::Integrate);
             stale = true;
             for _ in 0..p.relax_iterations {
-                pass(false, &mut stale, &mut stages);
+                stages.extend(levels_of(Pass::next(p, false, &mut stale)));
             }
         }
         let bodies = levels.shared.len().div_ceil(BODIES) as u32;
@@ -391,33 +412,26 @@ impl Batch {
             match stages[stage] {
                 Stage::Gravity => {
                     for (s, g) in shared[bodies()].iter().zip(&gravity[bodies()]) {
-                        let (linear, angular) = load(&s.velocity);
-                        store(&s.velocity, add3(linear, *g), angular);
+                        let mut v = s.velocity();
+                        v.fall(*g);
+                        s.set_velocity(v);
                     }
                 }
                 Stage::WarmStart(level) => block(level).warm_start(&mut motion),
                 Stage::Solve(level, pass) => block(level).solve(&mut motion, &pass),
                 Stage::Integrate => {
                     for s in &shared[bodies()] {
-                        let (v_linear, v_angular) = load(&s.velocity);
-                        let (mut linear, mut angular) = load(&s.displacement);
-                        linear = add3(linear, scale(v_linear, h));
-                        // As `Batch::step`: a body that does not turn adds
-                        // an exact zero, skipped.
-                        if v_angular != Vec3::ZERO {
-                            angular = add3(angular, scale(v_angular, h));
-                        }
-                        store(&s.displacement, linear, angular);
+                        let mut d = s.displacement();
+                        d.advance(&s.velocity(), h);
+                        s.set_displacement(d);
                     }
                 }
             }
         });
-        drop(blocks);
 
         for ((s, v), d) in levels.shared.iter().zip(velocities).zip(displacements) {
-            let motion = Shared(core::slice::from_ref(s));
-            *v = motion.velocity(0);
-            *d = motion.displacement(0);
+            *v = s.velocity();
+            *d = s.displacement();
         }
     }
 }

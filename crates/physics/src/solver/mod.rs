@@ -94,6 +94,27 @@ pub(crate) struct Displacement {
     pub angular: Vec3,
 }
 
+impl Velocity {
+    /// Adds gravity's change over one substep.
+    #[inline(always)]
+    pub fn fall(&mut self, gravity: Vec3) {
+        self.linear = add3(self.linear, gravity);
+    }
+}
+
+impl Displacement {
+    /// Moves on by `v` over a substep of `h`.
+    #[inline(always)]
+    pub fn advance(&mut self, v: &Velocity, h: Fx) {
+        self.linear = add3(self.linear, scale(v.linear, h));
+        // A body that does not turn (every RTS unit) adds an exact zero:
+        // skipped, with the same bits.
+        if v.angular != Vec3::ZERO {
+            self.angular = add3(self.angular, scale(v.angular, h));
+        }
+    }
+}
+
 /// Where the general constraints' kernels read and write the bodies'
 /// velocities, and read their displacements: a batch's own arrays
 /// ([`Arrays`]), or the shared ones of a batch whose levels are solved on
@@ -160,6 +181,21 @@ pub(crate) struct Pass {
     pub inv_h: Fx,
     /// Fastest push-out (m/s).
     pub max_push: Fx,
+}
+
+impl Pass {
+    /// The next pass of a step: soft (`bias`) or rigid; it refreshes the
+    /// separations if a position integration came since the last pass
+    /// (`stale`, which it clears).
+    pub fn next(p: &StepParams, bias: bool, stale: &mut bool) -> Pass {
+        let refresh = core::mem::replace(stale, false);
+        Pass {
+            bias,
+            refresh,
+            inv_h: p.inv_h,
+            max_push: p.max_push,
+        }
+    }
 }
 
 /// A batch of whole islands (see [`partition`]) with everything its solve
@@ -342,7 +378,7 @@ impl Batch {
         let restitution = self.anchored.bounces() || self.pairs.bounces();
         for _ in 0..p.substeps.max(1) {
             for (v, g) in self.velocities.iter_mut().zip(&self.gravity) {
-                v.linear = add3(v.linear, *g);
+                v.fall(*g);
             }
             if restitution {
                 let (anchored, pairs) = (&self.anchored.general, &self.pairs.general);
@@ -360,12 +396,7 @@ impl Batch {
                 self.pass(p, path, true, &mut stale);
             }
             for (d, v) in self.displacements.iter_mut().zip(&self.velocities) {
-                d.linear = add3(d.linear, scale(v.linear, p.h));
-                // A body that does not turn (every RTS unit) adds an exact
-                // zero: skipped, with the same bits.
-                if v.angular != Vec3::ZERO {
-                    d.angular = add3(d.angular, scale(v.angular, p.h));
-                }
+                d.advance(v, p.h);
             }
             stale = true;
             for _ in 0..p.relax_iterations {
@@ -387,13 +418,7 @@ impl Batch {
     }
 
     fn pass(&mut self, p: &StepParams, path: SolverPath, bias: bool, stale: &mut bool) {
-        let pass = Pass {
-            bias,
-            refresh: *stale,
-            inv_h: p.inv_h,
-            max_push: p.max_push,
-        };
-        *stale = false;
+        let pass = Pass::next(p, bias, stale);
         let (v, d, pts) = (&mut self.velocities, &self.displacements, &mut self.points);
         lanes::solve::<false>(&mut self.anchored, path, pts, v, d, &pass);
         lanes::solve::<true>(&mut self.pairs, path, pts, v, d, &pass);
