@@ -11,9 +11,9 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use lockstep_fx::Checksum;
+use lockstep_fx::{Checksum, Fx, Vec3};
 use lockstep_physics::scenes::{self, Scene};
-use lockstep_physics::{SolverPath, World, WorldSettings};
+use lockstep_physics::{BodyBuilder, Shape, SolverPath, World, WorldSettings};
 
 fn golden_path(scene: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -233,7 +233,11 @@ fn seed_changes_checksums_and_same_seed_repeats() {
 /// threads gives the same checksum every frame (the scenes with islands
 /// to share, `cubes-1000` once landed and `many-pyramids`, do split; and
 /// `pyramid-15`, one island, is sorted by level, prepared in shares and
-/// solved level by level on every thread).
+/// solved level by level on every thread). So do two scenes with one
+/// island that goes alone beside small ones, on 1, 2 and 3 threads: a
+/// pyramid whose levels are shared (on two threads, wide enough for no
+/// more), and columns whose levels are too narrow to share (its passes
+/// take one thread while the others share the small batches).
 #[test]
 fn thread_counts_give_the_same_bits() {
     for (name, frames) in [
@@ -256,5 +260,71 @@ fn thread_counts_give_the_same_bits() {
             .collect();
         let labels: Vec<String> = threads.iter().map(|t| format!("{t} threads")).collect();
         assert_same_bits(name, frames, &mut worlds, &labels);
+    }
+    for wide in [true, false] {
+        let scene = one_big_island(wide);
+        let threads = [1, 2, 3];
+        let mut worlds: Vec<World> = threads
+            .iter()
+            .map(|&t| {
+                let mut w = scene.build();
+                w.set_threads(t);
+                w
+            })
+            .collect();
+        let labels: Vec<String> = threads.iter().map(|t| format!("{t} threads")).collect();
+        assert_same_bits(scene.name, 20, &mut worlds, &labels);
+    }
+}
+
+/// An island that carries most of a step's work beside three small ones,
+/// so that it goes alone: a pyramid of 650 cubes (about 90 contacts a
+/// level), or a block of 2 × 2 columns of 40 touching cubes (about 25).
+fn one_big_island(wide: bool) -> Scene {
+    let cube = |x: Fx, y: i32, z: Fx| {
+        BodyBuilder::dynamic(Shape::Box {
+            half_extents: Vec3::splat(Fx::HALF),
+        })
+        .position(Vec3::new(x, Fx::HALF + Fx::from_int(y), z))
+        .density(Fx::ONE)
+    };
+    let int = Fx::from_int;
+    let mut bodies = vec![BodyBuilder::fixed(Shape::HalfSpace).density(Fx::ONE)];
+    if wide {
+        // Layers of 12², 11², … 1², each centred on the one below, 5 cm apart.
+        let half_pitch = Fx::lit("0.525");
+        for layer in 0..12 {
+            for x in 0..12 - layer {
+                for z in 0..12 - layer {
+                    let at = |i: i32| half_pitch * int(2 * i + layer);
+                    bodies.push(cube(at(x), layer, at(z)));
+                }
+            }
+        }
+    } else {
+        for y in 0..40 {
+            for (x, z) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                bodies.push(cube(int(x), y, int(z)));
+            }
+        }
+    }
+    // Three stacks of two, far apart.
+    for k in 0..3 {
+        for y in 0..2 {
+            bodies.push(cube(int(20 + 3 * k), y, int(20)));
+        }
+    }
+    Scene {
+        name: if wide {
+            "a pyramid beside stacks"
+        } else {
+            "columns beside stacks"
+        },
+        settings: WorldSettings {
+            sleeping: false,
+            ..WorldSettings::default()
+        },
+        bodies,
+        frames: 20,
     }
 }

@@ -14,14 +14,16 @@
 //! order whatever the number of batches, and the bits do not depend on the
 //! thread count.
 //!
-//! A step whose movers form one batch (a pyramid is one island) and that
-//! has threads shares that batch by *levels* ([`Levels`]): its contacts
-//! are sorted by level, an order with the bits of the solve order; whole
-//! levels are prepared in contiguous shares at once (each constraint is
-//! built from its own contact and the bodies' state at the start of the
-//! step, alone) and appended in order; then the passes run level by level
-//! on every thread ([`Batch::step_levels`]), or on one where they cannot
-//! be shared ([`Batch::step`]).
+//! When a step has threads, an island that carries most of its work (a
+//! pyramid, or the pile that holds most of the cubes) goes *alone* into
+//! the first batch ([`Deal`]), which is shared by *levels* ([`Levels`]):
+//! its contacts are sorted by level, an order with the bits of the solve
+//! order; whole levels are prepared in contiguous shares at once (each
+//! constraint is built from its own contact and the bodies' state at the
+//! start of the step, alone) and appended in order; then the passes run
+//! level by level on every thread ([`Batch::step_levels`]) before the
+//! other batches are solved, or, where they cannot be shared, on one
+//! thread beside them ([`Batch::step`]).
 
 use lockstep_fx::wide::wrapping::mat_vec;
 use lockstep_fx::{Fx, Mat3, Rng, Vec3, fork_join};
@@ -30,12 +32,12 @@ use crate::body::{Body, BodyKind};
 use crate::contact::Contact;
 use crate::scratch::Solving;
 use crate::settings::WorldSettings;
-#[cfg(doc)]
-use crate::solver::Levels;
 use crate::solver::{
     self, Batch, BodyInfo, Constraints, Displacement, LinearPoint, ManifoldInput, Place, Point,
     PointInput, Prepared, Softness, SolverPath, StepParams, Velocity, places,
 };
+#[cfg(doc)]
+use crate::solver::{Levels, partition::Deal};
 use crate::world::{Slot, World};
 
 /// Marks a body the solver does not move.
@@ -56,9 +58,6 @@ struct Shared<'a> {
     settings: &'a WorldSettings,
     /// Which code solves the passes (machine-local).
     path: SolverPath,
-    /// Threads a batch may be prepared and solved on, by levels
-    /// (machine-local).
-    level_threads: usize,
     params: StepParams,
     soft: Softness,
     anchored_soft: Softness,
@@ -122,7 +121,10 @@ impl World {
                 }
             }
         }
-        let batches = sc.islands.batches(&sc.work, threads, &mut sc.batch_of);
+        let deal = sc
+            .islands
+            .batches(&sc.work, threads, PARALLEL_MIN as u64, &mut sc.batch_of);
+        let batches = deal.batches;
         if sc.batches.len() < batches {
             sc.batches.resize_with(batches, Batch::default);
         }
@@ -161,11 +163,6 @@ impl World {
             local: &sc.local,
             settings: &self.settings,
             path: self.solver_path,
-            // A step of one batch (one island, or islands too few to
-            // share; at least `PARALLEL_MIN` constraints when it has
-            // threads) shares it by levels; several batches already keep
-            // the threads busy.
-            level_threads: if batches == 1 { threads } else { 1 },
             params: StepParams {
                 substeps,
                 iterations: settings.iterations,
@@ -178,8 +175,33 @@ impl World {
             soft: Softness::new(hertz, settings.contact_damping_ratio, hs),
             anchored_soft: Softness::new(hertz.mul_int(2), settings.contact_damping_ratio, hs),
         };
-        fork_join(sc.batches[..batches].iter_mut().collect(), |b| {
-            solve_batch(&shared, b)
+        // An island alone is built on every thread, and its passes are
+        // shared by levels where they can be, before the other batches are
+        // solved at once, one thread each. Where they cannot, its passes
+        // take one thread and the other batches share the others.
+        let (alone, rest) = sc.batches[..batches].split_at_mut(usize::from(deal.alone));
+        let mut jobs: Vec<Vec<(bool, &mut Batch)>> = Vec::with_capacity(threads);
+        if let Some(b) = alone.first_mut() {
+            build_batch(&shared, b, threads);
+            let level_threads = b.level_threads(threads);
+            if level_threads > 1 {
+                b.step_levels(&shared.params, level_threads);
+            } else {
+                jobs.push(vec![(true, b)]);
+            }
+        }
+        let per_job = rest.len().div_ceil(threads - jobs.len()).max(1);
+        jobs.extend(
+            rest.chunks_mut(per_job)
+                .map(|c| c.iter_mut().map(|b| (false, b)).collect()),
+        );
+        fork_join(jobs, |job| {
+            for (built, b) in job {
+                if !built {
+                    build_batch(&shared, b, 1);
+                }
+                b.step(&shared.params, shared.path);
+            }
         });
 
         // Write back, batch by batch: impulses for warm starting, then the
@@ -211,8 +233,10 @@ impl World {
     }
 }
 
-/// Builds one batch's solver bodies and constraints and solves them.
-fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
+/// Builds one batch's solver bodies and constraints, on up to `threads`
+/// threads: with more than one, its contacts are sorted by level and
+/// whole levels are prepared at once.
+fn build_batch(s: &Shared<'_>, b: &mut Batch, threads: usize) {
     let settings = s.settings;
     let h = s.params.h;
     for &i in &b.bodies {
@@ -238,7 +262,7 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         });
         b.arm_frames.push(body.arm_frame(rotation));
     }
-    let threads = s.level_threads.max(1);
+    let threads = threads.max(1);
     if threads > 1 {
         // Sorted by level, so that the passes can be shared too.
         let (contacts, local) = (s.contacts, s.local);
@@ -265,7 +289,6 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
     if threads == 1 {
         let (a, p, points) = (&mut b.anchored, &mut b.pairs, &mut b.points);
         prepare_contacts(s, &bodies, anchored, pairs, a, p, points);
-        b.step(&s.params, s.path);
         return;
     }
     // Whole levels in contiguous shares, prepared at once and appended in
@@ -300,11 +323,6 @@ fn solve_batch(s: &Shared<'_>, b: &mut Batch) {
         b.append(share);
     }
     b.shares = taken;
-    if b.levels_apply() {
-        b.step_levels(&s.params, threads);
-    } else {
-        b.step(&s.params, s.path);
-    }
 }
 
 /// What preparing a batch's constraints reads of its bodies, by batch
