@@ -17,6 +17,10 @@
 //! still while an enemy is in range at its look (`fighting`) and walks on
 //! when none is.
 //!
+//! A pass first finds every looking unit's nearest enemy as the units
+//! stand, on the world's threads; then the units act in id order, and one
+//! whose nearest was killed earlier in the pass looks again.
+//!
 //! Invariants: attackers act in id order; missiles are kept in the order
 //! they were shot and land in that order, before this frame's shots; a
 //! blow or a landing missile takes hit points at once, so a unit killed
@@ -26,7 +30,7 @@
 //! and the one square root (a missile's flight) is `Fx`'s.
 
 use lockstep_derive::Canonical;
-use lockstep_fx::{Fx, Vec3};
+use lockstep_fx::{Fx, Vec3, fork_join};
 use lockstep_physics::{Aabb, World};
 
 use super::config::UnitConfig;
@@ -73,16 +77,29 @@ pub(crate) fn fight(
     let sight = diameter + rules.sight;
     let (reach2, sight2) = (reach * reach, sight * sight);
     let tick_rate = i64::from(world.settings().tick_rate.max(1));
-    for i in 0..units.len() {
+    let looks: Vec<usize> = (0..units.len())
+        .filter(|&i| units[i].id % interval == frame % interval && units[i].hp > 0)
+        .collect();
+    let first_looks = nearest_enemies(world, units, &looks, players, sight);
+    for (&i, first) in looks.iter().zip(first_looks) {
         let attacker = &units[i];
-        if attacker.id % interval != frame % interval || attacker.hp == 0 {
+        if attacker.hp == 0 {
+            // Killed earlier in this pass.
             continue;
         }
         let Some(body) = world.body(attacker.body) else {
             continue;
         };
         let p = body.position();
-        let nearest = nearest_enemy(world, units, attacker.owner, players, p, sight);
+        // The living enemies only ever shrink within a pass, so the nearest
+        // at its start is still the nearest while it lives; if it died
+        // since, the unit looks again.
+        let nearest = match first {
+            Some((_, j)) if units[j].hp == 0 => {
+                nearest_enemy(world, units, attacker.owner, players, p, sight)
+            }
+            first => first,
+        };
         let in_reach = nearest.is_some_and(|(d2, _)| d2 <= reach2);
         if let Order::Move {
             attack: true,
@@ -127,6 +144,40 @@ pub(crate) fn fight(
         }
     }
     died
+}
+
+/// Fewest looks in a pass that are shared between the world's threads.
+const SHARED_LOOKS: usize = 64;
+
+/// The nearest living enemy of each unit of `looks` (indices), as the
+/// units stand: on the world's threads when there are enough looks, each
+/// thread taking a contiguous share (every look reads the world and the
+/// units alone, so the answers do not depend on the threads). The first
+/// look runs on the calling thread, before the others start: it builds
+/// the world's query grid, which the others share.
+fn nearest_enemies(
+    world: &World,
+    units: &[Unit],
+    looks: &[usize],
+    players: u8,
+    sight: Fx,
+) -> Vec<Option<(Fx, usize)>> {
+    let look = |&i: &usize| {
+        let u = &units[i];
+        let p = world.body(u.body)?.position();
+        nearest_enemy(world, units, u.owner, players, p, sight)
+    };
+    let threads = world.threads();
+    if threads <= 1 || looks.len() < SHARED_LOOKS {
+        return looks.iter().map(look).collect();
+    }
+    let (first, rest) = looks.split_at(1);
+    let mut found: Vec<_> = first.iter().map(look).collect();
+    let shares = rest.chunks(rest.len().div_ceil(threads)).collect();
+    for share in fork_join(shares, |share| share.iter().map(look).collect::<Vec<_>>()) {
+        found.extend(share);
+    }
+    found
 }
 
 /// The nearest living enemy of `owner` within `sight` of `p` on both ground
@@ -198,9 +249,11 @@ mod tests {
     use lockstep_fx::{Fx, Rng, Vec3};
     use lockstep_physics::{BodyBuilder, Shape, World, WorldSettings};
 
+    use super::super::Rts;
     use super::super::map::player_group;
     use super::super::unit::{Order, Unit};
-    use super::nearest_enemy;
+    use super::{fight, nearest_enemy};
+    use crate::Demo;
 
     /// The units' radius.
     const RADIUS: Fx = Fx::HALF;
@@ -275,5 +328,72 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Blows shared between threads land exactly as in a pass where each
+    /// unit looks at its turn: crowds of two sides in melee (every unit
+    /// looks every frame, and a blow kills), so that many a unit's nearest
+    /// at the start of a pass is killed before its turn and it looks again.
+    #[test]
+    fn shared_looks_strike_as_looks_in_turn() {
+        let mut rules = Rts::default_config().unit;
+        rules.radius = RADIUS;
+        rules.missile_speed = Fx::ZERO;
+        rules.attack_interval = 1;
+        rules.damage = 1;
+        rules.range = Fx::ONE;
+        rules.sight = Fx::from_int(3);
+        let reach = rules.radius.mul_int(2) + rules.range;
+        let sight = rules.radius.mul_int(2) + rules.sight;
+        let mut rng = Rng::new(0x32, 0);
+        let mut world = World::new(WorldSettings::default());
+        world.set_threads(2);
+        let mut units = Vec::new();
+        for id in 0..600u32 {
+            let owner = rng.below(2) as u8;
+            let at = |rng: &mut Rng| Fx::from_int(rng.below(30) as i32 - 15);
+            let body = world
+                .add_body(
+                    BodyBuilder::dynamic(Shape::Sphere { radius: RADIUS })
+                        .position(Vec3::new(at(&mut rng), RADIUS, at(&mut rng)))
+                        .collision_groups(player_group(owner), u32::MAX)
+                        .user_data(u64::from(id)),
+                )
+                .expect("a valid body");
+            units.push(Unit {
+                id,
+                owner,
+                hp: 1 + rng.below(2),
+                order: Order::Idle,
+                body,
+            });
+        }
+        let mut looked_again = 0;
+        for frame in 0..4 {
+            // Each unit in turn, looking by a scan of every unit.
+            let mut want = units.clone();
+            let start = want.clone();
+            for i in 0..want.len() {
+                let u = &want[i];
+                if u.hp == 0 {
+                    continue;
+                }
+                let p = world.body(u.body).unwrap().position();
+                let Some((d2, j)) = scanned(&world, &want, u.owner, p, sight) else {
+                    continue;
+                };
+                let first = scanned(&world, &start, u.owner, p, sight);
+                looked_again += usize::from(first.is_some_and(|(_, k)| k != j));
+                if d2 <= reach * reach {
+                    want[j].hp -= 1;
+                }
+            }
+            let mut missiles = Vec::new();
+            fight(&world, &mut units, &mut missiles, &rules, 2, frame);
+            assert!(missiles.is_empty());
+            let hp = |us: &[Unit]| us.iter().map(|u| u.hp).collect::<Vec<_>>();
+            assert_eq!(hp(&units), hp(&want), "frame {frame}");
+        }
+        assert!(looked_again > 20, "{looked_again} units looked again");
     }
 }
