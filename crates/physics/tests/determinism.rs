@@ -249,32 +249,25 @@ fn thread_counts_give_the_same_bits() {
         ("capsules", 60),
     ] {
         let scene = scenes::by_name(name).unwrap();
-        let threads = [1, 2, 3, 8];
-        let mut worlds: Vec<World> = threads
-            .iter()
-            .map(|&t| {
-                let mut w = scene.build();
-                w.set_threads(t);
-                w
-            })
-            .collect();
-        let labels: Vec<String> = threads.iter().map(|t| format!("{t} threads")).collect();
-        assert_same_bits(name, frames, &mut worlds, &labels);
+        assert_same_bits_on_threads(&scene, frames, &[1, 2, 3, 8]);
     }
     for wide in [true, false] {
-        let scene = one_big_island(wide);
-        let threads = [1, 2, 3];
-        let mut worlds: Vec<World> = threads
-            .iter()
-            .map(|&t| {
-                let mut w = scene.build();
-                w.set_threads(t);
-                w
-            })
-            .collect();
-        let labels: Vec<String> = threads.iter().map(|t| format!("{t} threads")).collect();
-        assert_same_bits(scene.name, 20, &mut worlds, &labels);
+        assert_same_bits_on_threads(&one_big_island(wide), 20, &[1, 2, 3]);
     }
+}
+
+/// Steps `scene` on each of `threads` and compares every frame's checksum.
+fn assert_same_bits_on_threads(scene: &Scene, frames: u32, threads: &[usize]) {
+    let mut worlds: Vec<World> = threads
+        .iter()
+        .map(|&t| {
+            let mut w = scene.build();
+            w.set_threads(t);
+            w
+        })
+        .collect();
+    let labels: Vec<String> = threads.iter().map(|t| format!("{t} threads")).collect();
+    assert_same_bits(scene.name, frames, &mut worlds, &labels);
 }
 
 /// An island that carries most of a step's work beside three small ones,
