@@ -10,10 +10,11 @@
 //! batches carry about the same work; only how long a step takes depends on
 //! the batches, never its result.
 //!
-//! An island that carries most of a step's work (a pile that holds most of
-//! the cubes) would leave the other threads idle in any deal: it goes
-//! *alone*, first, into a batch of its own that the step shares by levels
-//! on every thread, and the other islands are dealt out after it.
+//! An island that carries most of a step's work (a pyramid, a pile that
+//! holds most of the cubes) would leave the other threads idle in any
+//! deal: it goes *alone*, first, into a batch of its own that the step
+//! shares between threads by levels where it can, and the other islands
+//! are dealt out after it.
 //!
 //! Invariants: union-find keeps the lowest index as every root, so the
 //! islands and their order depend only on the movers and the links, in any
@@ -117,10 +118,8 @@ impl Islands {
             .by_work
             .first()
             .is_some_and(|&(w, _)| w >= alone_min && (total - w) * 2 < w);
+        // The island alone keeps batch 0 (`out` is all zeros so far).
         let dealt = &self.by_work[usize::from(alone)..];
-        if let (true, Some(&(_, r))) = (alone, self.by_work.first()) {
-            out[r as usize] = 0;
-        }
         self.load.clear();
         self.load.resize(batches.min(dealt.len()), 0);
         let first = u32::from(alone);
@@ -150,8 +149,9 @@ impl Islands {
 pub(crate) struct Deal {
     /// How many batches there are.
     pub batches: usize,
-    /// Whether batch 0 is one island alone, to be shared by levels on
-    /// every thread before the other batches are solved.
+    /// Whether batch 0 is one island alone, built on every thread and
+    /// solved by levels where they are wide enough, before the other
+    /// batches.
     pub alone: bool,
 }
 
