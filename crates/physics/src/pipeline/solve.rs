@@ -21,9 +21,10 @@
 //! order; whole levels are prepared in contiguous shares at once (each
 //! constraint is built from its own contact and the bodies' state at the
 //! start of the step, alone) and appended in order; then the passes run
-//! level by level on every thread ([`Batch::step_levels`]) before the
-//! other batches are solved, or, where they cannot be shared, on one
-//! thread beside them ([`Batch::step`]).
+//! level by level on as many threads as the levels are wide for
+//! ([`Batch::level_threads`], [`Batch::step_levels`]) before the other
+//! batches are solved, or, where that is one, on one thread beside them
+//! ([`Batch::step`]).
 
 use lockstep_fx::wide::wrapping::mat_vec;
 use lockstep_fx::{Fx, Mat3, Rng, Vec3, fork_join};
