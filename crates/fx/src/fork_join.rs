@@ -5,7 +5,7 @@
 //! each other on a helper thread (a single job runs in place, with no
 //! helper asked for), and returns their results in job order. Callers
 //! split their work so that which thread runs a job never changes its
-//! result (disjoint islands, leaves, strips or pairs): the bits are the
+//! result (disjoint islands, leaves, proxies or pairs): the bits are the
 //! same for any thread count.
 //!
 //! **Helpers stay.** A step shares work two or three times, and starting a

@@ -1,26 +1,38 @@
-//! Broadphase: which bounding boxes overlap, by sort and sweep on one axis
-//! within strips across a second.
+//! Broadphase: which bounding boxes overlap, found on a grid of cubic
+//! cells.
 //!
-//! Bodies spread over a plane (an RTS's units) overlap on any one axis with
-//! a whole column of others, so a plain sweep tests each against dozens;
-//! dealing the sorted proxies into strips across the next axis first (a
-//! proxy goes into every strip it crosses, and a pair is reported only in
-//! the strip of the larger of its two lowest ends) cuts that to the few in
-//! its own strip.
+//! **The grid.** The cell side `S` is the least power of two (raw Q32.32)
+//! at least the proxies' mean width; a proxy no wider than `S` on any axis
+//! is *small*, and is kept in the cell of its bounds' lowest corner, the
+//! others (walls, buildings) in a short *large* list. A counting pass
+//! orders the small proxies by cell (by row along x, then column along y,
+//! then layer along z) and leaves a table of where each cell's proxies
+//! start, so no proxy is compared with another to order them (a sort along
+//! one axis re-sorted 8 192 moving RTS units every step). The table spans
+//! the block of cells from the lowest corner to the highest; where the
+//! bodies lie so far apart that the block would hold over four cells a
+//! proxy, `S` is doubled until it does not.
 //!
-//! Deterministic by construction: proxies are sorted by the key
-//! `(min on the sweep axis, body index)`, a total order, so the sorted result
-//! does not depend on the order kept from the previous step (which is kept,
-//! by body, only to make the insertion sort nearly free, also when bodies
-//! come and go); the output pairs are sorted
-//! `(lower index, higher index)` by [`Broadphase::sort_pairs`], a counting sort. The
-//! sweep axis is the one along which the proxies' centres spread the most;
-//! the previous step's axis is kept unless another spreads an eighth more
-//! (so that a symmetric scene does not flip axes, and re-sort, every step).
-//! The axis and the kept order only make the search faster: the pairs found
-//! are the same for any of them.
+//! **The search.** Two small proxies that overlap have their lowest
+//! corners within `S` of each other on each axis, so each lies in the
+//! other's cell or one of its 26 neighbours. Each small proxy looks only
+//! *forward*, at the proxies after it in cell order: the rest of its own
+//! cell and the 13 neighbours after it, where its bounds reach them, which
+//! are runs of the ordered proxies (one run of layers per row and column).
+//! So each pair is met once, by the earlier of the two. A large proxy
+//! looks at the cells its bounds cover (widened by one cell below on each
+//! axis, for the small proxies that reach into it), and the large proxies
+//! meet each other by a sort and sweep of their own. Each meeting compares
+//! the whole boxes, then whether one moves, then the layers.
+//!
+//! Deterministic by construction: the pairs found are exactly the
+//! overlapping pairs (with one active proxy and agreeing layers), whatever
+//! the grid; the output is sorted `(lower index, higher index)` by
+//! [`Broadphase::sort_pairs`], a counting sort. The grid, the order of the
+//! proxies and the thread count only make the search faster. The search
+//! is shared between threads by contiguous runs of the ordered proxies.
 
-use lockstep_fx::{Fx, fork_join};
+use lockstep_fx::fork_join;
 
 use crate::aabb::Aabb;
 
@@ -47,111 +59,151 @@ impl Proxy {
     }
 }
 
-/// A proxy in one strip: what the sweep's inner loop reads before a pair
-/// overlaps, packed to stay in cache.
-#[derive(Clone, Copy, Debug, Default)]
+/// A small proxy in cell order: what the search reads before two boxes
+/// overlap, packed to stay in cache.
+#[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// Its interval on the sweep axis.
-    start: Fx,
-    end: Fx,
-    /// Its bounds on the other two axes: `[min, max, min, max]`.
-    across: [Fx; 4],
-    /// The first strip it lies in.
-    first: u32,
-    /// Its position in sweep order.
+    aabb: Aabb,
+    /// Its cell within the block: row, column, layer.
+    cell: [u32; 3],
+    /// Its index in the proxies.
     proxy: u32,
 }
 
-/// Strips of equal width across one of the two other axes (the one the
-/// proxies' lowest ends spread over more), over the span of those ends:
-/// about one per 128 proxies, at most [`MAX_STRIPS`]. Pure integer arithmetic on the bounds, so every machine
-/// deals the same proxies into the same strips (and the strips only make
-/// the search faster: the pairs found are the same for any count).
-struct Strips {
-    axis: u8,
-    low: i64,
-    /// Width of a strip, raw Q32.32 (≥ 1).
-    width: i64,
-    count: usize,
+/// A point's raw coordinates, indexable by axis.
+#[inline(always)]
+fn raw(p: lockstep_fx::Vec3) -> [i64; 3] {
+    [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()]
 }
 
-/// Most strips a sweep uses.
-const MAX_STRIPS: usize = 64;
+/// Where a proxy goes on a grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// In the cell of its lowest corner (row, column, layer, in all space).
+    Cell([i64; 3]),
+    /// In the large list.
+    Large,
+    /// Nowhere: its box is inverted on some axis (`min > max`), and the
+    /// broadphase pairs it with nothing (no body's bounds are).
+    Nowhere,
+}
 
-impl Strips {
-    fn new(proxies: &[Proxy], sweep_axis: u8) -> Strips {
-        let count = (proxies.len() / 128).clamp(1, MAX_STRIPS);
-        // Across whichever other axis the lowest ends spread over more.
-        let range = |axis: u8| {
-            let (mut low, mut high) = (i64::MAX, i64::MIN);
-            for p in proxies {
-                let m = p.aabb.min.axis(axis).to_bits();
-                low = low.min(m);
-                high = high.max(m);
-            }
-            (low, (i128::from(high) - i128::from(low)).max(0))
-        };
-        let (u, v) = ((sweep_axis + 1) % 3, (sweep_axis + 2) % 3);
-        let ((low_u, span_u), (low_v, span_v)) = (range(u), range(v));
-        let (axis, low, span) = if span_v > span_u {
-            (v, low_v, span_v)
-        } else {
-            (u, low_u, span_u)
-        };
-        let width = (span / count as i128 + 1).min(i128::from(i64::MAX)) as i64;
-        Strips {
-            axis,
-            low,
-            width,
-            count,
+/// The grid: its cell side and the block of cells the small proxies'
+/// lowest corners span.
+#[derive(Clone, Copy, Debug)]
+struct Grid {
+    /// log2 of the cell side, in raw Q32.32 units.
+    shift: u32,
+    /// The block's lowest cell (in all space) and its size, per axis.
+    low: [i64; 3],
+    size: [u32; 3],
+}
+
+/// Narrowest cell side (raw Q32.32): 1/16 m. The widest is 2^62 units,
+/// four cells across the whole range.
+const MIN_SHIFT: u32 = 28;
+const MAX_SHIFT: u32 = 62;
+
+impl Grid {
+    /// The cell side for `proxies` (not empty), with an empty block.
+    fn new(proxies: &[Proxy]) -> Grid {
+        let sum: u128 = proxies
+            .iter()
+            .map(|p| {
+                let (lo, hi) = (raw(p.aabb.min), raw(p.aabb.max));
+                // Zero for an inverted box: it goes nowhere.
+                (0..3)
+                    .map(|a| hi[a].saturating_sub(lo[a]).max(0) as u128)
+                    .sum::<u128>()
+            })
+            .sum();
+        let mean = sum / (3 * proxies.len() as u128);
+        let mut shift = MIN_SHIFT;
+        while shift < MAX_SHIFT && (1u128 << shift) < mean {
+            shift += 1;
+        }
+        Grid {
+            shift,
+            low: [0; 3],
+            size: [1; 3],
         }
     }
 
-    /// The strip of a coordinate (raw), clamped to the strips.
-    fn of(&self, at: Fx) -> usize {
-        // `at − low` clamped at zero lies in [0, 2^64): a u64 division.
-        let d = (i128::from(at.to_bits()) - i128::from(self.low)).max(0) as u64;
-        (d / self.width as u64).min(self.count as u64 - 1) as usize
+    /// Where a box goes.
+    #[inline]
+    fn place(&self, b: &Aabb) -> Place {
+        let (lo, hi) = (raw(b.min), raw(b.max));
+        if (0..3).any(|a| lo[a] > hi[a]) {
+            return Place::Nowhere;
+        }
+        // Not inverted, so each width is the unsigned difference.
+        let side = 1u64 << self.shift;
+        if (0..3).any(|a| hi[a].wrapping_sub(lo[a]) as u64 > side) {
+            return Place::Large;
+        }
+        Place::Cell(lo.map(|l| l >> self.shift))
     }
 
-    /// The first and last strips a proxy's bounds cross.
-    fn span(&self, p: &Proxy) -> (u32, u32) {
-        (
-            self.of(p.aabb.min.axis(self.axis)) as u32,
-            self.of(p.aabb.max.axis(self.axis)) as u32,
-        )
+    /// The cells of the block whose lowest corners a box's bounds reach,
+    /// per axis as an inclusive range, or `None` where there are none: from
+    /// `below` cells before its own lowest corner's to its highest
+    /// corner's.
+    #[inline]
+    fn reach(&self, b: &Aabb, below: i64) -> Option<[[u32; 2]; 3]> {
+        let (min, max) = (raw(b.min), raw(b.max));
+        let mut out = [[0; 2]; 3];
+        for a in 0..3 {
+            let lo = ((min[a] >> self.shift) - below - self.low[a]).max(0);
+            let hi = ((max[a] >> self.shift) - self.low[a]).min(i64::from(self.size[a]) - 1);
+            if lo > hi {
+                return None;
+            }
+            out[a] = [lo as u32, hi as u32];
+        }
+        Some(out)
+    }
+
+    /// The index of a cell of the block in cell order.
+    #[inline]
+    fn index(&self, row: u32, col: u32, layer: u32) -> usize {
+        let [_, cols, layers] = self.size.map(|n| n as usize);
+        (row as usize * cols + col as usize) * layers + layer as usize
     }
 }
 
-/// Finds overlapping pairs; keeps its sorted order between calls for speed.
+/// Finds overlapping pairs; keeps its allocations between calls.
 #[derive(Default, Debug)]
 pub(crate) struct Broadphase {
-    /// The bodies in the last call's sweep order.
-    last: Vec<u32>,
-    /// Each body's position in this call's proxies (`u32::MAX` for none).
-    position_of: Vec<u32>,
-    /// This call's proxies (positions), in sweep order once sorted.
-    order: Vec<u32>,
-    keys: Vec<(Fx, u32)>,
-    /// The sweep axis of the last call.
-    axis: u8,
+    /// Each proxy's place on this call's grid.
+    places: Vec<Place>,
+    /// The small proxies in cell order, and where each cell's start (one
+    /// more for the end).
+    entries: Vec<Entry>,
+    starts: Vec<u32>,
+    /// The large proxies (indices), sorted by their lowest x.
+    large: Vec<u32>,
+    /// Each thread's pairs.
+    runs: Vec<Vec<(u32, u32)>>,
     /// Scratch of [`Broadphase::sort_pairs`].
     counts: Vec<u32>,
     sorted: Vec<(u32, u32)>,
-    /// The proxies in sweep order, and each thread's pairs.
-    sorted_proxies: Vec<Proxy>,
-    /// The strips' entries, strip after strip, each strip in sweep order;
-    /// where each strip starts in them (and the end); a cursor per strip;
-    /// the first and last strip of each proxy, in sweep order.
-    entries: Vec<Entry>,
-    spans: Vec<(u32, u32)>,
-    starts: Vec<u32>,
-    fill: Vec<u32>,
-    runs: Vec<Vec<(u32, u32)>>,
 }
 
-/// Below this many proxies the sweep runs on one thread.
+/// Below this many proxies the search runs on one thread.
 const PARALLEL_PROXIES: usize = 512;
+
+/// Pushes `(a, b)`, lower index first, if one of two overlapping boxes'
+/// proxies moves and their layers agree.
+#[inline]
+fn meet(pa: &Proxy, pb: &Proxy, out: &mut Vec<(u32, u32)>) {
+    if (pa.active || pb.active) && pa.layers_agree(pb) {
+        out.push(if pa.body < pb.body {
+            (pa.body, pb.body)
+        } else {
+            (pb.body, pa.body)
+        });
+    }
+}
 
 impl Broadphase {
     /// Overlapping pairs `(a, b)` with `a < b` (body indices), at least one
@@ -163,191 +215,180 @@ impl Broadphase {
         if n < 2 {
             return;
         }
-        let axis = sweep_axis(proxies, self.axis);
-        if axis != self.axis {
-            self.axis = axis;
-            self.last.clear();
-        }
-        // Positions in `proxies` sorted by (min on axis, body), starting
-        // from the last call's order of the bodies still here (so that
-        // removing or adding a few bodies keeps the sort nearly free), the
-        // new ones after them.
-        let bodies = proxies
-            .iter()
-            .map(|p| p.body as usize + 1)
-            .max()
-            .unwrap_or(0);
-        self.position_of.clear();
-        self.position_of.resize(bodies, u32::MAX);
-        for (i, p) in proxies.iter().enumerate() {
-            self.position_of[p.body as usize] = i as u32;
-        }
-        self.order.clear();
-        for &body in &self.last {
-            if let Some(at) = self.position_of.get_mut(body as usize) {
-                if *at != u32::MAX {
-                    self.order.push(*at);
-                    *at = u32::MAX;
-                }
-            }
-        }
-        for (i, p) in proxies.iter().enumerate() {
-            if self.position_of[p.body as usize] != u32::MAX {
-                self.order.push(i as u32);
-            }
-        }
-        debug_assert_eq!(self.order.len(), n, "one proxy per body");
-        self.keys.clear();
-        self.keys.extend(self.order.iter().map(|&i| {
-            let p = &proxies[i as usize];
-            (p.aabb.min.axis(axis), p.body)
-        }));
-        // Insertion sort: linear when little moved since the last step; past
-        // a budget of swaps (a fresh or scrambled order) a full sort is
-        // cheaper. Both give the one order of the total key.
-        let mut budget = 8 * n;
-        'insertion: for i in 1..n {
-            let mut j = i;
-            while j > 0 && self.keys[j - 1] > self.keys[j] {
-                self.keys.swap(j - 1, j);
-                self.order.swap(j - 1, j);
-                j -= 1;
-                budget = budget.saturating_sub(1);
-                if budget == 0 {
-                    let mut both: Vec<((Fx, u32), u32)> = self
-                        .keys
-                        .iter()
-                        .copied()
-                        .zip(self.order.iter().copied())
-                        .collect();
-                    both.sort_unstable();
-                    for (k, (key, idx)) in both.into_iter().enumerate() {
-                        self.keys[k] = key;
-                        self.order[k] = idx;
-                    }
-                    break 'insertion;
-                }
-            }
-        }
-        self.last.clear();
-        self.last
-            .extend(self.order.iter().map(|&i| proxies[i as usize].body));
-        // The proxies in sweep order, dealt into strips across a second
-        // axis (each into every strip its bounds cross), keeping the sweep
-        // order within each strip.
-        self.sorted_proxies.clear();
-        self.sorted_proxies
-            .extend(self.order.iter().map(|&i| proxies[i as usize]));
-        let mut strips = Strips::new(&self.sorted_proxies, axis);
-        self.spans.clear();
-        self.spans
-            .extend(self.sorted_proxies.iter().map(|p| strips.span(p)));
-        // Proxies as wide as many strips would be swept again in each: past
-        // three entries a proxy, one strip (a plain sweep) it is.
-        let entries: usize = self
-            .spans
-            .iter()
-            .map(|&(first, last)| (last - first) as usize + 1)
-            .sum();
-        if entries > 3 * n {
-            strips.count = 1;
-            self.spans.fill((0, 0));
-        }
+        let grid = self.place(proxies);
+        // Count each cell's small proxies, then place them in cell order.
+        let cells: usize = grid.size.iter().map(|&n| n as usize).product();
         self.starts.clear();
-        self.starts.resize(strips.count + 1, 0);
-        for &(first, last) in &self.spans {
-            for s in first..=last {
-                self.starts[s as usize + 1] += 1;
+        self.starts.resize(cells + 1, 0);
+        let in_block = |cell: [i64; 3]| {
+            let [r, c, l] = [0, 1, 2].map(|a| (cell[a] - grid.low[a]) as u32);
+            [r, c, l]
+        };
+        for place in &self.places {
+            if let Place::Cell(cell) = *place {
+                let [r, c, l] = in_block(cell);
+                self.starts[grid.index(r, c, l) + 1] += 1;
             }
         }
-        for s in 0..strips.count {
-            self.starts[s + 1] += self.starts[s];
+        for k in 1..self.starts.len() {
+            self.starts[k] += self.starts[k - 1];
         }
-        let total = self.starts[strips.count] as usize;
+        let small = self.starts[cells] as usize;
         self.entries.clear();
-        self.entries.resize(total, Entry::default());
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.starts[..strips.count]);
-        let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
-        for (i, (p, &(first, last))) in self.sorted_proxies.iter().zip(&self.spans).enumerate() {
-            let (lo, hi) = (p.aabb.min, p.aabb.max);
-            let entry = Entry {
-                start: lo.axis(axis),
-                end: hi.axis(axis),
-                across: [lo.axis(u), hi.axis(u), lo.axis(v), hi.axis(v)],
-                first,
-                proxy: i as u32,
-            };
-            for s in first as usize..=last as usize {
-                self.entries[self.fill[s] as usize] = entry;
-                self.fill[s] += 1;
+        let blank = Entry {
+            aabb: proxies[0].aabb,
+            cell: [0; 3],
+            proxy: 0,
+        };
+        self.entries.resize(small, blank);
+        // Each cell's start serves as its cursor while it fills, and then
+        // holds its end, the next cell's start.
+        for (i, (p, place)) in proxies.iter().zip(&self.places).enumerate() {
+            if let Place::Cell(cell) = *place {
+                let [r, c, l] = in_block(cell);
+                let at = &mut self.starts[grid.index(r, c, l)];
+                self.entries[*at as usize] = Entry {
+                    aabb: p.aabb,
+                    cell: [r, c, l],
+                    proxy: i as u32,
+                };
+                *at += 1;
             }
         }
-        // A sweep of each strip: an entry meets the ones after it whose
-        // interval on the sweep axis starts before its own ends (they start
-        // at or after its start), then the other two axes are compared,
-        // then the layers. A pair crossing several strips is reported only
-        // in the strip of the larger of its two lowest ends (a strip both
-        // cross), so once.
-        let sorted = &self.sorted_proxies;
-        let (entries, starts) = (&self.entries, &self.starts);
-        let sweep = |strip: usize, out: &mut Vec<(u32, u32)>| {
-            let run = &entries[starts[strip] as usize..starts[strip + 1] as usize];
-            for (i, a) in run.iter().enumerate() {
-                for b in &run[i + 1..] {
-                    if b.start > a.end {
+        self.starts.rotate_right(1);
+        self.starts[0] = 0;
+        self.large
+            .sort_unstable_by_key(|&i| (proxies[i as usize].aabb.min.x, i));
+        let (entries, starts, large) = (&self.entries, &self.starts, &self.large);
+        // The entries of the cells from `(row, col, layers[0])` to
+        // `(row, col, layers[1])`, a run in cell order.
+        let run = |row: u32, col: u32, layers: [u32; 2]| {
+            starts[grid.index(row, col, layers[0])] as usize
+                ..starts[grid.index(row, col, layers[1]) + 1] as usize
+        };
+        // Each small proxy's forward search, for a run of them.
+        let search = |mine: core::ops::Range<usize>, out: &mut Vec<(u32, u32)>| {
+            for i in mine {
+                let e = &entries[i];
+                let Some([rows, cols, layers]) = grid.reach(&e.aabb, 0) else {
+                    continue;
+                };
+                let pa = &proxies[e.proxy as usize];
+                let mut meet_run = |from: usize, to: usize| {
+                    for b in &entries[from..to] {
+                        if e.aabb.overlaps(&b.aabb) {
+                            meet(pa, &proxies[b.proxy as usize], out);
+                        }
+                    }
+                };
+                let [row, col, layer] = e.cell;
+                // Its own cell after it, and the next layer.
+                meet_run(i + 1, run(row, col, layers).end);
+                // The layers around its own, in the next column of its row
+                // and in three columns of the next row.
+                let around = [layer.saturating_sub(1), layers[1]];
+                if cols[1] > col {
+                    let r = run(row, col + 1, around);
+                    meet_run(r.start, r.end);
+                }
+                if rows[1] > row {
+                    for c in col.saturating_sub(1)..=cols[1] {
+                        let r = run(row + 1, c, around);
+                        meet_run(r.start, r.end);
+                    }
+                }
+            }
+        };
+        // A large proxy meets the small ones whose lowest corners lie in
+        // the cells it covers or one below, and the large ones after it.
+        let search_large = |out: &mut Vec<(u32, u32)>| {
+            for (k, &i) in large.iter().enumerate() {
+                let pa = &proxies[i as usize];
+                if let Some([rows, cols, layers]) = grid.reach(&pa.aabb, 1) {
+                    for row in rows[0]..=rows[1] {
+                        for col in cols[0]..=cols[1] {
+                            for b in &entries[run(row, col, layers)] {
+                                if pa.aabb.overlaps(&b.aabb) {
+                                    meet(pa, &proxies[b.proxy as usize], out);
+                                }
+                            }
+                        }
+                    }
+                }
+                for &j in &large[k + 1..] {
+                    let pb = &proxies[j as usize];
+                    if pb.aabb.min.x > pa.aabb.max.x {
                         break;
                     }
-                    let (x, y) = (&a.across, &b.across);
-                    if x[0] <= y[1]
-                        && y[0] <= x[1]
-                        && x[2] <= y[3]
-                        && y[2] <= x[3]
-                        && a.first.max(b.first) as usize == strip
-                    {
-                        let (pa, pb) = (&sorted[a.proxy as usize], &sorted[b.proxy as usize]);
-                        if (pa.active || pb.active) && pa.layers_agree(pb) {
-                            out.push(if pa.body < pb.body {
-                                (pa.body, pb.body)
-                            } else {
-                                (pb.body, pa.body)
-                            });
-                        }
+                    if pa.aabb.overlaps(&pb.aabb) {
+                        meet(pa, pb, out);
                     }
                 }
             }
         };
         let threads = if n >= PARALLEL_PROXIES {
-            threads.max(1).min(strips.count)
+            threads.max(1)
         } else {
             1
         };
         if threads == 1 {
-            for strip in 0..strips.count {
-                sweep(strip, out);
-            }
+            search(0..small, out);
+            search_large(out);
             return;
         }
-        // Each thread sweeps a run of strips holding about its share of the
-        // entries, into its own list.
+        // Contiguous runs of the small proxies, one a thread; the last
+        // thread also searches from the large ones.
         self.runs.resize_with(threads, Vec::new);
         let runs = &mut self.runs[..threads];
-        let mut bounds = Vec::with_capacity(threads + 1);
-        bounds.push(0);
-        for t in 1..threads {
-            let target = (total * t / threads) as u32;
-            let at = starts.partition_point(|&e| e < target).min(strips.count);
-            bounds.push(at.max(bounds[t - 1]));
-        }
-        bounds.push(strips.count);
-        fork_join(runs.iter_mut().enumerate().collect(), |(t, run)| {
-            run.clear();
-            for strip in bounds[t]..bounds[t + 1] {
-                sweep(strip, run);
+        fork_join(runs.iter_mut().enumerate().collect(), |(t, pairs)| {
+            pairs.clear();
+            search(small * t / threads..small * (t + 1) / threads, pairs);
+            if t == threads - 1 {
+                search_large(pairs);
             }
         });
-        for run in runs.iter() {
-            out.extend_from_slice(run);
+        for pairs in runs.iter() {
+            out.extend_from_slice(pairs);
+        }
+    }
+
+    /// This call's grid, each proxy's place on it (`places`) and the large
+    /// ones (`large`): the block spans the small proxies' lowest corners,
+    /// with a cell twice as wide while it would hold over four cells a
+    /// proxy.
+    fn place(&mut self, proxies: &[Proxy]) -> Grid {
+        let mut grid = Grid::new(proxies);
+        loop {
+            self.places.clear();
+            self.large.clear();
+            let (mut low, mut high) = ([i64::MAX; 3], [i64::MIN; 3]);
+            for (i, p) in proxies.iter().enumerate() {
+                let place = grid.place(&p.aabb);
+                match place {
+                    Place::Cell(cell) => {
+                        for a in 0..3 {
+                            low[a] = low[a].min(cell[a]);
+                            high[a] = high[a].max(cell[a]);
+                        }
+                    }
+                    Place::Large => self.large.push(i as u32),
+                    Place::Nowhere => {}
+                }
+                self.places.push(place);
+            }
+            if low[0] > high[0] {
+                // No small proxy: an empty block of one cell.
+                return grid;
+            }
+            let size = [0, 1, 2].map(|a| (high[a] - low[a]) as u128 + 1);
+            if size[0] * size[1] * size[2] <= 4 * proxies.len() as u128 + 64
+                || grid.shift == MAX_SHIFT
+            {
+                grid.low = low;
+                grid.size = size.map(|n| n as u32);
+                return grid;
+            }
+            grid.shift += 1;
         }
     }
 
@@ -384,35 +425,10 @@ impl Broadphase {
     }
 }
 
-/// The axis along which the proxies' centres spread the most, keeping
-/// `current` unless another spreads an eighth more.
-fn sweep_axis(proxies: &[Proxy], current: u8) -> u8 {
-    let mut spreads = [Fx::ZERO; 3];
-    for (axis, spread) in (0..3u8).zip(spreads.iter_mut()) {
-        let (mut lo, mut hi) = (Fx::MAX, Fx::MIN);
-        for p in proxies {
-            // min + max is twice the centre; enough for comparing spreads.
-            let c = p.aabb.min.axis(axis).scale_pow2(-1) + p.aabb.max.axis(axis).scale_pow2(-1);
-            lo = lo.min(c);
-            hi = hi.max(c);
-        }
-        *spread = hi - lo;
-    }
-    let current = current.min(2);
-    let mut best = current;
-    for axis in 0..3u8 {
-        let bar = spreads[usize::from(best)];
-        if spreads[usize::from(axis)] > bar + bar.scale_pow2(-3) {
-            best = axis;
-        }
-    }
-    best
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lockstep_fx::{Rng, Vec3};
+    use lockstep_fx::{Fx, Rng, Vec3};
 
     fn brute(proxies: &[Proxy]) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
@@ -493,11 +509,11 @@ mod tests {
         assert_eq!(pairs, again);
     }
 
-    /// Thousands of small proxies over a plane (many strips), walls that
-    /// cross every strip, layers that keep some apart, swept on one to
-    /// three threads.
+    /// Thousands of small proxies over a plane (many cells), walls along
+    /// its edges wider than any cell, layers that keep some apart, searched
+    /// on one to three threads.
     #[test]
-    fn strips_find_every_pair_once_on_any_thread_count() {
+    fn a_plane_of_proxies_gives_every_pair_once_on_any_thread_count() {
         let mut rng = Rng::new(11, 3);
         let mut proxies: Vec<Proxy> = (0..4000u32)
             .map(|i| {
@@ -565,6 +581,91 @@ mod tests {
             assert_eq!(pairs.len(), brute.len(), "each pair once");
             bp.sort_pairs(&mut pairs, 4004);
             assert_eq!(pairs, brute);
+        }
+    }
+
+    /// Scenes at the grid's edges, each checked against every pair on one
+    /// and three threads: clusters so far apart that the cell grows,
+    /// bodies at the ends of the number range, proxies wider than a cell
+    /// (one covering everything, others meeting each other), an inverted
+    /// box, and bodies all at one point.
+    #[test]
+    fn grid_edges_find_every_pair() {
+        let mut rng = Rng::new(3, 9);
+        let mut cube = |at: Vec3, half: Fx, body: u32| {
+            let h = Vec3::splat(half);
+            Proxy {
+                aabb: Aabb {
+                    min: at - h,
+                    max: at + h,
+                },
+                body,
+                active: rng.chance(2, 3),
+                groups: 1,
+                mask: 1,
+            }
+        };
+        let mut scenes: Vec<Vec<Proxy>> = Vec::new();
+        // Two clusters a hundred kilometres apart, and two at the ends of
+        // the range.
+        let mut clusters = Vec::new();
+        for (k, x) in [0i32, 100_000, -(1 << 30), 1 << 30].into_iter().enumerate() {
+            for i in 0..300u32 {
+                let at = Vec3::new(
+                    Fx::from_int(x) + Fx::from_ratio(i64::from(i % 17), 2),
+                    Fx::ZERO,
+                    Fx::from_ratio(i64::from(i / 17), 2),
+                );
+                clusters.push(cube(at, Fx::from_ratio(3, 10), k as u32 * 1000 + i));
+            }
+        }
+        scenes.push(clusters);
+        // Small cubes on a plane, walls wider than a cell (some touching
+        // each other), one box over everything, and an inverted box.
+        let mut walls: Vec<Proxy> = (0..700u32)
+            .map(|i| {
+                let at = Vec3::new(
+                    Fx::from_ratio(i64::from(i % 30), 1),
+                    Fx::ZERO,
+                    Fx::from_ratio(i64::from(i / 30), 1),
+                );
+                cube(at, Fx::from_ratio(6, 10), i)
+            })
+            .collect();
+        for k in 0..12u32 {
+            let mut wall = cube(
+                Vec3::new(Fx::from_int(k as i32 * 3), Fx::ZERO, Fx::from_int(10)),
+                Fx::from_int(4),
+                800 + k,
+            );
+            wall.active = k % 3 == 0;
+            walls.push(wall);
+        }
+        walls.push(cube(Vec3::splat(Fx::from_int(10)), Fx::from_int(100), 900));
+        let mut inverted = cube(Vec3::ZERO, Fx::ONE, 901);
+        core::mem::swap(&mut inverted.aabb.min.y, &mut inverted.aabb.max.y);
+        walls.push(inverted);
+        scenes.push(walls);
+        // Every body at one point.
+        scenes.push(
+            (0..600u32)
+                .map(|i| cube(Vec3::splat(Fx::from_int(5)), Fx::ONE, i))
+                .collect(),
+        );
+        for proxies in &scenes {
+            let expected: Vec<(u32, u32)> = brute(proxies)
+                .into_iter()
+                .filter(|&(a, b)| a != 901 && b != 901)
+                .collect();
+            assert!(!expected.is_empty());
+            for threads in [1, 3] {
+                let mut bp = Broadphase::default();
+                let mut pairs = Vec::new();
+                bp.pairs(proxies, threads, &mut pairs);
+                assert_eq!(pairs.len(), expected.len(), "each pair once");
+                bp.sort_pairs(&mut pairs, 1001 * 4);
+                assert_eq!(pairs, expected);
+            }
         }
     }
 }

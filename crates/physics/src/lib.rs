@@ -3,7 +3,7 @@
 //! A [`World`] holds bodies (dynamic, kinematic, static) with box, sphere,
 //! capsule or half-space [`Shape`]s, created through [`BodyBuilder`]s and
 //! addressed by [`BodyHandle`]s. [`World::step`] advances one fixed time step
-//! with a sort-and-sweep broadphase, exact manifolds with feature ids, and a
+//! with a grid broadphase, exact manifolds with feature ids, and a
 //! soft sequential-impulse solver whose constraint order is shuffled every
 //! frame by `Rng::for_frame(seed, frame)`; islands of resting bodies sleep.
 //!

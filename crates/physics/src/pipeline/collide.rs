@@ -1,14 +1,14 @@
 //! Broadphase and narrowphase of one step: which pairs may touch, their
 //! manifolds, and the merge with last step's contact cache.
 //!
-//! Pairs come from the sort-and-sweep broadphase plus every moving body
+//! Pairs come from the grid broadphase plus every moving body
 //! against every half-space; the merge walks this step's pairs and the old
 //! cache together in `(a, b)` order, carrying warm-start impulses by feature
 //! id, keeping resting contacts between bodies that do not move, and
 //! emitting begin/end events. When the step wakes sleeping bodies and
 //! collides again, only what involves a woken body is done again: the
 //! pairs they add are found by testing them against every proxy instead of
-//! by a second sweep (`World::find_woken_pairs`, for a few woken bodies),
+//! by a second search (`World::find_woken_pairs`, for a few woken bodies),
 //! and only the pairs and cached contacts with a woken body are merged
 //! again (`World::collide_woken`); the rest of the first collision stands.
 //! The results are those of a whole second collision, which every test
@@ -32,9 +32,10 @@ const PARALLEL_PAIRS: usize = 512;
 const NARROW_RUN: usize = 64;
 
 /// Most woken proxies [`World::find_woken_pairs`] tests against every
-/// proxy; past it the bodies are swept again. (In the RTS at 8 × 1 024
+/// proxy; past it every body is searched again. (In the RTS at 8 × 1 024
 /// units a waking step's pairs took 1.8 million instructions on average
-/// this way, where a sweep takes 5.8 million.)
+/// this way, where searching every body took 5.8 million with the sort
+/// and sweep that the grid broadphase replaced.)
 const WOKEN_SEARCH_MAX: usize = 32;
 
 /// The broadphase proxy of live body `i`, or `None` for a half-space.
@@ -102,9 +103,9 @@ impl World {
     /// pair is found when one of its two proxies is active, so the pairs
     /// this adds are those of a woken body with a body that was not active
     /// in the first search: found here by testing each woken proxy against
-    /// every proxy, the same bounds and layers test the sweep makes. (The
-    /// RTS at 8 × 1 024 units wakes a few on about half of its frames, and
-    /// sweeping every unit again took a tenth of its steps' instructions.)
+    /// every proxy, the same bounds and layers test the broadphase makes.
+    /// (The RTS at 8 × 1 024 units wakes a few on about half of its frames,
+    /// and sweeping every unit again took a tenth of its steps' instructions.)
     pub(crate) fn find_woken_pairs(&mut self, h: Fx) -> bool {
         let margin = self.settings.speculative_distance.scale_pow2(-1);
         let sc = &mut self.scratch;

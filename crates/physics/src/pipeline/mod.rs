@@ -2,7 +2,7 @@
 //! order (the split follows rapier's `physics_pipeline` and Box2D v3's
 //! `b2World_Step`):
 //! 1. integrate velocities of awake dynamic bodies (forces, damping);
-//! 2. broadphase and narrowphase (`collide.rs`): sort and sweep plus the
+//! 2. broadphase and narrowphase (`collide.rs`): the grid broadphase plus the
 //!    half-space pairs, manifolds for every pair with a moving body, merged
 //!    with last step's cache by feature id (warm starting), contact events;
 //!    an island touched while asleep wakes and the step collides again
@@ -67,7 +67,7 @@ impl World {
             // fast body dead). The first collision's pairs, contacts and
             // events are kept for the second, which redoes only what
             // involves a woken body: the pairs they add, found without
-            // sweeping every body again (`find_woken_pairs`), and the pairs
+            // searching every body again (`find_woken_pairs`), and the pairs
             // and cached contacts with a woken body (`collide_woken`).
             let sc = &mut self.scratch;
             let mut wake = std::mem::take(&mut sc.wake);
