@@ -300,17 +300,30 @@ impl Broadphase {
             }
         };
         // A large proxy meets the small ones whose lowest corners lie in
-        // the cells it covers or one below, and the large ones after it.
+        // the cells it covers or one below (all the small ones, where those
+        // cells outnumber them), and the large ones after it.
         let search_large = |out: &mut Vec<(u32, u32)>| {
             for (k, &i) in large.iter().enumerate() {
                 let pa = &proxies[i as usize];
+                let mut meet_small = |from: usize, to: usize| {
+                    for b in &entries[from..to] {
+                        if pa.aabb.overlaps(&b.aabb) {
+                            meet(pa, &proxies[b.proxy as usize], out);
+                        }
+                    }
+                };
                 if let Some([rows, cols, layers]) = grid.reach(&pa.aabb, 1) {
-                    for row in rows[0]..=rows[1] {
-                        for col in cols[0]..=cols[1] {
-                            for b in &entries[run(row, col, layers)] {
-                                if pa.aabb.overlaps(&b.aabb) {
-                                    meet(pa, &proxies[b.proxy as usize], out);
-                                }
+                    let cells = [rows, cols, layers]
+                        .iter()
+                        .map(|r| (r[1] - r[0]) as usize + 1)
+                        .product::<usize>();
+                    if cells > small {
+                        meet_small(0, small);
+                    } else {
+                        for row in rows[0]..=rows[1] {
+                            for col in cols[0]..=cols[1] {
+                                let r = run(row, col, layers);
+                                meet_small(r.start, r.end);
                             }
                         }
                     }
@@ -587,8 +600,8 @@ mod tests {
     /// Scenes at the grid's edges, each checked against every pair on one
     /// and three threads: clusters so far apart that the cell grows,
     /// bodies at the ends of the number range, proxies wider than a cell
-    /// (one covering everything, others meeting each other), an inverted
-    /// box, and bodies all at one point.
+    /// (one over everything, one through far-apart clusters, others meeting
+    /// each other), an inverted box, and bodies all at one point.
     #[test]
     fn grid_edges_find_every_pair() {
         let mut rng = Rng::new(3, 9);
@@ -606,8 +619,8 @@ mod tests {
             }
         };
         let mut scenes: Vec<Vec<Proxy>> = Vec::new();
-        // Two clusters a hundred kilometres apart, and two at the ends of
-        // the range.
+        // Two clusters a hundred kilometres apart, two at the ends of the
+        // range.
         let mut clusters = Vec::new();
         for (k, x) in [0i32, 100_000, -(1 << 30), 1 << 30].into_iter().enumerate() {
             for i in 0..300u32 {
@@ -619,6 +632,16 @@ mod tests {
                 clusters.push(cube(at, Fx::from_ratio(3, 10), k as u32 * 1000 + i));
             }
         }
+        // A long box through all four, wider than the cells it covers
+        // hold small proxies: it meets every small proxy in turn.
+        let mut long = cube(
+            Vec3::new(Fx::ZERO, Fx::ZERO, Fx::from_int(4)),
+            Fx::ONE,
+            3999,
+        );
+        long.aabb.min.x = Fx::from_int(-(1 << 30) - 10);
+        long.aabb.max.x = Fx::from_int((1 << 30) + 10);
+        clusters.push(long);
         scenes.push(clusters);
         // Small cubes on a plane, walls wider than a cell (some touching
         // each other), one box over everything, and an inverted box.
