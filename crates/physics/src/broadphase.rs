@@ -1,10 +1,10 @@
 //! Broadphase: which bounding boxes overlap, found on a grid of cubic
 //! cells.
 //!
-//! **The grid.** The cell side `S` is the least power of two (raw Q32.32)
-//! at least the proxies' mean width; a proxy no wider than `S` on any axis
-//! is *small*, and is kept in the cell of its bounds' lowest corner, the
-//! others (walls, buildings) in a short *large* list. A counting pass
+//! **The grid.** The cell side `S` is the least power of two (raw Q32.32,
+//! 1/16 m or more) at least the proxies' mean width; a proxy no wider
+//! than `S` on any axis is *small*, and is kept in the cell of its bounds'
+//! lowest corner, the others (walls, buildings) in a short *large* list. A counting pass
 //! orders the small proxies by cell (by row along x, then column along y,
 //! then layer along z) and leaves a table of where each cell's proxies
 //! start, so no proxy is compared with another to order them (a sort along
@@ -32,7 +32,7 @@
 //! proxies and the thread count only make the search faster. The search
 //! is shared between threads by contiguous runs of the ordered proxies.
 
-use lockstep_fx::fork_join;
+use lockstep_fx::{Vec3, fork_join};
 
 use crate::aabb::Aabb;
 
@@ -72,7 +72,7 @@ struct Entry {
 
 /// A point's raw coordinates, indexable by axis.
 #[inline(always)]
-fn raw(p: lockstep_fx::Vec3) -> [i64; 3] {
+fn raw(p: Vec3) -> [i64; 3] {
     [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()]
 }
 
