@@ -220,10 +220,7 @@ impl Broadphase {
         let cells: usize = grid.size.iter().map(|&n| n as usize).product();
         self.starts.clear();
         self.starts.resize(cells + 1, 0);
-        let in_block = |cell: [i64; 3]| {
-            let [r, c, l] = [0, 1, 2].map(|a| (cell[a] - grid.low[a]) as u32);
-            [r, c, l]
-        };
+        let in_block = |cell: [i64; 3]| [0, 1, 2].map(|a| (cell[a] - grid.low[a]) as u32);
         for place in &self.places {
             if let Place::Cell(cell) = *place {
                 let [r, c, l] = in_block(cell);
