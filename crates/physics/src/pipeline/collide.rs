@@ -1,21 +1,25 @@
 //! Broadphase and narrowphase of one step: which pairs may touch, their
 //! manifolds, and the merge with last step's contact cache.
 //!
-//! Pairs come from the grid broadphase plus every moving body
-//! against every half-space; the merge walks this step's pairs and the old
-//! cache together in `(a, b)` order, carrying warm-start impulses by feature
-//! id, keeping resting contacts between bodies that do not move, and
-//! emitting begin/end events. When the step wakes sleeping bodies and
-//! collides again, only what involves a woken body is done again: the
-//! pairs they add are found by testing them against every proxy instead of
-//! by a second search (`World::find_woken_pairs`, for a few woken bodies),
-//! and only the pairs and cached contacts with a woken body are merged
-//! again (`World::collide_woken`); the rest of the first collision stands.
+//! Pairs come from the grid broadphase plus every moving body against
+//! every half-space. A large world's proxies (each body's bounds, widened
+//! by how far it may move) are made by shares of its slots on several
+//! threads and closed up in slot order, as one pass would leave them. The
+//! merge walks this step's pairs and the old cache together in `(a, b)`
+//! order, carrying warm-start impulses by feature id, keeping resting
+//! contacts between bodies that do not move, and emitting begin/end
+//! events. When the step wakes sleeping bodies and collides again, only
+//! what involves a woken body is done again: the pairs they add are found
+//! by testing them against every proxy instead of by a second search
+//! (`World::find_woken_pairs`, for a few woken bodies), and only the pairs
+//! and cached contacts with a woken body are merged again
+//! (`World::collide_woken`); the rest of the first collision stands.
 //! The results are those of a whole second collision, which every test
 //! build compares them with.
 
 use lockstep_fx::{Fx, Mat3, fork_join};
 
+use crate::aabb::Aabb;
 use crate::body::{Body, BodyKind};
 use crate::broadphase::Proxy;
 use crate::contact::{Contact, Event};
@@ -27,6 +31,21 @@ use lockstep_fx::Vec3;
 
 /// Below this many pairs the narrowphase runs on one thread.
 const PARALLEL_PAIRS: usize = 512;
+
+/// Below this many slots a step's proxies are made on one thread.
+const PARALLEL_SLOTS: usize = 2048;
+
+/// What fills a place of `scratch.proxies` before a proxy is written there.
+const PLACEHOLDER: Proxy = Proxy {
+    aabb: Aabb {
+        min: Vec3::ZERO,
+        max: Vec3::ZERO,
+    },
+    body: 0,
+    active: false,
+    groups: 0,
+    mask: 0,
+};
 
 /// Pairs per run when the narrowphase is shared between threads.
 const NARROW_RUN: usize = 64;
@@ -72,18 +91,56 @@ impl World {
     pub(crate) fn find_pairs(&mut self, h: Fx) {
         let margin = self.settings.speculative_distance.scale_pow2(-1);
         let sc = &mut self.scratch;
-        sc.proxies.clear();
+        let n = self.slots.len();
+        let threads = if n >= PARALLEL_SLOTS {
+            self.threads.max(1)
+        } else {
+            1
+        };
+        // Each share of the slots writes its proxies from the start of its
+        // own stretch of `proxies` (a place per slot, so it cannot run
+        // out), in slot order; the stretches are then closed up in share
+        // order, which is slot order again, whatever the thread count.
+        // Only growth fills new places: the rest are overwritten.
+        sc.proxies.resize(n, PLACEHOLDER);
+        let share = n.div_ceil(threads).max(1);
+        let jobs: Vec<_> = self
+            .slots
+            .chunks(share)
+            .zip(sc.rotations[..n].chunks(share))
+            .zip(sc.proxies.chunks_mut(share))
+            .enumerate()
+            .map(|(k, ((slots, rotations), out))| (k * share, slots, rotations, out))
+            .collect();
+        let made = fork_join(jobs, |(first, slots, rotations, out)| {
+            let (mut count, mut half_spaces) = (0, Vec::new());
+            for (k, slot) in slots.iter().enumerate() {
+                let Some(b) = &slot.body else { continue };
+                if b.contained {
+                    continue;
+                }
+                let i = (first + k) as u32;
+                match proxy(i, b, &rotations[k], margin, h) {
+                    Some(p) => {
+                        out[count] = p;
+                        count += 1;
+                    }
+                    None => half_spaces.push(i),
+                }
+            }
+            (count, half_spaces)
+        });
         sc.half_spaces.clear();
-        for (i, slot) in self.slots.iter().enumerate() {
-            let Some(b) = &slot.body else { continue };
-            if b.contained {
-                continue;
+        let mut end = 0;
+        for (k, (count, half_spaces)) in made.into_iter().enumerate() {
+            let start = k * share;
+            if start != end {
+                sc.proxies.copy_within(start..start + count, end);
             }
-            match proxy(i as u32, b, &sc.rotations[i], margin, h) {
-                Some(p) => sc.proxies.push(p),
-                None => sc.half_spaces.push(i as u32),
-            }
+            end += count;
+            sc.half_spaces.extend(half_spaces);
         }
+        sc.proxies.truncate(end);
         sc.broadphase
             .pairs(&sc.proxies, self.threads, &mut sc.pairs);
         for p in sc.proxies.iter().filter(|p| p.active) {
@@ -596,6 +653,67 @@ mod tests {
         /// those with too many woken bodies, swept again.
         pub(super) static SEARCHES: Cell<usize> = const { Cell::new(0) };
         pub(super) static SWEPT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    #[test]
+    fn proxies_made_on_threads_are_those_of_one_pass_in_slot_order() {
+        // More slots than one thread takes, with half-spaces at the start
+        // and in a later share, holes left by removed bodies, bodies
+        // contained out of range, asleep and moving: every thread count
+        // gives the proxies and half-spaces of a plain pass over the slots.
+        let mut world = World::new(WorldSettings::default());
+        let ground = || BodyBuilder::fixed(Shape::HalfSpace);
+        world.add_body(ground()).unwrap();
+        let ball = Shape::Sphere { radius: Fx::HALF };
+        let mut handles = Vec::new();
+        for i in 0..2_600 {
+            if i == 1_800 {
+                world.add_body(ground()).unwrap();
+                continue;
+            }
+            let at = Vec3::new(Fx::from_int(i % 50), Fx::HALF, Fx::from_int(i / 50));
+            let at = if i % 401 == 7 {
+                at * Fx::from_int(1 << 20)
+            } else {
+                at
+            };
+            let body = BodyBuilder::dynamic(ball).position(at);
+            let body = if i % 3 == 0 { body.asleep() } else { body };
+            handles.push(world.add_body(body).unwrap());
+        }
+        for k in [4, 1_290, 2_400] {
+            world.remove_body(handles[k]);
+        }
+        world.step();
+        let h = world.settings.dt();
+        let margin = world.settings.speculative_distance.scale_pow2(-1);
+        let (mut proxies, mut half_spaces) = (Vec::new(), Vec::new());
+        for (i, slot) in world.slots.iter().enumerate() {
+            let Some(b) = &slot.body else { continue };
+            if b.contained {
+                continue;
+            }
+            match super::proxy(i as u32, b, &world.scratch.rotations[i], margin, h) {
+                Some(p) => proxies.push(p),
+                None => half_spaces.push(i as u32),
+            }
+        }
+        let contained = world.slots.iter().filter_map(|s| s.body.as_ref());
+        assert_eq!(contained.filter(|b| b.contained).count(), 7);
+        for threads in [1, 2, 3, 8] {
+            world.set_threads(threads);
+            world.find_pairs(h);
+            let made = &world.scratch.proxies;
+            assert_eq!(made.len(), proxies.len(), "{threads} threads");
+            for (m, p) in made.iter().zip(&proxies) {
+                assert_eq!(
+                    (m.aabb, m.body, m.active, m.groups, m.mask),
+                    (p.aabb, p.body, p.active, p.groups, p.mask),
+                    "{threads} threads"
+                );
+            }
+            assert_eq!(world.scratch.half_spaces, half_spaces, "{threads} threads");
+        }
     }
 
     #[test]
