@@ -100,6 +100,10 @@ struct Columns {
 const MIN_SHIFT: u32 = 28;
 const MAX_SHIFT: u32 = 42;
 
+/// The outermost columns: a cell offset by 2^31 fills a `u32`, half a key.
+const CELL_MIN: i64 = -(1 << 31);
+const CELL_MAX: i64 = (1 << 31) - 1;
+
 impl QueryIndex {
     /// Indexes `(slot, groups, bounds)` of every body that queries can
     /// report, given in ascending slot order, in the allocations of
@@ -196,9 +200,12 @@ impl QueryIndex {
         ((key >> 32) as u32, key as u32)
     }
 
-    /// The column of a point along one grid axis.
+    /// The column of a point along one grid axis. Columns past ±2^31 (a
+    /// point more than 2^27 m out with the narrowest columns) are held in
+    /// the outermost one, so that every column fits its half of a key: far
+    /// bodies share that column, and the overlap test sorts them out.
     fn cell(&self, x: Fx) -> i64 {
-        x.to_bits() >> self.shift
+        (x.to_bits() >> self.shift).clamp(CELL_MIN, CELL_MAX)
     }
 
     /// The key of the column holding `p`.
@@ -210,7 +217,7 @@ impl QueryIndex {
     }
 
     fn pack(row: i64, col: i64) -> u64 {
-        // Cells lie within ±2^(63 − MIN_SHIFT) < 2^31: offset into u32 halves.
+        // `cell` keeps both within CELL_MIN..=CELL_MAX: offset into u32 halves.
         ((row + (1 << 31)) as u64) << 32 | (col + (1 << 31)) as u64
     }
 
@@ -457,6 +464,55 @@ mod tests {
             visited += fast.len();
         }
         assert!(visited > 1000, "the areas found bodies ({visited})");
+    }
+
+    /// Bodies far out (2^30 m, where a narrow column's number no longer
+    /// fits half a key) are found by the areas around them, as are the
+    /// bodies near the origin beside them: every query reports exactly the
+    /// bodies whose bounds overlap its area.
+    #[test]
+    fn far_bodies_are_found_where_they_are() {
+        let mut rng = lockstep_fx::Rng::new(0xfa4, 5);
+        let far = Fx::from_int(1 << 30);
+        let mut centres: Vec<Vec3> = (0..200)
+            .map(|_| {
+                Vec3::new(
+                    rng.fx_range(Fx::from_int(-40), Fx::from_int(40)),
+                    Fx::ZERO,
+                    rng.fx_range(Fx::from_int(-40), Fx::from_int(40)),
+                )
+            })
+            .collect();
+        for (x, z) in [
+            (far, Fx::ZERO),
+            (-far, Fx::ZERO),
+            (far, far),
+            (Fx::ZERO, -far),
+        ] {
+            centres.push(Vec3::new(x, Fx::ZERO, z));
+            centres.push(Vec3::new(x + Fx::lit("0.25"), Fx::ZERO, z));
+        }
+        // Bodies of 1/64 m: the narrowest columns.
+        let half = Vec3::splat(Fx::lit("0.0078125"));
+        let bodies: Vec<(u32, u32, Aabb)> = (0u32..)
+            .zip(&centres)
+            .map(|(slot, &c)| (slot, 1, Aabb::from_corners(c - half, c + half)))
+            .collect();
+        let index = QueryIndex::build(bodies.iter().copied(), Buffers::default());
+        assert_eq!(index.shift, MIN_SHIFT, "narrow columns");
+        for (round, &c) in centres.iter().enumerate() {
+            let reach = Vec3::splat(Fx::from_int(1 + (round % 5) as i32).scale_pow2(-3));
+            let area = Aabb::from_corners(c - reach, c + reach);
+            let mut found = Vec::new();
+            index.query(&area, u32::MAX, |slot| found.push(slot));
+            found.sort_unstable();
+            let expected: Vec<u32> = bodies
+                .iter()
+                .filter(|(_, _, b)| b.overlaps(&area))
+                .map(|&(slot, _, _)| slot)
+                .collect();
+            assert_eq!(found, expected, "around body {round} at {c:?}");
+        }
     }
 
     /// An index built in the allocations of earlier ones (of more bodies,
