@@ -12,44 +12,74 @@
 //! contacts in `(a, b)` order, so the outcome depends only on the state. A
 //! step in which no body has yet been still for `sleep_frames` (a battle,
 //! a scene still falling) cannot put an island to sleep, and skips it.
+//!
+//! The still counts ([`count_still`]) are per body, so the step counts them
+//! with containment in shares of the slots on the world's threads; the
+//! islands ([`update`]) are then found on the calling thread.
 
 use lockstep_fx::Vec3;
 
 use crate::body::{Body, BodyKind};
+use crate::settings::WorldSettings;
 use crate::world::World;
 
-/// Updates still counters and puts still islands to sleep.
-pub(crate) fn update(world: &mut World) {
-    let n = world.slots.len();
-    let speed = world.settings.sleep_speed;
-    let speed2 = speed * speed;
-    let needed = world.settings.sleep_frames;
-    let candidate = |b: &Body| b.kind == BodyKind::Dynamic && b.awake && !b.contained;
-    // Whether any body has been still long enough: if none has, no island
-    // can fall asleep this step, and only the still counts change.
-    let mut ready = false;
-    // Whether a kinematic body moves: only then can a contact keep a body
-    // from counting still frames.
-    let mut pushers = false;
-    for slot in &mut world.slots {
-        let Some(b) = slot.body.as_mut() else {
-            continue;
-        };
-        if !candidate(b) {
-            pushers |= is_moving_kinematic(b);
-            continue;
+/// What counting the still frames of some bodies found: whether one of
+/// them may fall asleep, and whether one is a moving kinematic body. The
+/// counts of all bodies, in any shares, merge by `or`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Stillness {
+    /// A body has been still for `sleep_frames`.
+    pub ready: bool,
+    /// A kinematic body moves (only then can a contact keep a body from
+    /// counting still frames).
+    pub pushers: bool,
+}
+
+impl Stillness {
+    /// Both findings of `self` and `other`.
+    pub fn or(self, other: Stillness) -> Stillness {
+        Stillness {
+            ready: self.ready || other.ready,
+            pushers: self.pushers || other.pushers,
         }
-        // Speed of the fastest surface point: |v| + |ω|·extent, compared squared.
-        let extent = b.shape.reach();
-        let still = b.linear_velocity.length_squared() < speed2
-            && b.angular_velocity.length_squared() * extent * extent < speed2;
-        b.still_frames = if still {
-            b.still_frames.saturating_add(1)
-        } else {
-            0
-        };
-        ready |= b.still_frames >= needed;
     }
+}
+
+/// Counts one more still frame for a sleep candidate `b` that moved slower
+/// than the sleep speed this step, and starts its count again if it moved
+/// faster. It reads and writes `b` alone, so shares of the bodies may be
+/// counted on different threads.
+pub(crate) fn count_still(b: &mut Body, settings: &WorldSettings) -> Stillness {
+    if !candidate(b) {
+        return Stillness {
+            ready: false,
+            pushers: is_moving_kinematic(b),
+        };
+    }
+    // Speed of the fastest surface point: |v| + |ω|·extent, compared squared.
+    let speed2 = settings.sleep_speed * settings.sleep_speed;
+    let extent = b.shape.reach();
+    let still = b.linear_velocity.length_squared() < speed2
+        && b.angular_velocity.length_squared() * extent * extent < speed2;
+    b.still_frames = if still {
+        b.still_frames.saturating_add(1)
+    } else {
+        0
+    };
+    Stillness {
+        ready: b.still_frames >= settings.sleep_frames,
+        pushers: false,
+    }
+}
+
+/// Puts still islands to sleep, once every body's still frames are counted
+/// ([`count_still`]) and `found` is what the counting found.
+pub(crate) fn update(world: &mut World, found: Stillness) {
+    let n = world.slots.len();
+    let needed = world.settings.sleep_frames;
+    let Stillness { ready, pushers } = found;
+    // If no body has been still long enough, no island can fall asleep
+    // this step; only a moving kinematic body can then reset counts.
     if !ready && !pushers {
         return;
     }
@@ -109,6 +139,11 @@ pub(crate) fn update(world: &mut World) {
             b.angular_velocity = Vec3::ZERO;
         }
     }
+}
+
+/// Whether `b` may fall asleep: an awake dynamic body in range.
+fn candidate(b: &Body) -> bool {
+    b.kind == BodyKind::Dynamic && b.awake && !b.contained
 }
 
 fn is_moving_kinematic(b: &Body) -> bool {

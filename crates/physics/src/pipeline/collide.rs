@@ -19,6 +19,7 @@
 
 use lockstep_fx::{Fx, Mat3, fork_join};
 
+use super::PARALLEL_SLOTS;
 use crate::aabb::Aabb;
 use crate::body::{Body, BodyKind};
 use crate::broadphase::Proxy;
@@ -31,9 +32,6 @@ use lockstep_fx::Vec3;
 
 /// Below this many pairs the narrowphase runs on one thread.
 const PARALLEL_PAIRS: usize = 512;
-
-/// Below this many slots a step's proxies are made on one thread.
-const PARALLEL_SLOTS: usize = 2048;
 
 /// What fills a place of `scratch.proxies` before a proxy is written there.
 const PLACEHOLDER: Proxy = Proxy {

@@ -10,8 +10,9 @@
 //! 3. solve (`solve.rs`): constraint order shuffled by
 //!    `Rng::for_frame(seed, frame)`; per substep gravity, warm start, soft
 //!    iterations, position integration and relaxation; then restitution;
-//! 4. containment of bodies that left the valid range, then sleeping by
-//!    islands.
+//! 4. containment of bodies that left the valid range and their still
+//!    frames counted (both per body, in shares of the slots on the world's
+//!    threads), then sleeping by islands.
 //!
 //! Invariants: bodies are processed in slot order and pairs in `(a, b)`
 //! order; nothing depends on allocation addresses, hash order, clocks or
@@ -21,7 +22,12 @@
 mod collide;
 mod solve;
 
-use lockstep_fx::{Fx, Vec3};
+/// Below this many slots the per-body passes of a step (the proxies,
+/// containment and still counts) run on one thread: a shorter share costs
+/// less than handing it to a helper.
+const PARALLEL_SLOTS: usize = 2048;
+
+use lockstep_fx::{Fx, Vec3, fork_join};
 
 use crate::body::{Body, BodyHandle, BodyKind};
 use crate::contact::Event;
@@ -197,32 +203,159 @@ impl World {
         ((v.x + v.y + v.z) * h).min(Fx::from_int(8))
     }
 
+    /// Containment of the bodies that left the valid range, then the still
+    /// frames counted and still islands put to sleep. Both first parts are
+    /// a pure function of each body, so a large world's slots are shared
+    /// between the world's threads: each share contains and counts its own
+    /// bodies and lists its contained ones in slot order, and the lists are
+    /// joined in share order, so the events come in slot order on any
+    /// number of threads.
     pub(crate) fn update_sleep(&mut self) {
-        // Containment first: a body out of range leaves the simulation.
-        let bounds = self.settings.bounds;
-        for i in 0..self.slots.len() {
-            let slot = &mut self.slots[i];
-            let generation = slot.generation;
-            let Some(b) = slot.body.as_mut() else {
-                continue;
-            };
-            if b.kind == BodyKind::Static || b.contained {
-                continue;
+        let n = self.slots.len();
+        let threads = if n >= PARALLEL_SLOTS {
+            self.threads.max(1)
+        } else {
+            1
+        };
+        let share = n.div_ceil(threads).max(1);
+        let settings = &self.settings;
+        let jobs: Vec<_> = self.slots.chunks_mut(share).enumerate().collect();
+        let counted = fork_join(jobs, |(k, slots)| {
+            let mut contained = Vec::new();
+            let mut found = island::Stillness::default();
+            for (i, slot) in (k * share..).zip(slots) {
+                let generation = slot.generation;
+                let Some(b) = slot.body.as_mut() else {
+                    continue;
+                };
+                if contain(b, settings.bounds) {
+                    contained.push(BodyHandle {
+                        index: i as u32,
+                        generation,
+                    });
+                }
+                if settings.sleeping {
+                    found = found.or(island::count_still(b, settings));
+                }
             }
-            let p = b.position.abs();
-            if p.x > bounds || p.y > bounds || p.z > bounds {
-                b.contained = true;
-                b.awake = false;
-                b.linear_velocity = Vec3::ZERO;
-                b.angular_velocity = Vec3::ZERO;
-                self.events.push(Event::BodyContained(BodyHandle {
-                    index: i as u32,
-                    generation,
-                }));
-            }
+            (contained, found)
+        });
+        let mut found = island::Stillness::default();
+        for (contained, share_found) in counted {
+            self.events
+                .extend(contained.into_iter().map(Event::BodyContained));
+            found = found.or(share_found);
         }
         if self.settings.sleeping {
-            island::update(self);
+            island::update(self, found);
         }
+    }
+}
+
+/// Takes `b` out of the simulation if it left the valid range (`bounds`
+/// from the origin on some axis): it stops, sleeps and collides no more.
+/// Returns whether it was contained now.
+fn contain(b: &mut Body, bounds: Fx) -> bool {
+    if b.kind == BodyKind::Static || b.contained {
+        return false;
+    }
+    let p = b.position.abs();
+    if p.x > bounds || p.y > bounds || p.z > bounds {
+        b.contained = true;
+        b.awake = false;
+        b.linear_velocity = Vec3::ZERO;
+        b.angular_velocity = Vec3::ZERO;
+        return true;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::BodyBuilder;
+    use crate::settings::WorldSettings;
+    use crate::shape::Shape;
+
+    /// A world of more slots than one thread takes: balls resting apart on
+    /// the ground (they fall asleep island by island), seven thrown out of
+    /// range (contained, each with an event), a row of balls touching a
+    /// moving kinematic paddle (it keeps them awake), and holes.
+    /// Every thread count gives one thread's bytes and events, frame by
+    /// frame, the contained events in slot order.
+    #[test]
+    fn containment_and_still_counts_on_threads_are_those_of_one_thread() {
+        let build = |threads: usize| {
+            let settings = WorldSettings {
+                sleep_frames: 4,
+                ..WorldSettings::default()
+            };
+            let mut world = World::new(settings);
+            world.set_threads(threads);
+            world
+                .add_body(BodyBuilder::fixed(Shape::HalfSpace))
+                .unwrap();
+            let ball = Shape::Sphere { radius: Fx::HALF };
+            let mut handles = Vec::new();
+            for i in 0..2_600 {
+                let at = Vec3::new(
+                    Fx::from_int(2 * (i % 50)),
+                    Fx::HALF,
+                    Fx::from_int(2 * (i / 50)),
+                );
+                let at = if i % 401 == 7 {
+                    at * Fx::from_int(1 << 20)
+                } else {
+                    at
+                };
+                let body = BodyBuilder::dynamic(ball).position(at);
+                handles.push(world.add_body(body).unwrap());
+            }
+            for k in [4, 1_290, 2_400] {
+                world.remove_body(handles[k]);
+            }
+            let paddle = BodyBuilder::kinematic(Shape::box_with_size(Vec3::new(
+                Fx::ONE,
+                Fx::ONE,
+                Fx::from_int(100),
+            )))
+            // Touching the last ball of every row of 50.
+            .position(Vec3::new(Fx::from_int(99), Fx::HALF, Fx::from_int(50)))
+            .linear_velocity(Vec3::new(Fx::ZERO, Fx::ZERO, Fx::lit("0.25")));
+            world.add_body(paddle).unwrap();
+            world
+        };
+        let mut worlds: Vec<World> = [1, 2, 3, 8].into_iter().map(build).collect();
+        let mut contained = Vec::new();
+        for frame in 0..12 {
+            for world in &mut worlds {
+                world.step();
+            }
+            let (one, others) = worlds.split_first().expect("four worlds");
+            for (world, threads) in others.iter().zip([2, 3, 8]) {
+                assert_eq!(world.save(), one.save(), "frame {frame}, {threads} threads");
+                assert_eq!(
+                    world.events(),
+                    one.events(),
+                    "frame {frame}, {threads} threads"
+                );
+            }
+            contained.extend(one.events().iter().filter_map(|e| match e {
+                Event::BodyContained(h) => Some(h.index),
+                _ => None,
+            }));
+        }
+        assert_eq!(contained.len(), 7, "seven contained: {contained:?}");
+        assert!(contained.is_sorted(), "in slot order: {contained:?}");
+        let bodies = || worlds[0].slots.iter().filter_map(|s| s.body.as_ref());
+        let asleep = bodies().filter(|b| !b.awake && !b.contained).count();
+        assert!(asleep > 2_000, "resting balls fell asleep ({asleep})");
+        let rolling = bodies()
+            .filter(|b| b.kind == BodyKind::Dynamic && b.awake)
+            .count();
+        assert!(
+            rolling >= 40,
+            "balls touching the paddle or rolling stay awake ({rolling})"
+        );
     }
 }
