@@ -16,8 +16,8 @@
 //!
 //! Invariants: bodies are processed in slot order and pairs in `(a, b)`
 //! order; nothing depends on allocation addresses, hash order, clocks or
-//! threads; all arithmetic is `Fx`. [`Scratch`](crate::scratch::Scratch) holds only
-//! caches derived from the state, never encoded.
+//! threads; all arithmetic is `Fx`. [`Scratch`](crate::scratch::Scratch)
+//! holds only caches derived from the state, never encoded.
 
 mod collide;
 mod solve;
