@@ -19,7 +19,6 @@
 
 use lockstep_fx::{Fx, Mat3, fork_join};
 
-use super::PARALLEL_SLOTS;
 use crate::aabb::Aabb;
 use crate::body::{Body, BodyKind};
 use crate::broadphase::Proxy;
@@ -88,20 +87,15 @@ type NarrowRun<'a> = (&'a [(u32, u32)], &'a mut [Manifold]);
 impl World {
     pub(crate) fn find_pairs(&mut self, h: Fx) {
         let margin = self.settings.speculative_distance.scale_pow2(-1);
+        let share = self.slot_share();
         let sc = &mut self.scratch;
         let n = self.slots.len();
-        let threads = if n >= PARALLEL_SLOTS {
-            self.threads.max(1)
-        } else {
-            1
-        };
         // Each share of the slots writes its proxies from the start of its
         // own stretch of `proxies` (a place per slot, so it cannot run
         // out), in slot order; the stretches are then closed up in share
         // order, which is slot order again, whatever the thread count.
         // Only growth fills new places: the rest are overwritten.
         sc.proxies.resize(n, PLACEHOLDER);
-        let share = n.div_ceil(threads).max(1);
         let jobs: Vec<_> = self
             .slots
             .chunks(share)

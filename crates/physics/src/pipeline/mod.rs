@@ -22,17 +22,18 @@
 mod collide;
 mod solve;
 
-/// Below this many slots the per-body passes of a step (the proxies,
-/// containment and still counts) run on one thread: a shorter share costs
-/// less than handing it to a helper.
-const PARALLEL_SLOTS: usize = 2048;
-
 use lockstep_fx::{Fx, Vec3, fork_join};
 
 use crate::body::{Body, BodyHandle, BodyKind};
 use crate::contact::Event;
 use crate::island;
 use crate::world::World;
+
+/// Below this many slots the per-body passes of a step (the proxies,
+/// containment and still counts) run on one thread: a shorter share costs
+/// less than handing it to a helper (on two threads, 256 made both fixture
+/// replays slower).
+const PARALLEL_SLOTS: usize = 2048;
 
 impl World {
     /// Advances the world by one time step.
@@ -203,6 +204,18 @@ impl World {
         ((v.x + v.y + v.z) * h).min(Fx::from_int(8))
     }
 
+    /// How many slots each share of a per-body pass takes: all of them
+    /// below [`PARALLEL_SLOTS`], else an even share per thread (never 0).
+    fn slot_share(&self) -> usize {
+        let n = self.slots.len();
+        let threads = if n >= PARALLEL_SLOTS {
+            self.threads.max(1)
+        } else {
+            1
+        };
+        n.div_ceil(threads).max(1)
+    }
+
     /// Containment of the bodies that left the valid range, then the still
     /// frames counted and still islands put to sleep. Both first parts are
     /// a pure function of each body, so a large world's slots are shared
@@ -211,13 +224,7 @@ impl World {
     /// joined in share order, so the events come in slot order on any
     /// number of threads.
     pub(crate) fn update_sleep(&mut self) {
-        let n = self.slots.len();
-        let threads = if n >= PARALLEL_SLOTS {
-            self.threads.max(1)
-        } else {
-            1
-        };
-        let share = n.div_ceil(threads).max(1);
+        let share = self.slot_share();
         let settings = &self.settings;
         let jobs: Vec<_> = self.slots.chunks_mut(share).enumerate().collect();
         let counted = fork_join(jobs, |(k, slots)| {
