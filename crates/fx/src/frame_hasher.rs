@@ -43,13 +43,15 @@
 //! only about a fifth from a second thread); where the step keeps every
 //! core busy (`many-pyramids` on two threads of two cores) it competes with
 //! the step, and such a frame took about a tenth longer than with the
-//! leaves hashed in place.
+//! leaves hashed in place. While it hashes, the helper counts as busy
+//! outside `fork_join`'s pool, which then runs no share on a core the
+//! helper needs (see `fork_join.rs`).
 
 use std::sync::mpsc::{Receiver, Sender};
 
 use blake3::hazmat::{ChainingValue, HasherExt, Mode, left_subtree_len, merge_subtrees_non_root};
 
-use crate::fork_join::probe;
+use crate::fork_join::{Outside, probe};
 use crate::{Checksum, StateWriter, fork_join};
 
 /// Bytes per cached leaf: 16 chunks of 1 KiB, a whole subtree of the BLAKE3
@@ -113,6 +115,8 @@ struct Job {
     leaves: Vec<ChainingValue>,
     checksum: Checksum,
     rehashed: usize,
+    /// Held while the helper hashes, so that the pool leaves its core to it.
+    hashing: Option<Outside>,
 }
 
 /// Where a hasher's helper thread stands.
@@ -149,6 +153,7 @@ impl Helper {
                 // Ends when the hasher drops its sender (or stops listening).
                 for mut job in inbox {
                     (job.checksum, job.rehashed) = hash(&job.last, &mut job.leaves, &job.bytes, 1);
+                    job.hashing = None;
                     if outbox.send(job).is_err() {
                         break;
                     }
@@ -228,6 +233,7 @@ impl FrameHasher {
             leaves: core::mem::take(&mut self.leaves),
             checksum: Checksum::from_bytes([0; 32]),
             rehashed: 0,
+            hashing: Some(Outside::busy()),
         };
         match helper.jobs.send(job) {
             Ok(()) => self.in_flight = true,
