@@ -1,7 +1,8 @@
 //! The step pipeline: what [`World::step`] does to advance one frame, in
 //! order (the split follows rapier's `physics_pipeline` and Box2D v3's
 //! `b2World_Step`):
-//! 1. integrate velocities of awake dynamic bodies (forces, damping);
+//! 1. integrate velocities of awake dynamic bodies (forces, damping; per
+//!    body, in shares of a large world's slots on the world's threads);
 //! 2. broadphase and narrowphase (`collide.rs`): the grid broadphase plus the
 //!    half-space pairs, manifolds for every pair with a moving body, merged
 //!    with last step's cache by feature id (warm starting), contact events;
