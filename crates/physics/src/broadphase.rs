@@ -5,10 +5,11 @@
 //! 1/16 m or more) at least the proxies' mean width; a proxy no wider
 //! than `S` on any axis is *small*, and is kept in the cell of its bounds'
 //! lowest corner, the others (walls, buildings) in a short *large* list.
-//! A counting pass orders the small proxies by cell (by row along x, then column along y,
-//! then layer along z) and leaves a table of where each cell's proxies
-//! start, so no proxy is compared with another to order them (a sort along
-//! one axis re-sorted 8 192 moving RTS units every step). The table spans
+//! A counting pass orders the small proxies by cell (by row along x,
+//! then column along y, then layer along z) and leaves a table of where
+//! each cell's proxies start, so no proxy is compared with another to
+//! order them (a sort along one axis re-sorted 8 192 moving RTS units
+//! every step). The table spans
 //! the block of cells from the lowest corner to the highest; where the
 //! bodies lie so far apart that the block would hold over four cells a
 //! proxy, `S` is doubled until it does not.

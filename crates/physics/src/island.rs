@@ -17,10 +17,9 @@
 //! with containment in shares of the slots on the world's threads; the
 //! islands ([`update`]) are then found on the calling thread.
 
-use lockstep_fx::Vec3;
+use lockstep_fx::{Fx, Vec3};
 
 use crate::body::{Body, BodyKind};
-use crate::settings::WorldSettings;
 use crate::world::World;
 
 /// What counting the still frames of some bodies found: whether one of
@@ -46,18 +45,18 @@ impl Stillness {
 }
 
 /// Counts one more still frame for a sleep candidate `b` that moved slower
-/// than the sleep speed this step, and starts its count again if it moved
-/// faster. It reads and writes `b` alone, so shares of the bodies may be
-/// counted on different threads.
-pub(crate) fn count_still(b: &mut Body, settings: &WorldSettings) -> Stillness {
-    if !candidate(b) {
+/// than the sleep speed (`speed2` is its square) this step, and starts its
+/// count again if it moved faster; `ready` once it has `needed` frames. It
+/// reads and writes `b` alone, so shares of the bodies may be counted on
+/// different threads.
+pub(crate) fn count_still(b: &mut Body, speed2: Fx, needed: u32) -> Stillness {
+    if !World::is_moving_dynamic(b) {
         return Stillness {
             ready: false,
             pushers: is_moving_kinematic(b),
         };
     }
     // Speed of the fastest surface point: |v| + |ω|·extent, compared squared.
-    let speed2 = settings.sleep_speed * settings.sleep_speed;
     let extent = b.shape.reach();
     let still = b.linear_velocity.length_squared() < speed2
         && b.angular_velocity.length_squared() * extent * extent < speed2;
@@ -67,7 +66,7 @@ pub(crate) fn count_still(b: &mut Body, settings: &WorldSettings) -> Stillness {
         0
     };
     Stillness {
-        ready: b.still_frames >= settings.sleep_frames,
+        ready: b.still_frames >= needed,
         pushers: false,
     }
 }
@@ -100,7 +99,7 @@ pub(crate) fn update(world: &mut World, found: Stillness) {
         ) else {
             continue;
         };
-        match (candidate(a), candidate(b)) {
+        match (World::is_moving_dynamic(a), World::is_moving_dynamic(b)) {
             (true, true) if ready => union(&mut parent, c.a, c.b),
             (true, false) if is_moving_kinematic(b) => restless.push(c.a),
             (false, true) if is_moving_kinematic(a) => restless.push(c.b),
@@ -122,7 +121,7 @@ pub(crate) fn update(world: &mut World, found: Stillness) {
         let Some(b) = world.slots[i as usize].body.as_ref() else {
             continue;
         };
-        if !candidate(b) {
+        if !World::is_moving_dynamic(b) {
             continue;
         }
         let r = find(&mut parent, i);
@@ -139,11 +138,6 @@ pub(crate) fn update(world: &mut World, found: Stillness) {
             b.angular_velocity = Vec3::ZERO;
         }
     }
-}
-
-/// Whether `b` may fall asleep: an awake dynamic body in range.
-fn candidate(b: &Body) -> bool {
-    b.kind == BodyKind::Dynamic && b.awake && !b.contained
 }
 
 fn is_moving_kinematic(b: &Body) -> bool {

@@ -238,6 +238,7 @@ impl World {
     pub(crate) fn update_sleep(&mut self) {
         let share = self.slot_share();
         let settings = &self.settings;
+        let speed2 = settings.sleep_speed * settings.sleep_speed;
         let jobs: Vec<_> = self.slots.chunks_mut(share).enumerate().collect();
         let counted = fork_join(jobs, |(k, slots)| {
             let mut contained = Vec::new();
@@ -254,7 +255,7 @@ impl World {
                     });
                 }
                 if settings.sleeping {
-                    found = found.or(island::count_still(b, settings));
+                    found = found.or(island::count_still(b, speed2, settings.sleep_frames));
                 }
             }
             (contained, found)
