@@ -20,7 +20,18 @@
 use crate::{Checksum, Fx, Mat3, Quat, Rng, Vec2, Vec3};
 
 /// Where a [`StateWriter`] puts its bytes.
-pub trait Sink {
+///
+/// A sink is `Send` so that a large state may write the first part of a
+/// long run of records into it on a thread of `fork_join`'s pool while the
+/// other parts are written into plain buffers elsewhere, then put after it
+/// in order (see [`Sink::READS_MARKS`]).
+pub trait Sink: Send {
+    /// Whether this sink reads the labels of [`Sink::mark`]. A state writes
+    /// a long run of records in parts on several threads only into a sink
+    /// that does not: the parts written into plain buffers carry no labels.
+    /// The bytes are the same either way.
+    const READS_MARKS: bool = false;
+
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]);
 

@@ -19,9 +19,18 @@
 //! validates everything a later step relies on (shapes, indices, the cache's
 //! order, the free list), so hostile bytes give a [`StateError`], never a
 //! panic or a world that misbehaves later.
+//!
+//! **Threads.** A large world's long runs of records (its slots, its
+//! contacts) are written in parts on the world's threads, into a sink that
+//! reads no labels ([`Sink::READS_MARKS`]): the first part straight into
+//! the writer, the others into buffers put after it in order. Each record's
+//! bytes depend on the record alone, so the bytes are those of one thread.
+
+use core::ops::Range;
 
 use lockstep_fx::{
     Canonical, Checksum, DecodeError, Fx, HashSink, Quat, Sink, StateReader, StateWriter, Vec3,
+    fork_join,
 };
 
 use crate::body::{Body, BodyKind};
@@ -71,15 +80,7 @@ impl World {
         w.field("frame", &self.frame);
         w.label::<u32>("slots");
         w.write_len(self.slots.len());
-        for (i, slot) in self.slots.iter().enumerate() {
-            w.entity("body", &[i as u32]);
-            w.field("generation", &slot.generation);
-            w.field("occupied", &slot.body.is_some());
-            if let Some(b) = &slot.body {
-                w.field("island", &slot.island);
-                encode_body(b, w);
-            }
-        }
+        write_records(&Slots(&self.slots), self.threads, w);
         w.entity("free list", &[]);
         w.label::<u32>("length");
         w.write_len(self.free.len());
@@ -89,24 +90,7 @@ impl World {
         w.entity("contacts", &[]);
         w.label::<u32>("length");
         w.write_len(self.contacts.len());
-        for c in &self.contacts {
-            w.entity("contact", &[c.a, c.b]);
-            w.field("a", &c.a);
-            w.field("b", &c.b);
-            w.field("points", &c.manifold.count);
-            for (p, imp) in c.manifold.points().iter().zip(&c.normal_impulses) {
-                w.field("point id", &p.id);
-                w.field("normal impulse", imp);
-            }
-            // A contact that turns no body carries no friction or twist
-            // impulse (every contact of an RTS unit): both are left out.
-            let carried = c.friction_impulse != Vec3::ZERO || !c.twist_impulse.is_zero();
-            w.field("friction carried", &carried);
-            if carried {
-                w.field("friction impulse", &c.friction_impulse);
-                w.field("twist impulse", &c.twist_impulse);
-            }
-        }
+        write_records(&Contacts(&self.contacts), self.threads, w);
     }
 
     /// BLAKE3 checksum of the canonical state.
@@ -271,6 +255,118 @@ impl Canonical for World {
             },
             StateError::Invalid(what) => DecodeError::Invalid { offset, what },
         })
+    }
+}
+
+/// A run of a world's records (its slots, its contacts) that can be
+/// written a range at a time, for [`write_records`].
+trait Records: Sync {
+    /// Bytes a record usually takes, to size a part's buffer.
+    const TYPICAL_BYTES: usize;
+    /// How many records there are.
+    fn count(&self) -> usize;
+    /// Writes the records of `range`, in order.
+    fn write<S: Sink>(&self, range: Range<usize>, w: &mut StateWriter<S>);
+}
+
+/// Writes all of `records` into `w`, the same bytes on any number of
+/// threads. A long run (at least [`PARALLEL_RECORDS`]) of a world with
+/// several threads, into a sink that reads no labels, is written in one
+/// part per thread on `fork_join`'s pool: the first part straight into `w`
+/// (on the calling thread), the others into buffers put after it in order.
+fn write_records<S: Sink, R: Records>(records: &R, threads: usize, w: &mut StateWriter<S>) {
+    let n = records.count();
+    if S::READS_MARKS || threads < 2 || n < PARALLEL_RECORDS {
+        records.write(0..n, w);
+        return;
+    }
+    /// Where a part is written.
+    enum Part<'w, S: Sink> {
+        Here(&'w mut StateWriter<S>),
+        Aside,
+    }
+    let share = n.div_ceil(threads);
+    let mut parts = vec![(Part::Here(w), 0..share)];
+    parts.extend(
+        (share..n)
+            .step_by(share)
+            .map(|start| (Part::Aside, start..n.min(start + share))),
+    );
+    let written = fork_join(parts, |(part, range)| match part {
+        Part::Here(w) => {
+            records.write(range, w);
+            None
+        }
+        Part::Aside => {
+            let mut buffer = StateWriter::new(Vec::with_capacity(range.len() * R::TYPICAL_BYTES));
+            records.write(range, &mut buffer);
+            Some(buffer.into_inner())
+        }
+    });
+    for bytes in written.into_iter().flatten() {
+        w.write_raw(&bytes);
+    }
+}
+
+/// Below this many records a run is written on one thread: a shorter part
+/// costs less than handing it to a helper.
+const PARALLEL_RECORDS: usize = 2048;
+
+/// A world's slots, each its generation, whether it holds a body and, if
+/// it does, the body's island and the body.
+struct Slots<'a>(&'a [Slot]);
+
+impl Records for Slots<'_> {
+    const TYPICAL_BYTES: usize = 160;
+
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn write<S: Sink>(&self, range: Range<usize>, w: &mut StateWriter<S>) {
+        for (i, slot) in range.clone().zip(&self.0[range]) {
+            w.entity("body", &[i as u32]);
+            w.field("generation", &slot.generation);
+            w.field("occupied", &slot.body.is_some());
+            if let Some(b) = &slot.body {
+                w.field("island", &slot.island);
+                encode_body(b, w);
+            }
+        }
+    }
+}
+
+/// A world's contact cache, each contact's pair, its points' feature ids
+/// and normal impulses, and its friction and twist impulses if it carries
+/// them.
+struct Contacts<'a>(&'a [Contact]);
+
+impl Records for Contacts<'_> {
+    const TYPICAL_BYTES: usize = 48;
+
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn write<S: Sink>(&self, range: Range<usize>, w: &mut StateWriter<S>) {
+        for c in &self.0[range] {
+            w.entity("contact", &[c.a, c.b]);
+            w.field("a", &c.a);
+            w.field("b", &c.b);
+            w.field("points", &c.manifold.count);
+            for (p, imp) in c.manifold.points().iter().zip(&c.normal_impulses) {
+                w.field("point id", &p.id);
+                w.field("normal impulse", imp);
+            }
+            // A contact that turns no body carries no friction or twist
+            // impulse (every contact of an RTS unit): both are left out.
+            let carried = c.friction_impulse != Vec3::ZERO || !c.twist_impulse.is_zero();
+            w.field("friction carried", &carried);
+            if carried {
+                w.field("friction impulse", &c.friction_impulse);
+                w.field("twist impulse", &c.twist_impulse);
+            }
+        }
     }
 }
 
@@ -542,5 +638,90 @@ impl<'b> Fields<'_, 'b> {
             ));
         }
         Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::BodyBuilder;
+    use crate::settings::WorldSettings;
+
+    /// Counts the labels it is given, as a diagnosis map reads them.
+    #[derive(Default)]
+    struct Labelled {
+        bytes: Vec<u8>,
+        entities: usize,
+    }
+
+    impl Sink for Labelled {
+        const READS_MARKS: bool = true;
+
+        fn put(&mut self, bytes: &[u8]) {
+            self.bytes.extend_from_slice(bytes);
+        }
+
+        fn mark(&mut self, mark: lockstep_fx::Mark<'_>) {
+            if let lockstep_fx::Mark::Entity { .. } = mark {
+                self.entities += 1;
+            }
+        }
+    }
+
+    /// A world with more slots and contacts than one part takes (balls on
+    /// the ground, some sliding so that their contacts carry friction, and
+    /// holes) writes the same bytes on any number of threads, into a buffer
+    /// and into the hasher; a sink that reads labels gets every label.
+    #[test]
+    fn long_runs_written_in_parts_are_the_bytes_of_one_thread() {
+        let mut world = World::new(WorldSettings::default());
+        world
+            .add_body(BodyBuilder::fixed(Shape::HalfSpace))
+            .unwrap();
+        let ball = Shape::Sphere { radius: Fx::HALF };
+        let mut handles = Vec::new();
+        for i in 0..2_600 {
+            let at = Vec3::new(
+                Fx::from_int(2 * (i % 50)),
+                Fx::HALF,
+                Fx::from_int(2 * (i / 50)),
+            );
+            let body = BodyBuilder::dynamic(ball).position(at);
+            let body = if i % 5 == 0 {
+                body.linear_velocity(Vec3::new(Fx::from_int(3), Fx::ZERO, Fx::ZERO))
+            } else {
+                body
+            };
+            handles.push(world.add_body(body).unwrap());
+        }
+        for k in [3, 1_700, 2_599] {
+            world.remove_body(handles[k]);
+        }
+        world.step();
+        world.step();
+        assert!(world.slots.len() >= PARALLEL_RECORDS);
+        assert!(world.contacts.len() >= PARALLEL_RECORDS);
+        assert!(
+            world
+                .contacts
+                .iter()
+                .any(|c| c.friction_impulse != Vec3::ZERO)
+        );
+
+        world.set_threads(1);
+        let one = world.save();
+        for threads in [2, 3, 8] {
+            world.set_threads(threads);
+            assert_eq!(world.save(), one, "{threads} threads");
+            assert_eq!(world.checksum(), Checksum::of(&one), "{threads} threads");
+            let mut labelled = StateWriter::new(Labelled::default());
+            world.encode(&mut labelled);
+            let labelled = labelled.into_inner();
+            assert_eq!(labelled.bytes, one, "{threads} threads");
+            // One per slot and per contact, and the world, free list and
+            // contact cache themselves.
+            let entities = world.slots.len() + world.contacts.len() + 3;
+            assert_eq!(labelled.entities, entities, "{threads} threads");
+        }
     }
 }

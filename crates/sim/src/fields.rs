@@ -158,6 +158,8 @@ impl StateMap {
 }
 
 impl Sink for StateMap {
+    const READS_MARKS: bool = true;
+
     fn put(&mut self, bytes: &[u8]) {
         if self.fields.is_empty() {
             self.open("", hex);
