@@ -649,8 +649,6 @@ impl<'b> Fields<'_, 'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::body::BodyBuilder;
-    use crate::settings::WorldSettings;
 
     /// Counts the labels it is given, as a diagnosis map reads them.
     #[derive(Default)]
@@ -673,45 +671,28 @@ mod tests {
         }
     }
 
-    /// A world with many more slots and contacts than one part takes (balls on
-    /// the ground, some sliding so that their contacts carry friction, and
-    /// holes) writes the same bytes on any number of threads, into a buffer
-    /// and into the hasher; a sink that reads labels gets every label.
+    /// A world with many more slots and contacts than one part takes (a
+    /// pyramid of boxes, whose contacts carry friction, with holes) writes
+    /// the same bytes on any number of threads, into a buffer and into the
+    /// hasher; a sink that reads labels gets every label.
     #[test]
     fn long_runs_written_in_parts_are_the_bytes_of_one_thread() {
-        let mut world = World::new(WorldSettings::default());
-        world
-            .add_body(BodyBuilder::fixed(Shape::HalfSpace))
-            .unwrap();
-        let ball = Shape::Sphere { radius: Fx::HALF };
-        let mut handles = Vec::new();
-        for i in 0..2_600 {
-            let at = Vec3::new(
-                Fx::from_int(2 * (i % 50)),
-                Fx::HALF,
-                Fx::from_int(2 * (i / 50)),
-            );
-            let body = BodyBuilder::dynamic(ball).position(at);
-            let body = if i % 5 == 0 {
-                body.linear_velocity(Vec3::new(Fx::from_int(3), Fx::ZERO, Fx::ZERO))
-            } else {
-                body
-            };
-            handles.push(world.add_body(body).unwrap());
-        }
-        for k in [3, 1_700, 2_599] {
+        let mut world = crate::scenes::pyramid_15().build();
+        world.step();
+        let handles: Vec<_> = world.bodies().map(|(h, _)| h).collect();
+        for k in [3, 700, 1_240] {
             world.remove_body(handles[k]);
         }
         world.step();
-        world.step();
-        assert!(world.slots.len() >= PARALLEL_RECORDS);
-        assert!(world.contacts.len() >= PARALLEL_RECORDS);
+        assert!(world.slots.len() >= 4 * PARALLEL_RECORDS);
+        assert!(world.contacts.len() >= 4 * PARALLEL_RECORDS);
         assert!(
             world
                 .contacts
                 .iter()
                 .any(|c| c.friction_impulse != Vec3::ZERO)
         );
+        assert!(world.slots.iter().any(|s| s.body.is_none()));
 
         world.set_threads(1);
         let one = world.save();
