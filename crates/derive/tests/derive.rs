@@ -173,6 +173,8 @@ struct Labels {
 }
 
 impl Sink for Labels {
+    const READS_MARKS: bool = true;
+
     fn put(&mut self, bytes: &[u8]) {
         self.bytes.extend_from_slice(bytes);
     }

@@ -37,6 +37,8 @@ pub trait Sink: Send {
 
     /// Labels the bytes that follow (see [`Mark`]). Only sinks that map
     /// fields for diagnosis look at labels; the others ignore them at no cost.
+    /// A sink that looks at them also sets [`Sink::READS_MARKS`], or a large
+    /// state's long runs reach it without their labels.
     #[inline]
     fn mark(&mut self, mark: Mark<'_>) {
         let _ = mark;
