@@ -80,7 +80,8 @@ impl World {
         w.field("frame", &self.frame);
         w.label::<u32>("slots");
         w.write_len(self.slots.len());
-        write_records(&Slots(&self.slots), self.threads, w);
+        let threads = self.pass_threads();
+        write_records(&Slots(&self.slots), threads, w);
         w.entity("free list", &[]);
         w.label::<u32>("length");
         w.write_len(self.free.len());
@@ -90,7 +91,7 @@ impl World {
         w.entity("contacts", &[]);
         w.label::<u32>("length");
         w.write_len(self.contacts.len());
-        write_records(&Contacts(&self.contacts), self.threads, w);
+        write_records(&Contacts(&self.contacts), threads, w);
     }
 
     /// BLAKE3 checksum of the canonical state.
@@ -270,10 +271,11 @@ trait Records: Sync {
 }
 
 /// Writes all of `records` into `w`, the same bytes on any number of
-/// threads. A long run (at least [`PARALLEL_RECORDS`]) of a world with
-/// several threads, into a sink that reads no labels, is written in one
-/// part per thread on `fork_join`'s pool: the first part straight into `w`
-/// (on the calling thread), the others into buffers put after it in order.
+/// threads. With several `threads` (a large world's: `World::pass_threads`),
+/// a long run (at least [`PARALLEL_RECORDS`]) into a sink that reads no
+/// labels is written in one part per thread on `fork_join`'s pool: the
+/// first part straight into `w` (on the calling thread), the others into
+/// buffers put after it in order.
 fn write_records<S: Sink, R: Records>(records: &R, threads: usize, w: &mut StateWriter<S>) {
     let n = records.count();
     if S::READS_MARKS || threads < 2 || n < PARALLEL_RECORDS {
@@ -309,12 +311,13 @@ fn write_records<S: Sink, R: Records>(records: &R, threads: usize, w: &mut State
 }
 
 /// Below this many records a run is written on one thread: a shorter part
-/// costs less than handing it to a helper. A record takes a few hundred
-/// instructions to write, several times what a body takes in a step's
-/// per-body passes, so runs shorter than theirs pay: at 256 rather than
-/// 2 048 (two threads, medians of alternating runs) the RTS fixture
-/// replayed in 0.97 of its time (22 pairs) and the cube fixture in 0.95
-/// (16 pairs).
+/// costs less than handing it to a helper (a record takes a few hundred
+/// instructions to write). Only a large world writes in parts at all
+/// (`World::pass_threads`): in a smaller one the pool's helpers have often
+/// gone to sleep since the step last used them, and waking one cost more
+/// than its part saved (two threads: `pyramid-15`, whose 1 241 slots and
+/// 2 000-odd contacts were written in parts, spent 1.19 of the time on
+/// its checksum and `game:cubes` 1.24, 10 alternating pairs each).
 const PARALLEL_RECORDS: usize = 256;
 
 /// A world's slots, each its generation, whether it holds a body and, if
@@ -671,21 +674,22 @@ mod tests {
         }
     }
 
-    /// A world with many more slots and contacts than one part takes (a
-    /// pyramid of boxes, whose contacts carry friction, with holes) writes
-    /// the same bytes on any number of threads, into a buffer and into the
-    /// hasher; a sink that reads labels gets every label.
+    /// A large world (pyramids of boxes, whose contacts carry friction,
+    /// with holes) writes the same bytes on any number of threads, into a
+    /// buffer and into the hasher; a sink that reads labels gets every
+    /// label.
     #[test]
     fn long_runs_written_in_parts_are_the_bytes_of_one_thread() {
-        let mut world = crate::scenes::pyramid_15().build();
+        let mut world = crate::scenes::many_pyramids().build();
         world.step();
         let handles: Vec<_> = world.bodies().map(|(h, _)| h).collect();
-        for k in [3, 700, 1_240] {
+        for k in [3, 4_000, 8_400] {
             world.remove_body(handles[k]);
         }
         world.step();
-        assert!(world.slots.len() >= 4 * PARALLEL_RECORDS);
-        assert!(world.contacts.len() >= 4 * PARALLEL_RECORDS);
+        world.set_threads(8);
+        assert_eq!(world.pass_threads(), 8, "a large world");
+        assert!(world.contacts.len() >= 8 * PARALLEL_RECORDS);
         assert!(
             world
                 .contacts

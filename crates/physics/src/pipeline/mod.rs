@@ -216,16 +216,22 @@ impl World {
         ((v.x + v.y + v.z) * h).min(Fx::from_int(8))
     }
 
-    /// How many slots each share of a per-body pass takes: all of them
-    /// below [`PARALLEL_SLOTS`], else an even share per thread (never 0).
-    fn slot_share(&self) -> usize {
-        let n = self.slots.len();
-        let threads = if n >= PARALLEL_SLOTS {
+    /// The threads a per-body pass is shared between: one below
+    /// [`PARALLEL_SLOTS`], else the world's. Encoding the state in parts
+    /// follows it too (`state.rs`): the last pass of such a world's step
+    /// has just used the pool, so its helpers are awake to take the parts.
+    pub(crate) fn pass_threads(&self) -> usize {
+        if self.slots.len() >= PARALLEL_SLOTS {
             self.threads.max(1)
         } else {
             1
-        };
-        n.div_ceil(threads).max(1)
+        }
+    }
+
+    /// How many slots each share of a per-body pass takes: all of them
+    /// below [`PARALLEL_SLOTS`], else an even share per thread (never 0).
+    fn slot_share(&self) -> usize {
+        self.slots.len().div_ceil(self.pass_threads()).max(1)
     }
 
     /// Containment of the bodies that left the valid range, then the still
