@@ -81,7 +81,7 @@ impl World {
         w.label::<u32>("slots");
         w.write_len(self.slots.len());
         let threads = self.pass_threads();
-        write_records(&Slots(&self.slots), threads, w);
+        write_records(&self.slots, threads, w);
         w.entity("free list", &[]);
         w.label::<u32>("length");
         w.write_len(self.free.len());
@@ -91,7 +91,7 @@ impl World {
         w.entity("contacts", &[]);
         w.label::<u32>("length");
         w.write_len(self.contacts.len());
-        write_records(&Contacts(&self.contacts), threads, w);
+        write_records(&self.contacts, threads, w);
     }
 
     /// BLAKE3 checksum of the canonical state.
@@ -259,15 +259,13 @@ impl Canonical for World {
     }
 }
 
-/// A run of a world's records (its slots, its contacts) that can be
-/// written a range at a time, for [`write_records`].
-trait Records: Sync {
+/// One of a world's runs of records (a slot, a contact), written by
+/// [`write_records`].
+trait Record: Sync {
     /// Bytes a record usually takes, to size a part's buffer.
     const TYPICAL_BYTES: usize;
-    /// How many records there are.
-    fn count(&self) -> usize;
-    /// Writes the records of `range`, in order.
-    fn write<S: Sink>(&self, range: Range<usize>, w: &mut StateWriter<S>);
+    /// Writes this record, the `index`th of its run.
+    fn write<S: Sink>(&self, index: usize, w: &mut StateWriter<S>);
 }
 
 /// Writes all of `records` into `w`, the same bytes on any number of
@@ -276,10 +274,10 @@ trait Records: Sync {
 /// labels is written in one part per thread on `fork_join`'s pool: the
 /// first part straight into `w` (on the calling thread), the others into
 /// buffers put after it in order.
-fn write_records<S: Sink, R: Records>(records: &R, threads: usize, w: &mut StateWriter<S>) {
-    let n = records.count();
+fn write_records<S: Sink, R: Record>(records: &[R], threads: usize, w: &mut StateWriter<S>) {
+    let n = records.len();
     if S::READS_MARKS || threads < 2 || n < PARALLEL_RECORDS {
-        records.write(0..n, w);
+        write_range(records, 0..n, w);
         return;
     }
     /// Where a part is written.
@@ -296,17 +294,24 @@ fn write_records<S: Sink, R: Records>(records: &R, threads: usize, w: &mut State
     );
     let written = fork_join(parts, |(part, range)| match part {
         Part::Here(w) => {
-            records.write(range, w);
+            write_range(records, range, w);
             None
         }
         Part::Aside => {
             let mut buffer = StateWriter::new(Vec::with_capacity(range.len() * R::TYPICAL_BYTES));
-            records.write(range, &mut buffer);
+            write_range(records, range, &mut buffer);
             Some(buffer.into_inner())
         }
     });
     for bytes in written.into_iter().flatten() {
         w.write_raw(&bytes);
+    }
+}
+
+/// Writes the records of `range`, in order.
+fn write_range<S: Sink, R: Record>(records: &[R], range: Range<usize>, w: &mut StateWriter<S>) {
+    for (i, r) in range.clone().zip(&records[range]) {
+        r.write(i, w);
     }
 }
 
@@ -320,60 +325,44 @@ fn write_records<S: Sink, R: Records>(records: &R, threads: usize, w: &mut State
 /// its checksum and `game:cubes` 1.24, 10 alternating pairs each).
 const PARALLEL_RECORDS: usize = 256;
 
-/// A world's slots, each its generation, whether it holds a body and, if
-/// it does, the body's island and the body.
-struct Slots<'a>(&'a [Slot]);
-
-impl Records for Slots<'_> {
+/// A slot: its generation, whether it holds a body and, if it does, the
+/// body's island and the body.
+impl Record for Slot {
     const TYPICAL_BYTES: usize = 160;
 
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-
-    fn write<S: Sink>(&self, range: Range<usize>, w: &mut StateWriter<S>) {
-        for (i, slot) in range.clone().zip(&self.0[range]) {
-            w.entity("body", &[i as u32]);
-            w.field("generation", &slot.generation);
-            w.field("occupied", &slot.body.is_some());
-            if let Some(b) = &slot.body {
-                w.field("island", &slot.island);
-                encode_body(b, w);
-            }
+    fn write<S: Sink>(&self, index: usize, w: &mut StateWriter<S>) {
+        w.entity("body", &[index as u32]);
+        w.field("generation", &self.generation);
+        w.field("occupied", &self.body.is_some());
+        if let Some(b) = &self.body {
+            w.field("island", &self.island);
+            encode_body(b, w);
         }
     }
 }
 
-/// A world's contact cache, each contact's pair, its points' feature ids
-/// and normal impulses, and its friction and twist impulses if it carries
-/// them.
-struct Contacts<'a>(&'a [Contact]);
-
-impl Records for Contacts<'_> {
+/// A cached contact: its pair, its points' feature ids and normal
+/// impulses, and its friction and twist impulses if it carries them.
+impl Record for Contact {
     const TYPICAL_BYTES: usize = 48;
 
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-
-    fn write<S: Sink>(&self, range: Range<usize>, w: &mut StateWriter<S>) {
-        for c in &self.0[range] {
-            w.entity("contact", &[c.a, c.b]);
-            w.field("a", &c.a);
-            w.field("b", &c.b);
-            w.field("points", &c.manifold.count);
-            for (p, imp) in c.manifold.points().iter().zip(&c.normal_impulses) {
-                w.field("point id", &p.id);
-                w.field("normal impulse", imp);
-            }
-            // A contact that turns no body carries no friction or twist
-            // impulse (every contact of an RTS unit): both are left out.
-            let carried = c.friction_impulse != Vec3::ZERO || !c.twist_impulse.is_zero();
-            w.field("friction carried", &carried);
-            if carried {
-                w.field("friction impulse", &c.friction_impulse);
-                w.field("twist impulse", &c.twist_impulse);
-            }
+    fn write<S: Sink>(&self, _index: usize, w: &mut StateWriter<S>) {
+        let c = self;
+        w.entity("contact", &[c.a, c.b]);
+        w.field("a", &c.a);
+        w.field("b", &c.b);
+        w.field("points", &c.manifold.count);
+        for (p, imp) in c.manifold.points().iter().zip(&c.normal_impulses) {
+            w.field("point id", &p.id);
+            w.field("normal impulse", imp);
+        }
+        // A contact that turns no body carries no friction or twist
+        // impulse (every contact of an RTS unit): both are left out.
+        let carried = c.friction_impulse != Vec3::ZERO || !c.twist_impulse.is_zero();
+        w.field("friction carried", &carried);
+        if carried {
+            w.field("friction impulse", &c.friction_impulse);
+            w.field("twist impulse", &c.twist_impulse);
         }
     }
 }
