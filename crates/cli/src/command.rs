@@ -38,6 +38,8 @@ enum SolverPathArg {
     Portable,
     /// Four constraints at a time, AVX2 (x86_64).
     Avx2,
+    /// Four constraints at a time, NEON (aarch64).
+    Neon,
 }
 
 impl From<SolverPathArg> for SolverPath {
@@ -46,6 +48,7 @@ impl From<SolverPathArg> for SolverPath {
             SolverPathArg::Sequential => SolverPath::Sequential,
             SolverPathArg::Portable => SolverPath::Portable,
             SolverPathArg::Avx2 => SolverPath::Avx2,
+            SolverPathArg::Neon => SolverPath::Neon,
         }
     }
 }

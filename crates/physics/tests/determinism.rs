@@ -122,7 +122,7 @@ fn golden_crowd() {
 
 /// The solver's paths never change a bit: every scene stepped on every
 /// path this machine can run (the sequential reference, the portable
-/// lanes, AVX2 where the processor has it) gives the same checksum every
+/// lanes, AVX2 or NEON where the processor has it) gives the same checksum every
 /// frame. `crowd` puts nearly every constraint in lanes, in every branch
 /// of its row (approaching, pushing out, resting, separating).
 #[test]

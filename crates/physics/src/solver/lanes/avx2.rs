@@ -1,8 +1,8 @@
 //! The lane kernel on AVX2: [`FxLanes`] for four `i64` in one 256-bit
-//! register, and the kernel compiled for AVX2. This is the physics
-//! crate's only unsafe code: vector intrinsics, and the call into a
-//! function compiled for an instruction set the processor was checked
-//! to have. Nothing here is reachable unless `SolverPath::Avx2` was
+//! register, and the kernel compiled for AVX2. With `neon.rs`, this is
+//! the physics crate's only unsafe code: vector intrinsics, and the call
+//! into a function compiled for an instruction set the processor was
+//! checked to have. Nothing here is reachable unless `SolverPath::Avx2` was
 //! found available.
 
 use core::arch::x86_64::{
@@ -167,47 +167,12 @@ pub(super) fn warm_start_run<const TWO: bool>(run: &LaneRun, v: &mut [Velocity])
 
 #[cfg(test)]
 mod tests {
-    use lockstep_fx::lanes::{FxLanes, Portable, Raw};
-
-    use super::Avx2;
-
-    /// Runs `f` on both implementations (when the processor has AVX2)
-    /// and compares the results.
-    fn same(a: Raw, b: Raw) {
-        if !crate::SolverPath::Avx2.is_available() {
-            return;
-        }
-        let (p, q) = (Portable(a), Portable(b));
-        let (x, y) = (Avx2::from_raw(a), Avx2::from_raw(b));
-        assert_eq!(x.mul(y).to_raw(), p.mul(q).0, "{a:?} * {b:?}");
-        assert_eq!(x.add(y).to_raw(), p.add(q).0);
-        assert_eq!(x.sub(y).to_raw(), p.sub(q).0);
-        assert_eq!(x.max(y).to_raw(), p.max(q).0);
-        assert_eq!(x.positive().to_raw(), p.positive().0);
-        assert_eq!(
-            Avx2::select(x.positive(), x, y).to_raw(),
-            Portable::select(p.positive(), p, q).0
-        );
-        assert_eq!(
-            Avx2::dot([x, y, x], [y, y, x]).to_raw(),
-            Portable::dot([p, q, p], [q, q, p]).0
-        );
-    }
-
     #[test]
     fn avx2_lanes_give_the_portable_bits() {
-        let mut rng = lockstep_fx::Rng::new(17, 4);
-        let specials = [0, 1, -1, 1 << 31, -(1 << 31), 1 << 32, i64::MIN, i64::MAX];
-        for _ in 0..20_000 {
-            let mut r = || {
-                let x = rng.next_u64() as i64;
-                match rng.below(4) {
-                    0 => specials[rng.below(8) as usize],
-                    1 => x >> rng.below(63),
-                    _ => x,
-                }
-            };
-            same([r(), r(), r(), r()], [r(), r(), r(), r()]);
+        // The test runs wherever the crate's tests do; without AVX2 there
+        // is nothing to compare.
+        if crate::SolverPath::Avx2.is_available() {
+            super::super::tests::give_the_portable_bits::<super::Avx2>();
         }
     }
 }

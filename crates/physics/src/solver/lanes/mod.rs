@@ -34,18 +34,25 @@
 //! machine setting, like the thread count: every path gives the same bits.
 //! `Avx2` runs the kernels on `avx2::Avx2` lanes, one 256-bit register each
 //! (four 32 × 32 → 64-bit products per instruction), in functions compiled
-//! for AVX2; it is chosen at run time when the processor has it, and is the
-//! crate's only unsafe code. `Portable` runs the same kernels on
+//! for AVX2; it is chosen at run time when the processor has it, and it
+//! and `Neon` are the crate's only unsafe code. `Portable` runs the same kernels on
 //! [`Portable`] lanes, plain Rust: on x86_64 without AVX2 it costs about
 //! 70% more instructions than solving each linear point alone (`crowd`,
 //! 300 frames), so it is never the default; it is the kernels' reference,
-//! which the cross check runs on every architecture. Elsewhere the default
-//! is `Sequential` (a NEON path for aarch64 would come next). With exact
-//! Q32.32 products four lanes cost about what four scalar rows do (AVX2
-//! has no 64 × 64-bit multiply); what the lanes save is the walk around
+//! which the cross check runs on every architecture. `Neon` runs them on
+//! `neon::Neon` lanes, two 128-bit registers (two 32 × 32 → 64-bit
+//! products per instruction), on aarch64. With exact Q32.32 products four
+//! lanes cost about what four scalar rows do (neither instruction set has
+//! a 64 × 64-bit vector multiply); what the lanes save is the walk around
 //! the products, so the AVX2 path runs about 5% fewer instructions than
 //! the sequential one on `crowd` (300 frames) and on the RTS at
-//! 8 × 1 024 units (60 frames).
+//! 8 × 1 024 units (60 frames). An aarch64 processor forms a scalar
+//! 128-bit product in two instructions (`mul`, `smulh`), where a NEON
+//! product of four lanes takes eight `umull`s and the halves' narrowing
+//! around them, so there the default stays `Sequential` until the NEON
+//! path is timed on such a processor (this machine runs aarch64 only
+//! under emulation). The cross check runs every path of each
+//! architecture, NEON included, against the portable lanes.
 //!
 //! **General constraints stay out of lanes.** A face contact's pass takes
 //! about 150 exact Q32.32 products, which lanes make no cheaper, so lanes
@@ -76,6 +83,9 @@ use super::{
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod avx2;
+#[cfg(target_arch = "aarch64")]
+#[allow(unsafe_code)]
+mod neon;
 mod path;
 
 pub use path::SolverPath;
@@ -290,6 +300,8 @@ fn solve_run<const TWO: bool>(
     match path {
         #[cfg(target_arch = "x86_64")]
         SolverPath::Avx2 => avx2::solve_run::<TWO>(run, v, d, pass),
+        #[cfg(target_arch = "aarch64")]
+        SolverPath::Neon => neon::solve_run::<TWO>(run, v, d, pass),
         _ => solve_lanes::<Portable, TWO>(run, v, d, pass),
     }
 }
@@ -299,6 +311,8 @@ fn warm_start_run<const TWO: bool>(path: SolverPath, run: &LaneRun, v: &mut [Vel
     match path {
         #[cfg(target_arch = "x86_64")]
         SolverPath::Avx2 => avx2::warm_start_run::<TWO>(run, v),
+        #[cfg(target_arch = "aarch64")]
+        SolverPath::Neon => neon::warm_start_run::<TWO>(run, v),
         _ => warm_start_lanes::<Portable, TWO>(run, v),
     }
 }
@@ -466,6 +480,43 @@ fn solve_lanes<L: FxLanes, const TWO: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Checks lanes `L` against [`Portable`], the reference, on 20 000
+    /// random pairs of lane values (extremes, and values of every
+    /// magnitude): every operation must give the portable bits. The test of
+    /// each instruction set's lanes calls it.
+    pub(super) fn give_the_portable_bits<L: FxLanes>() {
+        let mut rng = lockstep_fx::Rng::new(17, 4);
+        let specials = [0, 1, -1, 1 << 31, -(1 << 31), 1 << 32, i64::MIN, i64::MAX];
+        for _ in 0..20_000 {
+            let mut r = || {
+                let x = rng.next_u64() as i64;
+                match rng.below(4) {
+                    0 => specials[rng.below(8) as usize],
+                    1 => x >> rng.below(63),
+                    _ => x,
+                }
+            };
+            let (a, b): (Raw, Raw) = ([r(), r(), r(), r()], [r(), r(), r(), r()]);
+            let (p, q) = (Portable(a), Portable(b));
+            let (x, y) = (L::from_raw(a), L::from_raw(b));
+            assert_eq!(x.to_raw(), a);
+            assert_eq!(L::splat(a[1]).to_raw(), [a[1]; LANES]);
+            assert_eq!(x.mul(y).to_raw(), p.mul(q).0, "{a:?} * {b:?}");
+            assert_eq!(x.add(y).to_raw(), p.add(q).0);
+            assert_eq!(x.sub(y).to_raw(), p.sub(q).0);
+            assert_eq!(x.max(y).to_raw(), p.max(q).0);
+            assert_eq!(x.positive().to_raw(), p.positive().0);
+            assert_eq!(
+                L::select(x.positive(), x, y).to_raw(),
+                Portable::select(p.positive(), p, q).0
+            );
+            assert_eq!(
+                L::dot([x, y, x], [y, y, x]).to_raw(),
+                Portable::dot([p, q, p], [q, q, p]).0
+            );
+        }
+    }
 
     /// The cut of linear points with these bodies (`None`: a general
     /// constraint), as the steps it leaves.

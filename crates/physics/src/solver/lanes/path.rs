@@ -22,6 +22,9 @@ pub enum SolverPath {
     Portable = 1,
     /// As `Portable`, compiled for AVX2 (x86_64 processors that have it).
     Avx2 = 2,
+    /// As `Portable`, on NEON registers (aarch64, whose base instruction
+    /// set has it).
+    Neon = 3,
 }
 
 impl SolverPath {
@@ -30,6 +33,7 @@ impl SolverPath {
         match self {
             SolverPath::Sequential | SolverPath::Portable => true,
             SolverPath::Avx2 => avx2_detected(),
+            SolverPath::Neon => neon_detected(),
         }
     }
 
@@ -41,7 +45,8 @@ impl SolverPath {
     /// The fastest path this machine can run: AVX2 where the processor
     /// has it, else the sequential one (the portable lanes cost more
     /// instructions than solving each constraint alone: they are the lane
-    /// kernels' reference, not a speed-up).
+    /// kernels' reference, not a speed-up; on aarch64 a scalar exact
+    /// product is as cheap as NEON's, see the lanes' module).
     pub fn best() -> SolverPath {
         if SolverPath::Avx2.is_available() {
             SolverPath::Avx2
@@ -70,10 +75,11 @@ impl SolverPath {
 }
 
 /// Every path, in discriminant order (so `ALL[p as usize] == p`).
-const ALL: [SolverPath; 3] = [
+const ALL: [SolverPath; 4] = [
     SolverPath::Sequential,
     SolverPath::Portable,
     SolverPath::Avx2,
+    SolverPath::Neon,
 ];
 
 // `ALL` is in discriminant order, checked when the crate compiles.
@@ -95,5 +101,15 @@ fn avx2_detected() -> bool {
 
 #[cfg(not(target_arch = "x86_64"))]
 fn avx2_detected() -> bool {
+    false
+}
+
+#[cfg(target_arch = "aarch64")]
+fn neon_detected() -> bool {
+    std::arch::is_aarch64_feature_detected!("neon")
+}
+
+#[cfg(not(target_arch = "aarch64"))]
+fn neon_detected() -> bool {
     false
 }
