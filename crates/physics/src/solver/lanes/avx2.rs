@@ -14,9 +14,6 @@ use core::arch::x86_64::{
 
 use lockstep_fx::lanes::{FxLanes, LANES, Raw};
 
-use super::LaneRun;
-use crate::solver::{Displacement, Pass, Velocity};
-
 /// Four lanes in one AVX2 register.
 #[derive(Clone, Copy)]
 pub(super) struct Avx2(__m256i);
@@ -130,40 +127,7 @@ impl Avx2 {
     }
 }
 
-#[target_feature(enable = "avx2")]
-unsafe fn solve<const TWO: bool>(
-    run: &mut LaneRun,
-    v: &mut [Velocity],
-    d: &[Displacement],
-    pass: &Pass,
-) {
-    super::solve_lanes::<Avx2, TWO>(run, v, d, pass);
-}
-
-#[target_feature(enable = "avx2")]
-unsafe fn warm_start<const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
-    super::warm_start_lanes::<Avx2, TWO>(run, v);
-}
-
-// SAFETY (both calls below): the world takes this path only when
-// `SolverPath::Avx2` is available, i.e. the processor reports AVX2
-// (`World::set_solver_path` and `SolverPath::set_default` refuse it
-// otherwise).
-
-pub(super) fn solve_run<const TWO: bool>(
-    run: &mut LaneRun,
-    v: &mut [Velocity],
-    d: &[Displacement],
-    pass: &Pass,
-) {
-    debug_assert!(crate::SolverPath::Avx2.is_available());
-    unsafe { solve::<TWO>(run, v, d, pass) }
-}
-
-pub(super) fn warm_start_run<const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
-    debug_assert!(crate::SolverPath::Avx2.is_available());
-    unsafe { warm_start::<TWO>(run, v) }
-}
+super::kernels!(Avx2, "avx2", crate::SolverPath::Avx2);
 
 #[cfg(test)]
 mod tests {

@@ -80,6 +80,53 @@ use super::{
     Arrays, Constraints, Displacement, Pass, Place, Point, Step, Velocity, contact, places,
 };
 
+/// The kernels of one instruction set: [`solve_lanes`] and
+/// [`warm_start_lanes`] on its lanes `$lanes`, compiled for `$feature`,
+/// and the safe entry points `solve_run` and `warm_start_run` through
+/// which the passes call them when the world's path is `$path`.
+macro_rules! kernels {
+    ($lanes:ty, $feature:literal, $path:expr) => {
+        use crate::solver::lanes::LaneRun;
+        use crate::solver::{Displacement, Pass, Velocity};
+
+        #[target_feature(enable = $feature)]
+        unsafe fn solve<const TWO: bool>(
+            run: &mut LaneRun,
+            v: &mut [Velocity],
+            d: &[Displacement],
+            pass: &Pass,
+        ) {
+            crate::solver::lanes::solve_lanes::<$lanes, TWO>(run, v, d, pass);
+        }
+
+        #[target_feature(enable = $feature)]
+        unsafe fn warm_start<const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
+            crate::solver::lanes::warm_start_lanes::<$lanes, TWO>(run, v);
+        }
+
+        // SAFETY (both calls below): the world takes this path only when
+        // it is available, i.e. the processor reports the instruction set
+        // (`World::set_solver_path` and `SolverPath::set_default` refuse
+        // it otherwise).
+
+        pub(super) fn solve_run<const TWO: bool>(
+            run: &mut LaneRun,
+            v: &mut [Velocity],
+            d: &[Displacement],
+            pass: &Pass,
+        ) {
+            debug_assert!($path.is_available());
+            unsafe { solve::<TWO>(run, v, d, pass) }
+        }
+
+        pub(super) fn warm_start_run<const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
+            debug_assert!($path.is_available());
+            unsafe { warm_start::<TWO>(run, v) }
+        }
+    };
+}
+use kernels;
+
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod avx2;

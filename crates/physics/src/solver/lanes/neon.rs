@@ -26,9 +26,6 @@ use core::arch::aarch64::{
 
 use lockstep_fx::lanes::{FxLanes, LANES, Raw};
 
-use super::LaneRun;
-use crate::solver::{Displacement, Pass, Velocity};
-
 /// Four lanes in two NEON registers: lanes 0 and 1, then 2 and 3.
 #[derive(Clone, Copy)]
 pub(super) struct Neon([int64x2_t; 2]);
@@ -164,40 +161,7 @@ impl FxLanes for Neon {
     }
 }
 
-#[target_feature(enable = "neon")]
-unsafe fn solve<const TWO: bool>(
-    run: &mut LaneRun,
-    v: &mut [Velocity],
-    d: &[Displacement],
-    pass: &Pass,
-) {
-    super::solve_lanes::<Neon, TWO>(run, v, d, pass);
-}
-
-#[target_feature(enable = "neon")]
-unsafe fn warm_start<const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
-    super::warm_start_lanes::<Neon, TWO>(run, v);
-}
-
-// SAFETY (both calls below): the world takes this path only when
-// `SolverPath::Neon` is available, i.e. the processor reports NEON
-// (`World::set_solver_path` and `SolverPath::set_default` refuse it
-// otherwise).
-
-pub(super) fn solve_run<const TWO: bool>(
-    run: &mut LaneRun,
-    v: &mut [Velocity],
-    d: &[Displacement],
-    pass: &Pass,
-) {
-    debug_assert!(crate::SolverPath::Neon.is_available());
-    unsafe { solve::<TWO>(run, v, d, pass) }
-}
-
-pub(super) fn warm_start_run<const TWO: bool>(run: &LaneRun, v: &mut [Velocity]) {
-    debug_assert!(crate::SolverPath::Neon.is_available());
-    unsafe { warm_start::<TWO>(run, v) }
-}
+super::kernels!(Neon, "neon", crate::SolverPath::Neon);
 
 #[cfg(test)]
 mod tests {
