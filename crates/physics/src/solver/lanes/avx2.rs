@@ -2,8 +2,8 @@
 //! register, and the kernel compiled for AVX2. With `neon.rs`, this is
 //! the physics crate's only unsafe code: vector intrinsics, and the call
 //! into a function compiled for an instruction set the processor was
-//! checked to have. Nothing here is reachable unless `SolverPath::Avx2` was
-//! found available.
+//! checked to have. Nothing here is reachable unless `SolverPath::Avx2`
+//! was found available.
 
 use core::arch::x86_64::{
     __m256i, _mm256_add_epi64, _mm256_and_si256, _mm256_blend_epi32, _mm256_blendv_epi8,

@@ -35,11 +35,11 @@
 //! `Avx2` runs the kernels on `avx2::Avx2` lanes, one 256-bit register each
 //! (four 32 × 32 → 64-bit products per instruction), in functions compiled
 //! for AVX2; it is chosen at run time when the processor has it, and it
-//! and `Neon` are the crate's only unsafe code. `Portable` runs the same kernels on
-//! [`Portable`] lanes, plain Rust: on x86_64 without AVX2 it costs about
-//! 70% more instructions than solving each linear point alone (`crowd`,
-//! 300 frames), so it is never the default; it is the kernels' reference,
-//! which the cross check runs on every architecture. `Neon` runs them on
+//! and `Neon` are the crate's only unsafe code. `Portable` runs the same
+//! kernels on [`Portable`] lanes, plain Rust: on x86_64 without AVX2 it
+//! costs about 70% more instructions than solving each linear point alone
+//! (`crowd`, 300 frames), so it is never the default; it is the kernels'
+//! reference, which the cross check runs on every architecture. `Neon` runs them on
 //! `neon::Neon` lanes, two 128-bit registers (two 32 × 32 → 64-bit
 //! products per instruction), on aarch64. With exact Q32.32 products four
 //! lanes cost about what four scalar rows do (neither instruction set has

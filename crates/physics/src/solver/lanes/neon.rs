@@ -26,6 +26,10 @@ use core::arch::aarch64::{
 
 use lockstep_fx::lanes::{FxLanes, LANES, Raw};
 
+// SAFETY (every block in this file): the intrinsics need NEON, which is
+// part of the aarch64 base instruction set this module is compiled for
+// (it exists only there).
+
 /// Four lanes in two NEON registers: lanes 0 and 1, then 2 and 3.
 #[derive(Clone, Copy)]
 pub(super) struct Neon([int64x2_t; 2]);
@@ -77,10 +81,6 @@ fn add_product2(hi: &mut uint64x2_t, lo: &mut uint64x2_t, x: int64x2_t, y: int64
     }
 }
 
-// SAFETY (every block in this file): NEON is part of the aarch64 base
-// instruction set this module is compiled for (it exists only there), and
-// `Neon` values are made only inside the two kernels below and in this
-// module's test.
 impl FxLanes for Neon {
     type Sum = NeonSum;
 
