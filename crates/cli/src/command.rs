@@ -42,6 +42,25 @@ enum SolverPathArg {
     Neon,
 }
 
+impl SolverPathArg {
+    /// The path's name on the command line.
+    fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned())
+    }
+
+    /// The names of the paths this machine can run.
+    fn runnable() -> Vec<String> {
+        use clap::ValueEnum;
+        SolverPathArg::value_variants()
+            .iter()
+            .filter(|a| SolverPath::from(**a).is_available())
+            .map(|a| a.name())
+            .collect()
+    }
+}
+
 impl From<SolverPathArg> for SolverPath {
     fn from(p: SolverPathArg) -> SolverPath {
         match p {
@@ -135,11 +154,12 @@ where
         Ok(cli) => cli,
         Err(e) => return argument_error(&e, tools.name()),
     };
-    if let Some(path) = cli.solver_path.map(SolverPath::from) {
-        if !SolverPath::set_default(path) {
+    if let Some(arg) = cli.solver_path {
+        if !SolverPath::set_default(arg.into()) {
             crate::output::error_line(&format!(
-                "--solver-path: this machine cannot run {path:?} (it can run: {:?})",
-                SolverPath::available()
+                "--solver-path: this machine cannot run {} (it can run: {})",
+                arg.name(),
+                SolverPathArg::runnable().join(", ")
             ));
             return ExitCode::FAILURE;
         }

@@ -258,6 +258,20 @@ fn bad_arguments_give_one_clear_line() {
     assert!(line.contains("many"), "{line}");
     let line = error_line(&lockstep(&["bench", "nothing-like-this"]));
     assert!(line.contains("no benchmark matches"), "{line}");
+    // A solver path the machine lacks is named, with those it has: no
+    // processor has both AVX2 and NEON.
+    let foreign = if cfg!(target_arch = "aarch64") {
+        "avx2"
+    } else {
+        "neon"
+    };
+    let line = error_line(&lockstep(&["--solver-path", foreign, "bench", "crowd"]));
+    assert!(
+        line.contains(&format!(
+            "cannot run {foreign} (it can run: sequential, portable"
+        )),
+        "{line}"
+    );
 }
 
 #[test]
