@@ -127,7 +127,7 @@ impl Avx2 {
     }
 }
 
-super::kernels!(Avx2, "avx2", crate::SolverPath::Avx2);
+super::kernel::kernels!(Avx2, "avx2", crate::SolverPath::Avx2);
 
 #[cfg(test)]
 mod tests {
@@ -136,7 +136,7 @@ mod tests {
         // The test runs wherever the crate's tests do; without AVX2 there
         // is nothing to compare.
         if crate::SolverPath::Avx2.is_available() {
-            super::super::tests::give_the_portable_bits::<super::Avx2>();
+            super::super::kernel::tests::give_the_portable_bits::<super::Avx2>();
         }
     }
 }

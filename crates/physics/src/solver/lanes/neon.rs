@@ -161,13 +161,13 @@ impl FxLanes for Neon {
     }
 }
 
-super::kernels!(Neon, "neon", crate::SolverPath::Neon);
+super::kernel::kernels!(Neon, "neon", crate::SolverPath::Neon);
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn neon_lanes_give_the_portable_bits() {
         assert!(crate::SolverPath::Neon.is_available());
-        super::super::tests::give_the_portable_bits::<super::Neon>();
+        super::super::kernel::tests::give_the_portable_bits::<super::Neon>();
     }
 }
