@@ -347,22 +347,21 @@ impl Record for Contact {
     const TYPICAL_BYTES: usize = 48;
 
     fn write<S: Sink>(&self, _index: usize, w: &mut StateWriter<S>) {
-        let c = self;
-        w.entity("contact", &[c.a, c.b]);
-        w.field("a", &c.a);
-        w.field("b", &c.b);
-        w.field("points", &c.manifold.count);
-        for (p, imp) in c.manifold.points().iter().zip(&c.normal_impulses) {
+        w.entity("contact", &[self.a, self.b]);
+        w.field("a", &self.a);
+        w.field("b", &self.b);
+        w.field("points", &self.manifold.count);
+        for (p, imp) in self.manifold.points().iter().zip(&self.normal_impulses) {
             w.field("point id", &p.id);
             w.field("normal impulse", imp);
         }
         // A contact that turns no body carries no friction or twist
         // impulse (every contact of an RTS unit): both are left out.
-        let carried = c.friction_impulse != Vec3::ZERO || !c.twist_impulse.is_zero();
+        let carried = self.friction_impulse != Vec3::ZERO || !self.twist_impulse.is_zero();
         w.field("friction carried", &carried);
         if carried {
-            w.field("friction impulse", &c.friction_impulse);
-            w.field("twist impulse", &c.twist_impulse);
+            w.field("friction impulse", &self.friction_impulse);
+            w.field("twist impulse", &self.twist_impulse);
         }
     }
 }

@@ -40,19 +40,19 @@
 //! kernels on [`Portable`] lanes, plain Rust: on x86_64 without AVX2 it
 //! costs about 70% more instructions than solving each linear point alone
 //! (`crowd`, 300 frames), so it is never the default; it is the kernels'
-//! reference, which the cross check runs on every architecture. `Neon` runs them on
-//! `neon::Neon` lanes, two 128-bit registers (two 32 × 32 → 64-bit
-//! products per instruction), on aarch64. With exact Q32.32 products four
-//! lanes cost about what four scalar rows do (neither instruction set has
-//! a 64 × 64-bit vector multiply); what the lanes save is the walk around
-//! the products, so the AVX2 path runs about 5% fewer instructions than
-//! the sequential one on `crowd` (300 frames) and on the RTS at
-//! 8 × 1 024 units (60 frames). An aarch64 processor forms a scalar
+//! reference, which the cross check runs on every architecture. `Neon`
+//! runs them on `neon::Neon` lanes, two 128-bit registers (two
+//! 32 × 32 → 64-bit products per instruction), on aarch64. With exact
+//! Q32.32 products four lanes cost about what four scalar rows do (neither
+//! instruction set has a 64 × 64-bit vector multiply); what the lanes save
+//! is the walk around the products, so the AVX2 path runs about 5% fewer
+//! instructions than the sequential one on `crowd` (300 frames) and on the
+//! RTS at 8 × 1 024 units (60 frames). An aarch64 processor forms a scalar
 //! 128-bit product in two instructions (`mul`, `smulh`), where a NEON
 //! product of four lanes takes eight `umull`s and the halves' narrowing
-//! around them, so there the default stays `Sequential` until the NEON
-//! path is timed on such a processor (this machine runs aarch64 only
-//! under emulation). The cross check runs every path of each
+//! around them (counted under qemu, `crowd` runs 1.33 times the
+//! sequential path's instructions on NEON), so there the default stays
+//! `Sequential` until the NEON path is timed on such a processor. The cross check runs every path of each
 //! architecture, NEON included, against the portable lanes.
 //!
 //! **General constraints stay out of lanes.** A face contact's pass takes

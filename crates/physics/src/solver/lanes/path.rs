@@ -32,8 +32,12 @@ impl SolverPath {
     pub fn is_available(self) -> bool {
         match self {
             SolverPath::Sequential | SolverPath::Portable => true,
-            SolverPath::Avx2 => avx2_detected(),
-            SolverPath::Neon => neon_detected(),
+            #[cfg(target_arch = "x86_64")]
+            SolverPath::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "aarch64")]
+            SolverPath::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            // An instruction set of another architecture.
+            _ => false,
         }
     }
 
@@ -45,8 +49,8 @@ impl SolverPath {
     /// The fastest path this machine can run: AVX2 where the processor
     /// has it, else the sequential one (the portable lanes cost more
     /// instructions than solving each constraint alone: they are the lane
-    /// kernels' reference, not a speed-up; on aarch64 a scalar exact
-    /// product is as cheap as NEON's, see the lanes' module).
+    /// kernels' reference, not a speed-up; on aarch64 the NEON lanes run
+    /// more instructions than the sequential path, see the lanes' module).
     pub fn best() -> SolverPath {
         if SolverPath::Avx2.is_available() {
             SolverPath::Avx2
@@ -93,23 +97,3 @@ const _: () = {
 
 /// [`SolverPath::set_default`]'s choice (`u8::MAX`: none, take the best).
 static DEFAULT: AtomicU8 = AtomicU8::new(u8::MAX);
-
-#[cfg(target_arch = "x86_64")]
-fn avx2_detected() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn avx2_detected() -> bool {
-    false
-}
-
-#[cfg(target_arch = "aarch64")]
-fn neon_detected() -> bool {
-    std::arch::is_aarch64_feature_detected!("neon")
-}
-
-#[cfg(not(target_arch = "aarch64"))]
-fn neon_detected() -> bool {
-    false
-}
