@@ -19,7 +19,9 @@ use super::super::{Displacement, Pass, Velocity, contact};
 /// The kernels of one instruction set: [`solve_lanes`] and
 /// [`warm_start_lanes`] on its lanes `$lanes`, compiled for `$feature`,
 /// and the safe entry points `solve_run` and `warm_start_run` through
-/// which the passes call them when the world's path is `$path`.
+/// which the passes call them when the world's path is `$path`. Only the
+/// architectures with a vector path (`avx2.rs`, `neon.rs`) have it.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 macro_rules! kernels {
     ($lanes:ty, $feature:literal, $path:expr) => {
         use crate::solver::lanes::kernel::LaneRun;
@@ -61,6 +63,7 @@ macro_rules! kernels {
         }
     };
 }
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(super) use kernels;
 
 /// A lane run's linear points in structure-of-arrays form: each field
