@@ -26,19 +26,21 @@ use crate::{Checksum, Fx, Mat3, Quat, Rng, Vec2, Vec3};
 /// other parts are written into plain buffers elsewhere, then put after it
 /// in order (see [`Sink::READS_MARKS`]).
 pub trait Sink: Send {
-    /// Whether this sink reads the labels of [`Sink::mark`]. A state writes
-    /// a long run of records in parts on several threads only into a sink
-    /// that does not: the parts written into plain buffers carry no labels.
-    /// The bytes are the same either way.
-    const READS_MARKS: bool = false;
+    /// Whether this sink reads labels: only then does a [`StateWriter`]
+    /// call [`Sink::mark`] at all, and only then is a state written in one
+    /// run (a state writes a long run of records in parts on several
+    /// threads only into a sink that reads none, as the parts written into
+    /// plain buffers carry no labels). The bytes are the same either way.
+    /// Every sink says which it is, so a sink that maps fields cannot get
+    /// its labels in a small state and lose them in a large one.
+    const READS_MARKS: bool;
 
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]);
 
-    /// Labels the bytes that follow (see [`Mark`]). Only sinks that map
-    /// fields for diagnosis look at labels; the others ignore them at no cost.
-    /// A sink that looks at them also sets [`Sink::READS_MARKS`], or a large
-    /// state's long runs reach it without their labels.
+    /// Labels the bytes that follow (see [`Mark`]); called only on a sink
+    /// whose [`Sink::READS_MARKS`] is true (the sinks that map fields for
+    /// diagnosis), so the others pay nothing for labels.
     #[inline]
     fn mark(&mut self, mark: Mark<'_>) {
         let _ = mark;
@@ -128,6 +130,8 @@ impl core::fmt::Debug for HashSink {
 }
 
 impl Sink for HashSink {
+    const READS_MARKS: bool = false;
+
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         if bytes.len() <= HASH_BUFFER - self.len {
@@ -147,6 +151,8 @@ impl Sink for HashSink {
 }
 
 impl Sink for Vec<u8> {
+    const READS_MARKS: bool = false;
+
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         self.extend_from_slice(bytes);
@@ -158,6 +164,8 @@ impl Sink for Vec<u8> {
 pub struct ByteCounter(pub u64);
 
 impl Sink for ByteCounter {
+    const READS_MARKS: bool = false;
+
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         self.0 = self.0.wrapping_add(bytes.len() as u64);
@@ -213,17 +221,16 @@ impl<S: Sink> StateWriter<S> {
     /// Starts the fields of an entity (a [`Mark::Entity`] label).
     #[inline]
     pub fn entity(&mut self, kind: &'static str, ids: &[u32]) {
-        self.sink.mark(Mark::Entity { kind, ids });
+        if S::READS_MARKS {
+            self.sink.mark(Mark::Entity { kind, ids });
+        }
     }
 
     /// Writes `value` as a named field: a [`Mark::Field`] label, then the
     /// value's canonical bytes.
     #[inline]
     pub fn field<T: Canonical + core::fmt::Debug>(&mut self, name: &'static str, value: &T) {
-        self.sink.mark(Mark::Field {
-            name,
-            show: show::<T>,
-        });
+        self.label::<T>(name);
         value.encode(self);
     }
 
@@ -231,10 +238,12 @@ impl<S: Sink> StateWriter<S> {
     /// for a field written by a sequence of calls.
     #[inline]
     pub fn label<T: Canonical + core::fmt::Debug>(&mut self, name: &'static str) {
-        self.sink.mark(Mark::Field {
-            name,
-            show: show::<T>,
-        });
+        if S::READS_MARKS {
+            self.sink.mark(Mark::Field {
+                name,
+                show: show::<T>,
+            });
+        }
     }
 
     /// Writes raw bytes as they are (no length prefix).

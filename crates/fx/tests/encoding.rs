@@ -3,8 +3,8 @@
 //! short, invalid or trailing input.
 
 use lockstep_fx::{
-    ByteCounter, Canonical, Checksum, DecodeError, FrameHasher, Fx, Mat3, Quat, StateReader,
-    StateWriter, Vec3,
+    ByteCounter, Canonical, Checksum, DecodeError, FrameHasher, Fx, Mark, Mat3, Quat, Sink,
+    StateReader, StateWriter, Vec3,
 };
 use proptest::prelude::*;
 
@@ -19,6 +19,45 @@ fn write_sample<S: lockstep_fx::Sink>(w: &mut StateWriter<S>) {
     w.write_bytes(b"hi");
     w.write_vec3(Vec3::from_ints(1, 2, 3));
     w.write_quat(Quat::IDENTITY);
+}
+
+/// Keeps the bytes and counts the labels it is given; reads labels when
+/// `READS`.
+#[derive(Default)]
+struct LabelCount<const READS: bool> {
+    bytes: Vec<u8>,
+    labels: u32,
+}
+
+impl<const READS: bool> Sink for LabelCount<READS> {
+    const READS_MARKS: bool = READS;
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    fn mark(&mut self, _mark: Mark<'_>) {
+        self.labels += 1;
+    }
+}
+
+#[test]
+fn only_a_sink_that_reads_labels_is_given_them() {
+    fn labelled<S: Sink>(w: &mut StateWriter<S>) {
+        w.entity("body", &[3]);
+        w.field("position", &Vec3::from_ints(1, 2, 3));
+        w.label::<u32>("count");
+        w.write_u32(7);
+    }
+    let mut reads = StateWriter::new(LabelCount::<true>::default());
+    labelled(&mut reads);
+    let mut ignores = StateWriter::new(LabelCount::<false>::default());
+    labelled(&mut ignores);
+    assert_eq!(reads.sink().labels, 3);
+    // A sink that says it reads none is never given one, in a state of any
+    // size: it cannot depend on them by mistake.
+    assert_eq!(ignores.sink().labels, 0);
+    assert_eq!(reads.sink().bytes, ignores.sink().bytes);
 }
 
 #[test]
