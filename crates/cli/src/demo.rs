@@ -18,6 +18,7 @@ use lockstep_protocol::packet::IPV4_UDP_HEADER_BYTES;
 
 use crate::error::CliError;
 use crate::net::LinkArgs;
+use crate::threads::FrameThreads;
 
 /// Arguments of `lockstep demo`.
 #[derive(Debug, Args)]
@@ -171,7 +172,7 @@ pub fn run(
         args.loss
     );
     // Every seat's process runs on this machine: they share its cores.
-    let cores = crate::replay::frame_threads(None);
+    let cores = FrameThreads::default().count();
     let threads = (cores / usize::from(seat_count)).max(1).to_string();
     let (tx, rx) = mpsc::channel();
     let mut seats: Vec<Seat> = Vec::new();
@@ -346,7 +347,7 @@ pub fn run(
     let verified = crate::verify::run(
         &crate::verify::VerifyArgs {
             logs,
-            threads: None,
+            threads: FrameThreads::default(),
         },
         verify,
     )?;

@@ -56,6 +56,7 @@ mod render;
 mod replay;
 mod report;
 mod serve;
+mod threads;
 mod tools;
 mod verify;
 

@@ -47,6 +47,7 @@ use crate::net::{
 };
 use crate::output::Pending;
 use crate::report::OutputArgs;
+use crate::threads::FrameThreads;
 
 /// Arguments of `lockstep play`.
 #[derive(Debug, Clone, Args)]
@@ -269,7 +270,7 @@ fn play_local(
     )
     .map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
     // A local match steps on this machine's cores, as a hosted seat does.
-    recorder.set_threads(crate::replay::frame_threads(None));
+    recorder.set_threads(FrameThreads::default().count());
     // Seat 0 is the keyboard's unless `--bot`; every other seat a bot's.
     let mut bots: Vec<Option<<Cubes as Demo>::Bot>> = (0..setup.seats)
         .map(|s| (s > 0 || args.bot).then(|| Cubes::bot(s, setup.seed)))
@@ -401,7 +402,7 @@ fn play_host(
         log: log.clone(),
         insecure: false,
         arbiter: false,
-        threads: None,
+        threads: FrameThreads::default(),
         mode: args.mode.clone(),
         link: args.link.clone(),
         output: output(),
@@ -419,7 +420,7 @@ fn play_join(args: &PlayArgs, addr: String, screen: &Screen) -> Result<ExitCode,
         rejoin: false,
         key: None,
         log: args.log.clone(),
-        threads: None,
+        threads: FrameThreads::default(),
         bind: BindArgs {
             bind: None,
             port: 0,

@@ -25,6 +25,7 @@ use lockstep_sim::{Game, Match, StateMap};
 
 use crate::error::CliError;
 use crate::output::{Pending, refuse_input};
+use crate::threads::FrameThreads;
 
 /// Arguments of `lockstep record`.
 #[derive(Debug, Args)]
@@ -68,10 +69,8 @@ pub struct RecordArgs {
     /// keyframe of the corrupted state is logged for `lockstep diff`.
     #[arg(long, value_name = "FRAME:ENTITY:FIELD[:BIT]")]
     pub flip: Option<String>,
-    /// Threads each frame may use (the game's physics and the checksum);
-    /// the log is the same for any count. Default: this machine's cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub threads: FrameThreads,
 }
 
 /// A parsed `--flip`.
@@ -219,7 +218,7 @@ pub(crate) fn record<G: Demo>(
     let (pending, file) = Pending::create(&args.out)?;
     let mut recorder = Recorder::<G, _>::new(&config, setup, settings, BufWriter::new(file))
         .map_err(|e| CliError::new(format!("cannot start the match: {e}")))?;
-    recorder.set_threads(crate::replay::frame_threads(args.threads));
+    recorder.set_threads(args.threads.count());
     let mut bots = Bots::<G>::new(&setup);
     let bar = crate::replay::progress_bar(u64::from(plan.frames), "recording");
     let start = Instant::now();

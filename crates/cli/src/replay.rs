@@ -19,6 +19,7 @@ use lockstep_sim::{Frame, Game, StateFile, SyncTest};
 
 use crate::error::CliError;
 use crate::output::{refuse_input, write_file};
+use crate::threads::FrameThreads;
 
 /// Arguments of `lockstep replay`.
 #[derive(Debug, Args)]
@@ -36,12 +37,8 @@ pub struct ReplayArgs {
     /// replay's.
     #[arg(long, value_name = "DEPTH")]
     pub sync_test: Option<u32>,
-    /// Threads each frame may use (the game's physics; with two or more,
-    /// each checksum is hashed on a helper thread while the next frame
-    /// steps); the result is the same for any count. Default: this
-    /// machine's cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub threads: FrameThreads,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -50,13 +47,6 @@ pub struct ReplayArgs {
 /// The threads a replayed frame may use: `threads`, else this machine's
 /// cores (one if it cannot tell). Any count gives the same checksums, so
 /// the default only changes the speed.
-pub(crate) fn frame_threads(threads: Option<u16>) -> usize {
-    threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        usize::from,
-    )
-}
-
 /// A progress bar on stderr with frames/s (hidden when stderr is not a terminal).
 pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
@@ -165,7 +155,7 @@ pub(crate) fn replay<G: Game>(args: &ReplayArgs) -> Result<ExitCode, CliError> {
         to: args.to,
         stop_at_mismatch: false,
         config_hash: None,
-        threads: frame_threads(args.threads),
+        threads: args.threads.count(),
     };
     let total = args.to.unwrap_or(log.frames());
     let bar = if args.quiet {

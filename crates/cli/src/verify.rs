@@ -15,7 +15,8 @@ use lockstep_sim::desync::first_divergence;
 use lockstep_sim::replay::{self, RunOptions};
 
 use crate::error::CliError;
-use crate::replay::{frame_threads, game_of, incompleteness, read_log};
+use crate::replay::{game_of, incompleteness, read_log};
+use crate::threads::FrameThreads;
 
 /// Arguments of `lockstep verify`.
 #[derive(Debug, Args)]
@@ -23,12 +24,8 @@ pub struct VerifyArgs {
     /// The logs to check.
     #[arg(required = true)]
     pub logs: Vec<PathBuf>,
-    /// Threads each frame may use (the game's physics; with two or more,
-    /// each checksum is hashed on a helper thread while the next frame
-    /// steps); the result is the same for any count. Default: this
-    /// machine's cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub threads: FrameThreads,
 }
 
 /// One log's result: whether it verified, its per-frame checks, and a key
@@ -58,7 +55,7 @@ pub fn run(
     for path in &args.logs {
         let result = game_of(path)
             .and_then(|game| op(&game).map_err(|e| named(path, &e)))
-            .and_then(|verify| verify(path, frame_threads(args.threads)));
+            .and_then(|verify| verify(path, args.threads.count()));
         match result {
             Ok(v) => {
                 ok &= v.good;

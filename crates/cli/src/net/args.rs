@@ -15,6 +15,7 @@ use lockstep_protocol::MAX_TURN_FRAMES;
 
 use crate::error::CliError;
 use crate::report::OutputArgs;
+use crate::threads::FrameThreads;
 
 /// The link conditioner's settings, shared by every networked command.
 #[derive(Debug, Clone, Args)]
@@ -214,11 +215,8 @@ pub struct HostArgs {
     /// which seat is right); every seat waits for its word in a dispute.
     #[arg(long)]
     pub arbiter: bool,
-    /// Threads each frame may use: the game's step and its checksum (the
-    /// same states and checksums for any count, so each seat chooses its
-    /// own). Default: this machine's cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub threads: FrameThreads,
     #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
@@ -245,11 +243,8 @@ pub struct JoinArgs {
     /// target/net/seat-N.log, N the seat given).
     #[arg(long)]
     pub log: Option<PathBuf>,
-    /// Threads each frame may use: the game's step and its checksum (the
-    /// same states and checksums for any count, so each seat chooses its
-    /// own). Default: this machine's cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub threads: FrameThreads,
     #[command(flatten)]
     pub bind: BindArgs,
     #[command(flatten)]
@@ -279,7 +274,7 @@ pub struct SpectateArgs {
     pub connect: ConnectArgs,
     /// Watch compressed snapshots (30 a second, range-coded against acked
     /// baselines, shown interpolated) instead of simulating the match.
-    #[arg(long, conflicts_with = "arbiter")]
+    #[arg(long, conflicts_with_all = ["arbiter", "threads"])]
     pub snapshots: bool,
     /// Watch as the match's arbiter (a match hosted with `--arbiter`):
     /// when two seats dispute a frame that no majority and no self-check
@@ -287,10 +282,8 @@ pub struct SpectateArgs {
     /// `lockstep arbiter ADDR` is the same.
     #[arg(long)]
     pub arbiter: bool,
-    /// Threads each frame may use: the game's step and its checksum (the
-    /// same checksums for any count). Default: this machine's cores.
-    #[arg(long, conflicts_with = "snapshots", value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub threads: FrameThreads,
 }
 
 impl SpectateArgs {
@@ -300,7 +293,7 @@ impl SpectateArgs {
             connect,
             snapshots: false,
             arbiter: true,
-            threads: None,
+            threads: FrameThreads::default(),
         }
     }
 }

@@ -37,7 +37,6 @@ use lockstep_sim::settings_file;
 use lockstep_sim::{Game, Match};
 
 use crate::error::CliError;
-use crate::replay::frame_threads;
 use crate::report::{OutputArgs, Printer, Report};
 
 mod args;
@@ -353,7 +352,7 @@ pub(crate) fn host_game<G: Demo, S: Snapshots<G>>(
         let path = args.log.clone();
         plan.log = Some(Box::new(move || create_log(&path)));
         plan.prepare = S::prepare();
-        plan.threads = frame_threads(args.threads);
+        plan.threads = args.threads.count();
         let mut rt =
             lockstep_net::host(socket, config, setup, settings, plan).map_err(entropy_error)?;
         rt = with_status_every(rt, &args.output);
@@ -619,7 +618,7 @@ pub(crate) async fn play_joined<G: Demo, S: Snapshots<G>>(
     let log_path = path.clone();
     plan.log = Some(Box::new(move || create_log(&log_path)));
     plan.prepare = S::prepare();
-    plan.threads = frame_threads(args.threads);
+    plan.threads = args.threads.count();
     plan.spare_identity = Some(entropy::identity().map_err(entropy_error)?);
     printer.on_note = seat.on_note;
     let every = Duration::from_secs(args.output.status_every.max(1));
@@ -757,7 +756,7 @@ async fn watch<G: Game, S: Snapshots<G>>(
         S::watch(joining, token, &mut report, &mut printer).await?;
     } else {
         let mut rt = watchable(joining.spectate::<G>(token)).await?;
-        rt.endpoint_mut().set_threads(frame_threads(args.threads));
+        rt.endpoint_mut().set_threads(args.threads.count());
         follow(&mut rt, &mut report, &mut printer).await;
         close(&rt, &mut report);
     }
