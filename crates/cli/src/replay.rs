@@ -44,9 +44,6 @@ pub struct ReplayArgs {
     pub quiet: bool,
 }
 
-/// The threads a replayed frame may use: `threads`, else this machine's
-/// cores (one if it cannot tell). Any count gives the same checksums, so
-/// the default only changes the speed.
 /// A progress bar on stderr with frames/s (hidden when stderr is not a terminal).
 pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
