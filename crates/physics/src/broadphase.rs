@@ -183,6 +183,10 @@ pub(crate) struct Broadphase {
     starts: Vec<u32>,
     /// The large proxies (indices), sorted by their lowest x.
     large: Vec<u32>,
+    /// The last search's grid (`None` when it had fewer than two proxies,
+    /// and then no entries and no large ones): with `entries`, `starts`
+    /// and `large`, what [`Broadphase::overlapping`] reads.
+    grid: Option<Grid>,
     /// Each thread's pairs.
     runs: Vec<Vec<(u32, u32)>>,
     /// Scratch of [`Broadphase::sort_pairs`].
@@ -214,9 +218,13 @@ impl Broadphase {
         out.clear();
         let n = proxies.len();
         if n < 2 {
+            self.grid = None;
+            self.entries.clear();
+            self.large.clear();
             return;
         }
         let grid = self.place(proxies);
+        self.grid = Some(grid);
         // Count each cell's small proxies, then place them in cell order.
         let cells: usize = grid.size.iter().map(|&n| n as usize).product();
         self.starts.clear();
@@ -360,6 +368,48 @@ impl Broadphase {
         });
         for pairs in runs.iter() {
             out.extend_from_slice(pairs);
+        }
+    }
+
+    /// Calls `visit` with every proxy of the last search (its index in
+    /// `proxies`, the proxies that search was given) whose box overlaps
+    /// proxy `k`'s, `k` itself left out, in no particular order. It reads
+    /// only the cells where such a proxy can lie (a small one's lowest
+    /// corner is in the cells `k`'s box covers or one below them on each
+    /// axis), and every large one.
+    pub fn overlapping(&self, proxies: &[Proxy], k: u32, mut visit: impl FnMut(u32)) {
+        let mine = &proxies[k as usize].aabb;
+        let (entries, starts) = (&self.entries, &self.starts);
+        let mut meet = |from: usize, to: usize| {
+            for e in &entries[from..to] {
+                if e.proxy != k && e.aabb.overlaps(mine) {
+                    visit(e.proxy);
+                }
+            }
+        };
+        let reach = self.grid.and_then(|g| Some((g, g.reach(mine, 1)?)));
+        if let Some((grid, [rows, cols, layers])) = reach {
+            let cells = [rows, cols, layers]
+                .iter()
+                .map(|r| (r[1] - r[0]) as usize + 1)
+                .product::<usize>();
+            if cells > entries.len() {
+                meet(0, entries.len());
+            } else {
+                for row in rows[0]..=rows[1] {
+                    for col in cols[0]..=cols[1] {
+                        meet(
+                            starts[grid.index(row, col, layers[0])] as usize,
+                            starts[grid.index(row, col, layers[1]) + 1] as usize,
+                        );
+                    }
+                }
+            }
+        }
+        for &j in &self.large {
+            if j != k && proxies[j as usize].aabb.overlaps(mine) {
+                visit(j);
+            }
         }
     }
 
@@ -592,6 +642,21 @@ mod tests {
             assert_eq!(pairs.len(), brute.len(), "each pair once");
             bp.sort_pairs(&mut pairs, 4004);
             assert_eq!(pairs, brute);
+        }
+        // The proxies that overlap one, looked up in the last search's
+        // grid, are those a test against every proxy finds, each once
+        // (small ones, and the walls wider than any cell).
+        let mut bp = Broadphase::default();
+        let mut pairs = Vec::new();
+        bp.pairs(&proxies, 1, &mut pairs);
+        for k in (0..proxies.len()).step_by(37).chain(4000..4004) {
+            let mut found = Vec::new();
+            bp.overlapping(&proxies, k as u32, |j| found.push(j));
+            found.sort_unstable();
+            let every: Vec<u32> = (0..proxies.len() as u32)
+                .filter(|&j| j as usize != k && proxies[j as usize].aabb.overlaps(&proxies[k].aabb))
+                .collect();
+            assert_eq!(found, every, "proxy {k}");
         }
     }
 
