@@ -172,6 +172,46 @@ impl Grid {
     }
 }
 
+/// Calls `visit` with every small proxy of `entries` (in cell order on
+/// `grid`, each cell's first at `starts`) whose box overlaps `b`: a small
+/// proxy that does has its lowest corner in a cell that `b` covers or one
+/// below it on each axis, so only those cells are read (or every entry,
+/// where those cells outnumber them).
+fn small_overlapping<'e>(
+    grid: &Grid,
+    entries: &'e [Entry],
+    starts: &[u32],
+    b: &Aabb,
+    mut visit: impl FnMut(&'e Entry),
+) {
+    let Some([rows, cols, layers]) = grid.reach(b, 1) else {
+        return;
+    };
+    let mut meet = |from: usize, to: usize| {
+        for e in &entries[from..to] {
+            if e.aabb.overlaps(b) {
+                visit(e);
+            }
+        }
+    };
+    let cells = [rows, cols, layers]
+        .iter()
+        .map(|r| (r[1] - r[0]) as usize + 1)
+        .product::<usize>();
+    if cells > entries.len() {
+        meet(0, entries.len());
+        return;
+    }
+    for row in rows[0]..=rows[1] {
+        for col in cols[0]..=cols[1] {
+            meet(
+                starts[grid.index(row, col, layers[0])] as usize,
+                starts[grid.index(row, col, layers[1]) + 1] as usize,
+            );
+        }
+    }
+}
+
 /// Finds overlapping pairs; keeps its allocations between calls.
 #[derive(Default, Debug)]
 pub(crate) struct Broadphase {
@@ -311,29 +351,9 @@ impl Broadphase {
         let search_large = |out: &mut Vec<(u32, u32)>| {
             for (k, &i) in large.iter().enumerate() {
                 let pa = &proxies[i as usize];
-                let mut meet_small = |from: usize, to: usize| {
-                    for b in &entries[from..to] {
-                        if pa.aabb.overlaps(&b.aabb) {
-                            meet(pa, &proxies[b.proxy as usize], out);
-                        }
-                    }
-                };
-                if let Some([rows, cols, layers]) = grid.reach(&pa.aabb, 1) {
-                    let cells = [rows, cols, layers]
-                        .iter()
-                        .map(|r| (r[1] - r[0]) as usize + 1)
-                        .product::<usize>();
-                    if cells > small {
-                        meet_small(0, small);
-                    } else {
-                        for row in rows[0]..=rows[1] {
-                            for col in cols[0]..=cols[1] {
-                                let r = run(row, col, layers);
-                                meet_small(r.start, r.end);
-                            }
-                        }
-                    }
-                }
+                small_overlapping(&grid, entries, starts, &pa.aabb, |b| {
+                    meet(pa, &proxies[b.proxy as usize], out);
+                });
                 for &j in &large[k + 1..] {
                     let pb = &proxies[j as usize];
                     if pb.aabb.min.x > pa.aabb.max.x {
@@ -379,32 +399,12 @@ impl Broadphase {
     /// axis), and every large one.
     pub fn overlapping(&self, proxies: &[Proxy], k: u32, mut visit: impl FnMut(u32)) {
         let mine = &proxies[k as usize].aabb;
-        let (entries, starts) = (&self.entries, &self.starts);
-        let mut meet = |from: usize, to: usize| {
-            for e in &entries[from..to] {
-                if e.proxy != k && e.aabb.overlaps(mine) {
+        if let Some(grid) = &self.grid {
+            small_overlapping(grid, &self.entries, &self.starts, mine, |e| {
+                if e.proxy != k {
                     visit(e.proxy);
                 }
-            }
-        };
-        let reach = self.grid.and_then(|g| Some((g, g.reach(mine, 1)?)));
-        if let Some((grid, [rows, cols, layers])) = reach {
-            let cells = [rows, cols, layers]
-                .iter()
-                .map(|r| (r[1] - r[0]) as usize + 1)
-                .product::<usize>();
-            if cells > entries.len() {
-                meet(0, entries.len());
-            } else {
-                for row in rows[0]..=rows[1] {
-                    for col in cols[0]..=cols[1] {
-                        meet(
-                            starts[grid.index(row, col, layers[0])] as usize,
-                            starts[grid.index(row, col, layers[1]) + 1] as usize,
-                        );
-                    }
-                }
-            }
+            });
         }
         for &j in &self.large {
             if j != k && proxies[j as usize].aabb.overlaps(mine) {
