@@ -55,23 +55,39 @@
 //! `Sequential` until the NEON path is timed on such a processor. The cross check runs every path of each
 //! architecture, NEON included, against the portable lanes.
 //!
-//! **General constraints stay out of lanes.** A face contact's pass takes
-//! about 150 exact Q32.32 products, which lanes make no cheaper, so lanes
-//! would save only the walk here too. Two measurements say what would pay.
-//! Runs need not be consecutive: the constraints of one level share no body
-//! (see `levels.rs`, which already solves one island's levels on several
-//! threads), so four of a level could share lanes with the bits of the
-//! order itself (`pyramid-15`: 26 levels of about 165 constraints; the
-//! cube game: 40 to 70 levels of 10 to 20). And the products can be
-//! narrow: rounding each velocity a pass reads to 2⁻²³, each Jacobian entry
-//! to 2⁻²⁸ and each impulse it applies to 31 bits below a bound set per
-//! constraint, which is what `i32 × i32 → i64` lanes would compute, left
-//! `tower-20`, `cubes-1000`, `pyramid-15` and `many-pyramids` as they were
-//! in every figure of their quality rows, and `stack-sleep` asleep at frame 69
+//! **General constraints stay out of lanes (measured).** Runs of four
+//! consecutive face contacts that share no body are easy to find: they
+//! hold 99% of the general constraints of `pyramid-15`, `cubes-1000` and
+//! `many-pyramids` (of the cube game's pairs, 12%: half of them have fewer
+//! than four points, and its piles' contacts share bodies). Such runs were
+//! solved in lanes with exact Q32.32 products, operation for operation
+//! (each lane's block solve and friction cap on its own), with the same
+//! bits on every path. On AVX2 they ran about as many instructions as the
+//! sequential code (1.5% fewer on `pyramid-15`, 1.3% fewer on
+//! `many-pyramids`) but took 1.32 and 1.67 times as long (medians of
+//! paired runs). The arithmetic was not the cause: in a loop that stays in
+//! the first-level cache, an exact lane product costs 0.51 ns against
+//! 0.65 ns for a scalar one. The time went to loads that missed the
+//! cache, because the lanes read each constraint twice: its constants from
+//! the copy made for the lanes, and its impulses and block factors from
+//! the constraint itself. The sequential code streams each constraint
+//! once, at more than three instructions a cycle.
+//!
+//! Narrow products would cost one multiply for four (0.10 ns a product in
+//! the same loop): rounding each velocity a pass reads to 2⁻²³, each
+//! Jacobian entry to 2⁻²⁸ and each impulse it applies to 31 bits below a
+//! bound set per constraint, which is what `i32 × i32 → i64` lanes would
+//! compute. In the same lanes (narrowed in
+//! each product) `pyramid-15` ran 17% fewer instructions, and took about as
+//! long as the sequential code (1.05). Narrowing left `tower-20`,
+//! `cubes-1000`, `pyramid-15` and `many-pyramids` as they were in every
+//! figure of their quality rows, and `stack-sleep` asleep at frame 69
 //! against 67 (medians over the shuffle seeds 0 to 7,
 //! `scene-table --seeds 8`); only the chaotic scenes (`smash`, `capsules`)
 //! moved, as far as a one-bit change moves them. Narrow lanes change the
-//! bits, though: they make a new solver, not a new path.
+//! bits, though: they make a new solver, not a new path. And these figures
+//! say lanes pay only where a constraint has one home, in lanes, read once
+//! a pass: prepared straight into it, impulses and block factors included.
 
 use lockstep_fx::Fx;
 use lockstep_fx::lanes::{LANES, Portable};
