@@ -62,11 +62,12 @@ pub(crate) struct Scratch {
     pub(crate) first_contacts: Vec<Contact>,
     pub(crate) first_events: Vec<Event>,
     /// The woken bodies' places among the proxies, the pairs and the
-    /// cached contacts (indices) with a woken body, and the contacts that
-    /// merging those again made.
+    /// cached contacts (indices) with a woken body, and the contacts and
+    /// events that merging those again made.
     pub(crate) woken_proxies: Vec<u32>,
     pub(crate) computed: Vec<(u32, u32)>,
     pub(crate) woken_cache: Vec<usize>,
     pub(crate) woken_contacts: Vec<Contact>,
+    pub(crate) woken_events: Vec<Event>,
     pub(crate) half_spaces: Vec<u32>,
 }

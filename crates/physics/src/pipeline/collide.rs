@@ -459,7 +459,11 @@ impl World {
             key,
             &mut new_contacts,
         );
-        let changed_events = std::mem::take(&mut self.events);
+        // The merge's events go to the scratch buffer, whose allocation
+        // the events of the step then take over.
+        let mut changed_events = std::mem::take(&mut self.scratch.woken_events);
+        changed_events.clear();
+        std::mem::swap(&mut self.events, &mut changed_events);
         merge_by_key(
             first_events.iter().filter(|e| {
                 let (a, b) = event_pair(e);
@@ -477,6 +481,7 @@ impl World {
         sc.woken_cache = cached;
         sc.manifolds = manifolds;
         sc.woken_contacts = changed;
+        sc.woken_events = changed_events;
         sc.first_events = first_events;
     }
 
