@@ -82,12 +82,13 @@ pub(crate) fn update(world: &mut World, found: Stillness) {
     if !ready && !pushers {
         return;
     }
-    // The union-find's parents, needed only when an island may sleep.
-    let mut parent: Vec<u32> = if ready {
-        (0..n as u32).collect()
-    } else {
-        Vec::new()
-    };
+    // The union-find's parents, needed only when an island may sleep
+    // (the buffers are the world's scratch, given back at the end).
+    let mut parent = std::mem::take(&mut world.scratch.sleep_parent);
+    parent.clear();
+    if ready {
+        parent.extend(0..n as u32);
+    }
     let mut restless = Vec::new();
     for c in &world.contacts {
         if !c.fresh || c.manifold.count == 0 {
@@ -112,11 +113,15 @@ pub(crate) fn update(world: &mut World, found: Stillness) {
         }
     }
     if !ready {
+        world.scratch.sleep_parent = parent;
         return;
     }
     // Each candidate's island root, and each island's fewest still frames.
-    let mut members = Vec::new();
-    let mut min_still = vec![u32::MAX; n];
+    let mut members = std::mem::take(&mut world.scratch.sleep_members);
+    members.clear();
+    let mut min_still = std::mem::take(&mut world.scratch.sleep_min_still);
+    min_still.clear();
+    min_still.resize(n, u32::MAX);
     for i in 0..n as u32 {
         let Some(b) = world.slots[i as usize].body.as_ref() else {
             continue;
@@ -128,7 +133,7 @@ pub(crate) fn update(world: &mut World, found: Stillness) {
         min_still[r as usize] = min_still[r as usize].min(b.still_frames);
         members.push((i, r));
     }
-    for (i, r) in members {
+    for &(i, r) in &members {
         if min_still[r as usize] >= needed {
             let slot = &mut world.slots[i as usize];
             slot.island = r;
@@ -138,6 +143,10 @@ pub(crate) fn update(world: &mut World, found: Stillness) {
             b.angular_velocity = Vec3::ZERO;
         }
     }
+    let sc = &mut world.scratch;
+    sc.sleep_parent = parent;
+    sc.sleep_members = members;
+    sc.sleep_min_still = min_still;
 }
 
 fn is_moving_kinematic(b: &Body) -> bool {

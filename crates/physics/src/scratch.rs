@@ -69,5 +69,10 @@ pub(crate) struct Scratch {
     pub(crate) woken_cache: Vec<usize>,
     pub(crate) woken_contacts: Vec<Contact>,
     pub(crate) woken_events: Vec<Event>,
+    /// Sleeping's union-find (`island::update`): each slot's parent, each
+    /// root's fewest still frames, and each candidate with its root.
+    pub(crate) sleep_parent: Vec<u32>,
+    pub(crate) sleep_min_still: Vec<u32>,
+    pub(crate) sleep_members: Vec<(u32, u32)>,
     pub(crate) half_spaces: Vec<u32>,
 }
