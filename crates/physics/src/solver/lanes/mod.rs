@@ -77,9 +77,9 @@
 //! the same loop): rounding each velocity a pass reads to 2⁻²³, each
 //! Jacobian entry to 2⁻²⁸ and each impulse it applies to 31 bits below a
 //! bound set per constraint, which is what `i32 × i32 → i64` lanes would
-//! compute. In the same lanes (narrowed in
-//! each product) `pyramid-15` ran 17% fewer instructions, and took about as
-//! long as the sequential code (1.05). Narrowing left `tower-20`,
+//! compute. In the same lanes (narrowed in each product) `pyramid-15` ran
+//! 17% fewer instructions, and took about as long as the sequential code
+//! (1.05). Narrowing left `tower-20`,
 //! `cubes-1000`, `pyramid-15` and `many-pyramids` as they were in every
 //! figure of their quality rows, and `stack-sleep` asleep at frame 69
 //! against 67 (medians over the shuffle seeds 0 to 7,
