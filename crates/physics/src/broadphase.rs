@@ -33,6 +33,8 @@
 //! proxies and the thread count only make the search faster. The search
 //! is shared between threads by contiguous runs of the ordered proxies.
 
+use core::ops::Range;
+
 use lockstep_fx::{Vec3, fork_join};
 
 use crate::aabb::Aabb;
@@ -170,6 +172,15 @@ impl Grid {
         let [_, cols, layers] = self.size.map(|n| n as usize);
         (row as usize * cols + col as usize) * layers + layer as usize
     }
+
+    /// The entries of the cells from `(row, col, layers[0])` to
+    /// `(row, col, layers[1])`, a run in cell order, given each cell's
+    /// first entry at `starts`.
+    #[inline]
+    fn run(&self, starts: &[u32], row: u32, col: u32, layers: [u32; 2]) -> Range<usize> {
+        starts[self.index(row, col, layers[0])] as usize
+            ..starts[self.index(row, col, layers[1]) + 1] as usize
+    }
 }
 
 /// Calls `visit` with every small proxy of `entries` (in cell order on
@@ -204,10 +215,8 @@ fn small_overlapping<'e>(
     }
     for row in rows[0]..=rows[1] {
         for col in cols[0]..=cols[1] {
-            meet(
-                starts[grid.index(row, col, layers[0])] as usize,
-                starts[grid.index(row, col, layers[1]) + 1] as usize,
-            );
+            let r = grid.run(starts, row, col, layers);
+            meet(r.start, r.end);
         }
     }
 }
@@ -306,14 +315,9 @@ impl Broadphase {
         self.large
             .sort_unstable_by_key(|&i| (proxies[i as usize].aabb.min.x, i));
         let (entries, starts, large) = (&self.entries, &self.starts, &self.large);
-        // The entries of the cells from `(row, col, layers[0])` to
-        // `(row, col, layers[1])`, a run in cell order.
-        let run = |row: u32, col: u32, layers: [u32; 2]| {
-            starts[grid.index(row, col, layers[0])] as usize
-                ..starts[grid.index(row, col, layers[1]) + 1] as usize
-        };
+        let run = |row: u32, col: u32, layers: [u32; 2]| grid.run(starts, row, col, layers);
         // Each small proxy's forward search, for a run of them.
-        let search = |mine: core::ops::Range<usize>, out: &mut Vec<(u32, u32)>| {
+        let search = |mine: Range<usize>, out: &mut Vec<(u32, u32)>| {
             for i in mine {
                 let e = &entries[i];
                 let Some([rows, cols, layers]) = grid.reach(&e.aabb, 0) else {
