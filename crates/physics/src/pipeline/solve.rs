@@ -457,9 +457,9 @@ fn write_impulses(
                 };
                 let contact = &mut contacts[ci as usize];
                 for (imp, p) in contact.normal_impulses.iter_mut().zip(k.points(points)) {
-                    *imp = p.impulse;
+                    *imp = k.normal_impulse(p);
                 }
-                let (friction, twist) = (k.friction_impulse(), k.twist_impulse);
+                let (friction, twist) = (k.friction_impulse(), k.twist());
                 contact.friction_impulse = if flip { -friction } else { friction };
                 contact.twist_impulse = if flip { -twist } else { twist };
             }

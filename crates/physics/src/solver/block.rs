@@ -221,6 +221,17 @@ impl Block {
         }
     }
 
+    /// Takes and gives impulses in units of `2^exponent` N·s instead (a
+    /// narrow constraint's, see `products.rs`): the leak weights, which
+    /// multiply impulses, scaled up by that, the inverse pivots, which give
+    /// impulses, scaled down.
+    pub(super) fn rescale_impulses(&mut self, exponent: i32) {
+        for f in [&mut self.soft, &mut self.rigid] {
+            f.leak = f.leak.map(|l| l.scale_pow2(exponent));
+            f.inverse_pivots = f.inverse_pivots.map(|p| p.scale_pow2(-exponent));
+        }
+    }
+
     /// The rows' new accumulated impulses, given their normal velocities
     /// `vn`, targets and current impulses `impulse`; `None` when the block
     /// does not apply (see the module documentation) and the rows are to be

@@ -43,11 +43,21 @@
 //! step plus how far the anchors moved apart along `n` since then
 //! (`n·(ΔpB − ΔpA) + jB·ΔθB − jA·ΔθA`, to first order in the rotation),
 //! refreshed by the first pass after each position integration.
+//!
+//! **Arithmetic.** The passes' products are [`Exact`] (Q64.64 sums) for
+//! a constraint of bodies that cannot turn, the same as its compact
+//! linear form, and [`Narrow`] (32-bit operands at scales fixed when the
+//! constraint is built) for one whose bodies turn: `products.rs` says
+//! which, and why. Building a constraint, the block solve and the
+//! friction cap are exact for both.
 
-use lockstep_fx::wide::wrapping::{add, add3, cross, dot, mat_vec, mul, scale, sub, sub3};
+use lockstep_fx::wide::wrapping::{add, add3, cross, dot, mat_vec, mul, sub, sub3};
 use lockstep_fx::{Fx, Mat3, Vec3, Wide};
 
 use super::block::{Block, RowTarget};
+use super::products::{
+    self, ARM, Exact, K, MASS, Narrow, Products, RATIO, Scales, Sum3, UNIT, Widest,
+};
 use super::{Displacement, Motion, Pass, Softness, Velocity};
 
 /// A normal row: one contact point.
@@ -122,6 +132,17 @@ pub(crate) struct Constraint {
     /// turn (non-zero inverse inertia) or is turning. When neither can, the
     /// passes skip every angular term (each would add exactly zero).
     pub(super) spin: bool,
+    /// Whether the passes take [`Narrow`] products (see `products.rs`):
+    /// only when a body that takes part can turn or is turning (as `spin`,
+    /// but never forced by the tests' switch), so a constraint of bodies
+    /// that cannot turn computes what its compact linear form does. A
+    /// narrow constraint holds the constants the passes read narrowed, and
+    /// its impulses (and its block's factors) in its impulse unit: read
+    /// them through [`Constraint::normal_impulse`],
+    /// [`Constraint::friction_impulse`] and [`Constraint::twist`].
+    narrow: bool,
+    /// The scales of a narrow constraint.
+    scales: Scales,
 }
 
 /// What [`prepare`] needs about one body.
@@ -199,46 +220,35 @@ pub(super) fn inverse(k: Fx) -> Fx {
     }
 }
 
-/// Three Q64.64 accumulators: a vector sum of scaled vectors rounded once
-/// per component.
-#[derive(Clone, Copy, Default)]
-struct Sum3([Wide; 3]);
-
-impl Sum3 {
-    #[inline(always)]
-    fn add(&mut self, v: Vec3, s: Fx) {
-        self.0[0] = self.0[0].wrapping_add(Wide::product(v.x, s));
-        self.0[1] = self.0[1].wrapping_add(Wide::product(v.y, s));
-        self.0[2] = self.0[2].wrapping_add(Wide::product(v.z, s));
-    }
-
-    #[inline(always)]
-    fn round(self) -> Vec3 {
-        Vec3::new(
-            self.0[0].round_wrapping(),
-            self.0[1].round_wrapping(),
-            self.0[2].round_wrapping(),
-        )
-    }
-}
-
 /// `jb·wB − ja·wA` (only `jb·wB` when anchored), rounded once.
 #[inline(always)]
-fn angular<const TWO: bool>(ja: Vec3, wa: Vec3, jb: Vec3, wb: Vec3) -> Fx {
-    let b = Wide::dot_wrapping(jb, wb);
+fn angular<const TWO: bool, P: Products>(
+    ja: Vec3,
+    wa: Vec3,
+    jb: Vec3,
+    wb: Vec3,
+    r: products::Round,
+) -> Fx {
+    let b = products::dot_sum::<P>(jb, wb);
     if TWO {
-        b.wrapping_sub(Wide::dot_wrapping(ja, wa)).round_wrapping()
+        P::round(P::minus(b, products::dot_sum::<P>(ja, wa)), r)
     } else {
-        b.round_wrapping()
+        P::round(b, r)
     }
 }
 
 /// [`angular`] where a body may turn; zero (exactly what it would give)
 /// where none does.
 #[inline(always)]
-fn turning<const TWO: bool, const SPIN: bool>(ja: Vec3, wa: Vec3, jb: Vec3, wb: Vec3) -> Fx {
+fn turning<const TWO: bool, const SPIN: bool, P: Products>(
+    ja: Vec3,
+    wa: Vec3,
+    jb: Vec3,
+    wb: Vec3,
+    r: products::Round,
+) -> Fx {
     if SPIN {
-        angular::<TWO>(ja, wa, jb, wb)
+        angular::<TWO, P>(ja, wa, jb, wb, r)
     } else {
         Fx::ZERO
     }
@@ -250,10 +260,16 @@ fn turning<const TWO: bool, const SPIN: bool>(ja: Vec3, wa: Vec3, jb: Vec3, wb: 
 /// can turn a body with zero inverse inertia, so one that is not turning
 /// at the start stays so through the step.
 pub(super) fn spins<const TWO: bool>(a: &BodyInfo, b: &BodyInfo, velocities: &[Velocity]) -> bool {
+    turns::<TWO>(a, b, velocities) || probe::full_path_forced()
+}
+
+/// Whether a body of a constraint between `a` and `b` (only `b` when
+/// anchored) can turn or is turning ([`spins`] without the tests' switch).
+fn turns<const TWO: bool>(a: &BodyInfo, b: &BodyInfo, velocities: &[Velocity]) -> bool {
     let turns = |body: &BodyInfo| {
         body.inv_inertia != Mat3::ZERO || velocities[body.index as usize].angular != Vec3::ZERO
     };
-    (TWO && turns(a)) || turns(b) || probe::full_path_forced()
+    (TWO && turns(a)) || turns(b)
 }
 
 /// Builds a constraint from a manifold, appending its points to `points`;
@@ -313,7 +329,8 @@ pub(crate) fn prepare<const TWO: bool>(
         let approach = if m.restitution.is_zero() {
             Fx::ZERO
         } else {
-            dot(n, vb.linear - va.linear) + angular::<TWO>(ja, va.angular, jb, vb.angular)
+            dot(n, vb.linear - va.linear)
+                + angular::<TWO, Exact>(ja, va.angular, jb, vb.angular, ARM)
         };
         points.push(Point {
             diagonal,
@@ -389,7 +406,9 @@ pub(crate) fn prepare<const TWO: bool>(
     } else {
         (Vec3::ZERO, Vec3::ZERO)
     };
-    Constraint {
+    let twist_mass = inverse(n.dot(twist_ka) + n.dot(twist_kb));
+    let twist_radius = spread.div_int(k).sqrt();
+    let mut c = Constraint {
         a: a.index,
         b: b.index,
         first,
@@ -407,18 +426,110 @@ pub(crate) fn prepare<const TWO: bool>(
         tangent_impulse: [m.friction_impulse.dot(t0), m.friction_impulse.dot(t1)],
         twist_ka,
         twist_kb,
-        twist_mass: inverse(n.dot(twist_ka) + n.dot(twist_kb)),
+        twist_mass,
         twist_impulse: if count > 1 { m.twist_impulse } else { Fx::ZERO },
         friction: m.friction,
-        twist_radius: spread.div_int(k).sqrt(),
+        twist_radius,
         restitution: m.restitution,
         soft: m.soft,
         block,
         spin,
+        narrow: false,
+        scales: Scales::default(),
+    };
+    if turns::<TWO>(a, b, velocities) && m.restitution.is_zero() {
+        c.make_narrow(&mut points[first as usize..]);
     }
+    c
 }
 
 impl Constraint {
+    /// Turns a constraint just built into its narrow form, when its
+    /// constants fit (see `products.rs`): the constants the passes read
+    /// narrowed, the impulses (and the block's factors) in its impulse
+    /// unit. Only a constraint that does not bounce is made narrow:
+    /// restitution reads the constants as they are.
+    fn make_narrow(&mut self, pts: &mut [Point]) {
+        let [mut arms, mut masses, mut ks, mut ratios] = [Widest::default(); 4];
+        for p in pts.iter() {
+            arms.take3(p.ja);
+            arms.take3(p.jb);
+            ks.take3(p.ka);
+            ks.take3(p.kb);
+            ks.take(p.diagonal);
+            masses.take(p.mass);
+            masses.take(p.soft_mass);
+        }
+        for i in 0..2 {
+            arms.take3(self.tja[i]);
+            arms.take3(self.tjb[i]);
+            ks.take3(self.tka[i]);
+            ks.take3(self.tkb[i]);
+        }
+        arms.take(self.twist_radius);
+        self.coupling.iter().for_each(|&e| ks.take(e));
+        ks.take3(self.twist_ka);
+        ks.take3(self.twist_kb);
+        ks.take(self.inv_mass_a);
+        ks.take(self.inv_mass_b);
+        self.tangent_inverse.iter().for_each(|&e| masses.take(e));
+        masses.take(self.twist_mass);
+        ratios.take(self.friction);
+        ratios.take(self.soft.impulse_scale);
+        let Some(f) = Scales::new(arms, masses, ks, ratios) else {
+            return;
+        };
+        for p in pts.iter_mut() {
+            p.ja = f.arm(p.ja);
+            p.jb = f.arm(p.jb);
+            p.ka = f.k(p.ka);
+            p.kb = f.k(p.kb);
+            p.diagonal = f.k1(p.diagonal);
+            p.mass = f.mass(p.mass);
+            p.soft_mass = f.mass(p.soft_mass);
+            p.impulse = f.unit_impulse(p.impulse);
+        }
+        self.coupling = self.coupling.map(|e| f.k1(e));
+        self.inv_mass_a = f.k1(self.inv_mass_a);
+        self.inv_mass_b = f.k1(self.inv_mass_b);
+        self.normal = f.unit(self.normal);
+        self.tangents = self.tangents.map(|t| f.unit(t));
+        self.tja = self.tja.map(|v| f.arm(v));
+        self.tjb = self.tjb.map(|v| f.arm(v));
+        self.tka = self.tka.map(|v| f.k(v));
+        self.tkb = self.tkb.map(|v| f.k(v));
+        self.tangent_inverse = self.tangent_inverse.map(|m| f.mass(m));
+        self.tangent_impulse = self.tangent_impulse.map(|l| f.unit_impulse(l));
+        self.twist_ka = f.k(self.twist_ka);
+        self.twist_kb = f.k(self.twist_kb);
+        self.twist_mass = f.mass(self.twist_mass);
+        self.twist_impulse = f.unit_impulse(self.twist_impulse);
+        self.friction = f.ratio(self.friction);
+        self.twist_radius = f.arm1(self.twist_radius);
+        self.soft.impulse_scale = f.ratio(self.soft.impulse_scale);
+        self.block.rescale_impulses(f.impulse);
+        self.scales = f;
+        self.narrow = true;
+    }
+
+    /// Point `p`'s accumulated normal impulse (N·s).
+    pub fn normal_impulse(&self, p: &Point) -> Fx {
+        if self.narrow {
+            self.scales.newton_seconds(p.impulse)
+        } else {
+            p.impulse
+        }
+    }
+
+    /// The accumulated twist impulse (N·m·s).
+    pub fn twist(&self) -> Fx {
+        if self.narrow {
+            self.scales.newton_seconds(self.twist_impulse)
+        } else {
+            self.twist_impulse
+        }
+    }
+
     /// Whether the constraint bounces (restitution above zero).
     pub fn bounces(&self) -> bool {
         !self.restitution.is_zero()
@@ -426,7 +537,13 @@ impl Constraint {
 
     /// The accumulated tangent impulse as a world vector.
     pub fn friction_impulse(&self) -> Vec3 {
-        self.tangents[0] * self.tangent_impulse[0] + self.tangents[1] * self.tangent_impulse[1]
+        if self.narrow {
+            let [t0, t1] = self.tangents.map(products::widen_unit);
+            let [l0, l1] = self.tangent_impulse.map(|l| self.scales.newton_seconds(l));
+            t0 * l0 + t1 * l1
+        } else {
+            self.tangents[0] * self.tangent_impulse[0] + self.tangents[1] * self.tangent_impulse[1]
+        }
     }
 
     /// The constraint's points within the island's point array.
@@ -442,15 +559,15 @@ impl Constraint {
 
     /// The linear impulse `n·Λn + t₀·Λ₀ + t₁·Λ₁`, each component rounded once.
     #[inline(always)]
-    fn linear_impulse(&self, normal: Fx, tangent: [Fx; 2]) -> Vec3 {
-        let mut s = Sum3::default();
+    fn linear_impulse<P: Products>(&self, normal: Fx, tangent: [Fx; 2]) -> Vec3 {
+        let mut s = Sum3::<P>::default();
         s.add(self.normal, normal);
         // Zero tangent impulses add exact zeros (a frictionless contact).
         if tangent != [Fx::ZERO; 2] {
             s.add(self.tangents[0], tangent[0]);
             s.add(self.tangents[1], tangent[1]);
         }
-        s.round()
+        s.round(UNIT)
     }
 }
 
@@ -482,22 +599,22 @@ pub(super) fn warm_start_alone<const TWO: bool, M: Motion>(
     pts: &[Point],
     m: &mut M,
 ) {
-    if c.spin {
-        warm_start_one::<TWO, true, M>(c, pts, m);
-    } else {
-        warm_start_one::<TWO, false, M>(c, pts, m);
+    match (c.spin, c.narrow) {
+        (true, true) => warm_start_one::<TWO, true, Narrow, M>(c, pts, m),
+        (true, false) => warm_start_one::<TWO, true, Exact, M>(c, pts, m),
+        (false, _) => warm_start_one::<TWO, false, Exact, M>(c, pts, m),
     }
 }
 
 #[inline(always)]
-fn warm_start_one<const TWO: bool, const SPIN: bool, M: Motion>(
+fn warm_start_one<const TWO: bool, const SPIN: bool, P: Products, M: Motion>(
     c: &Constraint,
     pts: &[Point],
     m: &mut M,
 ) {
     let (mut va, mut vb) = load::<TWO, M>(c, m);
-    let mut turn_a = Sum3::default();
-    let mut turn_b = Sum3::default();
+    let mut turn_a = Sum3::<P>::default();
+    let mut turn_b = Sum3::<P>::default();
     let mut normal = Fx::ZERO;
     for p in pts {
         normal = add(normal, p.impulse);
@@ -520,16 +637,16 @@ fn warm_start_one<const TWO: bool, const SPIN: bool, M: Motion>(
             turn_a.add(c.twist_ka, c.twist_impulse);
         }
     }
-    let linear = c.linear_impulse(normal, c.tangent_impulse);
+    let linear = c.linear_impulse::<P>(normal, c.tangent_impulse);
     if TWO {
-        va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
+        va.linear = sub3(va.linear, products::times::<P>(linear, c.inv_mass_a, K));
         if SPIN {
-            va.angular = sub3(va.angular, turn_a.round());
+            va.angular = sub3(va.angular, turn_a.round(K));
         }
     }
-    vb.linear = add3(vb.linear, scale(linear, c.inv_mass_b));
+    vb.linear = add3(vb.linear, products::times::<P>(linear, c.inv_mass_b, K));
     if SPIN {
-        vb.angular = add3(vb.angular, turn_b.round());
+        vb.angular = add3(vb.angular, turn_b.round(K));
     }
     store::<TWO, M>(c, m, va, vb);
 }
@@ -562,11 +679,13 @@ pub(super) fn solve_alone<const TWO: bool, M: Motion>(
     m: &mut M,
     pass: &Pass,
 ) {
-    if c.spin {
-        solve_one::<TWO, true, M>(c, pts, m, pass);
-    } else {
-        probe::count_linear();
-        solve_one::<TWO, false, M>(c, pts, m, pass);
+    match (c.spin, c.narrow) {
+        (true, true) => solve_one::<TWO, true, Narrow, M>(c, pts, m, pass),
+        (true, false) => solve_one::<TWO, true, Exact, M>(c, pts, m, pass),
+        (false, _) => {
+            probe::count_linear();
+            solve_one::<TWO, false, Exact, M>(c, pts, m, pass);
+        }
     }
 }
 
@@ -579,7 +698,7 @@ pub(super) fn count_linear() {
 /// One constraint of a pass; without `SPIN` every angular term is left out
 /// (see [`Constraint::spin`]).
 #[inline(always)]
-fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
+fn solve_one<const TWO: bool, const SPIN: bool, P: Products, M: Motion>(
     c: &mut Constraint,
     pts: &mut [Point],
     m: &mut M,
@@ -591,7 +710,7 @@ fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
 
     // Friction, bounded by the normal impulses of the pass before.
     let total = pts.iter().fold(Fx::ZERO, |s, p| add(s, p.impulse));
-    let limit = mul(c.friction, total);
+    let limit = products::mul::<P>(c.friction, total, RATIO);
     let old = c.tangent_impulse;
     // No friction to apply and none to take back (frictionless, or no
     // normal impulse yet): the block below would change nothing.
@@ -601,20 +720,16 @@ fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
     } else {
         let vt = [
             add(
-                dot(c.tangents[0], dv),
-                turning::<TWO, SPIN>(c.tja[0], wa, c.tjb[0], wb),
+                products::dot::<P>(c.tangents[0], dv, UNIT),
+                turning::<TWO, SPIN, P>(c.tja[0], wa, c.tjb[0], wb, ARM),
             ),
             add(
-                dot(c.tangents[1], dv),
-                turning::<TWO, SPIN>(c.tja[1], wa, c.tjb[1], wb),
+                products::dot::<P>(c.tangents[1], dv, UNIT),
+                turning::<TWO, SPIN, P>(c.tja[1], wa, c.tjb[1], wb, ARM),
             ),
         ];
         let inv = c.tangent_inverse;
-        let step = |i0: Fx, i1: Fx| {
-            Wide::product(i0, vt[0])
-                .wrapping_add(Wide::product(i1, vt[1]))
-                .round_wrapping()
-        };
+        let step = |i0: Fx, i1: Fx| P::round(P::plus(P::term(i0, vt[0]), P::term(i1, vt[1])), MASS);
         let new = cap(
             sub(old[0], step(inv[0], inv[1])),
             sub(old[1], step(inv[1], inv[2])),
@@ -623,15 +738,15 @@ fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
         let dt = [sub(new[0], old[0]), sub(new[1], old[1])];
         c.tangent_impulse = new;
         if SPIN {
-            let mut turn_b = Sum3::default();
+            let mut turn_b = Sum3::<P>::default();
             turn_b.add(c.tkb[0], dt[0]);
             turn_b.add(c.tkb[1], dt[1]);
-            wb = add3(wb, turn_b.round());
+            wb = add3(wb, turn_b.round(K));
             if TWO {
-                let mut turn_a = Sum3::default();
+                let mut turn_a = Sum3::<P>::default();
                 turn_a.add(c.tka[0], dt[0]);
                 turn_a.add(c.tka[1], dt[1]);
-                wa = sub3(wa, turn_a.round());
+                wa = sub3(wa, turn_a.round(K));
             }
         }
         dt
@@ -639,15 +754,16 @@ fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
     // Twist (a single point has no lever arm to resist it). Without
     // spin nothing turns, but the impulse still follows its limit.
     if c.count > 1 {
-        let twist_limit = mul(limit, c.twist_radius);
+        let twist_limit = products::mul::<P>(c.twist_radius, limit, ARM);
         if SPIN {
-            let spin = dot(c.normal, sub3(wb, wa));
+            let spin = products::dot::<P>(c.normal, sub3(wb, wa), UNIT);
             let old = c.twist_impulse;
-            c.twist_impulse = sub(old, mul(c.twist_mass, spin)).clamp(-twist_limit, twist_limit);
+            let push = products::mul::<P>(c.twist_mass, spin, MASS);
+            c.twist_impulse = sub(old, push).clamp(-twist_limit, twist_limit);
             let dw = sub(c.twist_impulse, old);
-            wb = add3(wb, scale(c.twist_kb, dw));
+            wb = add3(wb, products::scale::<P>(c.twist_kb, dw, K));
             if TWO {
-                wa = sub3(wa, scale(c.twist_ka, dw));
+                wa = sub3(wa, products::scale::<P>(c.twist_ka, dw, K));
             }
         } else {
             c.twist_impulse = c.twist_impulse.clamp(-twist_limit, twist_limit);
@@ -662,25 +778,23 @@ fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
         } else {
             Displacement::default()
         };
-        let apart = dot(c.normal, sub3(db.linear, da.linear));
+        let apart = products::dot::<P>(c.normal, sub3(db.linear, da.linear), UNIT);
         for p in pts.iter_mut() {
-            p.separation = add(
-                p.base,
-                add(
-                    apart,
-                    turning::<TWO, SPIN>(p.ja, da.angular, p.jb, db.angular),
-                ),
-            );
+            let turn = turning::<TWO, SPIN, P>(p.ja, da.angular, p.jb, db.angular, ARM);
+            p.separation = add(p.base, add(apart, turn));
         }
     }
     // The points' normal velocities, then Gauss–Seidel sweeps in the
     // rows' space (each impulse moves the others' velocities through
     // `K`); the bodies take the sum of the changes at the end.
-    let linear_part = dot(c.normal, dv);
+    let linear_part = products::dot::<P>(c.normal, dv, UNIT);
     let n = pts.len();
     let mut vn = [Fx::ZERO; 4];
     for (v, p) in vn.iter_mut().zip(pts.iter()) {
-        *v = add(linear_part, turning::<TWO, SPIN>(p.ja, wa, p.jb, wb));
+        *v = add(
+            linear_part,
+            turning::<TWO, SPIN, P>(p.ja, wa, p.jb, wb, ARM),
+        );
     }
     let mut change = [Fx::ZERO; 4];
     if let Some(next) = block_impulses(c, pass, pts, &vn) {
@@ -693,15 +807,15 @@ fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
         let sweeps = if n > 1 { SWEEPS } else { 1 };
         for _sweep in 1..sweeps {
             for i in 0..n {
-                row::<false>(c, pass, pts, i, &mut vn, &mut change);
+                row::<false, P>(c, pass, pts, i, &mut vn, &mut change);
             }
         }
         for i in 0..n {
-            row::<true>(c, pass, pts, i, &mut vn, &mut change);
+            row::<true, P>(c, pass, pts, i, &mut vn, &mut change);
         }
     }
-    let mut turn_b = Sum3::default();
-    let mut turn_a = Sum3::default();
+    let mut turn_b = Sum3::<P>::default();
+    let mut turn_a = Sum3::<P>::default();
     let mut dn = Fx::ZERO;
     for (p, &d) in pts.iter().zip(&change) {
         dn = add(dn, d);
@@ -713,17 +827,17 @@ fn solve_one<const TWO: bool, const SPIN: bool, M: Motion>(
         }
     }
     if SPIN {
-        wb = add3(wb, turn_b.round());
+        wb = add3(wb, turn_b.round(K));
         if TWO {
-            wa = sub3(wa, turn_a.round());
+            wa = sub3(wa, turn_a.round(K));
         }
     }
 
-    let linear = c.linear_impulse(dn, dt);
-    vb.linear = add3(vb.linear, scale(linear, c.inv_mass_b));
+    let linear = c.linear_impulse::<P>(dn, dt);
+    vb.linear = add3(vb.linear, products::times::<P>(linear, c.inv_mass_b, K));
     vb.angular = wb;
     if TWO {
-        va.linear = sub3(va.linear, scale(linear, c.inv_mass_a));
+        va.linear = sub3(va.linear, products::times::<P>(linear, c.inv_mass_a, K));
         va.angular = wa;
     }
     store::<TWO, M>(c, m, va, vb);
@@ -776,7 +890,7 @@ fn row_target(c: &Constraint, pass: &Pass, s: Fx) -> RowTarget {
 /// `vn` through `K`. In the `LAST` sweep a velocity is read only by the
 /// rows after the one that moves it, so only those are updated.
 #[inline(always)]
-fn row<const LAST: bool>(
+fn row<const LAST: bool, P: Products>(
     c: &Constraint,
     pass: &Pass,
     pts: &mut [Point],
@@ -789,11 +903,13 @@ fn row<const LAST: bool>(
     let old = p.impulse;
     let RowTarget { target, soft } = row_target(c, pass, p.separation);
     let (mass, leak) = if soft {
-        (p.soft_mass, mul(c.soft.impulse_scale, old))
+        let leak = products::mul::<P>(c.soft.impulse_scale, old, RATIO);
+        (p.soft_mass, leak)
     } else {
         (p.mass, Fx::ZERO)
     };
-    let delta = sub(sub(Fx::ZERO, mul(mass, add(vn[i], target))), leak);
+    let push = products::mul::<P>(mass, add(vn[i], target), MASS);
+    let delta = sub(sub(Fx::ZERO, push), leak);
     p.impulse = add(old, delta).max(Fx::ZERO);
     let dl = sub(p.impulse, old);
     if dl.is_zero() {
@@ -801,12 +917,13 @@ fn row<const LAST: bool>(
     }
     change[i] = add(change[i], dl);
     if !LAST {
-        vn[i] = add(vn[i], mul(p.diagonal, dl));
+        vn[i] = add(vn[i], products::mul::<P>(p.diagonal, dl, K));
     }
     for &(slot, j) in &OTHERS[i] {
         let j = usize::from(j);
         if j < n && (!LAST || j > i) {
-            vn[j] = add(vn[j], mul(c.coupling[usize::from(slot)], dl));
+            let k = c.coupling[usize::from(slot)];
+            vn[j] = add(vn[j], products::mul::<P>(k, dl, K));
         }
     }
 }
@@ -824,7 +941,10 @@ pub(crate) fn track_approach<const TWO: bool, M: Motion>(
         let linear = dot(c.normal, sub3(vb.linear, va.linear));
         let pts = &mut points[c.first as usize..][..usize::from(c.count)];
         for p in pts {
-            let vn = add(linear, angular::<TWO>(p.ja, va.angular, p.jb, vb.angular));
+            let vn = add(
+                linear,
+                angular::<TWO, Exact>(p.ja, va.angular, p.jb, vb.angular, ARM),
+            );
             p.approach = p.approach.min(vn);
         }
     }
@@ -846,7 +966,7 @@ pub(crate) fn restitution<const TWO: bool, M: Motion>(
                 continue;
             }
             let vn = dot(c.normal, vb.linear - va.linear)
-                + angular::<TWO>(p.ja, va.angular, p.jb, vb.angular);
+                + angular::<TWO, Exact>(p.ja, va.angular, p.jb, vb.angular, ARM);
             let old = p.impulse;
             p.impulse = (old - p.mass * (vn + c.restitution * p.approach)).max(Fx::ZERO);
             let dl = p.impulse - old;

@@ -50,10 +50,12 @@
 //! with the bits of the solve order ([`levels`]). The kernels reach the bodies through
 //! [`Motion`]: the batch's own arrays, or the shared ones of such a step.
 //!
-//! **Invariants.** Everything is `Fx` arithmetic with the wrapping policy of
-//! [`lockstep_fx::wide`]: the operands are bounded by the speed limits and
-//! the masses, so the results are those of the saturating operators
-//! without their checks. The result is a pure function of the inputs and
+//! **Invariants.** Everything is integer arithmetic: `Fx` with the
+//! wrapping policy of [`lockstep_fx::wide`] (the operands are bounded by
+//! the speed limits and the masses, so the results are those of the
+//! saturating operators without their checks), and for the passes over
+//! constraints whose bodies turn, narrow 32-bit products at scales fixed
+//! per constraint ([`products`]). The result is a pure function of the inputs and
 //! their order; the constraints of one island touch only its own bodies,
 //! so islands can be solved in any order, or at once on several threads,
 //! with the same bits ([`partition`]).
@@ -64,6 +66,7 @@ pub(crate) mod lanes;
 mod levels;
 mod linear;
 pub(crate) mod partition;
+mod products;
 mod softness;
 
 pub(crate) use contact::{BodyInfo, Constraint, ManifoldInput, Point, PointInput, prepare};

@@ -73,27 +73,32 @@
 //! the constraint itself. The sequential code streams each constraint
 //! once, at more than three instructions a cycle.
 //!
-//! Narrow products would cost one multiply for four (0.10 ns a product in
-//! the same loop): rounding each velocity a pass reads to 2⁻²³, each
-//! Jacobian entry to 2⁻²⁸ and each impulse it applies to 31 bits below a
-//! bound set per constraint, which is what `i32 × i32 → i64` lanes would
-//! compute. In the same lanes (narrowed in each product) `pyramid-15` ran
-//! 17% fewer instructions, and took about as long as the sequential code
-//! (1.05). Narrowing left `tower-20`,
-//! `cubes-1000`, `pyramid-15` and `many-pyramids` as they were in every
-//! figure of their quality rows, and `stack-sleep` asleep at frame 69
-//! against 67 (medians over the shuffle seeds 0 to 7,
-//! `scene-table --seeds 8`); only the chaotic scenes (`smash`, `capsules`)
-//! moved, as far as a one-bit change moves them. Narrow products change
-//! the bits, though: they make a new solver, not a new path. And these
-//! figures say lanes pay only where a constraint has one home, in lanes,
-//! read once a pass: prepared straight into it, impulses and block factors
-//! included. The sequential code gains from narrow products on its own: with
-//! the passes' products (not yet the block solve's) narrowed the same way
-//! into one 64-bit multiply each, `pyramid-15` ran 9.5% fewer instructions
-//! and 0.88 of the time, `many-pyramids` 10% fewer instructions; the
-//! quality rows stayed but for the leans at the top of `tower-20` (0.6 mm
-//! against 0.0) and `pyramid-15` (0.5 against 0.4).
+//! Narrow products cost one multiply for four (0.10 ns a product in the
+//! same loop), and general constraints whose bodies turn now take them
+//! (`products.rs`): every operand of their passes' products is 32 bits by
+//! definition, what `pmuldq` and `smull` lanes compute. In lanes (a
+//! throwaway build, narrowed in each product) `pyramid-15` ran 17% fewer
+//! instructions and took about as long as the sequential code (1.05). So
+//! lanes would pay only where a constraint has one home, in lanes, read
+//! once a pass: prepared straight into it, impulses and block factors
+//! included. Sequentially, narrow products as they stand save 8% of
+//! `pyramid-15`'s instructions; three ways to narrow were measured before
+//! that one:
+//! - narrowing each operand where it is used, at scales chosen per
+//!   constraint, costs more than it saves: a shift by a count held in a
+//!   register (x86_64 without BMI2 takes it in `cl` only) and a sign
+//!   extension per operand made `pyramid-15` run 9.6% *more* instructions.
+//!   The constants are narrowed once, when the constraint is built, and
+//!   every rounding is a fixed shift;
+//! - narrowing only the products with lever arms and unit vectors (the
+//!   cheapest half) saved 2.7%;
+//! - a variable domain of ±256 m/s (2⁻²³) was too narrow: two bodies close
+//!   at up to 480 m/s within the speed limits, and a wrapped variable blew
+//!   the cube game apart within 1 000 frames. Saturating each variable
+//!   instead costs as much as narrowing saves (2.8% left); a domain of
+//!   ±1 024 at 2⁻²¹ with lever arms below 2 m is never left in the
+//!   scenes or the cube game, and keeps the quality rows (±8 192 at 2⁻¹⁸
+//!   tilts the top of `tower-20` by 4.6 mm).
 
 use lockstep_fx::Fx;
 use lockstep_fx::lanes::{LANES, Portable};
