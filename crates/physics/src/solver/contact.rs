@@ -304,7 +304,8 @@ pub(crate) fn prepare<const TWO: bool>(
         Velocity::default()
     };
     let vb = velocities[b.index as usize];
-    let spin = spins::<TWO>(a, b, velocities);
+    let turns = turns::<TWO>(a, b, velocities);
+    let spin = turns || probe::full_path_forced();
     let count = m.points.len().min(4);
     let first = points.len() as u32;
     let inv_mass_sum = ima + imb;
@@ -437,7 +438,7 @@ pub(crate) fn prepare<const TWO: bool>(
         narrow: false,
         scales: Scales::default(),
     };
-    if turns::<TWO>(a, b, velocities) && m.restitution.is_zero() {
+    if turns && m.restitution.is_zero() {
         c.make_narrow(&mut points[first as usize..]);
     }
     c

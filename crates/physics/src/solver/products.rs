@@ -115,16 +115,6 @@ impl Widest {
     }
 }
 
-/// `c · 2^exponent` (rounding toward −∞), as the raw bits of an `Fx`.
-fn scaled(c: Fx, exponent: i32) -> Fx {
-    let raw = c.to_bits();
-    Fx::from_bits(if exponent >= 0 {
-        raw.wrapping_shl(exponent.min(63) as u32)
-    } else {
-        raw >> (-exponent).min(63)
-    })
-}
-
 /// A narrow constraint's scales: its impulse unit, and the exponents of
 /// the two families that take their scale from it (the others' are
 /// fixed).
@@ -179,12 +169,12 @@ impl Scales {
 
     /// Narrows a length of the arm family (the twist radius).
     pub fn arm1(&self, a: Fx) -> Fx {
-        scaled(a, ARM.exponent(0))
+        a.scale_pow2(ARM.exponent(0))
     }
 
     /// Narrows an effective mass.
     pub fn mass(&self, m: Fx) -> Fx {
-        scaled(m, self.mass)
+        m.scale_pow2(self.mass)
     }
 
     /// Narrows an inverse mass or inertia vector.
@@ -194,12 +184,12 @@ impl Scales {
 
     /// Narrows an inverse mass or an entry of `K`.
     pub fn k1(&self, k: Fx) -> Fx {
-        scaled(k, self.k)
+        k.scale_pow2(self.k)
     }
 
     /// Narrows a ratio.
     pub fn ratio(&self, r: Fx) -> Fx {
-        scaled(r, RATIO.exponent(0))
+        r.scale_pow2(RATIO.exponent(0))
     }
 
     /// An impulse in newton-seconds in this constraint's unit.
@@ -213,19 +203,21 @@ impl Scales {
     }
 }
 
+/// `v · 2^exponent`, each component by [`Fx::scale_pow2`]. Narrowing
+/// never saturates: [`Scales::new`] refuses a constraint whose constants
+/// would leave 2²⁹.
 fn scaled3(v: Vec3, exponent: i32) -> Vec3 {
     Vec3::new(
-        scaled(v.x, exponent),
-        scaled(v.y, exponent),
-        scaled(v.z, exponent),
+        v.x.scale_pow2(exponent),
+        v.y.scale_pow2(exponent),
+        v.z.scale_pow2(exponent),
     )
 }
 
 /// What a narrowed unit vector stands for (its dropped bits zero): the
 /// tangents of a narrow constraint's friction impulse.
 pub(crate) fn widen_unit(v: Vec3) -> Vec3 {
-    let e = -UNIT.exponent(0);
-    Vec3::new(v.x.scale_pow2(e), v.y.scale_pow2(e), v.z.scale_pow2(e))
+    scaled3(v, -UNIT.exponent(0))
 }
 
 /// An arithmetic for the passes' products: a constant `c` times a
