@@ -13,9 +13,12 @@
 //! every frame, so wherever the bodies span no more cells than a few per
 //! body, their order is found by a counting pass over the cells instead of
 //! a comparison sort, and that pass leaves a table of where each column's
-//! entries start: a query then reads each row's stretch of columns from
-//! it. Bodies far apart in a few clusters are found by a binary search of
-//! each row instead; both visit the same entries in the same order. A
+//! entries start and which layers (collision groups) they hold: a query
+//! then reads each row's stretch of columns from it, passing over the
+//! cells that hold none of the layers it asks for (an RTS unit looking
+//! for enemies amid its own army reads few entries). Bodies far apart in
+//! a few clusters are found by a binary search of each row instead; both
+//! report the same bodies in the same order. A
 //! query reports each body once; `World::query_aabb` sorts them by slot,
 //! so they are exactly the bodies a scan of every slot would report, in
 //! the same order.
@@ -55,6 +58,7 @@ pub(crate) struct Buffers {
     entries: Vec<Entry>,
     large: Vec<Entry>,
     starts: Vec<u32>,
+    layers: Vec<u32>,
     /// The build's scratch: the entries before sorting, each cell's
     /// cursor, and the sorted order.
     unsorted: Vec<Entry>,
@@ -94,6 +98,11 @@ struct Columns {
     /// `starts[cell]` for each cell `row × cols + column` of the block,
     /// then the entries' count.
     starts: Vec<u32>,
+    /// `layers[cell]`: the union of the layers (collision groups) of the
+    /// cell's entries, so that a query skips a cell holding none of the
+    /// layers it asks for without reading its entries (an RTS unit
+    /// looking for enemies amid its own army).
+    layers: Vec<u32>,
 }
 
 /// Narrowest and widest column sides (raw Q32.32): 1/16 m and 1024 m.
@@ -113,6 +122,7 @@ impl QueryIndex {
             mut entries,
             mut large,
             starts,
+            layers,
             unsorted,
             fill,
             order: sorted_order,
@@ -160,6 +170,7 @@ impl QueryIndex {
             large: Vec::new(),
             scratch: Buffers {
                 starts,
+                layers,
                 unsorted,
                 fill,
                 order: sorted_order,
@@ -191,6 +202,7 @@ impl QueryIndex {
         buffers.large = self.large;
         if let Some(columns) = self.columns {
             buffers.starts = columns.starts;
+            buffers.layers = columns.layers;
         }
         buffers
     }
@@ -243,7 +255,7 @@ impl QueryIndex {
                 .filter(|e| hit(e))
                 .for_each(|e| found(e.slot));
         } else if let Some(columns) = &self.columns {
-            for range in columns.ranges((r0, r1), (c0, c1)) {
+            for range in columns.ranges((r0, r1), (c0, c1), mask) {
                 for e in &self.entries[range] {
                     if hit(e) {
                         found(e.slot);
@@ -273,9 +285,12 @@ impl Columns {
     /// highest, if the entries' keys span no more than a few cells per
     /// entry (as a world's bodies spread over a map do), its table in the
     /// allocation `starts`; else `starts` back.
-    fn spanning(entries: &[Entry], mut starts: Vec<u32>) -> Result<Columns, Vec<u32>> {
+    fn spanning(
+        entries: &[Entry],
+        (mut starts, mut layers): (Vec<u32>, Vec<u32>),
+    ) -> Result<Columns, (Vec<u32>, Vec<u32>)> {
         if entries.is_empty() {
-            return Err(starts);
+            return Err((starts, layers));
         }
         let (mut lo, mut hi) = ((u32::MAX, u32::MAX), (0u32, 0u32));
         for e in entries {
@@ -286,15 +301,18 @@ impl Columns {
         let (rows, cols) = (u64::from(hi.0 - lo.0) + 1, u64::from(hi.1 - lo.1) + 1);
         let cells = rows.saturating_mul(cols);
         if cells > 4 * entries.len() as u64 + 64 {
-            return Err(starts);
+            return Err((starts, layers));
         }
         starts.clear();
         starts.resize(cells as usize + 1, 0);
+        layers.clear();
+        layers.resize(cells as usize, 0);
         Ok(Columns {
             low: lo,
             rows: rows as u32,
             cols: cols as u32,
             starts,
+            layers,
         })
     }
 
@@ -306,12 +324,16 @@ impl Columns {
 
     /// For each row from `rows.0` to `rows.1` that the block holds, the
     /// entries of its columns `cols.0 ..= cols.1` (grid cells, as
-    /// `QueryIndex::cell` gives them), clamped to the block: exactly the
-    /// entries whose keys lie in that row between those columns, in order.
+    /// `QueryIndex::cell` gives them), clamped to the block, leaving out
+    /// the cells that hold no entry in layers `mask`: in order, exactly
+    /// the entries whose keys lie in that row between those columns, but
+    /// for entries no query for `mask` reports. Neighbouring cells that
+    /// are kept come as one range.
     fn ranges(
         &self,
         rows: (i64, i64),
         cols: (i64, i64),
+        mask: u32,
     ) -> impl Iterator<Item = core::ops::Range<usize>> + '_ {
         // Into the block's own coordinates (cells as `pack` offsets them).
         let local = |x: i64, low: u32| x + (1 << 31) - i64::from(low);
@@ -323,10 +345,29 @@ impl Columns {
             local(cols.0, self.low.1).max(0),
             local(cols.1, self.low.1).min(i64::from(self.cols) - 1),
         );
-        let rows_held = if c0 <= c1 { r0..r1 + 1 } else { 0..0 };
-        rows_held.map(move |r| {
+        // The columns as a range of cells within a row (none held: empty).
+        let (rows_held, c0, c1) = if c0 <= c1 {
+            (r0..r1 + 1, c0 as usize, c1 as usize + 1)
+        } else {
+            (0..0, 0, 0)
+        };
+        rows_held.flat_map(move |r| {
             let row = r as usize * self.cols as usize;
-            self.starts[row + c0 as usize] as usize..self.starts[row + c1 as usize + 1] as usize
+            let layers = &self.layers[row + c0..row + c1];
+            // Runs of kept cells: each starts at a kept cell after a
+            // skipped one (or the row's first) and ends before the next
+            // skipped one.
+            let mut at = 0;
+            core::iter::from_fn(move || {
+                let first = at + layers[at..].iter().position(|&l| l & mask != 0)?;
+                let end = layers[first..]
+                    .iter()
+                    .position(|&l| l & mask == 0)
+                    .map_or(layers.len(), |n| first + n);
+                at = end;
+                let start = self.starts[row + c0 + first] as usize;
+                Some(start..self.starts[row + c0 + end] as usize)
+            })
         })
     }
 }
@@ -339,19 +380,25 @@ impl Columns {
 /// Both give the same order. The work uses the allocations of `scratch`
 /// and leaves them in it.
 fn sort_by_key_stable(entries: &mut Vec<Entry>, scratch: &mut Buffers) -> Option<Columns> {
-    let mut columns = match Columns::spanning(entries, core::mem::take(&mut scratch.starts)) {
+    let buffers = (
+        core::mem::take(&mut scratch.starts),
+        core::mem::take(&mut scratch.layers),
+    );
+    let mut columns = match Columns::spanning(entries, buffers) {
         Ok(columns) => columns,
-        Err(starts) => {
+        Err((starts, layers)) => {
             scratch.starts = starts;
+            scratch.layers = layers;
             entries.sort_by_key(|e| e.key);
             return None;
         }
     };
-    // Each cell's count, then where its entries start, then each entry's
-    // place (a cursor per cell, over a copy of the starts).
+    // Each cell's count and layers, then where its entries start, then
+    // each entry's place (a cursor per cell, over a copy of the starts).
     for e in entries.iter() {
         let cell = columns.cell(e.key);
         columns.starts[cell + 1] += 1;
+        columns.layers[cell] |= e.groups;
     }
     for i in 1..columns.starts.len() {
         columns.starts[i] += columns.starts[i - 1];
@@ -408,10 +455,12 @@ mod tests {
         }
     }
 
-    /// A query reads a row's columns from the column table and visits
-    /// exactly the bodies, in exactly the order, that a binary search of
-    /// each row visits: areas inside, across and outside the block of
-    /// columns, with a mask, over bodies of several sizes.
+    /// A query reads a row's columns from the column table, skipping the
+    /// cells with none of the mask's layers, and visits exactly the
+    /// bodies, in exactly the order, that a binary search of each row
+    /// visits: areas inside, across and outside the block of columns, with
+    /// a mask, over bodies of several sizes, whose layers are mixed in the
+    /// east and all the same in the west (an army among its own).
     #[test]
     fn the_column_table_visits_what_a_search_of_each_row_visits() {
         let mut rng = lockstep_fx::Rng::new(0xc01, 3);
@@ -423,11 +472,12 @@ mod tests {
                     rng.fx_range(Fx::from_int(-30), Fx::from_int(90)),
                 );
                 let half = Vec3::splat(rng.fx_range(Fx::lit("0.1"), Fx::from_int(2)));
-                (
-                    slot,
-                    1 << (slot % 3),
-                    Aabb::from_corners(c - half, c + half),
-                )
+                let layers = if c.x.is_negative() {
+                    1
+                } else {
+                    1 << (slot % 3)
+                };
+                (slot, layers, Aabb::from_corners(c - half, c + half))
             })
             .collect();
         let index = QueryIndex::build(bodies.iter().copied(), Buffers::default());
@@ -542,7 +592,7 @@ mod tests {
             let table = |i: &QueryIndex| {
                 i.columns
                     .as_ref()
-                    .map(|c| (c.low, c.rows, c.cols, c.starts.clone()))
+                    .map(|c| (c.low, c.rows, c.cols, c.starts.clone(), c.layers.clone()))
             };
             assert_eq!((reused.axes, reused.shift), (fresh.axes, fresh.shift));
             assert_eq!(keys(&reused.entries), keys(&fresh.entries), "{count}");
