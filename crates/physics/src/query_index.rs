@@ -283,8 +283,8 @@ impl QueryIndex {
 impl Columns {
     /// The cells of the block from the lowest row and column to the
     /// highest, if the entries' keys span no more than a few cells per
-    /// entry (as a world's bodies spread over a map do), its table in the
-    /// allocation `starts`; else `starts` back.
+    /// entry (as a world's bodies spread over a map do), its tables in the
+    /// allocations `starts` and `layers`; else both back.
     fn spanning(
         entries: &[Entry],
         (mut starts, mut layers): (Vec<u32>, Vec<u32>),

@@ -192,8 +192,9 @@ fn nearest_enemies(
 /// its squared distance is at least `(sight / 2)²` (a product rounded to
 /// nearest never shrinks as its factors grow): it cannot beat an enemy
 /// found nearer than that, and the first look's answer is the whole
-/// sight's. In a battle, where most looks happen, that visits about a
-/// quarter of the bodies.
+/// sight's. When an enemy stands that near (a battle), a look reads about
+/// a quarter of the bodies in sight; when none does, it reads that
+/// quarter twice (in the 8 × 1 024 bench, four looks in five).
 fn nearest_enemy(
     world: &World,
     units: &[Unit],
