@@ -9,10 +9,10 @@
 //! frames (the state changing as it really does from frame to frame), and
 //! `hash` its share of the whole frame, step and checksum. With one thread
 //! that is encoding and hashing the state; with two or more, the state is
-//! hashed on a helper thread while the next frame steps (as
-//! [`lockstep_sim::Engine::advance_deferred`] does), and `hash ms` is what
-//! the frame loop still spends on it: encoding, and waiting for the helper
-//! when it has not finished.
+//! hashed by the pool's helpers while they wait between the next frame's
+//! shares (as [`lockstep_sim::Engine::advance_deferred`] does), and
+//! `hash ms` is what the frame loop still spends on it: encoding, and
+//! hashing the leaves no helper took.
 
 use std::time::{Duration, Instant};
 
@@ -89,8 +89,8 @@ pub struct Runs {
     /// Frames per run (default: a scene's own length; 600 for games).
     pub frames: Option<u32>,
     /// Threads each frame may use: the world's step, and with two or more
-    /// a helper hashing each checksum while the next frame steps (machine
-    /// settings: the bits are the same for any count).
+    /// the pool's helpers hashing each checksum while the next frame steps
+    /// (machine settings: the bits are the same for any count).
     pub threads: usize,
 }
 
@@ -204,7 +204,7 @@ impl FrameClock {
     }
 
     /// Takes back the last frame's checksum and begins this one's: hashed
-    /// at once with one thread, else (a large state) on the helper thread
+    /// at once with one thread, else (a large state) by the pool's helpers
     /// while the next frame steps.
     fn checksum(&mut self, encode: impl FnOnce(&mut StateWriter<Vec<u8>>)) {
         let t = Instant::now();

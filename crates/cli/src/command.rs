@@ -112,8 +112,8 @@ enum Command {
         #[arg(long)]
         frames: Option<u32>,
         /// Threads each frame may use (the physics; with two or more, each
-        /// checksum is hashed on a helper thread while the next frame
-        /// steps); the bits are the same for any count.
+        /// checksum is hashed by the helpers while the next frame steps);
+        /// the bits are the same for any count.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
         threads: u16,
     },

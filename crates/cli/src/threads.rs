@@ -10,8 +10,8 @@ use clap::Args;
 #[derive(Args, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FrameThreads {
     /// Threads each frame may use: the game's step and its checksum (with
-    /// two or more, each checksum is hashed on a helper thread while the
-    /// next frame steps). The states and checksums are the same for any
+    /// two or more, each checksum is hashed by the helpers while the next
+    /// frame steps). The states and checksums are the same for any
     /// count. Default: this machine's cores.
     #[arg(
         long = "threads",

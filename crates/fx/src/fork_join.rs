@@ -25,21 +25,23 @@
 //! its helpers the same way: spinning, then asleep until the last one done
 //! wakes it.
 //!
-//! **Cores held outside the pool.** A thread that is not the pool's can
-//! say that it is busy on a core of its own ([`Outside`]: a frame hasher's
-//! helper while it hashes the last frame). While such threads and the
-//! caller take every core, a share handed to a helper would only take
-//! turns with them, and the caller would wait for it: the shares run on
-//! the caller instead. (On two cores, `many-pyramids` on two threads ran
-//! its frames about 4% slower with a step's first pass shared while the
-//! hasher's helper still hashed, and as fast as before with it run in
-//! place.)
+//! **Background work.** Work that may be done by any thread at any time
+//! before its owner needs it (a frame hasher's leaves, hashed while the
+//! next frame steps) is posted as [`Background`] work: a waiting helper
+//! does a small part of it in each round of its wait, and takes a job
+//! posted meanwhile as soon as that part is done. So the background work
+//! fills the gaps between a step's shares on the pool's own threads,
+//! rather than on a thread of its own that would take turns with the
+//! shares for the cores. Its owner does whatever parts are left itself
+//! when it needs the result, so it never waits on a helper that is not
+//! there, and a part is small (a 16 KiB leaf: a few microseconds) so a
+//! job waits little for a helper busy with one.
 //!
 //! **Invariant: a missing helper is not an error.** Where no helper is
-//! idle (all busy with other callers' jobs, the pool full, every core
-//! held as above, or the system refusing to start one: resources
-//! exhausted, a host without threads), the job runs on the calling thread
-//! instead, with the same result;
+//! idle (all busy with other callers' jobs, the pool full, or the system
+//! refusing to start one: resources exhausted, a host without threads),
+//! the job runs on the calling thread instead, with the same result, and
+//! background work is done by its owner;
 //! nothing panics and no caller waits for a helper to come free (only,
 //! once per helper, for another caller to finish starting one). A job that
 //! panics, on any thread, panics the caller with its own payload once every
@@ -58,7 +60,7 @@ use std::hint;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::{self, Thread};
 
 /// The most helpers the pool starts per core the system reports; a job
@@ -111,30 +113,76 @@ struct Helper {
     thread: Thread,
 }
 
-/// Threads outside the pool busy with work of their own (a frame hasher's
-/// helper while it hashes), counted against the cores: see [`Outside`].
-static OUTSIDE: AtomicUsize = AtomicUsize::new(0);
+/// Work that the pool's waiting helpers do a part at a time (see the
+/// module documentation), posted with [`post_background`] and withdrawn
+/// with [`withdraw_background`] by its owner, which does the parts left
+/// itself. Every part must give the same result on any thread.
+pub(crate) trait Background: Send + Sync {
+    /// Does one part, if one is left to take; whether it did.
+    fn part(&self) -> bool;
 
-/// Says, while it lives, that a thread outside the pool is busy on a core
-/// of its own. While the threads so busy leave no core free of them and
-/// the caller, [`fork_join`] hands no share to a helper, which would only
-/// take turns with them on their cores: it runs every share in place.
-#[must_use = "the thread counts as busy only while this lives"]
-#[derive(Debug)]
-pub(crate) struct Outside(());
+    /// Whether a part is left to take.
+    fn has_parts(&self) -> bool;
+}
 
-impl Outside {
-    /// Counts one more busy thread outside the pool, until dropped.
-    pub(crate) fn busy() -> Outside {
-        OUTSIDE.fetch_add(1, Ordering::Relaxed);
-        Outside(())
+/// The posted background work, oldest first.
+static BACKLOG: Mutex<Vec<Arc<dyn Background>>> = Mutex::new(Vec::new());
+
+/// How much work [`BACKLOG`] holds, read without its lock by waiting
+/// helpers.
+static BACKLOG_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// Posts `work` for the pool's waiting helpers, waking those asleep (and
+/// starting one where the pool has none and the machine has a core for it).
+pub(crate) fn post_background(work: Arc<dyn Background>) {
+    {
+        let mut backlog = BACKLOG.lock().unwrap_or_else(PoisonError::into_inner);
+        backlog.push(work);
+        BACKLOG_LEN.store(backlog.len(), Ordering::Release);
+    }
+    let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    if pool.helpers.is_empty() && !pool.refused && cores() > 1 && !probe::refused() {
+        match Helper::start() {
+            Some(helper) => {
+                // Started claimed: it has no job, so it is idle.
+                helper.mailbox.busy.store(false, Ordering::Release);
+                pool.helpers.push(helper);
+            }
+            None => pool.refused = true,
+        }
+    }
+    for helper in &pool.helpers {
+        if !helper.mailbox.busy.load(Ordering::Relaxed) {
+            helper.thread.unpark();
+        }
     }
 }
 
-impl Drop for Outside {
-    fn drop(&mut self) {
-        OUTSIDE.fetch_sub(1, Ordering::Relaxed);
+/// Takes `work` out of the backlog: no helper starts a part of it after
+/// this returns (one may still be doing a part it took before).
+pub(crate) fn withdraw_background(work: &Arc<dyn Background>) {
+    let mut backlog = BACKLOG.lock().unwrap_or_else(PoisonError::into_inner);
+    backlog.retain(|w| !Arc::ptr_eq(w, work));
+    BACKLOG_LEN.store(backlog.len(), Ordering::Release);
+}
+
+/// Does one part of the oldest posted work that has parts left; whether
+/// there was one.
+fn help_in_background() -> bool {
+    if BACKLOG_LEN.load(Ordering::Acquire) == 0 {
+        return false;
     }
+    let work = BACKLOG
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(|w| w.has_parts())
+        .cloned();
+    // The lock is released before the part: the owner may withdraw it
+    // meanwhile, and this clone keeps it alive until the part is done. A
+    // part that panics leaves the helper serving (its owner finds the
+    // part unfinished).
+    work.is_some_and(|w| catch_unwind(AssertUnwindSafe(|| w.part())).unwrap_or(false))
 }
 
 /// The pool's helpers, and whether the system refused to start one (then
@@ -279,7 +327,7 @@ fn wait_for<T>(mut ready: impl FnMut() -> Option<T>) -> T {
 /// An idle helper, claimed for one job (started if none is idle and the
 /// pool may grow), or `None`: the job then runs on the caller.
 fn claim() -> Option<&'static Helper> {
-    if probe::refused() || no_core_free() {
+    if probe::refused() {
         return None;
     }
     let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
@@ -311,13 +359,6 @@ fn claim() -> Option<&'static Helper> {
 /// system reports (one if it cannot tell).
 fn most_helpers() -> usize {
     cores().saturating_mul(HELPERS_PER_CORE)
-}
-
-/// Whether the busy threads outside the pool ([`Outside`]) and the caller
-/// take every core, so that a helper would only take turns with them.
-fn no_core_free() -> bool {
-    let outside = OUTSIDE.load(Ordering::Relaxed);
-    outside > 0 && outside + 1 >= cores()
 }
 
 /// The cores the system reports (one if it cannot tell).
@@ -352,13 +393,18 @@ impl Helper {
     }
 }
 
-/// A helper's life: wait for a job (spinning, then asleep), run it, become
-/// idle, mark the job done and wake its caller; forever.
+/// A helper's life: wait for a job (spinning, then asleep, and doing a
+/// part of any background work in each round), run it, become idle, mark
+/// the job done and wake its caller; forever.
 fn serve(mailbox: &'static Mailbox) {
     loop {
-        // A caller unparks this thread when it posts a job.
+        // A caller unparks this thread when it posts a job, and so does
+        // one that posts background work.
         let job = wait_for(|| {
             let posted = !mailbox.job.load(Ordering::Relaxed).is_null();
+            if !posted {
+                help_in_background();
+            }
             posted.then(|| mailbox.job.swap(ptr::null_mut(), Ordering::Acquire))
         });
         // SAFETY: a job is posted only by `fork_join`, which keeps its
@@ -378,9 +424,8 @@ fn serve(mailbox: &'static Mailbox) {
     }
 }
 
-/// Lets a test refuse helpers (and the frame hasher's thread), as a host
-/// without threads does, and count the requests (on the test's own thread
-/// only).
+/// Lets a test refuse helpers, as a host without threads does, and count
+/// the requests (on the test's own thread only).
 #[cfg(not(test))]
 pub(crate) mod probe {
     pub(crate) fn refused() -> bool {
@@ -397,8 +442,7 @@ pub(crate) mod probe {
         static STARTS: Cell<u32> = const { Cell::new(0) };
     }
 
-    /// Counts a request for a helper (or for the hasher's thread); whether
-    /// it is refused.
+    /// Counts a request for a helper; whether it is refused.
     pub(crate) fn refused() -> bool {
         STARTS.set(STARTS.get() + 1);
         REFUSE.get()
@@ -435,34 +479,65 @@ mod tests {
         assert_eq!(squares(1), vec![0]);
     }
 
-    /// While threads outside the pool hold every core but the caller's,
-    /// every job runs on the calling thread; once they are done, helpers
-    /// take jobs again (where the machine has a second core).
-    #[test]
-    fn jobs_run_in_place_while_every_other_core_is_held_outside() {
-        let here = thread::current().id();
-        let threads = || {
-            let ids = fork_join((0..8).collect(), |_: u32| {
-                // Long enough for a helper to take its job.
-                let mut x = 0u64;
-                for i in 0..200_000u64 {
-                    x = core::hint::black_box(x.wrapping_add(i));
-                }
-                thread::current().id()
-            });
-            ids.into_iter().filter(|id| *id != here).count()
-        };
-        let held: Vec<Outside> = (0..cores().saturating_sub(1).max(1))
-            .map(|_| Outside::busy())
-            .collect();
-        assert_eq!(threads(), 0, "every job ran on the caller");
-        drop(held);
-        if cores() > 1 && !no_core_free() {
-            // Helpers may be busy with other tests' jobs: some share of
-            // many rounds goes to one.
-            let elsewhere: usize = (0..50).map(|_| threads()).sum();
-            assert!(elsewhere > 0, "helpers take jobs again");
+    /// Background work counting how often each of its parts was done.
+    struct Tally {
+        next: AtomicUsize,
+        done: Vec<AtomicUsize>,
+    }
+
+    impl Background for Tally {
+        fn part(&self) -> bool {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(count) = self.done.get(i) else {
+                return false;
+            };
+            // A part's worth of work, for a helper to be caught in it.
+            let mut x = 0u64;
+            for k in 0..2_000u64 {
+                x = core::hint::black_box(x.wrapping_add(k));
+            }
+            core::hint::black_box(x);
+            count.fetch_add(1, Ordering::Release);
+            true
         }
+
+        fn has_parts(&self) -> bool {
+            self.next.load(Ordering::Relaxed) < self.done.len()
+        }
+    }
+
+    /// Posted background work is done part by part, each part exactly
+    /// once, whether the pool's helpers take some of it (between the jobs
+    /// of a `fork_join` meanwhile) or, with helpers refused, the owner does
+    /// all of it; a part still being done when the owner withdraws the
+    /// work is finished.
+    #[test]
+    fn each_part_of_background_work_is_done_once() {
+        for refuse in [false, true] {
+            probe::refuse(refuse);
+            let tally = Arc::new(Tally {
+                next: AtomicUsize::new(0),
+                done: (0..400).map(|_| AtomicUsize::new(0)).collect(),
+            });
+            post_background(tally.clone());
+            for _ in 0..20 {
+                assert_eq!(squares(4), vec![0, 1, 4, 9]);
+            }
+            while tally.part() {}
+            let posted: Arc<dyn Background> = tally.clone();
+            withdraw_background(&posted);
+            // Bounded: a helper finishes a part it took in microseconds.
+            let finished = (0..1_000_000).any(|_| {
+                let all = tally.done.iter().all(|d| d.load(Ordering::Acquire) == 1);
+                if !all {
+                    thread::yield_now();
+                }
+                all
+            });
+            assert!(finished, "every part done once");
+            assert!(!tally.has_parts());
+        }
+        probe::refuse(false);
     }
 
     #[test]

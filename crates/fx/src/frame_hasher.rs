@@ -30,28 +30,26 @@
 //! then the parents merged on the calling thread. The digest is the same
 //! for any thread count.
 //!
-//! **A helper thread.** [`FrameHasher::begin`] encodes a state at once and,
-//! with two or more threads, hands its bytes to a helper thread that hashes
-//! them while the caller goes on (steps the next frame); [`FrameHasher::collect`]
-//! returns the checksum, waiting for the helper only if it has not finished.
-//! The bytes, the last state and the cached leaves travel to the helper and
-//! back by value, so nothing is shared while it works. The helper is started
-//! on the first `begin` that needs it and ends when the hasher is dropped;
-//! where the system refuses to start it, every state is hashed where it is
-//! begun, and no start is tried again.
-//! It pays where the step leaves a core idle (the RTS, whose step gains
-//! only about a fifth from a second thread); where the step keeps every
-//! core busy (`many-pyramids` on two threads of two cores) it competes with
-//! the step, and such a frame took about a tenth longer than with the
-//! leaves hashed in place. While it hashes, the helper counts as busy
-//! outside `fork_join`'s pool, which then runs no share on a core the
-//! helper needs (see `fork_join.rs`).
+//! **In the background.** [`FrameHasher::begin`] encodes a state at once
+//! and, with two or more threads, posts its leaves as background work for
+//! `fork_join`'s pool: the pool's helpers hash a leaf at a time while they
+//! wait between the shares of the next frame's step (see `fork_join.rs`).
+//! [`FrameHasher::collect`] hashes whatever leaves are left itself, waits
+//! for any a helper is still hashing (one leaf at most each), and merges
+//! the parents. So hashing takes the time a step leaves a core idle (the
+//! RTS's helpers wait for about half of its step) and competes with none
+//! of its shares; where no helper is free (one thread, a busy pool, a host
+//! without threads), `collect` hashes the state on the calling thread.
+//! The bytes, the last state and the cached leaves move into the posted
+//! work and back by value; each leaf's chaining value is written by the
+//! one thread that took the leaf.
 
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use blake3::hazmat::{ChainingValue, HasherExt, Mode, left_subtree_len, merge_subtrees_non_root};
 
-use crate::fork_join::{Outside, probe};
+use crate::fork_join::{Background, post_background, withdraw_background};
 use crate::{Checksum, StateWriter, fork_join};
 
 /// Bytes per cached leaf: 16 chunks of 1 KiB, a whole subtree of the BLAKE3
@@ -64,12 +62,11 @@ const LEAF: usize = 16 * 1024;
 /// leaves does (a share handed to `fork_join`'s pool costs less now).
 const PARALLEL_LEAVES: usize = 32;
 
-/// [`FrameHasher::begin`] hands a state to the helper thread only when the
-/// last one hashed had to hash this many leaves again (256 KiB, about
-/// 40 µs of hashing): below that, handing it over and waking the helper
-/// cost more than hashing it where it is (a world mostly asleep, or a small
-/// one, whose step may end before the helper has even woken).
-const HELPER_LEAVES: usize = 16;
+/// [`FrameHasher::begin`] posts a state's leaves as background work only
+/// when the last state hashed had to hash this many leaves again: a state
+/// that changed in fewer (a world mostly asleep) costs less to hash where
+/// it is than to post.
+const BACKGROUND_LEAVES: usize = 4;
 
 /// Hashes a state every frame, keeping each 16 KiB leaf's BLAKE3 chaining
 /// value for the next frame (see the module documentation).
@@ -96,10 +93,9 @@ pub struct FrameHasher {
     leaves: Vec<ChainingValue>,
     /// Threads the leaves may be shared between (0 counts as 1).
     threads: usize,
-    /// The helper thread of [`FrameHasher::begin`].
-    helper: HelperThread,
-    /// Whether the helper holds a begun state (and `last` and `leaves`).
-    in_flight: bool,
+    /// A begun state being hashed in the background (holding `last` and
+    /// `leaves` meanwhile).
+    in_flight: Option<Arc<Hashing>>,
     /// The checksum of the begun state, once known and not yet collected.
     ready: Option<Checksum>,
     /// How many leaves the last hash had to hash again (their bytes had
@@ -107,70 +103,79 @@ pub struct FrameHasher {
     rehashed: usize,
 }
 
-/// A state to hash on the helper thread, with the cache it is compared
-/// against; it comes back with its checksum and the updated cache.
-struct Job {
+/// A begun state's hashing, posted as background work: its leaves, taken
+/// one at a time by whichever thread comes (a pool helper, or the owner
+/// at [`FrameHasher::collect`]), with the cache they are compared against.
+struct Hashing {
     bytes: Vec<u8>,
+    /// The last state and its leaves' chaining values (the cache).
     last: Vec<u8>,
     leaves: Vec<ChainingValue>,
-    checksum: Checksum,
-    rehashed: usize,
-    /// Held while the helper hashes, so that the pool leaves its core to it.
-    hashing: Option<Outside>,
+    /// How many leaves `bytes` has (more than one).
+    count: usize,
+    /// The next leaf to take (may run past `count`).
+    next: AtomicUsize,
+    /// How many leaves are done, and how many of them were hashed again.
+    done: AtomicUsize,
+    rehashed: AtomicUsize,
+    /// Each leaf's chaining value, written by the thread that took it.
+    values: Mutex<Vec<ChainingValue>>,
 }
 
-/// Where a hasher's helper thread stands.
-#[derive(Default)]
-enum HelperThread {
-    /// Not started: the first [`FrameHasher::begin`] that needs it starts it.
-    #[default]
-    NotStarted,
-    /// Started, and listening.
-    Running(Helper),
-    /// The system refused to start it (a WebAssembly host without threads),
-    /// or it stopped: states are hashed where they are begun from then on,
-    /// without trying again each frame.
-    Unavailable,
-}
-
-/// The two ends of the helper thread's channels.
-struct Helper {
-    jobs: Sender<Job>,
-    done: Receiver<Job>,
-}
-
-impl Helper {
-    /// Starts a helper thread, or `None` if the system cannot.
-    fn start() -> Option<Helper> {
-        if probe::refused() {
-            return None;
+impl Hashing {
+    fn new(bytes: Vec<u8>, last: Vec<u8>, leaves: Vec<ChainingValue>) -> Hashing {
+        let count = bytes.len().div_ceil(LEAF);
+        Hashing {
+            values: Mutex::new(vec![[0; 32]; count]),
+            bytes,
+            last,
+            leaves,
+            count,
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            rehashed: AtomicUsize::new(0),
         }
-        let (jobs, inbox) = std::sync::mpsc::channel::<Job>();
-        let (outbox, done) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("frame-hasher".into())
-            .spawn(move || {
-                // Ends when the hasher drops its sender (or stops listening).
-                for mut job in inbox {
-                    (job.checksum, job.rehashed) = hash(&job.last, &mut job.leaves, &job.bytes, 1);
-                    job.hashing = None;
-                    if outbox.send(job).is_err() {
-                        break;
-                    }
-                }
-            })
-            .ok()?;
-        Some(Helper { jobs, done })
+    }
+}
+
+impl Background for Hashing {
+    fn part(&self) -> bool {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        if i >= self.count {
+            return false;
+        }
+        let value = leaf_value(&self.last, self.leaves.len(), &self.bytes, i);
+        if value.is_some() {
+            self.rehashed.fetch_add(1, Ordering::Relaxed);
+        }
+        let value = value.unwrap_or_else(|| self.leaves[i]);
+        self.values.lock().unwrap_or_else(PoisonError::into_inner)[i] = value;
+        self.done.fetch_add(1, Ordering::Release);
+        true
+    }
+
+    fn has_parts(&self) -> bool {
+        self.next.load(Ordering::Relaxed) < self.count
     }
 }
 
 /// A copy keeps the thread setting but none of the cache (which never
-/// changes a checksum) and no helper.
+/// changes a checksum) and nothing begun.
 impl Clone for FrameHasher {
     fn clone(&self) -> FrameHasher {
-        FrameHasher {
-            threads: self.threads,
-            ..FrameHasher::default()
+        let mut copy = FrameHasher::default();
+        copy.threads = self.threads;
+        copy
+    }
+}
+
+/// A state begun and never collected is withdrawn, so that no helper
+/// hashes it for nobody.
+impl Drop for FrameHasher {
+    fn drop(&mut self) {
+        if let Some(hashing) = self.in_flight.take() {
+            let posted: Arc<dyn Background> = hashing;
+            withdraw_background(&posted);
         }
     }
 }
@@ -214,38 +219,19 @@ impl FrameHasher {
         self.settle();
         self.ready = None;
         let bytes = self.encode(encode);
-        // A state that changed in few leaves last time costs less to hash
-        // here than to hand over and wake the helper for.
-        if self.threads() < 2 || self.rehashed < HELPER_LEAVES {
+        // A single leaf has no parts to share, and a state that changed in
+        // few leaves last time costs less to hash here than to post.
+        if self.threads() < 2 || bytes.len() <= LEAF || self.rehashed < BACKGROUND_LEAVES {
             self.ready = Some(self.finish(bytes));
             return;
         }
-        if let HelperThread::NotStarted = self.helper {
-            self.helper = Helper::start().map_or(HelperThread::Unavailable, HelperThread::Running);
-        }
-        let HelperThread::Running(helper) = &self.helper else {
-            self.ready = Some(self.finish(bytes));
-            return;
-        };
-        let job = Job {
+        let hashing = Arc::new(Hashing::new(
             bytes,
-            last: core::mem::take(&mut self.last),
-            leaves: core::mem::take(&mut self.leaves),
-            checksum: Checksum::from_bytes([0; 32]),
-            rehashed: 0,
-            hashing: Some(Outside::busy()),
-        };
-        match helper.jobs.send(job) {
-            Ok(()) => self.in_flight = true,
-            Err(back) => {
-                // The helper is gone: hash here, as with one thread.
-                let job = back.0;
-                self.helper = HelperThread::Unavailable;
-                self.last = job.last;
-                self.leaves = job.leaves;
-                self.ready = Some(self.finish(job.bytes));
-            }
-        }
+            core::mem::take(&mut self.last),
+            core::mem::take(&mut self.leaves),
+        ));
+        post_background(hashing.clone());
+        self.in_flight = Some(hashing);
     }
 
     /// The checksum of the state given to the last [`FrameHasher::begin`],
@@ -281,24 +267,45 @@ impl FrameHasher {
         checksum
     }
 
-    /// Takes back from the helper the state it holds, with its checksum.
+    /// Finishes the state being hashed in the background: hashes the
+    /// leaves no helper took, waits for those a helper is hashing, and
+    /// merges them into its checksum.
     fn settle(&mut self) {
-        if !self.in_flight {
+        let Some(mut hashing) = self.in_flight.take() else {
             return;
+        };
+        while hashing.part() {}
+        let posted: Arc<dyn Background> = hashing.clone();
+        withdraw_background(&posted);
+        drop(posted);
+        // A helper still holds the work only while it hashes a leaf it
+        // took (a few microseconds), then lets go of it.
+        let hashing = loop {
+            match Arc::try_unwrap(hashing) {
+                Ok(done) => break done,
+                Err(shared) => {
+                    hashing = shared;
+                    std::thread::yield_now();
+                }
+            }
+        };
+        self.leaves = hashing
+            .values
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.next = hashing.last;
+        self.last = hashing.bytes;
+        if hashing.done.into_inner() == hashing.count {
+            self.ready = Some(root(&self.leaves, self.last.len()));
+            self.rehashed = hashing.rehashed.into_inner();
+        } else {
+            // A leaf taken and never finished (its thread panicked, which
+            // hashing a slice does not): hash the whole state again.
+            self.leaves.clear();
+            let (checksum, rehashed) = hash(&[], &mut self.leaves, &self.last, 1);
+            self.ready = Some(checksum);
+            self.rehashed = rehashed;
         }
-        self.in_flight = false;
-        let job = match &self.helper {
-            HelperThread::Running(helper) => helper.done.recv().ok(),
-            HelperThread::NotStarted | HelperThread::Unavailable => None,
-        }
-        // The helper only stops when its hashing panics, and then the
-        // state it held is lost: there is nothing to go back to.
-        .expect("the frame hasher's helper thread stopped while hashing");
-        self.ready = Some(job.checksum);
-        self.rehashed = job.rehashed;
-        self.leaves = job.leaves;
-        self.next = job.last;
-        self.last = job.bytes;
     }
 
     /// Lets a large state's leaves be hashed on up to `threads` threads (at
@@ -341,20 +348,10 @@ fn hash(
     let update = |first: usize, leaves: &mut [ChainingValue]| {
         let mut hashed = 0;
         for (k, value) in leaves.iter_mut().enumerate() {
-            let i = first + k;
-            let start = i * LEAF;
-            let leaf = &bytes[start..bytes.len().min(start + LEAF)];
-            // The last state's whole leaf at this offset: equal only if
-            // it has the same bytes and ends where this one does.
-            let old = last.get(start..last.len().min(start + LEAF));
-            if i < known && old == Some(leaf) {
-                continue;
+            if let Some(new) = leaf_value(last, known, bytes, first + k) {
+                *value = new;
+                hashed += 1;
             }
-            *value = blake3::Hasher::new()
-                .set_input_offset(start as u64)
-                .update(leaf)
-                .finalize_non_root();
-            hashed += 1;
         }
         hashed
     };
@@ -372,13 +369,39 @@ fn hash(
             .into_iter()
             .sum()
     };
-    let (left, right) = split(bytes.len());
+    (root(leaves, bytes.len()), rehashed)
+}
+
+/// The chaining value of leaf `i` of `bytes`, or `None` where the last
+/// state (`last`, whose first `known` leaves' values are cached) has the
+/// same bytes there, so that its cached value stands.
+fn leaf_value(last: &[u8], known: usize, bytes: &[u8], i: usize) -> Option<ChainingValue> {
+    let start = i * LEAF;
+    let leaf = &bytes[start..bytes.len().min(start + LEAF)];
+    // The last state's whole leaf at this offset: equal only if it has
+    // the same bytes and ends where this one does.
+    let old = last.get(start..last.len().min(start + LEAF));
+    if i < known && old == Some(leaf) {
+        return None;
+    }
+    Some(
+        blake3::Hasher::new()
+            .set_input_offset(start as u64)
+            .update(leaf)
+            .finalize_non_root(),
+    )
+}
+
+/// BLAKE3 of a state of `len` bytes (more than one leaf) whose leaves'
+/// chaining values are `leaves`.
+fn root(leaves: &[ChainingValue], len: usize) -> Checksum {
+    let (left, right) = split(len);
     let digest = blake3::hazmat::merge_subtrees_root(
         &subtree(leaves, 0, left),
         &subtree(leaves, left, right),
         Mode::Hash,
     );
-    (Checksum::from_bytes(*digest.as_bytes()), rehashed)
+    Checksum::from_bytes(*digest.as_bytes())
 }
 
 /// The chaining value of the subtree of `len` bytes at `start` (a multiple
@@ -496,9 +519,9 @@ mod tests {
                 let expected = Checksum::of(&bytes);
                 let state = bytes.clone();
                 h.begin(|w| w.write_raw(&state));
-                // The helper takes a state only with two threads or more,
-                // and only after one that changed in many leaves.
-                if h.in_flight {
+                // Posted for the pool's helpers only with two threads or
+                // more, and only after a state that changed in many leaves.
+                if h.in_flight.is_some() {
                     assert!(threads >= 2);
                     helped += 1;
                 }
@@ -542,26 +565,27 @@ mod tests {
         }
     }
 
+    /// Where no helper takes a part (a host without threads), the caller
+    /// hashes every leaf when it collects, and the checksum is the same.
     #[test]
-    fn a_refused_helper_is_asked_for_once_and_states_are_hashed_in_place() {
-        probe::refuse(true);
+    fn a_state_no_helper_takes_is_hashed_by_its_owner() {
+        crate::fork_join::probe::refuse(true);
         let mut h = FrameHasher::new();
         h.set_threads(2);
-        let mut bytes = vec![0u8; 20 * LEAF];
-        let before = probe::starts();
+        let mut bytes = vec![0u8; 20 * LEAF + 7];
         for round in 1..8u8 {
-            // Every leaf changes, so from the second state on the hasher
-            // asks for its helper.
             for at in (0..bytes.len()).step_by(LEAF / 2) {
                 bytes[at] = round;
             }
             let state = bytes.clone();
             h.begin(|w| w.write_raw(&state));
-            assert!(!h.in_flight);
+            assert_eq!(h.in_flight.is_some(), round > 1);
             assert_eq!(h.collect(), Some(Checksum::of(&state)));
         }
-        assert_eq!(probe::starts() - before, 1);
-        probe::refuse(false);
+        // Begun and dropped: withdrawn from the pool's backlog.
+        h.begin(|w| w.write_raw(&bytes));
+        drop(h);
+        crate::fork_join::probe::refuse(false);
     }
 
     #[test]

@@ -240,16 +240,17 @@ impl<G: Game> Engine<G> {
         (checksum, after)
     }
 
-    /// Steps the next frame like [`Engine::advance`], but hashes the state
-    /// after it on a helper thread when the engine may use two or more
-    /// threads ([`Engine::set_threads`]), so that hashing overlaps the next
-    /// frame's step. Returns the checksum begun by the call before, with
+    /// Steps the next frame like [`Engine::advance`], but has the state
+    /// after it hashed by the pool's helpers while they wait between the
+    /// next frame's shares, when the engine may use two or more threads
+    /// ([`Engine::set_threads`]), so that hashing overlaps the next frame's
+    /// step. Returns the checksum begun by the call before, with
     /// its frame, once known ([`Engine::collect_checksum`] gives the last
     /// one). With one thread it hashes at once, and the result still comes
     /// one call later. The checksums are those `advance` gives.
     pub fn advance_deferred(&mut self, inputs: &[G::Input]) -> Option<(Frame, Checksum)> {
         self.save_if_due();
-        // The helper hashes the frame before while this one steps.
+        // The pool's helpers hash the frame before while this one steps.
         self.game.step(self.frame, inputs);
         let done = self.collect_checksum();
         let game = &self.game;

@@ -53,8 +53,8 @@ fn rollback_and_resimulation_give_the_same_checksums() {
     assert_eq!(s.checksum(), first[39]);
 }
 
-/// With two threads, `advance_deferred` hashes each frame's state on a
-/// helper thread while the next frame steps: every checksum comes back one
+/// With two threads, `advance_deferred` has each frame's state hashed by
+/// the pool's helpers while the next frame steps: every checksum comes back one
 /// call later, equal to `advance`'s, and the history, saved states, a
 /// rollback and a plain `advance` in between all see every frame's
 /// checksum as with `advance` alone.
