@@ -29,7 +29,8 @@
 //! before its owner needs it (a frame hasher's leaves, hashed while the
 //! next frame steps) is posted as [`Background`] work: a waiting helper
 //! does a small part of it in each round of its wait, and takes a job
-//! posted meanwhile as soon as that part is done. So the background work
+//! posted meanwhile as soon as that part is done (and so does a caller
+//! waiting for its helpers' jobs). So the background work
 //! fills the gaps between a step's shares on the pool's own threads,
 //! rather than on a thread of its own that would take turns with the
 //! shares for the cores. Its owner does whatever parts are left itself
@@ -295,8 +296,16 @@ impl Drop for Posted<'_, '_> {
             .zip(&self.to_helper)
             .filter(|(_, h)| **h)
         {
-            // The helper unparks this thread once it is done.
-            wait_for(|| handoff.done.load(Ordering::Acquire).then_some(()));
+            // The helper unparks this thread once it is done; meanwhile
+            // this thread does parts of any background work, as a waiting
+            // helper does.
+            wait_for(|| {
+                let done = handoff.done.load(Ordering::Acquire);
+                if !done {
+                    help_in_background();
+                }
+                done.then_some(())
+            });
         }
     }
 }

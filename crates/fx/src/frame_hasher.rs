@@ -33,12 +33,14 @@
 //! **In the background.** [`FrameHasher::begin`] encodes a state at once
 //! and, with two or more threads, posts its leaves as background work for
 //! `fork_join`'s pool: the pool's helpers hash a leaf at a time while they
-//! wait between the shares of the next frame's step (see `fork_join.rs`).
+//! wait between the shares of the next frame's step, and so does a caller
+//! waiting for its helpers at the end of a share-out (see `fork_join.rs`).
 //! [`FrameHasher::collect`] hashes whatever leaves are left itself, waits
-//! for any a helper is still hashing (one leaf at most each), and merges
-//! the parents. So hashing takes the time a step leaves a core idle (the
-//! RTS's helpers wait for about half of its step) and competes with none
-//! of its shares; where no helper is free (one thread, a busy pool, a host
+//! for any leaf another thread is still hashing (one at most each), and
+//! merges the parents. So hashing takes the time a step leaves a thread
+//! waiting (in the four-seat RTS replay on two threads, the pool's helper
+//! spent about two thirds of the run waiting) and competes with none of
+//! its shares; where no helper is free (one thread, a busy pool, a host
 //! without threads), `collect` hashes the state on the calling thread.
 //! The bytes, the last state and the cached leaves move into the posted
 //! work and back by value; each leaf's chaining value is written by the
@@ -84,7 +86,8 @@ const BACKGROUND_LEAVES: usize = 4;
 /// ```
 #[derive(Default)]
 pub struct FrameHasher {
-    /// The bytes of the last state hashed (empty while the helper holds them).
+    /// The bytes of the last state hashed (empty while a begun hashing
+    /// holds them).
     last: Vec<u8>,
     /// The buffer the next state is written into (swapped with `last`).
     next: Vec<u8>,
@@ -195,10 +198,10 @@ impl FrameHasher {
         self.finish(bytes)
     }
 
-    /// Encodes a state now and hashes it, on the helper thread when this
-    /// hasher may use two or more threads (else here and now), for
-    /// [`FrameHasher::collect`]. A checksum begun before and not collected
-    /// is dropped.
+    /// Encodes a state now and hashes it for [`FrameHasher::collect`]: in
+    /// the background, by the pool's waiting helpers, when this hasher may
+    /// use two or more threads (else here and now). A checksum begun
+    /// before and not collected is dropped.
     ///
     /// ```
     /// use lockstep_fx::{Checksum, FrameHasher, StateWriter};
@@ -207,10 +210,10 @@ impl FrameHasher {
     /// hasher.set_threads(2);
     /// for frame in 0..3u8 {
     ///     // A large state that changes everywhere: from the second frame
-    ///     // on, the helper hashes it.
+    ///     // on, it is posted for the pool's helpers.
     ///     let state = vec![frame; 600_000];
     ///     hasher.begin(|w: &mut StateWriter<Vec<u8>>| w.write_raw(&state));
-    ///     // ... step the next frame here while the helper hashes ...
+    ///     // ... step the next frame here while the helpers hash ...
     ///     assert_eq!(hasher.collect(), Some(Checksum::of(&state)));
     ///     assert_eq!(hasher.collect(), None);
     /// }
@@ -235,15 +238,15 @@ impl FrameHasher {
     }
 
     /// The checksum of the state given to the last [`FrameHasher::begin`],
-    /// waiting for the helper if it is still hashing; `None` if it was
-    /// collected already (or nothing was begun).
+    /// hashing here the leaves no helper took; `None` if it was collected
+    /// already (or nothing was begun).
     pub fn collect(&mut self) -> Option<Checksum> {
         self.settle();
         self.ready.take()
     }
 
-    /// The bytes of the last state hashed (its exact saved state), waiting
-    /// for the helper if it holds them.
+    /// The bytes of the last state hashed (its exact saved state), its
+    /// hashing finished first if it was begun.
     pub fn bytes(&mut self) -> &[u8] {
         self.settle();
         &self.last
@@ -508,7 +511,7 @@ mod tests {
     }
 
     #[test]
-    fn a_state_hashed_by_the_helper_gives_plain_blake3() {
+    fn a_state_hashed_in_the_background_gives_plain_blake3() {
         let mut rng = crate::Rng::new(9, 2);
         for threads in [1, 2, 3] {
             let mut h = FrameHasher::new();
@@ -558,7 +561,7 @@ mod tests {
                 }
             }
             assert_eq!(helped > 0, threads >= 2, "{threads} threads: {helped}");
-            // A copy has none of the cache and no helper, and agrees.
+            // A copy has none of the cache and nothing begun, and agrees.
             let mut copy = h.clone();
             assert_eq!(copy.threads(), threads);
             assert_eq!(hash_of(&mut copy, &bytes), hash_of(&mut h, &bytes));
