@@ -30,10 +30,9 @@
 //! next frame steps) is posted as [`Background`] work: a waiting helper
 //! does a small part of it in each round of its wait, and takes a job
 //! posted meanwhile as soon as that part is done (and so does a caller
-//! waiting for its helpers' jobs). So the background work
-//! fills the gaps between a step's shares on the pool's own threads,
-//! rather than on a thread of its own that would take turns with the
-//! shares for the cores. Its owner does whatever parts are left itself
+//! waiting for its helpers' jobs). So the background work fills the gaps
+//! between a step's shares on the pool's own threads, rather than on a
+//! thread of its own that would take turns with the shares for the cores. Its owner does whatever parts are left itself
 //! when it needs the result, so it never waits on a helper that is not
 //! there, and a part is small (a 16 KiB leaf: a few microseconds) so a
 //! job waits little for a helper busy with one.
@@ -159,19 +158,19 @@ pub(crate) fn post_background(work: Arc<dyn Background>) {
     }
 }
 
-/// Takes `work` out of the backlog: no helper starts a part of it after
-/// this returns (one may still be doing a part it took before).
-pub(crate) fn withdraw_background(work: &Arc<dyn Background>) {
+/// Takes `work` (posted as it is, or as any other handle to the same
+/// value) out of the backlog: no helper starts a part of it after this
+/// returns (one may still be doing a part it took before).
+pub(crate) fn withdraw_background<W: Background + ?Sized>(work: &Arc<W>) {
     let mut backlog = BACKLOG.lock().unwrap_or_else(PoisonError::into_inner);
-    backlog.retain(|w| !Arc::ptr_eq(w, work));
+    backlog.retain(|w| !ptr::addr_eq(Arc::as_ptr(w), Arc::as_ptr(work)));
     BACKLOG_LEN.store(backlog.len(), Ordering::Release);
 }
 
-/// Does one part of the oldest posted work that has parts left; whether
-/// there was one.
-fn help_in_background() -> bool {
+/// Does one part of the oldest posted work that has parts left, if any.
+fn help_in_background() {
     if BACKLOG_LEN.load(Ordering::Acquire) == 0 {
-        return false;
+        return;
     }
     let work = BACKLOG
         .lock()
@@ -183,7 +182,9 @@ fn help_in_background() -> bool {
     // meanwhile, and this clone keeps it alive until the part is done. A
     // part that panics leaves the helper serving (its owner finds the
     // part unfinished).
-    work.is_some_and(|w| catch_unwind(AssertUnwindSafe(|| w.part())).unwrap_or(false))
+    if let Some(w) = work {
+        let _ = catch_unwind(AssertUnwindSafe(|| w.part()));
+    }
 }
 
 /// The pool's helpers, and whether the system refused to start one (then
@@ -518,8 +519,8 @@ mod tests {
     /// Posted background work is done part by part, each part exactly
     /// once, whether the pool's helpers take some of it (between the jobs
     /// of a `fork_join` meanwhile) or, with helpers refused, the owner does
-    /// all of it; a part still being done when the owner withdraws the
-    /// work is finished.
+    /// what no helper started before took; a part still being done when
+    /// the owner withdraws the work is finished.
     #[test]
     fn each_part_of_background_work_is_done_once() {
         for refuse in [false, true] {
@@ -533,8 +534,7 @@ mod tests {
                 assert_eq!(squares(4), vec![0, 1, 4, 9]);
             }
             while tally.part() {}
-            let posted: Arc<dyn Background> = tally.clone();
-            withdraw_background(&posted);
+            withdraw_background(&tally);
             // Bounded: a helper finishes a part it took in microseconds.
             let finished = (0..1_000_000).any(|_| {
                 let all = tally.done.iter().all(|d| d.load(Ordering::Acquire) == 1);

@@ -177,8 +177,7 @@ impl Clone for FrameHasher {
 impl Drop for FrameHasher {
     fn drop(&mut self) {
         if let Some(hashing) = self.in_flight.take() {
-            let posted: Arc<dyn Background> = hashing;
-            withdraw_background(&posted);
+            withdraw_background(&hashing);
         }
     }
 }
@@ -278,9 +277,7 @@ impl FrameHasher {
             return;
         };
         while hashing.part() {}
-        let posted: Arc<dyn Background> = hashing.clone();
-        withdraw_background(&posted);
-        drop(posted);
+        withdraw_background(&hashing);
         // A helper still holds the work only while it hashes a leaf it
         // took (a few microseconds), then lets go of it.
         let hashing = loop {
@@ -568,8 +565,10 @@ mod tests {
         }
     }
 
-    /// Where no helper takes a part (a host without threads), the caller
-    /// hashes every leaf when it collects, and the checksum is the same.
+    /// With helpers refused (a host without threads: none is started for
+    /// the work, though helpers started before may still take parts), the
+    /// caller hashes every leaf left when it collects, and the checksum is
+    /// the same.
     #[test]
     fn a_state_no_helper_takes_is_hashed_by_its_owner() {
         crate::fork_join::probe::refuse(true);
