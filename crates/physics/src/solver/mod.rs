@@ -331,8 +331,17 @@ impl Constraints {
     /// Appends `other`'s constraints to the solve order, leaving it empty;
     /// its general constraints' points move `offset` places on (they
     /// follow these constraints' points). Before the lane runs are cut.
+    /// Into empty constraints, the arrays change hands instead of being
+    /// copied (the two keep each other's allocations).
     pub fn append(&mut self, other: &mut Constraints, offset: u32) {
         debug_assert!(self.runs.is_empty() && other.runs.is_empty());
+        if self.order.is_empty() {
+            core::mem::swap(self, other);
+            if offset != 0 {
+                self.general.iter_mut().for_each(|c| c.first += offset);
+            }
+            return;
+        }
         self.order.append(&mut other.order);
         self.general.extend(other.general.drain(..).map(|mut c| {
             c.first += offset;
@@ -348,12 +357,17 @@ impl Constraints {
 
 impl Batch {
     /// Appends a share's constraints to the batch's, after them in solve
-    /// order, leaving the share empty.
+    /// order, leaving the share empty. The first share's arrays change
+    /// hands instead of being copied.
     pub fn append(&mut self, share: &mut Prepared) {
         let offset = self.points.len() as u32;
         self.anchored.append(&mut share.anchored, offset);
         self.pairs.append(&mut share.pairs, offset);
-        self.points.append(&mut share.points);
+        if self.points.is_empty() {
+            core::mem::swap(&mut self.points, &mut share.points);
+        } else {
+            self.points.append(&mut share.points);
+        }
     }
 
     /// Empties the batch, keeping its allocations.
