@@ -326,9 +326,18 @@ impl Fx {
     #[inline]
     pub const fn scale_pow2(self, k: i32) -> Fx {
         if k >= 0 {
+            // Shifted in 64 bits: the result is exact when shifting back
+            // gives the value again, and it saturates towards the value's
+            // sign otherwise (as the 128-bit shift it stands for would).
             let k = if k > 63 { 63 } else { k as u32 };
-            let v = (self.0 as i128) << k;
-            Fx(saturate_i128(v))
+            let v = self.0.wrapping_shl(k);
+            if v >> k == self.0 {
+                Fx(v)
+            } else if self.0 < 0 {
+                Fx::MIN
+            } else {
+                Fx::MAX
+            }
         } else {
             let k = if k < -63 { 63 } else { (-k) as u32 };
             Fx(self.0 >> k)

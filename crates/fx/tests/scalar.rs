@@ -216,6 +216,18 @@ proptest! {
     }
 
     #[test]
+    fn scale_pow2_matches_exact_reference(a in any_fx(), k in -70i32..70) {
+        // Up: the value times 2^k in 128 bits, saturated; down: an
+        // arithmetic shift (toward −∞), by at most 63.
+        let exact = if k >= 0 {
+            clamp((a as i128) << k.min(63))
+        } else {
+            a >> (-k).min(63)
+        };
+        prop_assert_eq!(Fx::from_bits(a).scale_pow2(k).to_bits(), exact);
+    }
+
+    #[test]
     fn div_matches_exact_reference(a in any_fx(), b in any_fx()) {
         prop_assume!(b != 0);
         prop_assert_eq!((Fx::from_bits(a) / Fx::from_bits(b)).to_bits(), ref_div(a, b));
