@@ -12,9 +12,9 @@
 //! a [`FrameHasher`]: a machine-local cache that rehashes only the 16 KiB
 //! pieces of those bytes that changed since the frame before (the digest is
 //! the same as hashing them whole). With two or more threads,
-//! [`Engine::advance_deferred`] hands that hashing to a helper thread, so a
-//! frame's checksum is hashed while the next frame steps and comes back one
-//! call later; every other method first takes back a checksum still being
+//! [`Engine::advance_deferred`] leaves that hashing to the thread pool's
+//! waiting helpers, so a frame's checksum is hashed while the next frame
+//! steps and comes back one call later; every other method first takes back a checksum still being
 //! hashed, so the history below holds as for [`Engine::advance`].
 //!
 //! Invariants: the checksum ring holds consecutive frames ending at the last
@@ -261,7 +261,7 @@ impl<G: Game> Engine<G> {
     }
 
     /// The checksum [`Engine::advance_deferred`] began last, with its
-    /// frame, waiting for the helper thread if it is still hashing; `None`
+    /// frame, hashing here what no helper took; `None`
     /// if it was returned already. It is kept in the history from then on.
     pub fn collect_checksum(&mut self) -> Option<(Frame, Checksum)> {
         let frame = self.pending.take()?;
