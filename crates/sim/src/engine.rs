@@ -14,8 +14,9 @@
 //! the same as hashing them whole). With two or more threads,
 //! [`Engine::advance_deferred`] leaves that hashing to the thread pool's
 //! waiting helpers, so a frame's checksum is hashed while the next frame
-//! steps and comes back one call later; every other method first takes back a checksum still being
-//! hashed, so the history below holds as for [`Engine::advance`].
+//! steps and comes back one call later; every other method first takes
+//! back a checksum still being hashed, so the history below holds as for
+//! [`Engine::advance`].
 //!
 //! Invariants: the checksum ring holds consecutive frames ending at the last
 //! frame stepped; the saved-state ring is in frame order; loading a saved
@@ -261,8 +262,8 @@ impl<G: Game> Engine<G> {
     }
 
     /// The checksum [`Engine::advance_deferred`] began last, with its
-    /// frame, hashing here what no helper took; `None`
-    /// if it was returned already. It is kept in the history from then on.
+    /// frame, hashing here what no helper took; `None` if it was returned
+    /// already. It is kept in the history from then on.
     pub fn collect_checksum(&mut self) -> Option<(Frame, Checksum)> {
         let frame = self.pending.take()?;
         let checksum = self
