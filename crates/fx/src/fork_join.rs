@@ -32,10 +32,11 @@
 //! posted meanwhile as soon as that part is done (and so does a caller
 //! waiting for its helpers' jobs). So the background work fills the gaps
 //! between a step's shares on the pool's own threads, rather than on a
-//! thread of its own that would take turns with the shares for the cores. Its owner does whatever parts are left itself
-//! when it needs the result, so it never waits on a helper that is not
-//! there, and a part is small (a 16 KiB leaf: a few microseconds) so a
-//! job waits little for a helper busy with one.
+//! thread of its own that would take turns with the shares for the cores.
+//! Its owner does whatever parts are left itself when it needs the result,
+//! so it never waits on a helper that is not there, and a part is small (a
+//! 16 KiB leaf: a few microseconds) so a job waits little for a helper busy
+//! with one.
 //!
 //! **Invariant: a missing helper is not an error.** Where no helper is
 //! idle (all busy with other callers' jobs, the pool full, or the system
