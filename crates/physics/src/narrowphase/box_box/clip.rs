@@ -63,28 +63,16 @@ pub(super) fn face_contact(
         e1[r] = prod(ih[g1], m[r][g1]);
         e2[r] = prod(ih[g2], m[r][g2]);
     }
-    let corner = |s1: bool, s2: bool| {
-        [0, 1, 2].map(|r| {
-            let x = if s1 {
-                at[r].wrapping_add(e1[r])
-            } else {
-                at[r].wrapping_sub(e1[r])
-            };
-            let x = if s2 {
-                x.wrapping_add(e2[r])
-            } else {
-                x.wrapping_sub(e2[r])
-            };
-            x.round_wrapping().to_bits()
-        })
-    };
+    // Corner (±, ±) is `at ± e1 ± e2`, in the order (+,+) (−,+) (−,−) (+,−).
+    let mut corners = [[0i64; 3]; 4];
+    for r in 0..3 {
+        let (plus, minus) = (at[r].wrapping_add(e1[r]), at[r].wrapping_sub(e1[r]));
+        corners[0][r] = plus.wrapping_add(e2[r]).round_wrapping().to_bits();
+        corners[1][r] = minus.wrapping_add(e2[r]).round_wrapping().to_bits();
+        corners[2][r] = minus.wrapping_sub(e2[r]).round_wrapping().to_bits();
+        corners[3][r] = plus.wrapping_sub(e2[r]).round_wrapping().to_bits();
+    }
     let mut poly = [[ClipVertex::default(); CLIP_CAP]; 2];
-    let corners = [
-        corner(true, true),
-        corner(false, true),
-        corner(false, false),
-        corner(true, false),
-    ];
     for (n, p) in corners.into_iter().enumerate() {
         poly[0][n] = ClipVertex {
             p,
