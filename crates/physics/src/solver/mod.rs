@@ -335,19 +335,19 @@ impl Constraints {
     /// copied (the two keep each other's allocations).
     pub fn append(&mut self, other: &mut Constraints, offset: u32) {
         debug_assert!(self.runs.is_empty() && other.runs.is_empty());
+        let start = self.general.len();
         if self.order.is_empty() {
             core::mem::swap(self, other);
-            if offset != 0 {
-                self.general.iter_mut().for_each(|c| c.first += offset);
-            }
-            return;
+        } else {
+            self.order.append(&mut other.order);
+            self.general.append(&mut other.general);
+            self.linear.append(&mut other.linear);
         }
-        self.order.append(&mut other.order);
-        self.general.extend(other.general.drain(..).map(|mut c| {
-            c.first += offset;
-            c
-        }));
-        self.linear.append(&mut other.linear);
+        if offset != 0 {
+            self.general[start..]
+                .iter_mut()
+                .for_each(|c| c.first += offset);
+        }
     }
 
     fn bounces(&self) -> bool {

@@ -54,7 +54,9 @@ pub(super) fn face_contact(
     let inc_face = 2 * f as u32 + inc_neg as u32;
     let (g1, g2) = ((f + 1) % 3, (f + 2) % 3);
     let hf = if inc_neg { -ih[f] } else { ih[f] };
-    // Corners, each coordinate summed in Q64.64 and rounded once.
+    // The corners `at ± e1 ± e2`, in the order of the incident vertices
+    // (+,+) (−,+) (−,−) (+,−), each coordinate summed in Q64.64 and
+    // rounded once.
     let mut at = [Wide::ZERO; 3];
     let mut e1 = [Wide::ZERO; 3];
     let mut e2 = [Wide::ZERO; 3];
@@ -63,7 +65,6 @@ pub(super) fn face_contact(
         e1[r] = prod(ih[g1], m[r][g1]);
         e2[r] = prod(ih[g2], m[r][g2]);
     }
-    // Corner (±, ±) is `at ± e1 ± e2`, in the order (+,+) (−,+) (−,−) (+,−).
     let mut corners = [[0i64; 3]; 4];
     for r in 0..3 {
         let (plus, minus) = (at[r].wrapping_add(e1[r]), at[r].wrapping_sub(e1[r]));
