@@ -5,14 +5,16 @@
 //! per-frame BLAKE3 checksum costs and its share of a frame.
 //!
 //! The checksum is taken every frame with a [`FrameHasher`], as the engine
-//! does, and timed apart from the step: `hash ms` is its mean over the run's
-//! frames (the state changing as it really does from frame to frame), and
-//! `hash` its share of the whole frame, step and checksum. With one thread
-//! that is encoding and hashing the state; with two or more, the state is
-//! hashed by the pool's helpers while they wait between the next frame's
-//! shares (as [`lockstep_sim::Engine::advance_deferred`] does), and
-//! `hash ms` is what the frame loop still spends on it: encoding, and
-//! hashing the leaves no helper took.
+//! does, and timed apart from the step, in two parts, each a mean over the
+//! run's frames (the state changing as it really does from frame to
+//! frame): `encode ms`, writing the state's canonical bytes, and `hash ms`,
+//! the rest of what the frame loop spends on the checksum. `checksum` is
+//! the two together as a share of the whole frame (step and checksum).
+//! With one thread the rest is hashing the bytes; with two or more, the
+//! bytes are hashed by the pool's helpers while they wait between the next
+//! frame's shares (as [`lockstep_sim::Engine::advance_deferred`] does), and
+//! `hash ms` is only the leaves no helper took. The encoding always runs in
+//! the frame loop: the next step changes the state it reads.
 
 use std::time::{Duration, Instant};
 
@@ -37,6 +39,8 @@ pub(crate) struct Row {
     runs: Vec<f64>,
     /// Each run's mean ms a frame of the checksum alone.
     checksums: Vec<f64>,
+    /// Each run's mean ms a frame of the checksum's encoding alone.
+    encodings: Vec<f64>,
 }
 
 impl Row {
@@ -47,6 +51,7 @@ impl Row {
             frames,
             runs: Vec::new(),
             checksums: Vec::new(),
+            encodings: Vec::new(),
         }
     }
 
@@ -56,26 +61,33 @@ impl Row {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(frames.max(1));
         self.runs.push(ms(clock.step + clock.checksum));
         self.checksums.push(ms(clock.checksum));
+        self.encodings.push(ms(clock.encode));
         self.state_bytes = clock.hasher.bytes().len();
     }
 
     fn print(&self) {
-        let mut r = self.runs.clone();
-        r.sort_by(f64::total_cmp);
+        let sorted = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let r = sorted(&self.runs);
         let median = r[r.len() / 2];
         let (lo, hi) = (r[0], r[r.len() - 1]);
-        let mut c = self.checksums.clone();
-        c.sort_by(f64::total_cmp);
-        let checksum_ms = c[c.len() / 2];
+        // The checksum's share is of the run whose frame time is the
+        // median, and its two parts the medians of each.
+        let checksum_ms = sorted(&self.checksums)[self.checksums.len() / 2];
+        let encode_ms = sorted(&self.encodings)[self.encodings.len() / 2];
         outln!(
-            "{:<16} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>10} {:>8.3} {:>6.1}%",
+            "{:<16} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>10} {:>9.3} {:>8.3} {:>8.1}%",
             self.name,
             self.frames,
             median,
             lo,
             hi,
             self.state_bytes,
-            checksum_ms,
+            encode_ms,
+            (checksum_ms - encode_ms).max(0.0),
             checksum_ms / median * 100.0
         );
     }
@@ -129,15 +141,16 @@ pub fn run(
         )));
     }
     outln!(
-        "{:<16} {:>7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7}",
+        "{:<16} {:>7} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8} {:>9}",
         "benchmark",
         "frames",
         "ms/frame",
         "min",
         "max",
         "state B",
+        "encode ms",
         "hash ms",
-        "hash"
+        "checksum"
     );
     for name in selected {
         let row = match name.strip_prefix("game:") {
@@ -178,11 +191,13 @@ fn scene(name: &str, how: Runs) -> Row {
     row
 }
 
-/// Times a run's steps and checksums apart.
+/// Times a run's steps and checksums apart, and the checksums' encoding
+/// within them.
 struct FrameClock {
     hasher: FrameHasher,
     step: Duration,
     checksum: Duration,
+    encode: Duration,
 }
 
 impl FrameClock {
@@ -194,6 +209,7 @@ impl FrameClock {
             hasher,
             step: Duration::ZERO,
             checksum: Duration::ZERO,
+            encode: Duration::ZERO,
         }
     }
 
@@ -209,8 +225,14 @@ impl FrameClock {
     fn checksum(&mut self, encode: impl FnOnce(&mut StateWriter<Vec<u8>>)) {
         let t = Instant::now();
         std::hint::black_box(self.hasher.collect());
-        self.hasher.begin(encode);
+        let mut encoding = Duration::ZERO;
+        self.hasher.begin(|w| {
+            let e = Instant::now();
+            encode(w);
+            encoding = e.elapsed();
+        });
         self.checksum += t.elapsed();
+        self.encode += encoding;
     }
 
     /// Takes back the last checksum still being hashed, timed.

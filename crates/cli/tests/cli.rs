@@ -290,6 +290,7 @@ fn bench_prints_a_table() {
     let out = text(&o);
     assert!(out.contains("ms/frame"), "{out}");
     assert!(out.contains("hash ms"), "{out}");
+    assert!(out.contains("encode ms"), "{out}");
     assert!(out.contains("stack-sleep"), "{out}");
 }
 
