@@ -74,8 +74,9 @@ impl Row {
         let r = sorted(&self.runs);
         let median = r[r.len() / 2];
         let (lo, hi) = (r[0], r[r.len() - 1]);
-        // The checksum's share is of the run whose frame time is the
-        // median, and its two parts the medians of each.
+        // Each figure is its own median over the runs: the checksum's
+        // share is its median over the median frame, and `hash ms` is the
+        // median checksum less the median encoding.
         let checksum_ms = sorted(&self.checksums)[self.checksums.len() / 2];
         let encode_ms = sorted(&self.encodings)[self.encodings.len() / 2];
         outln!(
