@@ -226,14 +226,13 @@ impl FrameClock {
     fn checksum(&mut self, encode: impl FnOnce(&mut StateWriter<Vec<u8>>)) {
         let t = Instant::now();
         std::hint::black_box(self.hasher.collect());
-        let mut encoding = Duration::ZERO;
+        let spent = &mut self.encode;
         self.hasher.begin(|w| {
             let e = Instant::now();
             encode(w);
-            encoding = e.elapsed();
+            *spent += e.elapsed();
         });
         self.checksum += t.elapsed();
-        self.encode += encoding;
     }
 
     /// Takes back the last checksum still being hashed, timed.
