@@ -17,8 +17,6 @@
 //! - `roster.rs`: the [`Roster`] and a joiner's check of it;
 //! - `cookie.rs`: [`CookieJar`], the stateless proof that an address can
 //!   receive (nothing larger than a request goes to an unproven address);
-//! - `invite.rs`: [`MatchCode`], the short code that invites a person
-//!   into a match, and its public part [`CodeId`];
 //! - `claim.rs`: a restarted process's proof that it holds its seat's key
 //!   ([`SeatClaim`]);
 //! - `settings.rs`: [`MatchSettings`], the host's choices every seat plays;
@@ -112,7 +110,6 @@ pub mod cookie;
 mod endpoint;
 mod event;
 mod host_setup;
-pub mod invite;
 mod join_setup;
 pub mod message;
 mod refusal;
@@ -130,8 +127,10 @@ pub use cookie::CookieJar;
 pub use endpoint::{Endpoint, Joining};
 pub use event::{LinkStatus, MatchEnd, MatchEvent};
 pub use host_setup::{HostEvent, HostSetup, Offer, SetupStats, SetupTiming};
-pub use invite::{CodeError, CodeId, MatchCode};
 pub use join_setup::{JoinEvent, JoinFailure, JoinSetup, JoinTiming};
+/// The code that invites a person into a match (its home is the rendezvous
+/// crate, which files matches under its public part).
+pub use lockstep_rendezvous::{CodeError, CodeId, MatchCode};
 pub use message::{Abort, Message, Refusal, RosterProblem, SeatClaim, Want};
 pub use roster::Roster;
 pub use router::{Route, Router};
