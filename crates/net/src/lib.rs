@@ -46,11 +46,17 @@
 //! A joiner asks with [`join`], waits for the roster
 //! ([`Runtime::roster`]), then plays it with [`Runtime::play`] (or watches
 //! with [`Runtime::spectate`]). `crates/net/examples/skirmish/` is a whole
-//! game of its own played this way.
+//! game of its own played this way. A match between homes behind NATs is
+//! found by its code instead of an address: [`reach::register`] files a
+//! host's codes at a rendezvous, [`reach::find`] gives a joiner the
+//! address to join, and the socket's reach layer carries the match
+//! (punched direct paths, or the relay).
 
 pub mod conditioner;
 pub mod entropy;
+pub mod reach;
 mod runtime;
+pub mod service;
 mod socket;
 
 use std::io::Write;

@@ -76,6 +76,11 @@ impl<E: Endpoint> Runtime<E> {
         &self.socket
     }
 
+    /// The socket, to read its reach layer's events.
+    pub fn socket_mut(&mut self) -> &mut Socket {
+        &mut self.socket
+    }
+
     /// The clock the endpoint runs on.
     pub fn now(&self) -> Instant {
         self.socket.now()

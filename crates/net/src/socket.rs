@@ -1,11 +1,16 @@
 //! [`Socket`]: one UDP socket made with socket2 (IPv4, IPv6 or dual-stack,
 //! with sized buffers) and driven by tokio, its send path through a
-//! [`Conditioner`], and the clock the sans-IO crates read.
+//! [`Conditioner`], the clock the sans-IO crates read, and, for a match
+//! found by its code, the reach layer ([`Reach`]) every datagram passes
+//! through ([`Socket::reach_with`]).
 //!
 //! Invariants: the socket is the only place a clock is read
 //! ([`Socket::now`], microseconds since it was opened); every datagram
-//! sent passes through the conditioner; a receive drains every datagram
-//! ready before returning, so a burst is handled before the next step.
+//! sent passes through the reach layer (if any), then the conditioner; a
+//! receive drains every datagram ready before returning, so a burst is
+//! handled before the next step; the reach layer's own datagrams (probes,
+//! the rendezvous, the relay's answers) never reach the endpoint, and its
+//! timers are due in [`Socket::next_send`] and run in [`Socket::flush`].
 
 use std::io;
 use std::net::{Ipv6Addr, SocketAddr};
@@ -16,6 +21,7 @@ use tokio::net::UdpSocket;
 
 use crate::conditioner::{Conditioner, LinkShape};
 use lockstep_protocol::Instant;
+use lockstep_rendezvous::{Inbound, Reach};
 
 /// Socket buffer sizes asked of the OS (it may grant less).
 pub const BUFFER_BYTES: usize = 1 << 20;
@@ -42,6 +48,7 @@ pub struct Socket {
     start: std::time::Instant,
     traffic: Traffic,
     buf: Vec<u8>,
+    reach: Option<Reach>,
 }
 
 /// Opens a UDP socket bound to `addr`. An unspecified IPv6 address
@@ -85,6 +92,7 @@ impl Socket {
             start: std::time::Instant::now(),
             traffic: Traffic::default(),
             buf: vec![0; 2048],
+            reach: None,
         })
     }
 
@@ -108,11 +116,49 @@ impl Socket {
         self.conditioner.counts()
     }
 
-    /// Queues `bytes` for `to` through the conditioner; [`Socket::flush`]
-    /// sends what is due.
+    /// Passes every datagram in and out through `reach` from now on (a
+    /// match found through a rendezvous: its members go by mapped
+    /// addresses).
+    pub fn reach_with(&mut self, reach: Reach) {
+        self.reach = Some(reach);
+    }
+
+    /// The reach layer, if the match was found through a rendezvous.
+    pub fn reach(&self) -> Option<&Reach> {
+        self.reach.as_ref()
+    }
+
+    /// The reach layer, to read its events.
+    pub fn reach_mut(&mut self) -> Option<&mut Reach> {
+        self.reach.as_mut()
+    }
+
+    /// Queues `bytes` for `to` through the reach layer (a mapped address
+    /// goes to its member's path now) and the conditioner;
+    /// [`Socket::flush`] sends what is due.
     pub fn send(&mut self, to: SocketAddr, bytes: Vec<u8>) {
         let now = self.now();
+        let (to, bytes) = match &mut self.reach {
+            Some(reach) => match reach.send(now.as_micros(), to, bytes) {
+                Some(t) => (t.to, t.bytes),
+                None => return,
+            },
+            None => (to, bytes),
+        };
         self.conditioner.send(now, to, bytes);
+    }
+
+    /// Runs the reach layer's timers if due and queues what it sends.
+    fn pump_reach(&mut self, now: Instant) {
+        let Some(reach) = &mut self.reach else {
+            return;
+        };
+        if reach.poll_timeout().is_some_and(|t| t <= now.as_micros()) {
+            reach.handle_timeout(now.as_micros());
+        }
+        while let Some(t) = reach.poll_transmit() {
+            self.conditioner.send(now, t.to, t.bytes);
+        }
     }
 
     /// `to` in the socket's address family: an IPv4 address becomes
@@ -130,6 +176,7 @@ impl Socket {
     /// (buffer full, unreachable) is dropped like a lost datagram.
     pub fn flush(&mut self) {
         let now = self.now();
+        self.pump_reach(now);
         while let Some((to, bytes)) = self.conditioner.pop_due(now) {
             if self.socket.try_send_to(&bytes, self.on_wire(to)).is_ok() {
                 self.traffic.sent += 1;
@@ -138,9 +185,18 @@ impl Socket {
         }
     }
 
-    /// When the conditioner next has a datagram due.
+    /// When the conditioner next has a datagram due, or the reach layer a
+    /// timer.
     pub fn next_send(&self) -> Option<Instant> {
-        self.conditioner.next_due()
+        let reach = self
+            .reach
+            .as_ref()
+            .and_then(Reach::poll_timeout)
+            .map(Instant::from_micros);
+        [self.conditioner.next_due(), reach]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Waits until a datagram arrives or `deadline` (socket time) passes,
@@ -155,11 +211,23 @@ impl Socket {
         // Until WouldBlock. Another error (an ICMP port unreachable that
         // Linux reports on the next receive) says nothing about the
         // datagrams still queued: stop this round, the next one reads them.
+        let now = self.now().as_micros();
+        let mut read = 0;
         while let Ok((n, from)) = self.socket.try_recv_from(&mut self.buf) {
             self.traffic.received += 1;
             self.traffic.received_bytes += n as u64;
-            out.push((canonical(from), self.buf[..n].to_vec()));
-            if out.len() >= 4096 {
+            let from = canonical(from);
+            let bytes = &self.buf[..n];
+            match &mut self.reach {
+                Some(reach) => {
+                    if let Inbound::Pass { from, bytes } = reach.handle_datagram(now, from, bytes) {
+                        out.push((from, bytes.to_vec()));
+                    }
+                }
+                None => out.push((from, bytes.to_vec())),
+            }
+            read += 1;
+            if read >= 4096 {
                 break;
             }
         }

@@ -65,6 +65,8 @@ use place::{Place, PlaceState};
 
 /// Datagrams held for members no path reaches yet.
 pub const MAX_PENDING: usize = 32;
+/// Events held for the app (the oldest go first when it does not read them).
+pub const MAX_EVENTS: usize = 64;
 
 /// The reach layer's waits, in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +201,14 @@ pub struct ReachStats {
     pub probes_sent: u64,
     /// Reach messages refused (bad tag, wrong sender, undecodable).
     pub refused: u64,
+}
+
+/// Queues `event`, the oldest going first past [`MAX_EVENTS`].
+fn raise(events: &mut VecDeque<ReachEvent>, event: ReachEvent) {
+    if events.len() >= MAX_EVENTS {
+        events.pop_front();
+    }
+    events.push_back(event);
 }
 
 /// This process's place in its match, once the rendezvous answered.
@@ -347,6 +357,10 @@ impl Reach {
         self.events.pop_front()
     }
 
+    fn raise(&mut self, event: ReachEvent) {
+        raise(&mut self.events, event);
+    }
+
     /// When [`Reach::handle_timeout`] is next due.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<u64> {
@@ -411,7 +425,7 @@ impl Reach {
                 if attempts >= self.timing.ask_attempts {
                     self.asking = None;
                     self.failed = true;
-                    self.events.push_back(ReachEvent::NoAnswer);
+                    self.raise(ReachEvent::NoAnswer);
                     return;
                 }
                 let m = self.request();
@@ -488,7 +502,9 @@ impl Reach {
                 }
             }
         }
-        self.events.extend(events);
+        for e in events {
+            self.raise(e);
+        }
         for (to, address) in probes {
             self.probe(me, to, address);
         }
@@ -562,7 +578,7 @@ impl Reach {
             }
             Message::Allocated { observed, .. } if from_relay => {
                 if !self.place.is_placed() {
-                    self.events.push_back(ReachEvent::Relay { observed });
+                    self.raise(ReachEvent::Relay { observed });
                 }
                 let refreshed = match self.place.state {
                     PlaceState::Placed { refreshed, .. } => refreshed,
@@ -602,7 +618,7 @@ impl Reach {
         let first = self.me.is_none();
         if first {
             self.asking = None;
-            self.events.push_back(ReachEvent::Joined {
+            self.raise(ReachEvent::Joined {
                 match_id: a.ticket.match_id,
                 member: a.ticket.member,
                 role: a.role,
@@ -640,13 +656,13 @@ impl Reach {
             (false, r) => {
                 self.asking = None;
                 self.failed = true;
-                self.events.push_back(ReachEvent::Refused(r));
+                self.raise(ReachEvent::Refused(r));
             }
             (true, Refusal::Gone) => {
                 if let Some(me) = &mut self.me {
                     if !me.gone {
                         me.gone = true;
-                        self.events.push_back(ReachEvent::Refused(Refusal::Gone));
+                        self.raise(ReachEvent::Refused(Refusal::Gone));
                     }
                 }
             }
@@ -673,10 +689,13 @@ impl Reach {
                 .or_insert_with(|| Contact::new(e.member, Some(e.role)));
             if !known || c.role.is_none() {
                 c.role = Some(e.role);
-                self.events.push_back(ReachEvent::Member {
-                    member: e.member,
-                    role: e.role,
-                });
+                raise(
+                    &mut self.events,
+                    ReachEvent::Member {
+                        member: e.member,
+                        role: e.role,
+                    },
+                );
             }
             if c.seq == Some(e.seq) {
                 continue;
@@ -755,7 +774,7 @@ impl Reach {
                 });
                 c.punch = None;
                 c.failed = false;
-                self.events.push_back(ReachEvent::Path {
+                self.raise(ReachEvent::Path {
                     member: p.from,
                     path: Path::Direct(from),
                 });
