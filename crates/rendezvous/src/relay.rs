@@ -253,7 +253,14 @@ impl Relay {
             Ok(Message::Allocate { ticket, cookie }) => self.allocate(now, from, &ticket, cookie),
             Ok(m) => self.stats.traffic.dropped(m.kind()),
             Err(WireError::Version(_)) if kind == Some(Kind::Allocate) => {
-                self.refuse(Kind::Allocate, from, RelayRefusal::Version(VERSION));
+                // Told which version this relay speaks, unless that would
+                // take more bytes than the request did.
+                let refusal = RelayRefusal::Version(VERSION);
+                if Message::RelayRefused(refusal).encode().len() <= bytes.len() {
+                    self.refuse(Kind::Allocate, from, refusal);
+                } else {
+                    self.stats.traffic.dropped(Kind::Allocate);
+                }
             }
             Err(_) => {
                 if let Some(k) = kind {
@@ -564,6 +571,22 @@ mod tests {
         r.handle_timeout(T0 + 3 * idle);
         assert_eq!((r.places(), r.allocations()), (0, 0));
         assert_eq!(r.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_short_request_of_another_version_is_not_answered_with_more() {
+        // Found by the reach_nodes fuzz target: 3 bytes, an Allocate of
+        // version 0xe3.
+        let mut r = relay();
+        r.handle_datagram(T0, addr(1), &[0x8f, 0xe3, 0x8f]);
+        assert!(sent(&mut r).is_empty());
+        r.handle_datagram(T0, addr(1), &[0x8f, 0xe3, 0x8f, 0]);
+        let out = sent(&mut r);
+        assert_eq!(out[0].bytes.len(), 4);
+        assert_eq!(
+            Message::decode(&out[0].bytes),
+            Ok(Message::RelayRefused(RelayRefusal::Version(VERSION)))
+        );
     }
 
     #[test]

@@ -64,7 +64,13 @@ fn hostile(rng: &mut Seeded, tickets: &TicketKey) -> Vec<u8> {
         }
         1 => {
             let kind = Kind::ALL[rng.below(Kind::ALL.len() as u64) as usize];
-            let mut b = vec![kind.byte(), 1];
+            // Version 1, or any other.
+            let version = if rng.below(2) == 0 {
+                1
+            } else {
+                rng.next() as u8
+            };
+            let mut b = vec![kind.byte(), version];
             let n = rng.below(600) as usize;
             b.extend(rng.bytes(n));
             b
