@@ -50,6 +50,13 @@ use lockstep_sim::{Game, Match};
 
 pub use driver::LockstepSeat;
 
+/// The guide's Bevy chapter (`docs/guide/bevy.md`): its examples compile
+/// and run against this crate here, since the engine's workspace, which
+/// builds the rest of the guide, cannot build Bevy.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/bevy.md")]
+struct GuideChapter;
+
 /// The input the local player holds now: write it from the app's systems
 /// (insert the resource to take the seat from its bot). The plugin hands
 /// it to the seat every frame; the seat samples it once per lockstep frame.
