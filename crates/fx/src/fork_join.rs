@@ -21,9 +21,17 @@
 //! of one step and the frames of a replay, while the first share of a live
 //! frame, 16 ms after the last, wakes a sleeping helper (on a two-core
 //! virtual machine that took longer than a 30 µs share: `benches/fx.rs`,
-//! `two_jobs_after_a_pause`). A caller waits for
-//! its helpers the same way: spinning, then asleep until the last one done
-//! wakes it.
+//! `two_jobs_after_a_pause`).
+//!
+//! **Never slower than one thread.** When the caller has run its own job,
+//! it takes back every job a helper has not picked up yet and runs it
+//! itself, as rayon's `join` runs the closure no other thread stole: a
+//! helper that is asleep, or whose core another program holds, costs the
+//! caller nothing. Only for a job a helper has started does the caller
+//! wait: spinning, then asleep until the last one done wakes it. (Before
+//! this, on a two-core machine running two busy loops besides, replaying
+//! the four-seat RTS on two threads took 7.5 times as long as on one: a
+//! caller slept a scheduler's slice whenever its helper was off its core.)
 //!
 //! **Background work.** Work that may be done by any thread at any time
 //! before its owner needs it (a frame hasher's leaves, hashed while the
@@ -252,21 +260,31 @@ pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -
         let mut posted = Posted {
             handoffs: &handoffs,
             to_helper: Vec::with_capacity(handoffs.len()),
+            helpers: Vec::with_capacity(handoffs.len()),
         };
         for handoff in &handoffs {
             let helper = claim();
             // Marked before it is posted: the guard must wait for every
             // handoff a helper may hold.
             posted.to_helper.push(helper.is_some());
+            posted.helpers.push(helper);
             if let Some(helper) = helper {
                 helper.post(handoff);
             }
         }
         run(&slots[0]);
-        for (handoff, _) in handoffs.iter().zip(&posted.to_helper).filter(|(_, h)| !**h) {
-            (handoff.run)();
+        // Every job no helper has picked up yet is run here, as is every
+        // job that found no helper: a helper that is slow to start (asleep,
+        // or its core taken by another program) costs this caller nothing.
+        for (k, handoff) in handoffs.iter().enumerate() {
+            if posted.to_helper[k] && posted.take_back(k) {
+                posted.to_helper[k] = false;
+            }
+            if !posted.to_helper[k] {
+                (handoff.run)();
+            }
         }
-        // `posted` waits here for the helpers' jobs.
+        // `posted` waits here for the jobs helpers picked up.
     }
     slots
         .into_iter()
@@ -284,10 +302,39 @@ pub fn fork_join<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -
 
 /// The handoffs of one [`fork_join`] call and which went to helpers: on
 /// drop (the call's end, or an unwind through it) it waits until each of
-/// those is done, so no helper outlives what it borrows.
+/// those still with a helper is done, so no helper outlives what it
+/// borrows.
 struct Posted<'h, 'a> {
     handoffs: &'h [Handoff<'a>],
+    /// Whether each handoff is with a helper (posted and not taken back).
     to_helper: Vec<bool>,
+    /// The helper each handoff was posted to.
+    helpers: Vec<Option<&'static Helper>>,
+}
+
+impl Posted<'_, '_> {
+    /// Takes the `k`-th handoff back from its helper if the helper has not picked it
+    /// up yet, and lets the helper go; whether it did. Exactly one of the
+    /// helper's pick-up and this succeeds (both swap the mailbox's pointer
+    /// out), so a handoff taken back is never seen by its helper.
+    fn take_back(&self, k: usize) -> bool {
+        let Some(helper) = self.helpers[k] else {
+            return false;
+        };
+        let erased = ptr::from_ref(&self.handoffs[k])
+            .cast_mut()
+            .cast::<Handoff<'static>>();
+        let taken = helper
+            .mailbox
+            .job
+            .compare_exchange(erased, ptr::null_mut(), Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok();
+        if taken {
+            // Claimed by this caller and holding no job: idle again.
+            helper.mailbox.busy.store(false, Ordering::Release);
+        }
+        taken
+    }
 }
 
 impl Drop for Posted<'_, '_> {
@@ -412,11 +459,14 @@ fn serve(mailbox: &'static Mailbox) {
         // A caller unparks this thread when it posts a job, and so does
         // one that posts background work.
         let job = wait_for(|| {
-            let posted = !mailbox.job.load(Ordering::Relaxed).is_null();
-            if !posted {
+            if mailbox.job.load(Ordering::Relaxed).is_null() || probe::stalled() {
                 help_in_background();
+                return None;
             }
-            posted.then(|| mailbox.job.swap(ptr::null_mut(), Ordering::Acquire))
+            // Its caller may have taken the job back meanwhile (it found
+            // its own share done before this helper came to it).
+            let job = mailbox.job.swap(ptr::null_mut(), Ordering::Acquire);
+            (!job.is_null()).then_some(job)
         });
         // SAFETY: a job is posted only by `fork_join`, which keeps its
         // handoff alive, unmoved, until `done` is set (see `Posted`); it is
@@ -442,11 +492,16 @@ pub(crate) mod probe {
     pub(crate) fn refused() -> bool {
         false
     }
+
+    pub(crate) fn stalled() -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
 pub(crate) mod probe {
     use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     thread_local! {
         static REFUSE: Cell<bool> = const { Cell::new(false) };
@@ -465,6 +520,18 @@ pub(crate) mod probe {
 
     pub(crate) fn starts() -> u32 {
         STARTS.get()
+    }
+
+    /// While set, no helper picks up a posted job (as helpers whose cores
+    /// another program holds): for every thread of the test process.
+    static STALLED: AtomicBool = AtomicBool::new(false);
+
+    pub(crate) fn stalled() -> bool {
+        STALLED.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn stall(stall: bool) {
+        STALLED.store(stall, Ordering::Relaxed);
     }
 }
 
@@ -593,6 +660,22 @@ mod tests {
                 });
             }
         });
+    }
+
+    /// With every helper stalled (none picks up what is posted to it), a
+    /// caller takes back each job it posted and runs it itself, instead of
+    /// waiting for a helper: sharing never costs more than running alone.
+    /// Other tests of this process running meanwhile only run in place.
+    #[test]
+    fn a_caller_runs_the_jobs_no_helper_picked_up() {
+        // Helpers started and idle first, so that jobs are posted to them.
+        assert_eq!(squares(3), vec![0, 1, 4]);
+        probe::stall(true);
+        for _ in 0..100 {
+            assert_eq!(squares(3), vec![0, 1, 4]);
+        }
+        probe::stall(false);
+        assert_eq!(squares(3), vec![0, 1, 4]);
     }
 
     #[test]

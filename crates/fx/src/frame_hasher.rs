@@ -36,8 +36,9 @@
 //! wait between the shares of the next frame's step, and so does a caller
 //! waiting for its helpers at the end of a share-out (see `fork_join.rs`).
 //! [`FrameHasher::collect`] hashes whatever leaves are left itself, waits
-//! for any leaf another thread is still hashing (one at most each), and
-//! merges the parents. So hashing takes the time a step leaves a thread
+//! a few microseconds for any leaf another thread is still hashing (one at
+//! most each) and then hashes that leaf itself too, so a helper that lost
+//! its core never holds the owner up, and merges the parents. So hashing takes the time a step leaves a thread
 //! waiting (in the four-seat RTS replay on two threads, the pool's helper
 //! spent about two thirds of the run waiting) and competes with none of
 //! its shares; where no helper is free (one thread, a busy pool, a host
@@ -69,6 +70,10 @@ const PARALLEL_LEAVES: usize = 32;
 /// that changed in fewer (a world mostly asleep) costs less to hash where
 /// it is than to post.
 const BACKGROUND_LEAVES: usize = 4;
+
+/// Rounds [`FrameHasher::collect`] spins for a helper to finish the leaf it
+/// is hashing (a few microseconds) before it hashes that leaf itself.
+const SETTLE_SPINS: u32 = 1024;
 
 /// Hashes a state every frame, keeping each 16 KiB leaf's BLAKE3 chaining
 /// value for the next frame (see the module documentation).
@@ -118,24 +123,23 @@ struct Hashing {
     count: usize,
     /// The next leaf to take (may run past `count`).
     next: AtomicUsize,
-    /// How many leaves are done, and how many of them were hashed again.
-    done: AtomicUsize,
+    /// How many leaves were hashed again (their bytes had changed).
     rehashed: AtomicUsize,
-    /// Each leaf's chaining value, written by the thread that took it.
-    values: Mutex<Vec<ChainingValue>>,
+    /// Each leaf's chaining value, written by the thread that took it once
+    /// it is done (`None` before).
+    values: Mutex<Vec<Option<ChainingValue>>>,
 }
 
 impl Hashing {
     fn new(bytes: Vec<u8>, last: Vec<u8>, leaves: Vec<ChainingValue>) -> Hashing {
         let count = bytes.len().div_ceil(LEAF);
         Hashing {
-            values: Mutex::new(vec![[0; 32]; count]),
+            values: Mutex::new(vec![None; count]),
             bytes,
             last,
             leaves,
             count,
             next: AtomicUsize::new(0),
-            done: AtomicUsize::new(0),
             rehashed: AtomicUsize::new(0),
         }
     }
@@ -152,8 +156,7 @@ impl Background for Hashing {
             self.rehashed.fetch_add(1, Ordering::Relaxed);
         }
         let value = value.unwrap_or_else(|| self.leaves[i]);
-        self.values.lock().unwrap_or_else(PoisonError::into_inner)[i] = value;
-        self.done.fetch_add(1, Ordering::Release);
+        self.values.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(value);
         true
     }
 
@@ -273,29 +276,41 @@ impl FrameHasher {
     /// leaves no helper took, waits for those a helper is hashing, and
     /// merges them into its checksum.
     fn settle(&mut self) {
-        let Some(mut hashing) = self.in_flight.take() else {
+        let Some(hashing) = self.in_flight.take() else {
             return;
         };
         while hashing.part() {}
         withdraw_background(&hashing);
-        // A helper still holds the work only while it hashes a leaf it
-        // took (a few microseconds), then lets go of it.
-        let hashing = loop {
+        // A helper still holds the work only while it hashes a leaf it took
+        // (a few microseconds), then lets go of it: a short spin for that.
+        // A helper whose core was taken meanwhile (another program on a
+        // busy machine) may hold it for a scheduler's slice, milliseconds:
+        // then the leaves it holds are hashed here again and the buffers
+        // copied out, rather than waited for.
+        let mut hashing = hashing;
+        for _ in 0..SETTLE_SPINS {
             match Arc::try_unwrap(hashing) {
-                Ok(done) => break done,
-                Err(shared) => {
-                    hashing = shared;
-                    std::thread::yield_now();
-                }
+                Ok(done) => return self.settle_owned(done),
+                Err(shared) => hashing = shared,
             }
-        };
-        self.leaves = hashing
+            std::hint::spin_loop();
+        }
+        match Arc::try_unwrap(hashing) {
+            Ok(done) => self.settle_owned(done),
+            Err(shared) => self.settle_shared(&shared),
+        }
+    }
+
+    /// Settles a hashing no other thread holds, taking its buffers back.
+    fn settle_owned(&mut self, hashing: Hashing) {
+        let values = hashing
             .values
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
         self.next = hashing.last;
         self.last = hashing.bytes;
-        if hashing.done.into_inner() == hashing.count {
+        if values.iter().all(Option::is_some) {
+            self.leaves = values.into_iter().flatten().collect();
             self.ready = Some(root(&self.leaves, self.last.len()));
             self.rehashed = hashing.rehashed.into_inner();
         } else {
@@ -306,6 +321,35 @@ impl FrameHasher {
             self.ready = Some(checksum);
             self.rehashed = rehashed;
         }
+    }
+
+    /// Settles a hashing a helper still holds (it is hashing a leaf): the
+    /// leaves not done yet are hashed here, and the state's bytes copied
+    /// out; the helper's own value for its leaf, the same, is dropped with
+    /// its handle.
+    fn settle_shared(&mut self, hashing: &Hashing) {
+        let values = hashing
+            .values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let known = hashing.leaves.len();
+        let mut rehashed = hashing.rehashed.load(Ordering::Relaxed);
+        self.leaves = values
+            .iter()
+            .enumerate()
+            .map(|(i, value)| {
+                value.unwrap_or_else(|| {
+                    let fresh = leaf_value(&hashing.last, known, &hashing.bytes, i);
+                    rehashed += usize::from(fresh.is_some());
+                    fresh.unwrap_or_else(|| hashing.leaves[i])
+                })
+            })
+            .collect();
+        self.last = hashing.bytes.clone();
+        self.next = Vec::new();
+        self.ready = Some(root(&self.leaves, self.last.len()));
+        self.rehashed = rehashed;
     }
 
     /// Lets a large state's leaves be hashed on up to `threads` threads (at
