@@ -19,7 +19,7 @@ use lockstep_games::cubes::Cubes;
 use lockstep_games::rts::Rts;
 use lockstep_render::{Camera, Canvas, Depict, Overlay, draw_scene};
 use lockstep_sim::replay::{self, Header, LogEnd, ReplayLog, RunOptions};
-use lockstep_sim::{Engine, EngineSettings, Game, SavedState};
+use lockstep_sim::{Engine, EngineSettings, Game, GameVersion, SavedState};
 
 #[cfg(target_family = "wasm")]
 mod wasm;
@@ -106,6 +106,9 @@ pub const INDEX_BYTES: u64 = 64 << 20;
 impl<G: Game + Depict> Replay<G> {
     fn read(bytes: &[u8]) -> Result<Replay<G>, String> {
         let log = replay::read::<G::Input>(bytes).map_err(|e| e.to_string())?;
+        // A log of another rules or physics version is refused here, with
+        // the line `lockstep replay` gives, before anything is stepped.
+        replay::check_game::<G>(log.header()).map_err(|e| e.to_string())?;
         Ok(Replay {
             log,
             cursor: None,
@@ -263,6 +266,15 @@ impl Viewer {
         Ok(Viewer { replay })
     }
 
+    /// The game's version as this build runs it (and as the log records
+    /// it: a log of another version is not opened): its rules and physics.
+    pub fn version(&self) -> String {
+        match self.replay {
+            AnyReplay::Cubes(_) => GameVersion::of::<Cubes>(Cubes::VERSION).to_string(),
+            AnyReplay::Rts(_) => GameVersion::of::<Rts>(Rts::VERSION).to_string(),
+        }
+    }
+
     /// The game's id.
     pub fn game(&self) -> &'static str {
         match self.replay {
@@ -363,6 +375,27 @@ mod tests {
         assert!(damaged_after.is_some(), "byte {at} went unnoticed");
         assert_eq!(v.damaged_after, damaged_after);
         assert_eq!(v.first_bad_frame(), v.damaged_after);
+    }
+
+    /// A log recorded on another physics version is refused when it is
+    /// opened, with one line naming both versions and what to do.
+    #[test]
+    fn a_log_of_another_physics_version_is_refused() {
+        let bytes = fixture("rts-4p.log");
+        let mut header = Header::read(&bytes).unwrap();
+        let length = header.to_bytes().len();
+        header.game_version -= 1;
+        let mut older = header.to_bytes();
+        older.extend_from_slice(&bytes[length..]);
+        let error = Viewer::open(&older).err().expect("refused");
+        let now = GameVersion::of::<Rts>(Rts::VERSION);
+        let then = GameVersion::of::<Rts>(Rts::VERSION - 1);
+        assert_eq!(then.physics(), now.physics().map(|p| p - 1));
+        assert!(error.contains(&format!("rts {then}")), "{error}");
+        assert!(error.contains(&format!("rts {now}")), "{error}");
+        assert!(error.contains("release that recorded it"), "{error}");
+        let v = Viewer::open(&bytes).unwrap();
+        assert_eq!(v.version(), now.to_string());
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub extern "C" fn viewer_input(len: u32) -> u32 {
     })
 }
 
-/// Opens the log written at [`viewer_input`]: `{"game", "frames"}` or
+/// Opens the log written at [`viewer_input`]: `{"game", "version",
+/// "frames"}` or
 /// `{"error"}`; returns the text's length.
 #[allow(unsafe_code)]
 #[unsafe(no_mangle)]
@@ -71,7 +72,12 @@ pub extern "C" fn viewer_open() -> u32 {
         s.input = Vec::new();
         match opened {
             Ok(v) => {
-                let text = format!("{{\"game\":{},\"frames\":{}}}", json(v.game()), v.frames());
+                let text = format!(
+                    "{{\"game\":{},\"version\":{},\"frames\":{}}}",
+                    json(v.game()),
+                    json(&v.version()),
+                    v.frames()
+                );
                 s.viewer = Some(v);
                 text
             }

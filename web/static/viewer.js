@@ -56,7 +56,7 @@ async function open(bytes, name) {
     }
     frames = opened.frames;
     document.body.dataset.frames = frames;
-    say("info", `${name}: ${opened.game}, ${frames} frames`);
+    say("info", `${name}: ${opened.game} (${opened.version}), ${frames} frames`);
     const timeline = $("timeline");
     timeline.max = frames;
     timeline.value = 0;

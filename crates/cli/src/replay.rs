@@ -15,7 +15,7 @@ use std::time::Instant;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_sim::replay::{self, Header, LogEnd, Outcome, ReplayLog, RunOptions};
-use lockstep_sim::{Frame, Game, StateFile, SyncTest};
+use lockstep_sim::{Frame, Game, GameVersion, StateFile, SyncTest};
 
 use crate::error::CliError;
 use crate::output::{refuse_input, write_file};
@@ -197,10 +197,10 @@ fn print_summary<G: Game>(path: &Path, header: &Header, outcome: &Outcome, secon
     let tick_rate = f64::from(header.setup.tick_rate.max(1));
     let fps = f64::from(outcome.replayed) / seconds.max(1e-9);
     outln!(
-        "{}: {} v{}, {} seats, seed {}, {} Hz",
+        "{}: {} {}, {} seats, seed {}, {} Hz",
         path.display(),
         G::ID,
-        header.game_version,
+        GameVersion::of::<G>(header.game_version),
         header.setup.seats,
         header.setup.seed,
         header.setup.tick_rate

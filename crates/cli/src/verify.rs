@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use lockstep_sim::Game;
 use lockstep_sim::desync::first_divergence;
 use lockstep_sim::replay::{self, RunOptions};
+use lockstep_sim::{Game, GameVersion};
 
 use crate::error::CliError;
 use crate::replay::{game_of, incompleteness, read_log};
@@ -144,8 +144,10 @@ pub(crate) fn verify_one<G: Game>(path: &Path, threads: usize) -> Result<Verifie
     };
     if problems.is_empty() {
         outln!(
-            "ok {}: {} frames verified ({} against full checksums), {} keyframes checked{stopped}",
+            "ok {}: {} {}: {} frames verified ({} against full checksums), {} keyframes checked{stopped}",
             path.display(),
+            G::ID,
+            GameVersion::of::<G>(G::VERSION),
             outcome.replayed,
             outcome.full_checks,
             outcome.keyframes_checked

@@ -87,7 +87,10 @@ fn the_tools_record_verify_replay_and_diff_the_studios_own_logs() {
     let o = tools(&["replay", &path(&clean), "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
-    assert!(out.contains("squads v1, 2 seats, seed 1, 60 Hz"), "{out}");
+    assert!(
+        out.contains("squads version 1, 2 seats, seed 1, 60 Hz"),
+        "{out}"
+    );
     assert!(
         out.contains("verified: every frame matches the log"),
         "{out}"

@@ -17,6 +17,8 @@
 //!   replay log recorded by another version is refused, not mis-replayed.
 
 use lockstep_codec::Input;
+
+use crate::GameVersion;
 use lockstep_fx::{Canonical, Checksum, DecodeError, HashSink, Sink, StateReader, StateWriter};
 
 /// A frame number: frame `n` is stepped with every player's input for `n`.
@@ -117,14 +119,14 @@ pub enum StateError {
     #[error(transparent)]
     Decode(#[from] DecodeError),
     /// Written by another version of the game.
-    #[error("{game} state version {found}, expected {expected}")]
+    #[error("{}", crate::version::refusal(crate::version::Recording::State, game, *found, *expected))]
     Version {
         /// The game's id.
         game: &'static str,
         /// The version in the bytes.
-        found: u32,
+        found: GameVersion,
         /// The version this build writes.
-        expected: u32,
+        expected: GameVersion,
     },
     /// Well-formed bytes that describe an impossible state.
     #[error("invalid game state: {0}")]
@@ -147,8 +149,15 @@ pub trait Game: Sized {
     /// A short stable name, written in replay logs (ASCII, at most 32 bytes).
     const ID: &'static str;
 
-    /// Changes whenever `step` or the encoding does.
+    /// Changes whenever `step` or the encoding does. A game that steps
+    /// physics keeps its rules version in the high 16 bits and
+    /// [`Game::PHYSICS_VERSION`] in the low 16 (see [`GameVersion`]).
     const VERSION: u32;
+
+    /// The version of the physics engine the step runs on
+    /// (`lockstep_physics::STATE_VERSION`), also the low 16 bits of
+    /// [`Game::VERSION`]; 0 (the default) for a game without physics.
+    const PHYSICS_VERSION: u16 = 0;
 
     /// The state before frame 0.
     fn new(config: &Self::Config, setup: &Match) -> Result<Self, SetupError>;
@@ -194,8 +203,8 @@ pub fn read_version<G: Game>(r: &mut StateReader<'_>) -> Result<(), StateError> 
     if found != G::VERSION {
         return Err(StateError::Version {
             game: G::ID,
-            found,
-            expected: G::VERSION,
+            found: GameVersion::of::<G>(found),
+            expected: GameVersion::of::<G>(G::VERSION),
         });
     }
     Ok(())

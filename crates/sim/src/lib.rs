@@ -33,6 +33,7 @@ pub mod replay;
 pub mod settings_file;
 mod state_file;
 mod synctest;
+mod version;
 
 pub use diff::{FieldDiff, diff, diff_states};
 pub use engine::{Engine, EngineSettings, RollbackError, SavedState};
@@ -41,3 +42,4 @@ pub use game::{Bot, Frame, Game, Match, SetupError, StateError, read_version};
 pub use lockstep_codec::Input;
 pub use state_file::{STATE_FILE_VERSION, STATE_MAGIC, StateFile, StateFileError};
 pub use synctest::{SyncTest, SyncTestError};
+pub use version::GameVersion;

@@ -27,6 +27,7 @@
 
 use lockstep_fx::{Checksum, DecodeError, StateReader, StateWriter};
 
+use crate::GameVersion;
 use crate::engine::SavedState;
 use crate::game::{Frame, Game};
 
@@ -64,16 +65,20 @@ pub enum StateFileError {
     #[error("state file check mismatch: the file is corrupted or cut short")]
     Checksum,
     /// A state of another game or game version.
-    #[error("state file holds {found} v{found_version}, expected {expected} v{expected_version}")]
+    #[error("{}", if found.as_str() == *expected {
+        crate::version::refusal(crate::version::Recording::State, expected, *found_version, *expected_version)
+    } else {
+        format!("the state file holds a state of {found}, not {expected}")
+    })]
     Game {
         /// The game id found.
         found: String,
         /// Its version.
-        found_version: u32,
+        found_version: GameVersion,
         /// The game id expected.
         expected: &'static str,
         /// The version expected.
-        expected_version: u32,
+        expected_version: GameVersion,
     },
 }
 
@@ -160,9 +165,9 @@ impl StateFile {
         if self.game != G::ID || self.game_version != G::VERSION {
             return Err(StateFileError::Game {
                 found: self.game.clone(),
-                found_version: self.game_version,
+                found_version: GameVersion::of::<G>(self.game_version),
                 expected: G::ID,
-                expected_version: G::VERSION,
+                expected_version: GameVersion::of::<G>(G::VERSION),
             });
         }
         Ok(())

@@ -10,7 +10,9 @@ use lockstep_sim::replay::{
     self, FORMAT_VERSION, FrameCheck, Header, LogEnd, LogError, LogWriter, Logged, RecordSettings,
     Recorder, ReplayLog, RunError, RunOptions, TruncReason,
 };
-use lockstep_sim::{EngineSettings, Frame, Game, Match, SavedState, SetupError, StateError};
+use lockstep_sim::{
+    EngineSettings, Frame, Game, GameVersion, Match, SavedState, SetupError, StateError,
+};
 
 fn inputs(frame: Frame) -> Vec<Buttons> {
     (0..2).map(|seat| script(seat, frame)).collect()
@@ -466,8 +468,8 @@ fn a_log_of_another_game_or_version_or_scene_is_refused() {
     assert!(matches!(
         replay::run::<WalkersV2>(&log, &options, |_| {}),
         Err(RunError::GameVersion {
-            found: 1,
-            expected: 2,
+            found: GameVersion { number: 1, .. },
+            expected: GameVersion { number: 2, .. },
             ..
         })
     ));

@@ -67,3 +67,18 @@ fn a_version_1_state_file_is_refused_by_name() {
         "{text}"
     );
 }
+
+#[test]
+fn a_state_of_another_game_version_is_refused_naming_both() {
+    let mut file = saved();
+    file.game_version += 1;
+    let err = file.expect::<Walkers>().unwrap_err();
+    let text = err.to_string();
+    let ours = Walkers::VERSION;
+    assert!(
+        text.contains(&format!("walkers version {}", ours + 1)),
+        "{text}"
+    );
+    assert!(text.contains(&format!("walkers version {ours}")), "{text}");
+    assert!(text.contains("release that saved it"), "{text}");
+}

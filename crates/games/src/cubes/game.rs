@@ -174,6 +174,7 @@ impl Game for Cubes {
     type Config = CubesConfig;
     const ID: &'static str = "cubes";
     const VERSION: u32 = VERSION;
+    const PHYSICS_VERSION: u16 = lockstep_physics::STATE_VERSION;
 
     fn new(config: &CubesConfig, setup: &Match) -> Result<Cubes, SetupError> {
         setup.check(Self::ID, MIN_PLAYERS..=MAX_SEATS)?;

@@ -399,6 +399,7 @@ impl Game for Rts {
     /// attack-moves; units that slide, never roll, and keep right when
     /// held up) with the physics' state version.
     const VERSION: u32 = crate::version(5);
+    const PHYSICS_VERSION: u16 = lockstep_physics::STATE_VERSION;
 
     fn new(config: &RtsConfig, setup: &Match) -> Result<Rts, SetupError> {
         setup.check(Self::ID, Self::MIN_PLAYERS..=Self::MAX_SEATS)?;

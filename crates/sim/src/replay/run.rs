@@ -21,6 +21,7 @@ use lockstep_fx::{Canonical, Checksum, DecodeError};
 use super::header::Header;
 use super::note::{Note, Noted, StopCause};
 use super::reader::{Logged, ReplayLog};
+use crate::GameVersion;
 use crate::engine::{Engine, EngineSettings};
 use crate::game::{Frame, Game, SetupError, StateError};
 
@@ -111,14 +112,14 @@ pub enum RunError {
         expected: &'static str,
     },
     /// A log of another version of the game.
-    #[error("the log is of {game} version {found}, this build runs version {expected}")]
+    #[error("{}", crate::version::refusal(crate::version::Recording::Log, game, *found, *expected))]
     GameVersion {
         /// The game id.
         game: &'static str,
         /// The log's game version.
-        found: u32,
+        found: GameVersion,
         /// This build's.
-        expected: u32,
+        expected: GameVersion,
     },
     /// A log whose inputs are encoded differently.
     #[error("the log's input schema hash is {found:016x}, this build's is {expected:016x}")]
@@ -183,8 +184,8 @@ pub fn check_game<G: Game>(header: &Header) -> Result<G::Config, RunError> {
     if header.game_version != G::VERSION {
         return Err(RunError::GameVersion {
             game: G::ID,
-            found: header.game_version,
-            expected: G::VERSION,
+            found: GameVersion::of::<G>(header.game_version),
+            expected: GameVersion::of::<G>(G::VERSION),
         });
     }
     let expected = <G::Input as lockstep_codec::Input>::schema_hash();
