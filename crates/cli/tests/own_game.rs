@@ -79,7 +79,10 @@ fn the_tools_record_verify_replay_and_diff_the_studios_own_logs() {
     let o = tools(&["verify", &path(&clean)]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
-        text(&o).starts_with(&format!("ok {}: 300 frames verified", clean.display())),
+        text(&o).starts_with(&format!(
+            "ok {}: squads version 1: 300 frames verified",
+            clean.display()
+        )),
         "{}",
         text(&o)
     );
