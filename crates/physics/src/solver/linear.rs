@@ -14,11 +14,11 @@
 //! and writing back a crowd's contacts moves far fewer bytes.
 //!
 //! **Same bits.** [`warm_start_alone`] and [`solve_alone`] are
-//! `contact.rs`'s `warm_start_one` and `solve_one` without spin, for one
+//! `contact`'s `warm_start_one` and `solve_one` without spin, for one
 //! point, operation for operation with the terms that add exact zeros left
 //! out; the lane kernels ([`lanes`](super::lanes)) mirror these two. A
 //! contact that is a linear point gives the same impulses and velocities
-//! whichever form it is solved in: a test in `contact.rs` solves a crowd
+//! whichever form it is solved in: a test in `contact` solves a crowd
 //! with every contact forced into the general form and compares every
 //! frame, and the per-path test in `tests/determinism.rs` compares the
 //! scalar walk with the lanes.

@@ -40,7 +40,7 @@
 //!
 //! **Cost.** A manifold's rows are solved in their own space and the
 //! bodies take one linear and one angular impulse per manifold and pass
-//! (see `contact.rs`). Separations are refreshed once per position
+//! (see `contact`). Separations are refreshed once per position
 //! integration, by the first pass that follows it.
 //!
 //! **One island on several threads.** A batch is solved by one thread,
