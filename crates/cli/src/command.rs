@@ -14,7 +14,7 @@ use lockstep_physics::SolverPath;
 use lockstep_sim::Game;
 
 use crate::tools::Tools;
-use crate::{bench, demo, diff, net, play, record, render, replay, serve, verify};
+use crate::{bench, demo, diff, net, play, record, render, replay, serve, services, verify};
 
 /// Deterministic lockstep engine: play matches over UDP, record, replay, verify and diff them.
 #[derive(Debug, Parser)]
@@ -101,6 +101,13 @@ enum Command {
     Render(render::RenderArgs),
     /// Serve the replay viewer (built by `web/build`) to a browser on this machine.
     Serve(serve::ServeArgs),
+    /// Run a rendezvous: hosts register match codes with it, joiners find
+    /// them by code, and it introduces them so they punch through their
+    /// NATs (with --relay-port, a relay in the same process).
+    Rendezvous(services::RendezvousArgs),
+    /// Run a relay: forwards the sealed datagrams of matches whose
+    /// members no direct path joins, on tickets its rendezvous mints.
+    Relay(services::RelayArgs),
     /// Print a table of ms/step for the physics scenes and the games.
     Bench {
         /// Run only benchmarks whose names contain one of these.
@@ -196,6 +203,8 @@ where
         Command::Diff(args) => diff::run(&args, |id| Ok(tools.find(id)?.ops.diff)),
         Command::Render(args) => render::run(&args, |id| tools.render_of(id)),
         Command::Serve(args) => serve::run(&args),
+        Command::Rendezvous(args) => services::rendezvous(&args),
+        Command::Relay(args) => services::relay(&args),
         Command::Bench {
             names,
             runs,

@@ -1,7 +1,8 @@
 //! The lockstep command-line tools, for the shipped games and for yours:
-//! play matches over UDP (`demo`, `host`, `join`, `spectate`, `arbiter`)
-//! or in a window (`play`, the cube demo), record, replay, verify, diff and
-//! render them, and benchmark the physics scenes and the games.
+//! play matches over UDP (`demo`, `host`, `join`, `spectate`, `arbiter`;
+//! between homes behind NATs, found by a code through `rendezvous` and
+//! `relay`) or in a window (`play`, the cube demo), record, replay, verify,
+//! diff and render them, and benchmark the physics scenes and the games.
 //!
 //! The `lockstep` binary is [`Tools`] with the shipped games registered. A
 //! studio gets the same tools for its own game with a binary of a few
@@ -56,6 +57,7 @@ mod render;
 mod replay;
 mod report;
 mod serve;
+mod services;
 mod threads;
 mod tools;
 mod verify;

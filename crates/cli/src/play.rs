@@ -43,7 +43,8 @@ use lockstep_window::{Ending, GameWindow, Hud, Phase, Picture, Screen, View, Win
 
 use crate::error::CliError;
 use crate::net::{
-    self, BindArgs, Controls, HostArgs, JoinArgs, LinkArgs, LogWriter, ModeArgs, Seat, WithBodies,
+    self, BindArgs, Controls, HostArgs, JoinArgs, LinkArgs, LogWriter, ModeArgs, ReachArgs, Seat,
+    WithBodies,
 };
 use crate::output::Pending;
 use crate::report::OutputArgs;
@@ -57,7 +58,8 @@ pub struct PlayArgs {
     /// --join ADDR` (or `lockstep join ADDR` for a bot).
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "7777", conflicts_with = "join")]
     pub host: Option<u16>,
-    /// Join the match hosted at ADDR (e.g. 127.0.0.1:7777).
+    /// Join the match hosted at ADDR (e.g. 127.0.0.1:7777; with
+    /// --rendezvous: the match code, e.g. 4K7Q-M2XHP9).
     #[arg(long, value_name = "ADDR")]
     pub join: Option<String>,
     /// Seats: this window and bots (local, 1 to 4) or windows and bots to
@@ -106,6 +108,8 @@ pub struct PlayArgs {
     /// With `--host`: the match's mode (lockstep or rollback).
     #[command(flatten)]
     pub mode: ModeArgs,
+    #[command(flatten)]
+    pub reach: ReachArgs,
     #[command(flatten)]
     pub link: LinkArgs,
 }
@@ -402,6 +406,7 @@ fn play_host(
         log: log.clone(),
         insecure: false,
         arbiter: false,
+        reach: args.reach.clone(),
         threads: FrameThreads::default(),
         mode: args.mode.clone(),
         link: args.link.clone(),
@@ -420,6 +425,7 @@ fn play_join(args: &PlayArgs, addr: String, screen: &Screen) -> Result<ExitCode,
         rejoin: false,
         key: None,
         log: args.log.clone(),
+        reach: args.reach.clone(),
         threads: FrameThreads::default(),
         bind: BindArgs {
             bind: None,

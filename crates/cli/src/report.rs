@@ -15,6 +15,7 @@ use lockstep_lobby::{JoinEvent, LinkStatus, MatchEnd, MatchEvent};
 use lockstep_net::{LoopCost, Traffic};
 use lockstep_peer::{PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
 use lockstep_protocol::Instant;
+use lockstep_rendezvous::{MatchCode, Path as ReachPath, ReachEvent, role_word};
 
 use clap::Args;
 
@@ -189,6 +190,64 @@ impl<'a> Printer<'a> {
         (self.on_note)(&format!("waiting for seats at {reach}"));
     }
 
+    /// A host's codes, registered at `rendezvous`, which sees it at
+    /// `observed`.
+    pub fn registered(&mut self, codes: &[MatchCode; 2], rendezvous: &str, observed: SocketAddr) {
+        if self.machine {
+            outln!(
+                "code seat={} spectate={} rendezvous={rendezvous} observed={observed}",
+                codes[0],
+                codes[1]
+            );
+        } else {
+            outln!(
+                "match code {} (spectators: {}): join with `{} join {} --rendezvous {rendezvous}`",
+                codes[0],
+                codes[1],
+                crate::output::program(),
+                codes[0]
+            );
+        }
+        (self.on_note)(&format!("match code {}", codes[0]));
+    }
+
+    /// What the reach layer reported: the rendezvous's answer, members,
+    /// paths, the relay.
+    pub fn reach(&mut self, event: &ReachEvent) {
+        if !self.machine {
+            self.note(&event.to_string());
+            return;
+        }
+        let line = match event {
+            ReachEvent::Joined {
+                member,
+                role,
+                observed,
+                ..
+            } => format!(
+                "reach joined member={} role={} observed={observed}",
+                member.0,
+                role_word(*role)
+            ),
+            ReachEvent::Member { member, role } => {
+                format!("reach member member={} role={}", member.0, role_word(*role))
+            }
+            ReachEvent::Path {
+                member,
+                path: ReachPath::Direct(addr),
+            } => format!("reach path member={} via=direct addr={addr}", member.0),
+            ReachEvent::Path {
+                member,
+                path: ReachPath::Relayed,
+            } => format!("reach path member={} via=relay", member.0),
+            ReachEvent::Relay { observed } => format!("reach relay observed={observed}"),
+            ReachEvent::Refused(r) => format!("reach refused {r}"),
+            ReachEvent::NoAnswer => "reach no_answer".to_string(),
+        };
+        outln!("{line}");
+        (self.on_note)(&event.to_string());
+    }
+
     /// A line of its own.
     pub fn note(&mut self, text: &str) {
         if self.machine {
@@ -300,10 +359,11 @@ fn end_word(end: &MatchEnd) -> String {
 /// A status as `status key=value …` (what `lockstep demo` parses).
 pub fn machine_status(s: &LinkStatus) -> String {
     format!(
-        "status seat={} frame={} rtt_ms={} delay={} loss_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} rolled_back={} checksum={}",
+        "status seat={} frame={} rtt_ms={} rtt_us={} delay={} loss_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} rolled_back={} checksum={}",
         s.seat.map_or("spectator".into(), |x| x.0.to_string()),
         s.frame,
         s.rtt_micros.map_or("-".into(), |r| (r / 1000).to_string()),
+        s.rtt_micros.map_or("-".into(), |r| r.to_string()),
         s.delay_frames,
         s.loss_permille,
         s.up_bps,

@@ -757,3 +757,127 @@ fn a_match_plays_over_ipv6_loopback() {
     verify(&[dir.join("seat-0.log"), dir.join("join-1.log")]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Starts `lockstep rendezvous` with a relay on loopback; gives it and its
+/// address.
+fn rendezvous() -> (Proc, String) {
+    let args: Vec<String> = [
+        "rendezvous",
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--relay-port",
+        "0",
+        "--machine",
+        "--status-every",
+        "1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut p = Proc::start("rendezvous", &args);
+    let line = p.wait_for(20, |l| l.starts_with("listening "));
+    let addr = field(&line, "rendezvous").to_string();
+    assert!(field(&line, "relay").starts_with("127.0.0.1:"), "{line}");
+    (p, addr)
+}
+
+/// A match found by its code: `host --rendezvous` prints a seat code and a
+/// spectator code, `join CODE --rendezvous` takes a seat by it (through
+/// the relay, with `--relayed`), `spectate CODE --rendezvous` watches by
+/// the other; every log verifies. Then the rendezvous is stopped (SIGTERM,
+/// exit 0).
+#[test]
+fn a_match_found_by_its_code_plays_and_its_logs_agree() {
+    let dir = scratch("code");
+    let (mut r, at) = rendezvous();
+    let (mut h, _) = host_with(&dir, "cubes", 3, 480, &["--rendezvous", &at]);
+    let code = h.wait_for(20, |l| l.starts_with("code "));
+    let (seat, spectate) = (field(&code, "seat"), field(&code, "spectate"));
+    assert_eq!(seat.len(), 11, "{code}");
+    let j1 = joiner(&dir, seat, 1, &["--rendezvous", &at]);
+    let j2 = joiner(
+        &dir,
+        &seat.to_lowercase(),
+        2,
+        &["--rendezvous", &at, "--relayed"],
+    );
+    let mut args: Vec<String> = ["spectate", spectate, "--rendezvous", &at]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(link(30));
+    let s = Proc::start("spectator", &args);
+    let mut logs = vec![dir.join("seat-0.log")];
+    for (i, j) in [j1, j2].into_iter().enumerate() {
+        let lines = j.finish_all(120);
+        let done = lines.iter().find(|l| l.starts_with("done ")).unwrap();
+        assert_eq!(field(done, "desyncs"), "0", "{done}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("reach joined ")),
+            "{lines:?}"
+        );
+        logs.push(dir.join(format!("join-{}.log", i + 1)));
+        if i == 1 {
+            // --relayed: every path through the relay.
+            assert!(
+                lines
+                    .iter()
+                    .filter(|l| l.starts_with("reach path "))
+                    .all(|l| l.contains("via=relay")),
+                "{lines:?}"
+            );
+        }
+    }
+    let watched = s.finish(60);
+    assert_eq!(field(&watched, "desyncs"), "0", "{watched}");
+    assert_eq!(field(&watched, "end"), "finished", "{watched}");
+    let done = h.finish(60);
+    assert_eq!(field(&done, "desyncs"), "0", "{done}");
+    verify(&logs);
+    signal(&r.child, "TERM");
+    let status = r.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    r.pump();
+    assert!(
+        r.seen
+            .iter()
+            .any(|l| field(l, "forwarded") != "0" && l.starts_with("status "))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A code that is none, a code nobody registered and a rendezvous that
+/// never answers each give one clear line and a non-zero exit.
+#[test]
+fn a_wrong_code_or_a_silent_rendezvous_fails_clearly() {
+    let (mut r, at) = rendezvous();
+    let out = Command::new(EXE)
+        .args(["join", "4K7Q-M2XHPU", "--rendezvous", &at])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a match code"), "{err}");
+    let out = Command::new(EXE)
+        .args(["join", "4K7Q-M2XHP9", "--rendezvous", &at])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no match is filed under code 4K7Q"), "{err}");
+    let _ = r.child.kill();
+    let _ = r.child.wait();
+    let quiet = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = quiet.local_addr().unwrap().to_string();
+    let t = Instant::now();
+    let out = Command::new(EXE)
+        .args(["spectate", "4K7Q-M2XHP9", "--rendezvous", &addr])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not answer"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(15));
+}

@@ -59,7 +59,9 @@ pub use code::{CodeError, CodeId, MatchCode};
 pub use draw::Draw;
 pub use ids::{MatchId, MatchKey, MemberId, Owner, Role};
 pub use message::{Answer, Entry, Message, Probe, Refusal, Register, RelayRefusal};
-pub use reach::{Inbound, Path, Reach, ReachEvent, ReachStats, ReachTiming, mapped, member_of};
+pub use reach::{
+    Inbound, Path, Reach, ReachEvent, ReachStats, ReachTiming, mapped, member_of, role_word,
+};
 pub use relay::{Relay, RelayConfig, RelayStats};
 pub use rendezvous::{Rendezvous, RendezvousConfig, RendezvousStats};
 pub use store::{MatchRecord, MemoryStore, Store, StoreError};

@@ -180,3 +180,17 @@ fn an_unknown_code_is_refused_and_a_silent_rendezvous_is_reported() {
     assert_eq!(w.homes[lost].events, vec![ReachEvent::NoAnswer]);
     assert!(w.homes[lost].reach.poll_timeout().is_none());
 }
+
+#[test]
+fn one_side_turning_direct_paths_off_keeps_both_on_the_relay() {
+    let mut w = World::new();
+    w.host(Nat::Eim, vec![code(1)]);
+    w.run_until(100_000);
+    w.timing.punch_micros = 0;
+    w.join(Nat::Eim, code(1));
+    w.run_until(8_000_000);
+    assert_eq!(path(&w, 0, 1), Some(Path::Relayed));
+    assert_eq!(path(&w, 1, 0), Some(Path::Relayed));
+    assert!(w.received(0, w.member(1)) > 450);
+    assert_eq!(w.homes[1].reach.stats().probes_sent, 0);
+}

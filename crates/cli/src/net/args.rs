@@ -216,6 +216,8 @@ pub struct HostArgs {
     #[arg(long)]
     pub arbiter: bool,
     #[command(flatten)]
+    pub reach: ReachArgs,
+    #[command(flatten)]
     pub threads: FrameThreads,
     #[command(flatten)]
     pub mode: ModeArgs,
@@ -225,10 +227,26 @@ pub struct HostArgs {
     pub output: OutputArgs,
 }
 
+/// Finding a match through a rendezvous instead of by address.
+#[derive(Debug, Clone, Args)]
+pub struct ReachArgs {
+    /// Find each other through the rendezvous at this address (`lockstep
+    /// rendezvous`, anywhere every player reaches): the host registers a
+    /// match code and prints it, a joiner gives the code instead of an
+    /// address; paths between homes behind NATs are punched, or relayed.
+    #[arg(long, value_name = "ADDR")]
+    pub rendezvous: Option<String>,
+    /// With --rendezvous: send everything through the relay (no hole
+    /// punching).
+    #[arg(long, requires = "rendezvous")]
+    pub relayed: bool,
+}
+
 /// Arguments of `lockstep join`.
 #[derive(Debug, Args)]
 pub struct JoinArgs {
-    /// The host's address, e.g. 127.0.0.1:7777.
+    /// The host's address, e.g. 127.0.0.1:7777 (with --rendezvous: the
+    /// match code, e.g. 4K7Q-M2XHP9).
     pub host: String,
     /// Take back a dropped seat of the running match (this process restarts
     /// a seat whose process died): proves it holds the seat's key from
@@ -244,6 +262,8 @@ pub struct JoinArgs {
     #[arg(long)]
     pub log: Option<PathBuf>,
     #[command(flatten)]
+    pub reach: ReachArgs,
+    #[command(flatten)]
     pub threads: FrameThreads,
     #[command(flatten)]
     pub bind: BindArgs,
@@ -257,8 +277,11 @@ pub struct JoinArgs {
 /// spectate` and `lockstep arbiter` share.
 #[derive(Debug, Args)]
 pub struct ConnectArgs {
-    /// The host's address, e.g. 127.0.0.1:7777.
+    /// The host's address, e.g. 127.0.0.1:7777 (with --rendezvous: the
+    /// match's spectator code).
     pub host: String,
+    #[command(flatten)]
+    pub reach: ReachArgs,
     #[command(flatten)]
     pub bind: BindArgs,
     #[command(flatten)]

@@ -40,9 +40,11 @@ use crate::error::CliError;
 use crate::report::{OutputArgs, Printer, Report};
 
 mod args;
+mod found;
 
 pub use args::{
-    BindArgs, ConnectArgs, HostArgs, JoinArgs, LinkArgs, ModeArgs, SpectateArgs, parse_percent_arg,
+    BindArgs, ConnectArgs, HostArgs, JoinArgs, LinkArgs, ModeArgs, ReachArgs, SpectateArgs,
+    parse_percent_arg,
 };
 
 /// The replay log's writer in the networked commands.
@@ -87,7 +89,7 @@ fn entropy_error(e: entropy::NoEntropy) -> CliError {
     CliError::new(e.to_string())
 }
 
-fn resolve(text: &str) -> Result<SocketAddr, CliError> {
+pub(crate) fn resolve(text: &str) -> Result<SocketAddr, CliError> {
     text.to_socket_addrs()
         .map_err(|e| CliError::new(format!("`{text}` is not an address to reach: {e}")))?
         .next()
@@ -111,6 +113,31 @@ fn open_joiner(host: SocketAddr, bind: &BindArgs, link: &LinkArgs) -> Result<Soc
         SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
     });
     open(SocketAddr::new(ip, bind.port), link)
+}
+
+/// A joiner's socket and the address to join: `host` is the host's
+/// address, or with `--rendezvous` a match code the rendezvous finds (the
+/// socket then carries the reach layer, and the address is the host's
+/// mapped one).
+async fn connect(
+    host: &str,
+    reach: &ReachArgs,
+    bind: &BindArgs,
+    link: &LinkArgs,
+    printer: &mut Printer<'_>,
+) -> Result<(Socket, SocketAddr), CliError> {
+    match &reach.rendezvous {
+        Some(rendezvous) => {
+            let code = found::parse_code(host)?;
+            let mut socket = open_joiner(resolve(rendezvous)?, bind, link)?;
+            let host = found::find(&mut socket, &code, rendezvous, reach.relayed, printer).await?;
+            Ok((socket, host))
+        }
+        None => {
+            let addr = resolve(host)?;
+            Ok((open_joiner(addr, bind, link)?, addr))
+        }
+    }
 }
 
 /// Creates the replay log at `path` (and its directory).
@@ -213,6 +240,7 @@ async fn follow<E: Endpoint>(rt: &mut Runtime<E>, report: &mut Report, printer: 
     while let Some(event) = rt.next_event().await {
         report.take(rt.now(), &event);
         printer.event(&event);
+        found::report_paths(rt.socket_mut(), printer);
     }
 }
 
@@ -337,6 +365,7 @@ pub(crate) fn host_game<G: Demo, S: Snapshots<G>>(
                 )
             })?,
         };
+        let mut socket = socket;
         let local = socket
             .local_addr()
             .map_err(|e| CliError::new(e.to_string()))?;
@@ -347,6 +376,9 @@ pub(crate) fn host_game<G: Demo, S: Snapshots<G>>(
         };
         let mut printer = Printer::new(&args.output, seat.on_note);
         printer.listening(reach, G::ID, seats);
+        if let Some(rendezvous) = &args.reach.rendezvous {
+            found::register(&mut socket, rendezvous, args.reach.relayed, &mut printer).await?;
+        }
         let mut plan = SeatPlan::<G, LogWriter>::new(entropy::token().map_err(entropy_error)?);
         plan.bot = Some(Box::new(|seat, m: &Match| Box::new(G::bot(seat, m.seed))));
         let path = args.log.clone();
@@ -423,6 +455,7 @@ async fn drive<G: Game>(
         }
         report.take(now, &event);
         printer.event(&event);
+        found::report_paths(rt.socket_mut(), printer);
         if let Some(c) = controls.as_mut() {
             let go_on = match rt.endpoint_mut().peer_mut() {
                 Some(peer) => c.turn(peer),
@@ -472,11 +505,17 @@ pub fn join(
     args: &JoinArgs,
     op: impl Fn(&str) -> Result<JoinOp, CliError>,
 ) -> Result<ExitCode, CliError> {
-    let host = resolve(&args.host)?;
     let rt = runtime()?;
     let mut printer = Printer::new(&args.output, Box::new(|_| {}));
     let asked = rt.block_on(async {
-        let socket = open_joiner(host, &args.bind, &args.link)?;
+        let (socket, host) = connect(
+            &args.host,
+            &args.reach,
+            &args.bind,
+            &args.link,
+            &mut printer,
+        )
+        .await?;
         let joining = ask(socket, host, args)?;
         roster_of(joining, &mut printer, &args.output).await
     })?;
@@ -510,11 +549,17 @@ pub(crate) fn join_as<G: Demo, S: Snapshots<G>>(
     seat: Seat<G>,
     log_dir: &str,
 ) -> Result<(ExitCode, PathBuf), CliError> {
-    let host = resolve(&args.host)?;
     let rt = runtime()?;
     rt.block_on(async {
-        let socket = open_joiner(host, &args.bind, &args.link)?;
         let mut printer = Printer::new(&args.output, Box::new(|_| {}));
+        let (socket, host) = connect(
+            &args.host,
+            &args.reach,
+            &args.bind,
+            &args.link,
+            &mut printer,
+        )
+        .await?;
         let joining = ask(socket, host, args)?;
         let Some((joining, roster)) = roster_of(joining, &mut printer, &args.output).await? else {
             return Err(CliError::new("the host's answer never came"));
@@ -635,10 +680,14 @@ pub(crate) async fn play_joined<G: Demo, S: Snapshots<G>>(
         .map_err(|e| CliError::new(format!("{}: {e}", key_file.display())))?;
     if !args.output.machine {
         outln!(
-            "seat key kept in {} (after a crash: `{} join {} --rejoin --key {}`)",
+            "seat key kept in {} (after a crash: `{} join {}{} --rejoin --key {}`)",
             key_file.display(),
             crate::output::program(),
             args.host,
+            args.reach
+                .rendezvous
+                .as_ref()
+                .map_or(String::new(), |r| format!(" --rendezvous {r}")),
             key_file.display()
         );
     }
@@ -704,11 +753,10 @@ pub fn spectate(
     op: impl Fn(&str) -> Result<SpectateOp, CliError>,
 ) -> Result<ExitCode, CliError> {
     let w = &args.connect;
-    let host = resolve(&w.host)?;
     let rt = runtime()?;
     let mut printer = Printer::new(&w.output, Box::new(|_| {}));
     let asked = rt.block_on(async {
-        let socket = open_joiner(host, &w.bind, &w.link)?;
+        let (socket, host) = connect(&w.host, &w.reach, &w.bind, &w.link, &mut printer).await?;
         let want = if args.arbiter {
             Want::Arbitrate
         } else {

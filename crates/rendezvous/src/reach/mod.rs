@@ -80,7 +80,9 @@ pub struct ReachTiming {
     pub poll_every: u64,
     /// A punching round (a probe to every candidate) this often.
     pub probe_every: u64,
-    /// Punching lasts this long without finding a path.
+    /// Punching lasts this long without finding a path; 0 turns direct
+    /// paths off (no probe sent or answered: every member through the
+    /// relay).
     pub punch_micros: u64,
     /// A probe goes on a direct path when nothing else went for this long.
     pub keepalive: u64,
@@ -166,6 +168,60 @@ pub enum ReachEvent {
         /// Where the relay sees this process.
         observed: SocketAddr,
     },
+}
+
+impl core::fmt::Display for ReachEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ReachEvent::Joined {
+                member,
+                role: Role::Host,
+                observed,
+                ..
+            } => write!(
+                f,
+                "registered at the rendezvous as {member}; it sees this host at {observed}"
+            ),
+            ReachEvent::Joined {
+                member,
+                role,
+                observed,
+                ..
+            } => write!(
+                f,
+                "found the match at the rendezvous: {member} ({}); it sees this process at {observed}",
+                role_word(*role)
+            ),
+            ReachEvent::Refused(r) => write!(f, "the rendezvous refused: {r}"),
+            ReachEvent::NoAnswer => f.write_str("the rendezvous does not answer"),
+            ReachEvent::Member { member, role } => {
+                write!(f, "{member} ({}) is in the match", role_word(*role))
+            }
+            ReachEvent::Path {
+                member,
+                path: Path::Direct(addr),
+            } => write!(f, "{member}: direct path to {addr}"),
+            ReachEvent::Path {
+                member,
+                path: Path::Relayed,
+            } => write!(f, "{member}: through the relay"),
+            ReachEvent::Relay { observed } => {
+                write!(
+                    f,
+                    "the relay holds this process's place (it sees it at {observed})"
+                )
+            }
+        }
+    }
+}
+
+/// A role in a line for a person.
+pub fn role_word(role: Role) -> &'static str {
+    match role {
+        Role::Host => "host",
+        Role::Seat => "seat",
+        Role::Spectator => "spectator",
+    }
 }
 
 /// What a datagram received turned out to be.
@@ -715,6 +771,9 @@ impl Reach {
         let Some(me) = self.me else {
             return;
         };
+        if self.timing.punch_micros == 0 {
+            return;
+        }
         if p.to != me.member || p.from == me.member || !me.key.verifies(false, p) {
             self.stats.refused += 1;
             return;
@@ -752,6 +811,9 @@ impl Reach {
         let Some(me) = self.me else {
             return;
         };
+        if self.timing.punch_micros == 0 {
+            return;
+        }
         if p.to != me.member || p.from == me.member || !me.key.verifies(true, p) {
             self.stats.refused += 1;
             return;
