@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
-use lockstep_bevy::{LockstepEvent, LockstepPlugin, LockstepSeat, MatchState};
+use lockstep_bevy::{LockstepEvent, LockstepPlugin, MatchState};
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
-use lockstep_net::{MatchEvent, MatchSettings, SeatPlan};
+use lockstep_net::{MatchEvent, MatchSettings, SeatPlan, SeatRuntime};
 use lockstep_sim::Match;
 use lockstep_sim::replay::{self, RunOptions};
 
@@ -91,7 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("[{name}] {ended:?}; frame {frame}, checksum {checksum}");
         let log = a
             .world_mut()
-            .non_send_mut::<LockstepSeat<Cubes, Vec<u8>>>()
+            .non_send_mut::<SeatRuntime<Cubes, Vec<u8>>>()
             .take_log()
             .ok_or("no replay log")?;
         let read = replay::read(&log)?;

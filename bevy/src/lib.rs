@@ -7,8 +7,9 @@
 //! 1. hands the seat the local input the app's systems wrote last frame
 //!    ([`LocalInput`]; for games whose input is `Orders`, [`LocalHeld`] and
 //!    the [`IssueCommand`] messages, see [`LockstepPlugin::with_orders`]);
-//! 2. advances the runtime without blocking ([`LockstepSeat::poll`]):
-//!    datagrams received, frames due stepped, datagrams sent;
+//! 2. advances the seat without blocking (`lockstep-net`'s
+//!    [`SeatRuntime::poll`], the driver any game loop uses): datagrams
+//!    received, frames due stepped, datagrams sent;
 //! 3. writes every event the runtime handed out as a [`LockstepEvent`]
 //!    message (desync reports, rollbacks, heals, membership, the end) and
 //!    refreshes [`MatchState`] (the newest game state, its frame and
@@ -20,16 +21,14 @@
 //! What it owns: the Bevy side only. The match itself — setup, sessions,
 //! checksums, healing, the replay log, the end — is the endpoint's
 //! (`lockstep-lobby`), moved over the socket by `lockstep-net`'s
-//! [`Runtime`](lockstep_net::Runtime); see [`driver`] for how that loop is
-//! run in slices.
+//! [`SeatRuntime`], which the app reaches as a non-send resource
+//! (`NonSendMut<SeatRuntime<G, W>>`: its endpoint, its log, `leave`).
 //!
 //! Invariants: nothing of the game's state is kept in ECS components (the
 //! state is one `G` value, stepped only by the seat's peer; [`MatchState`]
 //! is a copy the app may read); the plugin never blocks a frame; every
 //! event reaches the app once, in order; the deterministic crates know
 //! nothing of Bevy.
-
-pub mod driver;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -42,13 +41,12 @@ use lockstep_lobby::{JoinSetup, Joining};
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::entropy::{self, NoEntropy};
 use lockstep_net::{
-    MatchEnd, MatchEvent, MatchSettings, SeatEndpoint, SeatPlan, SeatTiming, Socket, Want,
+    MatchEnd, MatchEvent, MatchSettings, Runtime, STATUS_EVERY, SeatEndpoint, SeatPlan,
+    SeatRuntime, SeatTiming, Socket, Want,
 };
 use lockstep_protocol::seal::Identity;
 use lockstep_protocol::{Commanded, SeatId};
 use lockstep_sim::{Game, Match};
-
-pub use driver::LockstepSeat;
 
 /// The guide's Bevy chapter (`docs/guide/bevy.md`): its examples compile
 /// and run against this crate here, since the engine's workspace, which
@@ -141,7 +139,7 @@ pub struct LockstepSystems;
 /// Why a seat could not start.
 #[derive(Debug)]
 pub enum StartError {
-    /// The socket could not be opened, or the tokio runtime built.
+    /// The socket could not be opened.
     Io(std::io::Error),
     /// No random source for the keys and the token.
     Entropy(NoEntropy),
@@ -189,9 +187,7 @@ struct HostParts<G: Game> {
 
 /// What the constructor prepared and `build` consumes.
 struct Parts<G: Game> {
-    tokio: tokio::runtime::Runtime,
     socket: Socket,
-    opened: std::time::Instant,
     token: u32,
     role: Role<G>,
 }
@@ -247,19 +243,10 @@ where
     }
 
     fn open(bind: SocketAddr, role: Role<G>) -> Result<Self, StartError> {
-        let tokio = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let socket = {
-            let _inside = tokio.enter();
-            Socket::open(bind, LinkShape::PERFECT, 1)?
-        };
-        let opened = std::time::Instant::now();
+        let socket = Socket::open(bind, LinkShape::PERFECT, 1)?;
         let local_addr = socket.local_addr()?;
         let parts = Parts {
-            tokio,
             socket,
-            opened,
             token: entropy::token()?,
             role,
         };
@@ -330,7 +317,7 @@ where
         };
         let plan = (self.plan)(SeatPlan::new(parts.token));
         let now = parts.socket.now();
-        let start = match parts.role {
+        let seat = match parts.role {
             Role::Host(host) => {
                 let HostParts {
                     config,
@@ -339,7 +326,7 @@ where
                     identity,
                     secret,
                 } = *host;
-                driver::Start::Host(Box::new(SeatEndpoint::host(
+                let endpoint = SeatEndpoint::host(
                     now,
                     config,
                     setup,
@@ -348,21 +335,15 @@ where
                     secret,
                     plan,
                     self.timing,
-                )))
+                );
+                SeatRuntime::seat(Runtime::new(parts.socket, endpoint, STATUS_EVERY))
             }
-            Role::Join { host, identity } => driver::Start::Join {
-                joining: Box::new(Joining::new(JoinSetup::new(
-                    now,
-                    host,
-                    Want::Seat,
-                    identity,
-                    self.timing.join,
-                ))),
-                plan,
-                timing: self.timing,
-            },
+            Role::Join { host, identity } => {
+                let setup = JoinSetup::new(now, host, Want::Seat, identity, self.timing.join);
+                let rt = Runtime::new(parts.socket, Joining::new(setup), STATUS_EVERY);
+                SeatRuntime::joining(rt, plan, self.timing)
+            }
         };
-        let seat = LockstepSeat::new(parts.tokio, parts.socket, parts.opened, start);
         app.insert_non_send(seat)
             .insert_resource(MatchState::<G>::default())
             .add_message::<LockstepEvent>()
@@ -376,7 +357,7 @@ where
 /// The plugin's system: the local input in, the runtime advanced, the
 /// events and the newest state out.
 fn drive<G, W>(
-    mut seat: NonSendMut<LockstepSeat<G, W>>,
+    mut seat: NonSendMut<SeatRuntime<G, W>>,
     input: Option<Res<LocalInput<G::Input>>>,
     mut state: ResMut<MatchState<G>>,
     mut events: MessageWriter<LockstepEvent>,
@@ -385,11 +366,10 @@ fn drive<G, W>(
     G::Input: Send + Sync,
     W: Write + 'static,
 {
-    if let Some(input) = input {
-        seat.with_endpoint_mut(|s| s.set_input(input.0.clone()));
+    if let (Some(input), Some(s)) = (input, seat.endpoint_mut()) {
+        s.set_input(input.0.clone());
     }
-    seat.poll();
-    while let Some(e) = seat.next_event() {
+    for e in seat.poll() {
         match &e {
             MatchEvent::Ended(end) => state.end = Some(end.clone()),
             MatchEvent::Peer(lockstep_net::PeerEvent::Desync { .. }) => state.desyncs += 1,
@@ -397,22 +377,20 @@ fn drive<G, W>(
         }
         events.write(LockstepEvent(e));
     }
-    let running = seat.is_running();
+    let running = !seat.is_finished();
     if state.running != running {
         state.running = running;
     }
-    seat.with_endpoint(|s| {
-        let Some(peer) = s.and_then(|s| s.peer()) else {
-            return;
-        };
-        let newest = (peer.frame(), peer.newest_checksum().map(|(_, c)| c));
-        if state.game.is_some() && (state.frame, state.checksum) == newest {
-            return;
-        }
-        state.seat = Some(peer.session().config().local);
-        state.game = G::decode(&peer.game().save()).ok();
-        (state.frame, state.checksum) = newest;
-    });
+    let Some(peer) = seat.endpoint().and_then(|s| s.peer()) else {
+        return;
+    };
+    let newest = (peer.frame(), peer.newest_checksum().map(|(_, c)| c));
+    if state.game.is_some() && (state.frame, state.checksum) == newest {
+        return;
+    }
+    state.seat = Some(peer.session().config().local);
+    state.game = G::decode(&peer.game().save()).ok();
+    (state.frame, state.checksum) = newest;
 }
 
 fn add_orders<G, W>(app: &mut App)
@@ -434,7 +412,7 @@ where
 /// frame; keeps what the seat cannot take yet (no seat before a joiner's
 /// roster, a full frame) for the next frame, in order.
 fn issue<G, W>(
-    mut seat: NonSendMut<LockstepSeat<G, W>>,
+    mut seat: NonSendMut<SeatRuntime<G, W>>,
     held: Option<Res<LocalHeld<<G::Input as Commanded>::Held>>>,
     mut commands: MessageReader<IssueCommand<<G::Input as Commanded>::Command>>,
     mut waiting: Local<std::collections::VecDeque<<G::Input as Commanded>::Command>>,
@@ -453,15 +431,16 @@ fn issue<G, W>(
             state.commands_refused += 1;
         }
     }
-    seat.with_endpoint_mut(|s| {
-        if let Some(held) = held {
-            s.set_held(held.0.clone());
+    let Some(s) = seat.endpoint_mut() else {
+        return;
+    };
+    if let Some(held) = held {
+        s.set_held(held.0.clone());
+    }
+    while let Some(c) = waiting.pop_front() {
+        if let Err(c) = s.issue(c) {
+            waiting.push_front(c);
+            break;
         }
-        while let Some(c) = waiting.pop_front() {
-            if let Err(c) = s.issue(c) {
-                waiting.push_front(c);
-                break;
-            }
-        }
-    });
+    }
 }

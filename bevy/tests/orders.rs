@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
-use lockstep_bevy::{IssueCommand, LocalHeld, LockstepPlugin, LockstepSeat, MatchState};
+use lockstep_bevy::{IssueCommand, LocalHeld, LockstepPlugin, MatchState};
 use lockstep_fx::{Canonical, DecodeError, Sink, StateReader, StateWriter};
-use lockstep_net::{MatchEnd, MatchSettings, SeatPlan};
+use lockstep_net::{MatchEnd, MatchSettings, SeatPlan, SeatRuntime};
 use lockstep_protocol::bits::{BitError, BitStream};
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::{Command, Orders};
@@ -175,7 +175,7 @@ fn commands_sent_as_messages_are_applied_once_on_one_frame_by_both_apps() {
         );
         let log = a
             .world_mut()
-            .non_send_mut::<LockstepSeat<Marks, Vec<u8>>>()
+            .non_send_mut::<SeatRuntime<Marks, Vec<u8>>>()
             .take_log()
             .unwrap();
         let read = replay::read::<Orders<Buttons, Mark>>(&log).unwrap();

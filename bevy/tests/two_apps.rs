@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
-use lockstep_bevy::{LocalInput, LockstepEvent, LockstepPlugin, LockstepSeat, MatchState};
+use lockstep_bevy::{LocalInput, LockstepEvent, LockstepPlugin, MatchState};
 use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig, CubesInput};
-use lockstep_net::{MatchEnd, MatchEvent, MatchSettings, PeerEvent, SeatPlan};
+use lockstep_net::{MatchEnd, MatchEvent, MatchSettings, PeerEvent, SeatPlan, SeatRuntime};
 use lockstep_protocol::SeatId;
 use lockstep_sim::Match;
 use lockstep_sim::replay::{self, RunOptions};
@@ -141,7 +141,7 @@ fn a_host_app_and_a_joiner_app_play_a_match_over_loopback() {
         );
         let log = a
             .world_mut()
-            .non_send_mut::<LockstepSeat<Cubes, Vec<u8>>>()
+            .non_send_mut::<SeatRuntime<Cubes, Vec<u8>>>()
             .take_log()
             .expect("a replay log");
         let read = replay::read(&log).unwrap();

@@ -5,57 +5,69 @@
 //! and spectators, membership and the end of the match are sans-IO state
 //! machines of `lockstep-lobby` and `lockstep-peer` — the same ones the
 //! testkit drives over its simulated network. This crate moves their
-//! datagrams through a tokio UDP socket made with socket2 ([`Socket`]),
-//! shapes what it sends with a seeded link conditioner ([`conditioner`],
-//! since `tc netem` is not always available), reads the clock, draws the
-//! process's randomness ([`entropy`]), and hands the app every typed event
-//! ([`Runtime::next_event`]): each `PeerEvent` with its full payload (a
-//! desync's whole report), the setup's events, a [`LinkStatus`] now and
-//! then, and how the match ended ([`MatchEnd`]).
+//! datagrams through a non-blocking UDP socket made with socket2
+//! ([`Socket`]), shapes what it sends with a seeded link conditioner
+//! ([`conditioner`], since `tc netem` is not always available), reads the
+//! clock, draws the process's randomness ([`entropy`]), and hands the app
+//! every typed event: each `PeerEvent` with its full payload (a desync's
+//! whole report), the setup's events, a [`LinkStatus`] now and then, and
+//! how the match ended ([`MatchEnd`]).
 //!
-//! Each process runs one current-thread tokio runtime. A host:
+//! A game drives its seat from the loop it already has: once per frame,
+//! [`SeatRuntime::poll`] (or [`Runtime::poll`]) does what is due — the
+//! datagrams that arrived, the frames due, what to send — and returns at
+//! once with the events it raised. No async runtime, no thread. A host:
 //!
 //! ```no_run
-//! use std::time::Duration;
+//! use std::time::{Duration, Instant};
 //! use lockstep_games::Demo;
 //! use lockstep_games::cubes::Cubes;
 //! use lockstep_net::conditioner::LinkShape;
-//! use lockstep_net::{MatchEvent, MatchSettings, SeatPlan, Socket, entropy};
+//! use lockstep_net::{MatchEvent, MatchSettings, PeerEvent, SeatPlan, SeatRuntime, Socket, entropy};
 //! use lockstep_sim::Match;
 //!
-//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-//! rt.block_on(async {
-//!     let socket = Socket::open("0.0.0.0:7000".parse().unwrap(), LinkShape::PERFECT, 1).unwrap();
-//!     let setup = Match { seats: 2, seed: 1, tick_rate: 60 };
-//!     let settings = MatchSettings::new(&setup).frames(600);
-//!     let mut plan = SeatPlan::<Cubes, Vec<u8>>::new(entropy::token().unwrap());
-//!     plan.bot = Some(Box::new(|seat, m: &Match| Box::new(Cubes::bot(seat, m.seed))));
-//!     plan.log = Some(Box::new(|| Ok(Vec::new())));
-//!     let mut host = lockstep_net::host(socket, Cubes::default_config(), setup, settings, plan)
-//!         .unwrap();
-//!     while let Some(event) = host.next_event().await {
+//! let socket = Socket::open("0.0.0.0:7000".parse().unwrap(), LinkShape::PERFECT, 1).unwrap();
+//! let setup = Match { seats: 2, seed: 1, tick_rate: 60 };
+//! let settings = MatchSettings::new(&setup).frames(600);
+//! let mut plan = SeatPlan::<Cubes, Vec<u8>>::new(entropy::token().unwrap());
+//! plan.bot = Some(Box::new(|seat, m: &Match| Box::new(Cubes::bot(seat, m.seed))));
+//! plan.log = Some(Box::new(|| Ok(Vec::new())));
+//! let host = lockstep_net::host(socket, Cubes::default_config(), setup, settings, plan).unwrap();
+//! let mut seat = SeatRuntime::seat(host);
+//! let tick = Duration::from_micros(16_667);
+//! let start = Instant::now();
+//! let mut ticks = 0;
+//! while !seat.is_finished() {
+//!     for event in seat.poll() {
 //!         match event {
-//!             MatchEvent::Peer(e) => println!("{e:?}"),
+//!             MatchEvent::Peer(PeerEvent::Stepped { frame, .. }) => { let _ = frame; }
 //!             MatchEvent::Ended(end) => println!("{end}"),
-//!             _ => {}
+//!             other => println!("{other}"),
 //!         }
 //!     }
-//! });
+//!     // Read the keys into `seat.endpoint_mut()`, draw `seat.endpoint()`'s game...
+//!     ticks += 1;
+//!     std::thread::sleep((start + tick * ticks).saturating_duration_since(Instant::now()));
+//! }
 //! ```
 //!
-//! A joiner asks with [`join`], waits for the roster
-//! ([`Runtime::roster`]), then plays it with [`Runtime::play`] (or watches
-//! with [`Runtime::spectate`]). `crates/net/examples/skirmish/` is a whole
-//! game of its own played this way. A match between homes behind NATs is
-//! found by its code instead of an address: [`reach::register`] files a
-//! host's codes at a rendezvous, [`reach::find`] gives a joiner the
-//! address to join, and the socket's reach layer carries the match
-//! (punched direct paths, or the relay).
+//! A joiner asks with [`join`] and plays the seat the roster gives with
+//! [`SeatRuntime::joining`]. A program built around tokio awaits
+//! [`Runtime::next_event`] instead (cancel-safe, so it may sit in a
+//! `select!`): a joiner waits for the roster ([`Runtime::roster`]), then
+//! plays it with [`Runtime::play`] (or watches with [`Runtime::spectate`]).
+//! `crates/net/examples/skirmish/` is a whole game of its own, driven from
+//! a plain 60 Hz loop. A match between homes behind NATs is found by its
+//! code instead of an address: [`reach::register`] files a host's codes at
+//! a rendezvous, [`reach::find`] gives a joiner the address to join, and
+//! the socket's reach layer carries the match (punched direct paths, or the
+//! relay).
 
 pub mod conditioner;
 pub mod entropy;
 pub mod reach;
 mod runtime;
+mod seat;
 pub mod service;
 mod socket;
 
@@ -68,10 +80,16 @@ pub use lockstep_lobby::{
     MatchEnd, MatchEvent, MatchSettings, Refusal, Roster, RosterProblem, SeatEndpoint, SeatLog,
     SeatPlan, SeatTiming, SpectateEndpoint, Want,
 };
-pub use lockstep_peer::{PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
-pub use lockstep_protocol::{InputDelay, Mode, Rollback};
+pub use lockstep_peer::{
+    DesyncPolicy, FallbackReason, PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason,
+};
+pub use lockstep_protocol::{
+    Cause, InputDelay, Invalidation, LeaveReason, Mode, ResyncFailure, Rollback, SeatEvent, SeatId,
+    SeatSet,
+};
 pub use lockstep_sim::desync::{DesyncReport, Diagnosis};
 pub use runtime::{LoopCost, Runtime};
+pub use seat::SeatRuntime;
 pub use socket::{Socket, Traffic, bind, canonical};
 
 use lockstep_peer::{Bodies, SnapshotSettings, SnapshotSpectator, Spectator};

@@ -1,8 +1,14 @@
 //! [`Socket`]: one UDP socket made with socket2 (IPv4, IPv6 or dual-stack,
-//! with sized buffers) and driven by tokio, its send path through a
-//! [`Conditioner`], the clock the sans-IO crates read, and, for a match
-//! found by its code, the reach layer ([`Reach`]) every datagram passes
-//! through ([`Socket::reach_with`]).
+//! with sized buffers), its send path through a [`Conditioner`], the clock
+//! the sans-IO crates read, and, for a match found by its code, the reach
+//! layer ([`Reach`]) every datagram passes through ([`Socket::reach_with`]).
+//!
+//! The socket is non-blocking and needs no async runtime: a game loop
+//! takes what has arrived ([`Socket::receive_ready`]) and sends what is
+//! due ([`Socket::flush`]) whenever it likes. Only waiting needs tokio
+//! ([`Socket::receive`]): the first wait registers a second handle on the
+//! same socket with the tokio runtime it runs on, which wakes the wait when
+//! a datagram arrives.
 //!
 //! Invariants: the socket is the only place a clock is read
 //! ([`Socket::now`], microseconds since it was opened); every datagram
@@ -17,7 +23,7 @@ use std::net::{Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use socket2::{Domain, Protocol, Type};
-use tokio::net::UdpSocket;
+use tokio::io::Interest;
 
 use crate::conditioner::{Conditioner, LinkShape};
 use lockstep_protocol::Instant;
@@ -39,10 +45,18 @@ pub struct Traffic {
     pub received_bytes: u64,
 }
 
+/// The most datagrams one receive takes before the caller steps: a flood
+/// cannot keep a seat from its frames.
+const RECEIVE_MOST: usize = 4096;
+
 /// A UDP socket, its conditioner and its clock.
 #[derive(Debug)]
 pub struct Socket {
-    socket: UdpSocket,
+    /// Non-blocking; every send and receive goes through it.
+    socket: std::net::UdpSocket,
+    /// The same socket registered with tokio, made on the first wait
+    /// ([`Socket::receive`]): it only tells a wait that a datagram arrived.
+    waker: Option<tokio::net::UdpSocket>,
     v6: bool,
     conditioner: Conditioner,
     start: std::time::Instant,
@@ -51,10 +65,10 @@ pub struct Socket {
     reach: Option<Reach>,
 }
 
-/// Opens a UDP socket bound to `addr`. An unspecified IPv6 address
-/// (`[::]`) is made dual-stack where the OS allows, so IPv4 peers reach
-/// it too.
-pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
+/// Opens a non-blocking UDP socket bound to `addr`. An unspecified IPv6
+/// address (`[::]`) is made dual-stack where the OS allows, so IPv4 peers
+/// reach it too.
+pub fn bind(addr: SocketAddr) -> io::Result<std::net::UdpSocket> {
     let domain = Domain::for_address(addr);
     let socket = socket2::Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_ipv6() && addr.ip() == Ipv6Addr::UNSPECIFIED {
@@ -65,7 +79,7 @@ pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
     let _ = socket.set_send_buffer_size(BUFFER_BYTES);
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
-    UdpSocket::from_std(socket.into())
+    Ok(socket.into())
 }
 
 /// `addr` with an IPv4-mapped IPv6 address (how a dual-stack socket sees
@@ -83,10 +97,11 @@ pub fn canonical(addr: SocketAddr) -> SocketAddr {
 
 impl Socket {
     /// A socket bound to `addr`, sending through `shape` (seeded by
-    /// `seed`). Must be called inside a tokio runtime.
+    /// `seed`). Needs no async runtime.
     pub fn open(addr: SocketAddr, shape: LinkShape, seed: u64) -> io::Result<Socket> {
         Ok(Socket {
             socket: bind(addr)?,
+            waker: None,
             v6: addr.is_ipv6(),
             conditioner: Conditioner::new(shape, seed),
             start: std::time::Instant::now(),
@@ -178,7 +193,7 @@ impl Socket {
         let now = self.now();
         self.pump_reach(now);
         while let Some((to, bytes)) = self.conditioner.pop_due(now) {
-            if self.socket.try_send_to(&bytes, self.on_wire(to)).is_ok() {
+            if self.socket.send_to(&bytes, self.on_wire(to)).is_ok() {
                 self.traffic.sent += 1;
                 self.traffic.sent_bytes += bytes.len() as u64;
             }
@@ -199,38 +214,85 @@ impl Socket {
             .min()
     }
 
-    /// Waits until a datagram arrives or `deadline` (socket time) passes,
-    /// then returns every datagram ready, in arrival order.
-    pub async fn receive(&mut self, deadline: Instant) -> Vec<(SocketAddr, Vec<u8>)> {
+    /// Every datagram that has arrived, in arrival order, without waiting
+    /// (at most 4 096 a call; the rest wait for the next). The reach
+    /// layer's own datagrams are taken by it here.
+    pub fn receive_ready(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
         let mut out = Vec::new();
-        let wait = deadline.since(self.now());
-        let ready = tokio::time::timeout(Duration::from_micros(wait), self.socket.readable()).await;
-        if !matches!(ready, Ok(Ok(()))) {
-            return out;
-        }
+        let now = self.now().as_micros();
         // Until WouldBlock. Another error (an ICMP port unreachable that
         // Linux reports on the next receive) says nothing about the
         // datagrams still queued: stop this round, the next one reads them.
-        let now = self.now().as_micros();
-        let mut read = 0;
-        while let Ok((n, from)) = self.socket.try_recv_from(&mut self.buf) {
-            self.traffic.received += 1;
-            self.traffic.received_bytes += n as u64;
-            let from = canonical(from);
-            let bytes = &self.buf[..n];
-            match &mut self.reach {
-                Some(reach) => {
-                    if let Inbound::Pass { from, bytes } = reach.handle_datagram(now, from, bytes) {
-                        out.push((from, bytes.to_vec()));
-                    }
-                }
-                None => out.push((from, bytes.to_vec())),
-            }
-            read += 1;
-            if read >= 4096 {
+        for _ in 0..RECEIVE_MOST {
+            let Ok((n, from)) = self.socket.recv_from(&mut self.buf) else {
                 break;
-            }
+            };
+            self.took(now, n, from, &mut out);
         }
         out
+    }
+
+    /// Waits until a datagram arrives or `deadline` (socket time) passes,
+    /// then returns every datagram ready, in arrival order. Runs on a tokio
+    /// runtime with I/O and time enabled. Cancel-safe: it awaits only
+    /// before reading, so a dropped wait loses no datagram.
+    pub async fn receive(&mut self, deadline: Instant) -> Vec<(SocketAddr, Vec<u8>)> {
+        let wait = Duration::from_micros(deadline.since(self.now()));
+        if self.waker.is_none() {
+            let registered = self
+                .socket
+                .try_clone()
+                .and_then(tokio::net::UdpSocket::from_std);
+            match registered {
+                Ok(waker) => self.waker = Some(waker),
+                // No second handle (out of descriptors): wait out the
+                // deadline, then take what is there.
+                Err(_) => {
+                    tokio::time::sleep(wait).await;
+                    return self.receive_ready();
+                }
+            }
+        }
+        let mut out = Vec::new();
+        let Some(waker) = &self.waker else {
+            return out;
+        };
+        let ready = tokio::time::timeout(wait, waker.readable()).await;
+        if !matches!(ready, Ok(Ok(()))) {
+            return out;
+        }
+        // Read through tokio's handle, so that the WouldBlock that ends
+        // the burst tells tokio to wait for the next datagram. (Taken out
+        // and put back with no await between.)
+        let Some(waker) = self.waker.take() else {
+            return out;
+        };
+        let now = self.now().as_micros();
+        for _ in 0..RECEIVE_MOST {
+            let (socket, buf) = (&self.socket, &mut self.buf);
+            let Ok((n, from)) = waker.try_io(Interest::READABLE, || socket.recv_from(buf)) else {
+                break;
+            };
+            self.took(now, n, from, &mut out);
+        }
+        self.waker = Some(waker);
+        out
+    }
+
+    /// Counts the `n` bytes just read from `from` and passes them through
+    /// the reach layer, if any, into `out`.
+    fn took(&mut self, now: u64, n: usize, from: SocketAddr, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+        self.traffic.received += 1;
+        self.traffic.received_bytes += n as u64;
+        let from = canonical(from);
+        let bytes = &self.buf[..n];
+        match &mut self.reach {
+            Some(reach) => {
+                if let Inbound::Pass { from, bytes } = reach.handle_datagram(now, from, bytes) {
+                    out.push((from, bytes.to_vec()));
+                }
+            }
+            None => out.push((from, bytes.to_vec())),
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The runtime over real UDP sockets on loopback, in one process: a host
 //! and a joiner (and a spectator) each driven by its own [`Runtime`] on one
-//! current-thread tokio runtime. Every wait is bounded by the endpoints'
-//! own timeouts; the ports are the OS's choice.
+//! current-thread tokio runtime, and the same match driven by polls from a
+//! plain loop with no async runtime at all. Every wait is bounded by the
+//! endpoints' own timeouts; the ports are the OS's choice.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -10,7 +11,8 @@ use lockstep_games::Demo;
 use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::{
-    MatchEnd, MatchEvent, MatchSettings, PeerEvent, Runtime, SeatPlan, SeatTiming, Socket, Want,
+    MatchEnd, MatchEvent, MatchSettings, PeerEvent, Runtime, SeatPlan, SeatRuntime, SeatTiming,
+    Socket, Want,
 };
 use lockstep_sim::Match;
 
@@ -100,4 +102,51 @@ fn a_host_a_joiner_and_a_spectator_play_over_loopback() {
         let b = seat.endpoint_mut().take_log().unwrap();
         assert_eq!(a, b, "both seats logged the same match, byte for byte");
     });
+}
+
+#[test]
+fn two_seats_polled_from_a_plain_loop_play_to_the_end() {
+    let setup = Match {
+        seats: 2,
+        seed: 4,
+        tick_rate: 60,
+    };
+    let settings = MatchSettings::new(&setup).frames(120);
+    let host_socket = socket();
+    let host_addr: SocketAddr = host_socket.local_addr().unwrap();
+    let host = lockstep_net::host(host_socket, tiny(), setup, settings, plan(1)).unwrap();
+    let joining = lockstep_net::join(socket(), host_addr, Want::Seat).unwrap();
+    let mut seats = [
+        SeatRuntime::seat(host),
+        SeatRuntime::joining(joining, plan(2), SeatTiming::default()),
+    ];
+    let mut ends = [None, None];
+    let mut frames = [0, 0];
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while seats.iter().any(|s| !s.is_finished()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the match did not end"
+        );
+        for (i, seat) in seats.iter_mut().enumerate() {
+            for e in seat.poll() {
+                match e {
+                    MatchEvent::Peer(PeerEvent::Stepped { frame, .. }) => {
+                        frames[i] = frames[i].max(frame + 1)
+                    }
+                    MatchEvent::Ended(end) => ends[i] = Some(end),
+                    _ => {}
+                }
+            }
+        }
+        // The loop's own pace, as a game's frame would be: the runtime
+        // never waits, so nothing here waits on it.
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let finished = Some(MatchEnd::Finished { frames: 120 });
+    assert_eq!(ends, [finished.clone(), finished]);
+    assert_eq!(frames, [120, 120]);
+    assert!(seats[1].refusal().is_none());
+    let [a, b] = seats.map(|mut s| s.take_log().unwrap());
+    assert_eq!(a, b, "both seats logged the same match, byte for byte");
 }

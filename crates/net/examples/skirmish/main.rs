@@ -13,8 +13,13 @@
 //! `unit N`) and fields (`position`, `velocity`, …), so a desync report
 //! names what differs.
 //!
-//! The program prints every event the runtime hands it, one line each, and
-//! a desync's whole report. `--bug` makes the joining seat nondeterministic:
+//! Each seat is driven from a plain 60 Hz loop, as a game's own loop would
+//! drive it: every tick it polls the seat ([`SeatRuntime::poll`]: what
+//! arrived, the frames due, what to send, without waiting), prints every
+//! event the poll handed out, one line each (a desync's whole report), and
+//! sleeps to the next tick. No async code: the runtime needs none. At the
+//! end it prints what the polls cost per tick (median, 99th percentile,
+//! worst). `--bug` makes the joining seat nondeterministic:
 //! every 200 frames it nudges one unit by one LSB in a direction taken from
 //! std's per-process hash seed, as a real bug reading a `HashMap`'s order
 //! would. Run:
@@ -40,20 +45,22 @@ mod lines;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::process::{Command, ExitCode, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::{
-    JoinEvent, MatchEvent, MatchSettings, Runtime, SeatEndpoint, SeatPlan, SeatTiming, Socket,
-    Want, entropy,
+    MatchEvent, MatchSettings, SeatPlan, SeatRuntime, SeatTiming, Socket, Want, entropy,
 };
 use lockstep_sim::{Game, Match};
 
 use game::{Commander, FLAW, FLAW_EVERY, Flaw, Rules, Skirmish};
 use lines::print_event;
 
-/// The replay log's writer: none is kept.
-type Seat = SeatEndpoint<Skirmish, std::io::Sink>;
+/// A seat of the game, keeping no replay log.
+type Seat = SeatRuntime<Skirmish, std::io::Sink>;
+
+/// The loop's tick: 60 a second, the match's tick rate.
+const TICK: Duration = Duration::from_micros(16_667);
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -85,19 +92,13 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             other => positional.push(other.to_string()),
         }
     }
-    let runtime = || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    };
     match (command.as_str(), positional.as_slice()) {
-        ("host", []) => runtime()?.block_on(host(port, seats, frames)),
+        ("host", []) => host(port, seats, frames),
         ("join", [addr]) => {
             let addr: SocketAddr = addr
                 .parse()
                 .map_err(|_| format!("{addr}: not an address"))?;
-            runtime()?.block_on(join(addr, bug))
+            join(addr, bug)
         }
         ("duel", []) => duel(frames, bug),
         _ => Err(USAGE.into()),
@@ -112,7 +113,7 @@ fn value<T: std::str::FromStr>(it: &mut std::slice::Iter<String>, name: &str) ->
 }
 
 /// Hosts a match at seat 0 and plays it with a bot.
-async fn host(port: u16, seats: u8, frames: u32) -> Result<ExitCode, String> {
+fn host(port: u16, seats: u8, frames: u32) -> Result<ExitCode, String> {
     let setup = Match {
         seats,
         seed: 7,
@@ -126,14 +127,13 @@ async fn host(port: u16, seats: u8, frames: u32) -> Result<ExitCode, String> {
     println!("listening 127.0.0.1:{} for {seats} seats", at.port());
     let settings = MatchSettings::new(&setup).frames(frames);
     let plan = plan()?;
-    let mut rt =
-        lockstep_net::host(socket, rules, setup, settings, plan).map_err(|e| e.to_string())?;
-    Ok(play(&mut rt).await)
+    let rt = lockstep_net::host(socket, rules, setup, settings, plan).map_err(|e| e.to_string())?;
+    Ok(play(SeatRuntime::seat(rt)))
 }
 
 /// Joins the match at `addr` and plays the seat it gives with a bot
 /// (flawed with `bug`).
-async fn join(addr: SocketAddr, bug: bool) -> Result<ExitCode, String> {
+fn join(addr: SocketAddr, bug: bool) -> Result<ExitCode, String> {
     if bug {
         let flaw = FLAW.get_or_init(Flaw::from_hash_seed);
         let (x, y) = (flaw.nudge.x.to_bits(), flaw.nudge.y.to_bits());
@@ -141,25 +141,13 @@ async fn join(addr: SocketAddr, bug: bool) -> Result<ExitCode, String> {
     }
     let socket = Socket::open(([0, 0, 0, 0], 0).into(), LinkShape::PERFECT, 2)
         .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
-    let mut joining = lockstep_net::join(socket, addr, Want::Seat).map_err(|e| e.to_string())?;
-    // The setup's events, until the roster says which seat this is.
-    match joining.roster(print_event).await {
-        Ok(roster) => print_event(&MatchEvent::Join(JoinEvent::Roster(roster))),
-        Err(end) => {
-            print_event(&MatchEvent::Ended(end));
-            return Ok(ExitCode::FAILURE);
-        }
-    }
-    match joining.play::<Skirmish, std::io::Sink>(plan()?, SeatTiming::default()) {
-        Ok(mut rt) => Ok(play(&mut rt).await),
-        Err((mut refused, why)) => {
-            println!("cannot play the host's match: {why}");
-            while let Some(e) = refused.next_event().await {
-                print_event(&e);
-            }
-            Ok(ExitCode::FAILURE)
-        }
-    }
+    let joining = lockstep_net::join(socket, addr, Want::Seat).map_err(|e| e.to_string())?;
+    // The setup first; the seat the roster gives, with this plan, after.
+    Ok(play(SeatRuntime::joining(
+        joining,
+        plan()?,
+        SeatTiming::default(),
+    )))
 }
 
 /// A seat played by a [`Commander`], recording nothing.
@@ -171,18 +159,35 @@ fn plan() -> Result<SeatPlan<Skirmish, std::io::Sink>, String> {
     Ok(plan)
 }
 
-/// Prints every event to the end, then the score; success when the match
-/// ran to its end for this seat.
-async fn play(rt: &mut Runtime<Seat>) -> ExitCode {
+/// The game loop: at every tick, polls the seat and prints its events;
+/// at the end the score and what the polls cost. Success when the match ran
+/// to its end for this seat.
+fn play(mut seat: Seat) -> ExitCode {
     let (mut end, mut scores) = (None, (0, Vec::new()));
-    while let Some(event) = rt.next_event().await {
-        print_event(&event);
-        if let MatchEvent::Ended(e) = event {
-            end = Some(e);
+    let mut costs = Vec::new();
+    let start = Instant::now();
+    let mut ticks = 0u32;
+    while !seat.is_finished() {
+        let polled = Instant::now();
+        let events: Vec<MatchEvent> = seat.poll().collect();
+        costs.push(polled.elapsed());
+        for event in events {
+            print_event(&event);
+            if let MatchEvent::Ended(e) = event {
+                end = Some(e);
+            }
         }
-        if let Some(peer) = rt.endpoint().peer() {
+        if let Some(peer) = seat.endpoint().and_then(|s| s.peer()) {
             scores = (peer.frame(), peer.game().scores.clone());
         }
+        // A game would read its input and draw here; then it waits for
+        // the next tick, on a schedule that does not drift.
+        ticks += 1;
+        let next = start + TICK * ticks;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    if let Some(why) = seat.refusal() {
+        println!("cannot play the host's match: {why}");
     }
     let list: Vec<String> = scores
         .1
@@ -191,6 +196,17 @@ async fn play(rt: &mut Runtime<Seat>) -> ExitCode {
         .map(|(s, n)| format!("seat {s} {n}"))
         .collect();
     println!("score before frame {}: {}", scores.0, list.join(", "));
+    costs.sort();
+    let at = |q: usize| costs[(costs.len() - 1) * q / 100].as_micros();
+    if !costs.is_empty() {
+        println!(
+            "poll per tick over {} ticks: median {} µs, p99 {} µs, worst {} µs",
+            costs.len(),
+            at(50),
+            at(99),
+            at(100)
+        );
+    }
     match end {
         Some(e) if e.is_success() => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
