@@ -62,8 +62,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         tick_rate: 60,
     };
     let settings = MatchSettings::new(&setup).frames(FRAMES);
-    let host = LockstepPlugin::<Cubes>::host(any, small(), setup, settings)?;
-    let joiner = LockstepPlugin::<Cubes>::join(any, host.local_addr())?;
+    // Only the holder of the seat code sits.
+    let invites = lockstep_net::entropy::invites()?;
+    let host = LockstepPlugin::<Cubes>::host(any, small(), setup, settings, invites)?;
+    let joiner = LockstepPlugin::<Cubes>::join(any, host.local_addr(), invites.seat)?;
     println!("host at {}", host.local_addr());
     let mut apps = [app("host", host), app("join", joiner)];
 

@@ -41,8 +41,8 @@ use lockstep_lobby::{JoinSetup, Joining};
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::entropy::{self, NoEntropy};
 use lockstep_net::{
-    MatchEnd, MatchEvent, MatchSettings, Runtime, STATUS_EVERY, SeatEndpoint, SeatPlan,
-    SeatRuntime, SeatTiming, Socket, Want,
+    Invite, Invites, MatchEnd, MatchEvent, MatchSettings, Runtime, STATUS_EVERY, SeatEndpoint,
+    SeatPlan, SeatRuntime, SeatTiming, Socket, Want,
 };
 use lockstep_protocol::seal::Identity;
 use lockstep_protocol::{Commanded, SeatId};
@@ -172,7 +172,9 @@ enum Role<G: Game> {
     Host(Box<HostParts<G>>),
     Join {
         host: SocketAddr,
+        invite: Invite,
         identity: Identity,
+        random: [u8; 32],
     },
 }
 
@@ -181,6 +183,7 @@ struct HostParts<G: Game> {
     config: G::Config,
     setup: Match,
     settings: MatchSettings,
+    invites: Invites,
     identity: Identity,
     secret: [u8; 32],
 }
@@ -215,29 +218,37 @@ where
     W: Write + 'static,
 {
     /// Hosts a match of `G` with `config` on `setup`, played as `settings`
-    /// say, at seat 0, on a UDP socket bound to `bind`.
+    /// say, at seat 0, on a UDP socket bound to `bind`, seating and
+    /// admitting whom `invites` say (draw codes with
+    /// `lockstep_net::entropy::invites` and show the seat code to whom the
+    /// player invites; `Invites::OPEN` for a LAN lobby).
     pub fn host(
         bind: SocketAddr,
         config: G::Config,
         setup: Match,
         settings: MatchSettings,
+        invites: Invites,
     ) -> Result<Self, StartError> {
         let role = Role::Host(Box::new(HostParts {
             config,
             setup,
             settings,
+            invites,
             identity: entropy::identity()?,
             secret: entropy::secret()?,
         }));
         Self::open(bind, role)
     }
 
-    /// Joins the match hosted at `host` and plays the seat it gives, on a
-    /// UDP socket bound to `bind`.
-    pub fn join(bind: SocketAddr, host: SocketAddr) -> Result<Self, StartError> {
+    /// Joins the match hosted at `host` with the seat code it gave
+    /// (`invite`; `Invite::Open` for a LAN lobby) and plays the seat it
+    /// gives, on a UDP socket bound to `bind`.
+    pub fn join(bind: SocketAddr, host: SocketAddr, invite: Invite) -> Result<Self, StartError> {
         let role = Role::Join {
             host,
+            invite,
             identity: entropy::identity()?,
+            random: entropy::secret()?,
         };
         Self::open(bind, role)
     }
@@ -323,6 +334,7 @@ where
                     config,
                     setup,
                     settings,
+                    invites,
                     identity,
                     secret,
                 } = *host;
@@ -331,6 +343,7 @@ where
                     config,
                     setup,
                     settings,
+                    invites,
                     identity,
                     secret,
                     plan,
@@ -338,8 +351,21 @@ where
                 );
                 SeatRuntime::seat(Runtime::new(parts.socket, endpoint, STATUS_EVERY))
             }
-            Role::Join { host, identity } => {
-                let setup = JoinSetup::new(now, host, Want::Seat, identity, self.timing.join);
+            Role::Join {
+                host,
+                invite,
+                identity,
+                random,
+            } => {
+                let setup = JoinSetup::new(
+                    now,
+                    host,
+                    Want::Seat,
+                    invite,
+                    identity,
+                    random,
+                    self.timing.join,
+                );
                 let rt = Runtime::new(parts.socket, Joining::new(setup), STATUS_EVERY);
                 SeatRuntime::joining(rt, plan, self.timing)
             }

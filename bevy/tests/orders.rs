@@ -142,10 +142,11 @@ fn commands_sent_as_messages_are_applied_once_on_one_frame_by_both_apps() {
         tick_rate: 60,
     };
     let settings = MatchSettings::new(&setup).frames(FRAMES);
-    let host = LockstepPlugin::<Marks>::host(any, NoRules, setup, settings)
+    let invites = lockstep_net::entropy::invites().unwrap();
+    let host = LockstepPlugin::<Marks>::host(any, NoRules, setup, settings, invites)
         .unwrap()
         .plan(with_log);
-    let joiner = LockstepPlugin::<Marks>::join(any, host.local_addr())
+    let joiner = LockstepPlugin::<Marks>::join(any, host.local_addr(), invites.seat)
         .unwrap()
         .plan(with_log);
     let (mut host, mut joiner) = (app(host), app(joiner));

@@ -95,10 +95,11 @@ fn a_host_app_and_a_joiner_app_play_a_match_over_loopback() {
         tick_rate: 60,
     };
     let settings = MatchSettings::new(&setup).frames(FRAMES);
-    let host = LockstepPlugin::<Cubes>::host(any, small(), setup, settings)
+    let invites = lockstep_net::entropy::invites().unwrap();
+    let host = LockstepPlugin::<Cubes>::host(any, small(), setup, settings, invites)
         .unwrap()
         .plan(with_bot);
-    let joiner = LockstepPlugin::<Cubes>::join(any, host.local_addr())
+    let joiner = LockstepPlugin::<Cubes>::join(any, host.local_addr(), invites.seat)
         .unwrap()
         .plan(with_log);
     let mut host = app(host);

@@ -16,7 +16,10 @@ use lockstep_games::rts::{Order, RtsConfig};
 enum Shape {
     Empty,
     Sphere(Fx),
-    Box { half: Vec3, hollow: bool },
+    Box {
+        half: Vec3,
+        hollow: bool,
+    },
     #[canonical(tag = 200)]
     Many(#[canonical(max_len = 8)] Vec<Shape>),
 }

@@ -10,7 +10,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_lobby::message::Message;
-use lockstep_lobby::{HostSetup, MatchSettings, Offer, SetupTiming};
+use lockstep_lobby::{HostSetup, Invites, MatchSettings, Offer, SetupTiming};
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::seal::{Identity, PublicKey};
 use lockstep_protocol::{Config, Instant, SeatId, Security, Session};
@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
         offer,
         Identity::from_secret([0x71; 32]),
         [0x72; 32],
+        Invites::from_random([0x73; 16]),
         SetupTiming::default(),
     );
     let from = std::net::SocketAddr::from(([10, 0, 0, 9], 4000));

@@ -11,11 +11,11 @@
 use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::bits::{BitError, BitStream};
 use lockstep_protocol::input::Buttons;
-use lockstep_protocol::{Command, Orders};
-use lockstep_protocol::spectate::{Relay, SpectatorId, SpectateConfig, SpectatorSession};
+use lockstep_protocol::spectate::{Relay, SpectateConfig, SpectatorId, SpectatorSession};
 use lockstep_protocol::{
     Cause, Config, Event, Instant, Invalidation, Mode, Packet, SeatId, Session,
 };
+use lockstep_protocol::{Command, Orders};
 
 /// A 12-bit command, for packets whose inputs carry commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use lockstep_protocol::input::Buttons;
 use lockstep_protocol::seal::{Identity, Link, PairKeys, PublicKey};
-use lockstep_protocol::spectate::{Relay, SpectatorId, SpectateConfig, SpectatorSession};
+use lockstep_protocol::spectate::{Relay, SpectateConfig, SpectatorId, SpectatorSession};
 use lockstep_protocol::{Config, Instant, SeatId, Security, Session};
 
 /// Seat 0 (the receiver, and the relay), seat 1 (the genuine sender) and a

@@ -209,11 +209,20 @@ pub fn run(
         status: Row::default(),
         done: None,
     });
-    // The host prints its address first.
+    // The host prints its seat code, then its address; the joiners are
+    // given both, as a person would be.
+    let mut code = None;
     let addr = loop {
         match rx.recv_timeout(Duration::from_secs(10)) {
             Ok((0, line)) if line.starts_with("listening ") => {
                 break line["listening ".len()..].trim().to_string();
+            }
+            Ok((0, line)) if line.starts_with("invite ") => {
+                code = line
+                    .split_whitespace()
+                    .find_map(|kv| kv.strip_prefix("seat="))
+                    .filter(|c| *c != "open")
+                    .map(str::to_string);
             }
             Ok(_) => {}
             Err(_) => {
@@ -232,6 +241,9 @@ pub fn run(
             "--threads".into(),
             threads.clone(),
         ];
+        if let Some(c) = &code {
+            a.extend(["--code".into(), c.clone()]);
+        }
         a.extend(link_args(1 + i as u64));
         let mut child = match spawn(&a) {
             Ok(c) => c,

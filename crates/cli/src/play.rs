@@ -10,7 +10,8 @@
 //! - `--host [PORT]`: seat 0 of a match over UDP, played through
 //!   `lockstep-net` exactly as `lockstep host` plays it, with the window at
 //!   the seat's controls instead of the bot;
-//! - `--join ADDR`: a seat of the match hosted at `ADDR`, as `lockstep join`
+//! - `--join ADDR --code CODE`: a seat of the match hosted at `ADDR`, with
+//!   the seat code its host printed, as `lockstep join`
 //!   takes it. Two windows (or a window and `lockstep join`'s bots) play in
 //!   lockstep, every seat checking every frame's checksum.
 //!
@@ -55,13 +56,27 @@ use crate::threads::FrameThreads;
 pub struct PlayArgs {
     /// Host a match over UDP on PORT (7777 if none is given; 0: any free
     /// port), seat 0 at this window; the others join with `lockstep play
-    /// --join ADDR` (or `lockstep join ADDR` for a bot).
+    /// --join ADDR --code CODE` (or `lockstep join ADDR --code CODE` for a
+    /// bot), the seat code printed when it starts.
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "7777", conflicts_with = "join")]
     pub host: Option<u16>,
     /// Join the match hosted at ADDR (e.g. 127.0.0.1:7777; with
     /// --rendezvous: the match code, e.g. 4K7Q-M2XHP9).
     #[arg(long, value_name = "ADDR")]
     pub join: Option<String>,
+    /// With `--join`: the seat code the host printed (with --rendezvous,
+    /// the code given to `--join` is the one proven).
+    #[arg(
+        long,
+        value_name = "CODE",
+        requires = "join",
+        conflicts_with = "rendezvous"
+    )]
+    pub code: Option<lockstep_net::MatchCode>,
+    /// With `--host`: an open lobby, no code asked (a LAN party; not with
+    /// --rendezvous).
+    #[arg(long, requires = "host", conflicts_with = "rendezvous")]
+    pub open: bool,
     /// Seats: this window and bots (local, 1 to 4) or windows and bots to
     /// wait for (hosting, 2 to 4). Default 2.
     #[arg(long, alias = "players", conflicts_with = "join")]
@@ -406,6 +421,8 @@ fn play_host(
         log: log.clone(),
         insecure: false,
         arbiter: false,
+        open: args.open,
+        public_spectating: false,
         reach: args.reach.clone(),
         threads: FrameThreads::default(),
         mode: args.mode.clone(),
@@ -422,6 +439,7 @@ fn play_host(
 fn play_join(args: &PlayArgs, addr: String, screen: &Screen) -> Result<ExitCode, CliError> {
     let join = JoinArgs {
         host: addr,
+        code: args.code,
         rejoin: false,
         key: None,
         log: args.log.clone(),

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 
-use lockstep_lobby::{JoinEvent, LinkStatus, MatchEnd, MatchEvent};
+use lockstep_lobby::{Invite, Invites, JoinEvent, LinkStatus, MatchEnd, MatchEvent};
 use lockstep_net::{LoopCost, Traffic};
 use lockstep_peer::{PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason};
 use lockstep_protocol::Instant;
@@ -177,17 +177,42 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// The host's first line: where to join it.
-    pub fn listening(&mut self, reach: SocketAddr, game: &str, seats: u8) {
+    /// The host's first lines: where to join it, and with which codes (an
+    /// open lobby says that it is one).
+    pub fn listening(&mut self, reach: SocketAddr, game: &str, seats: u8, invites: &Invites) {
+        let code = |i: &Invite| i.code().map_or("open".to_string(), |c| c.to_string());
+        let program = crate::output::program();
         if self.machine {
+            outln!(
+                "invite seat={} spectate={}",
+                code(&invites.seat),
+                code(&invites.spectate)
+            );
             outln!("listening {reach}");
         } else {
-            outln!(
-                "hosting {game} for {seats} seats at {reach}: join with `{} join {reach}`",
-                crate::output::program()
-            );
+            match invites.seat {
+                Invite::Open => {
+                    outln!(
+                        "hosting {game} for {seats} seats at {reach}, an open lobby: anyone who reaches this port may sit (for a LAN party; without --open only those given the seat code may)"
+                    );
+                    outln!("  join with `{program} join {reach}`");
+                }
+                Invite::Code(c) => {
+                    outln!("hosting {game} for {seats} seats at {reach}");
+                    outln!("  seat code {c}: join with `{program} join {reach} --code {c}`");
+                }
+            }
+            match invites.spectate {
+                Invite::Open => outln!("  anyone may watch: `{program} spectate {reach}`"),
+                Invite::Code(c) => outln!(
+                    "  spectator code {c}: watch with `{program} spectate {reach} --code {c}`"
+                ),
+            }
         }
-        (self.on_note)(&format!("waiting for seats at {reach}"));
+        (self.on_note)(&format!(
+            "waiting for seats at {reach} (seat code {})",
+            code(&invites.seat)
+        ));
     }
 
     /// A host's codes, registered at `rendezvous`, which sees it at

@@ -212,13 +212,21 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
         .map_or("", |(_, v)| v)
 }
 
-/// Starts a host of `game` for `seats` seats; returns it and its address.
-fn host(dir: &Path, game: &str, seats: u8, frames: u32) -> (Proc, String) {
+/// Where a host listens and the codes it printed.
+struct Hosted {
+    addr: String,
+    seat: String,
+    spectate: String,
+}
+
+/// Starts a host of `game` for `seats` seats; returns it, its address and
+/// its codes.
+fn host(dir: &Path, game: &str, seats: u8, frames: u32) -> (Proc, Hosted) {
     host_with(dir, game, seats, frames, &[])
 }
 
 /// [`host`] with more arguments (`--rollback`, ...).
-fn host_with(dir: &Path, game: &str, seats: u8, frames: u32, extra: &[&str]) -> (Proc, String) {
+fn host_with(dir: &Path, game: &str, seats: u8, frames: u32, extra: &[&str]) -> (Proc, Hosted) {
     host_logging(dir, game, seats, frames, extra, &dir.join("seat-0.log"))
 }
 
@@ -230,7 +238,7 @@ fn host_logging(
     frames: u32,
     extra: &[&str],
     log: &Path,
-) -> (Proc, String) {
+) -> (Proc, Hosted) {
     let mut args: Vec<String> = [
         "host",
         game,
@@ -260,16 +268,33 @@ fn host_logging(
     let mut p = Proc::start("host", &args);
     let line = p.wait_for(20, |l| l.starts_with("listening "));
     let addr = line["listening ".len()..].trim().to_string();
-    (p, addr)
+    // The codes come on the line before.
+    let invite = p
+        .seen
+        .iter()
+        .find(|l| l.starts_with("invite "))
+        .cloned()
+        .unwrap_or_default();
+    let hosted = Hosted {
+        addr,
+        seat: field(&invite, "seat").to_string(),
+        spectate: field(&invite, "spectate").to_string(),
+    };
+    (p, hosted)
 }
 
-fn joiner(dir: &Path, addr: &str, i: u32, extra: &[&str]) -> Proc {
+fn joiner(dir: &Path, host: &Hosted, i: u32, extra: &[&str]) -> Proc {
     let mut args: Vec<String> = vec![
         "join".into(),
-        addr.into(),
+        host.addr.clone(),
         "--log".into(),
         dir.join(format!("join-{i}.log")).display().to_string(),
     ];
+    // A rejoin proves the seat's key instead of the code; a joiner
+    // through a rendezvous proves the code it found the match by.
+    if !extra.contains(&"--rejoin") && !extra.contains(&"--rendezvous") {
+        args.extend(["--code".into(), host.seat.clone()]);
+    }
     args.extend(extra.iter().map(|s| s.to_string()));
     args.extend(link(10 + i));
     Proc::start(&format!("joiner {i}"), &args)
@@ -412,15 +437,23 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
         "spectate".to_string(),
         "--threads".into(),
         "2".into(),
-        addr.clone(),
+        addr.addr.clone(),
+        "--code".into(),
+        addr.spectate.clone(),
     ];
     args.extend(link(99));
     let spectator = Proc::start("spectator", &args);
     // A second one watches by snapshots and never simulates.
-    let mut args = vec!["spectate".to_string(), "--snapshots".into(), addr.clone()];
+    let mut args = vec![
+        "spectate".to_string(),
+        "--snapshots".into(),
+        addr.addr.clone(),
+        "--code".into(),
+        addr.spectate.clone(),
+    ];
     args.extend(link(98));
     let by_snapshots = Proc::start("snapshot spectator", &args);
-    let mut args = vec!["arbiter".to_string(), addr.clone()];
+    let mut args = vec!["arbiter".to_string(), addr.addr.clone()];
     args.extend(link(97));
     let arbiter = Proc::start("arbiter", &args);
     let noise = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -435,7 +468,7 @@ fn a_spectator_agrees_and_random_bytes_change_nothing_but_a_counter() {
                 x as u8
             })
             .collect();
-        let _ = noise.send_to(&bytes, &addr);
+        let _ = noise.send_to(&bytes, &addr.addr);
         if i % 50 == 0 {
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -586,7 +619,9 @@ fn a_host_that_cannot_write_its_log_tells_its_joiner_why() {
     let t = Instant::now();
     let mut args: Vec<String> = vec![
         "join".into(),
-        addr,
+        addr.addr,
+        "--code".into(),
+        addr.seat,
         "--log".into(),
         dir.join("join-1.log").display().to_string(),
     ];
@@ -625,7 +660,9 @@ fn a_seat_whose_log_stops_mid_match_exits_non_zero() {
     let (h, addr) = host(&dir, "cubes", 2, 600);
     let mut args: Vec<String> = vec![
         "join".into(),
-        addr,
+        addr.addr,
+        "--code".into(),
+        addr.seat,
         "--log".into(),
         fifo.display().to_string(),
         "--key".into(),
@@ -749,13 +786,36 @@ fn a_match_plays_over_ipv6_loopback() {
     let line = h.wait_for(20, |l| l.starts_with("listening "));
     let addr = line["listening ".len()..].trim().to_string();
     assert!(addr.starts_with("[::1]"), "{addr}");
-    let j = joiner(&dir, &addr, 1, &[]);
+    let invite = h
+        .seen
+        .iter()
+        .find(|l| l.starts_with("invite "))
+        .cloned()
+        .unwrap();
+    let hosted = Hosted {
+        addr,
+        seat: field(&invite, "seat").to_string(),
+        spectate: field(&invite, "spectate").to_string(),
+    };
+    let j = joiner(&dir, &hosted, 1, &[]);
     for p in [j, h] {
         let done = p.finish(60);
         assert_eq!(field(&done, "desyncs"), "0", "{done}");
     }
     verify(&[dir.join("seat-0.log"), dir.join("join-1.log")]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a joiner prints once the host proved the code it was given.
+const PROVEN: &str = "the host proved it holds the match code";
+
+/// A match to join through a rendezvous by `code`.
+fn hosted_at(code: &str) -> Hosted {
+    Hosted {
+        addr: code.to_string(),
+        seat: code.to_string(),
+        spectate: String::new(),
+    }
 }
 
 /// Starts `lockstep rendezvous` with a relay on loopback; gives it and its
@@ -786,20 +846,47 @@ fn rendezvous() -> (Proc, String) {
 /// A match found by its code: `host --rendezvous` prints a seat code and a
 /// spectator code, `join CODE --rendezvous` takes a seat by it (through
 /// the relay, with `--relayed`), `spectate CODE --rendezvous` watches by
-/// the other; every log verifies. Then the rendezvous is stopped (SIGTERM,
-/// exit 0).
+/// the other, each proving its code to the host and the host proving it
+/// back; a joiner whose code has the right public part and a wrong secret
+/// finds the host but is not seated. Every log verifies. Then the
+/// rendezvous is stopped (SIGTERM, exit 0).
 #[test]
 fn a_match_found_by_its_code_plays_and_its_logs_agree() {
     let dir = scratch("code");
     let (mut r, at) = rendezvous();
-    let (mut h, _) = host_with(&dir, "cubes", 3, 480, &["--rendezvous", &at]);
-    let code = h.wait_for(20, |l| l.starts_with("code "));
+    let (h, hosted) = host_with(&dir, "cubes", 3, 480, &["--rendezvous", &at]);
+    let code = h
+        .seen
+        .iter()
+        .find(|l| l.starts_with("code "))
+        .cloned()
+        .unwrap_or_else(|| panic!("no code line in {:?}", h.seen));
     let (seat, spectate) = (field(&code, "seat"), field(&code, "spectate"));
     assert_eq!(seat.len(), 11, "{code}");
-    let j1 = joiner(&dir, seat, 1, &["--rendezvous", &at]);
+    // The codes registered are the ones the host takes.
+    assert_eq!((seat, spectate), (&*hosted.seat, &*hosted.spectate));
+    // The public part is right (the rendezvous finds the host), the
+    // secret is not: the host's proof does not verify, nothing is seated.
+    let wrong_secret = format!(
+        "{}{}",
+        &seat[..5],
+        if &seat[5..] == "000000" {
+            "000001"
+        } else {
+            "000000"
+        }
+    );
+    let out = Command::new(EXE)
+        .args(["join", &wrong_secret, "--rendezvous", &at, "--machine"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not the invited host"), "{err}");
+    let j1 = joiner(&dir, &hosted_at(seat), 1, &["--rendezvous", &at]);
     let j2 = joiner(
         &dir,
-        &seat.to_lowercase(),
+        &hosted_at(&seat.to_lowercase()),
         2,
         &["--rendezvous", &at, "--relayed"],
     );
@@ -818,6 +905,7 @@ fn a_match_found_by_its_code_plays_and_its_logs_agree() {
             lines.iter().any(|l| l.starts_with("reach joined ")),
             "{lines:?}"
         );
+        assert!(lines.iter().any(|l| l.contains(PROVEN)), "{lines:?}");
         logs.push(dir.join(format!("join-{}.log", i + 1)));
         if i == 1 {
             // --relayed: every path through the relay.
@@ -830,9 +918,11 @@ fn a_match_found_by_its_code_plays_and_its_logs_agree() {
             );
         }
     }
-    let watched = s.finish(60);
-    assert_eq!(field(&watched, "desyncs"), "0", "{watched}");
-    assert_eq!(field(&watched, "end"), "finished", "{watched}");
+    let watched = s.finish_all(60);
+    let done = watched.iter().find(|l| l.starts_with("done ")).unwrap();
+    assert_eq!(field(done, "desyncs"), "0", "{done}");
+    assert_eq!(field(done, "end"), "finished", "{done}");
+    assert!(watched.iter().any(|l| l.contains(PROVEN)), "{watched:?}");
     let done = h.finish(60);
     assert_eq!(field(&done, "desyncs"), "0", "{done}");
     verify(&logs);

@@ -228,18 +228,40 @@ fn a_spectator_asking_for_snapshots_of_a_game_without_bodies_is_told_why() {
             let _ = tx.send(line);
         }
     });
+    // Its codes, then where it listens.
+    let mut seat_code = String::new();
+    let mut spectate_code = String::new();
     let addr = lines
         .iter()
-        .find_map(|l| l.strip_prefix("listening ").map(str::to_string))
+        .find_map(|l| {
+            if let Some(codes) = l.strip_prefix("invite ") {
+                for kv in codes.split_whitespace() {
+                    match kv.split_once('=') {
+                        Some(("seat", c)) => seat_code = c.to_string(),
+                        Some(("spectate", c)) => spectate_code = c.to_string(),
+                        _ => {}
+                    }
+                }
+            }
+            l.strip_prefix("listening ").map(str::to_string)
+        })
         .expect("the host says where it listens");
     let seat1 = d.join("seat-1.log");
-    let mut joiner = start(&["join", &addr, "--machine", "--log", seat1.to_str().unwrap()]);
+    let mut joiner = start(&[
+        "join",
+        &addr,
+        "--code",
+        &seat_code,
+        "--machine",
+        "--log",
+        seat1.to_str().unwrap(),
+    ]);
     // Spectators are let in once the match has started.
     lines
         .iter()
         .find(|l| l.starts_with("status ") && !l.contains(" frame=0 "))
         .expect("the match starts");
-    let watched = tools(&["spectate", "--snapshots", &addr]);
+    let watched = tools(&["spectate", "--snapshots", &addr, "--code", &spectate_code]);
     for child in [&mut host, &mut joiner] {
         let _ = child.kill();
         let _ = child.wait();

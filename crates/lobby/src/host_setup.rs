@@ -8,6 +8,12 @@
 //! - An address the host has not proven gets a [`Message::Challenge`] (or a
 //!   version refusal) and nothing else: one answer per `Join`, each shorter
 //!   than the `Join`, and no state is kept for it.
+//! - Reaching the port is not an invitation: a door that takes a code
+//!   ([`Invites`]) admits only a request that proves it (`invite.rs`); one
+//!   without a proof is refused ([`Refusal::InviteNeeded`], smaller than
+//!   the `Join`), and each source has a bounded number of proofs tried
+//!   (`guesses.rs`). The roster of a joiner that proved a code or a key is
+//!   tagged under the key the two share.
 //! - A seat is offered only to a proven address, and only while its joiner
 //!   keeps asking: an offer not renewed for
 //!   [`SetupTiming::offer_timeout_micros`] is withdrawn, and the match
@@ -31,15 +37,22 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 
 use lockstep_fx::{Canonical, Checksum};
-use lockstep_protocol::seal::{Identity, PublicKey};
+use lockstep_protocol::seal::{Identity, PublicKey, proof_key};
 use lockstep_protocol::spectate::SpectatorId;
 use lockstep_protocol::{Instant, SeatSet};
 use lockstep_sim::{Game, Match};
 
 use crate::Datagram;
 use crate::cookie::CookieJar;
-use crate::message::{Abort, Join, Message, Refusal, Roster, Want};
+use crate::guesses::{Exchange, Guesses};
+use crate::invite::{Invite, Invites, SetupKey, host_answer, same_mac};
+use crate::message::{Abort, Cookie, Join, Message, Refusal, Roster, Want};
 use crate::settings::MatchSettings;
+use crate::source::Source;
+
+/// The BLAKE3 context that derives the secret of the host's invitation
+/// answers from its cookie secret.
+const INVITE_SECRET_CONTEXT: &str = "lockstep setup v6 2026-12 invite answers";
 
 /// The match a host offers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,6 +209,9 @@ pub struct SetupStats {
     pub challenges: u64,
     /// Requests refused.
     pub refused: u64,
+    /// SPAKE2 answers given (each lets its asker test one guess of a
+    /// code).
+    pub code_proofs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,10 +224,14 @@ enum Seat {
         heard: Instant,
         /// Proven requests heard for this offer.
         asks: u32,
+        /// The key of its invitation's exchange, which tags its roster.
+        invite: Option<SetupKey>,
     },
     Bound {
         addr: SocketAddr,
         key: PublicKey,
+        /// The key that tags its roster: its invitation's, or its claim's.
+        invite: Option<SetupKey>,
     },
 }
 
@@ -246,6 +266,8 @@ struct SpectatorSlot {
     arbiter: bool,
     /// Until it is heard on the relay: when the admission lapses.
     pending_until: Option<Instant>,
+    /// The key that tags its roster.
+    invite: Option<SetupKey>,
 }
 
 /// The host's side of the match setup. See the module documentation.
@@ -255,6 +277,10 @@ pub struct HostSetup {
     config_hash: Checksum,
     identity: Identity,
     jar: CookieJar,
+    invites: Invites,
+    /// The secret the host's invitation answers are derived from.
+    invite_secret: [u8; 32],
+    guesses: Guesses,
     timing: SetupTiming,
     seats: Vec<Seat>,
     phase: Phase,
@@ -273,11 +299,13 @@ pub struct HostSetup {
 impl HostSetup {
     /// A setup offering `offer`, the host playing seat 0 with `identity`,
     /// proving addresses with cookies made from `cookie_secret` (32 random
-    /// bytes).
+    /// bytes, from which its invitation answers are derived too), seating
+    /// and admitting whom `invites` say.
     pub fn new(
         offer: Offer,
         identity: Identity,
         cookie_secret: [u8; 32],
+        invites: Invites,
         timing: SetupTiming,
     ) -> HostSetup {
         let mut seats = vec![Seat::Empty; usize::from(offer.setup.seats)];
@@ -287,6 +315,9 @@ impl HostSetup {
             offer,
             identity,
             jar: CookieJar::new(cookie_secret),
+            invites,
+            invite_secret: blake3::derive_key(INVITE_SECRET_CONTEXT, &cookie_secret),
+            guesses: Guesses::default(),
             timing,
             seats,
             phase: Phase::Seating,
@@ -314,6 +345,11 @@ impl HostSetup {
     /// The counters.
     pub fn stats(&self) -> &SetupStats {
         &self.stats
+    }
+
+    /// Who may sit and who may watch.
+    pub fn invites(&self) -> &Invites {
+        &self.invites
     }
 
     /// Whether every seat is taken (the match runs or ran).
@@ -466,27 +502,132 @@ impl HostSetup {
             self.reply(from, Message::Challenge { cookie, host_key });
             return;
         }
+        // `proven` holds a cookie.
+        let Some(cookie) = j.cookie else {
+            return;
+        };
         match (self.phase, j.want) {
             (Phase::Ended, _) => self.refuse(from, Refusal::Ended),
-            (Phase::Seating, Want::Seat) => self.seat_join(now, from, j.key),
+            (Phase::Seating, Want::Seat) => {
+                if let Some(invite) = self.invited(now, from, &j, &cookie) {
+                    self.seat_join(now, from, j.key, invite);
+                }
+            }
+            (Phase::Seating, Want::Spectate) => {
+                // Told to wait only once invited: a stranger hears no
+                // more than that it is not.
+                if self.invited(now, from, &j, &cookie).is_some() {
+                    self.refuse(from, Refusal::NotStarted);
+                }
+            }
             (Phase::Seating, _) => self.refuse(from, Refusal::NotStarted),
             (Phase::Running, Want::Seat) => {
                 let seat = self.seats.iter().position(
-                    |s| matches!(s, Seat::Bound { addr, key } if *addr == from && *key == j.key),
+                    |s| matches!(s, Seat::Bound { addr, key, .. } if *addr == from && *key == j.key),
                 );
                 match seat {
-                    // Its roster was lost: again.
-                    Some(seat) => self.send_roster(from, Some(SeatId(seat as u8)), false),
+                    // Its roster was lost: again, to the same proof.
+                    Some(seat) => {
+                        if self.invited(now, from, &j, &cookie).is_some() {
+                            self.send_roster(from, Some(SeatId(seat as u8)), false);
+                        }
+                    }
                     None => self.refuse(from, Refusal::Started),
                 }
             }
             (Phase::Running, Want::Rejoin) => self.rejoin(from, &j),
-            (Phase::Running, Want::Spectate) => self.spectate(now, from, j.key, false),
-            (Phase::Running, Want::Arbitrate) => self.spectate(now, from, j.key, true),
+            (Phase::Running, Want::Spectate) => {
+                if let Some(invite) = self.invited(now, from, &j, &cookie) {
+                    self.spectate(now, from, j.key, false, invite);
+                }
+            }
+            (Phase::Running, Want::Arbitrate) => self.spectate(now, from, j.key, true, None),
         }
     }
 
-    fn seat_join(&mut self, now: Instant, from: SocketAddr, key: PublicKey) {
+    /// Whether `j` (from the proven address `from`, with `cookie`) proves
+    /// the invitation its door takes: `Some(None)` through an open door,
+    /// `Some(Some(key))` with the exchange's key once the joiner confirmed
+    /// it; `None` when it was answered instead (the host's half of the
+    /// proof, or a refusal).
+    fn invited(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        j: &Join,
+        cookie: &Cookie,
+    ) -> Option<Option<SetupKey>> {
+        let code = match self.invites.door(j.want) {
+            Some(Invite::Code(code)) => *code,
+            _ => return Some(None),
+        };
+        let Some(proof) = j.invite else {
+            self.refuse(from, Refusal::InviteNeeded);
+            return None;
+        };
+        let source = Source::of(from);
+        let exchange = match self.guesses.recall(now, source, &proof.msg) {
+            Some(e) => e,
+            None => {
+                if !self.guesses.charge(now, source) {
+                    self.refuse(from, Refusal::TooManyGuesses);
+                    return None;
+                }
+                let host = self.identity.public();
+                let Some((answer, key)) = host_answer(
+                    &code,
+                    &self.invite_secret,
+                    &host,
+                    &j.key,
+                    j.want,
+                    &proof.msg,
+                ) else {
+                    self.refuse(from, Refusal::BadInvite);
+                    return None;
+                };
+                let e = Exchange {
+                    asked: proof.msg,
+                    answer,
+                    key,
+                };
+                self.guesses.remember(source, e.clone());
+                e
+            }
+        };
+        let host = self.identity.public();
+        match proof.confirm {
+            None => {
+                self.stats.code_proofs += 1;
+                let confirm = exchange.key.host_confirms(&host, &j.key, cookie, j.want);
+                self.reply(
+                    from,
+                    Message::CodeProof {
+                        cookie: *cookie,
+                        answer: exchange.answer,
+                        confirm,
+                    },
+                );
+                None
+            }
+            Some(c) => {
+                let expected = exchange.key.joiner_confirms(&host, &j.key, cookie, j.want);
+                if same_mac(&expected, &c) {
+                    Some(Some(exchange.key))
+                } else {
+                    self.refuse(from, Refusal::BadInvite);
+                    None
+                }
+            }
+        }
+    }
+
+    fn seat_join(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        key: PublicKey,
+        invite: Option<SetupKey>,
+    ) {
         let own = self.seats.iter().position(|s| s.addr() == Some(from));
         let key_elsewhere = key == self.identity.public()
             || self
@@ -524,6 +665,7 @@ impl HostSetup {
             key,
             heard: now,
             asks,
+            invite,
         };
         let ready = |s: &Seat| match s {
             Seat::Empty => false,
@@ -549,8 +691,15 @@ impl HostSetup {
     fn start(&mut self) {
         self.phase = Phase::Running;
         for s in &mut self.seats {
-            if let Seat::Offered { addr, key, .. } = *s {
-                *s = Seat::Bound { addr, key };
+            if let Seat::Offered {
+                addr, key, invite, ..
+            } = s
+            {
+                *s = Seat::Bound {
+                    addr: *addr,
+                    key: *key,
+                    invite: invite.take(),
+                };
             }
         }
         for seat in 1..self.seats.len() {
@@ -585,9 +734,29 @@ impl HostSetup {
         }
     }
 
+    /// Sends `to` its roster, tagged under the key it proved (that of its
+    /// seat, or of the spectator at `to`).
     fn send_roster(&mut self, to: SocketAddr, seat: Option<SeatId>, rejoin: bool) {
         let roster = self.roster(seat, rejoin);
-        self.reply(to, Message::Roster(Box::new(roster)));
+        let key = match seat {
+            Some(s) => match self.seats.get(s.index()) {
+                Some(Seat::Offered { invite, .. } | Seat::Bound { invite, .. }) => invite.as_ref(),
+                _ => None,
+            },
+            None => self
+                .spectators
+                .values()
+                .find(|w| w.addr == to)
+                .and_then(|w| w.invite.as_ref()),
+        };
+        let tag = key.map(|k| k.roster_tag(&roster.to_bytes()));
+        self.reply(
+            to,
+            Message::Roster {
+                roster: Box::new(roster),
+                tag,
+            },
+        );
     }
 
     fn rejoin(&mut self, from: SocketAddr, j: &Join) {
@@ -606,7 +775,7 @@ impl HostSetup {
         let Some(seat) = seat else {
             // Asked again after the rebinding below: the same process.
             let again = self.seats.iter().position(
-                |s| matches!(s, Seat::Bound { addr, key } if *addr == from && *key == j.key),
+                |s| matches!(s, Seat::Bound { addr, key, .. } if *addr == from && *key == j.key),
             );
             match again {
                 Some(seat) => self.send_roster(from, Some(SeatId(seat as u8)), true),
@@ -638,9 +807,15 @@ impl HostSetup {
             self.refuse(from, Refusal::KeyInUse);
             return;
         }
+        // The roster of a seat taken back is tagged under the claim's key,
+        // which only the seat's key pair and the host's can compute.
+        let invite = proof_key(&self.identity, &claim.seat_key)
+            .ok()
+            .map(SetupKey::new);
         self.seats[seat] = Seat::Bound {
             addr: from,
             key: j.key,
+            invite,
         };
         self.events.push_back(HostEvent::Rejoining {
             seat: SeatId(seat as u8),
@@ -650,7 +825,14 @@ impl HostSetup {
         self.send_roster(from, Some(SeatId(seat as u8)), true);
     }
 
-    fn spectate(&mut self, now: Instant, from: SocketAddr, key: PublicKey, arbiter: bool) {
+    fn spectate(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        key: PublicKey,
+        arbiter: bool,
+        invite: Option<SetupKey>,
+    ) {
         let known = self
             .spectators
             .iter()
@@ -692,6 +874,7 @@ impl HostSetup {
                 key,
                 arbiter,
                 pending_until: Some(now.plus(self.timing.spectator_admit_micros)),
+                invite,
             },
         );
         self.events.push_back(HostEvent::SpectatorAdmitted {
@@ -798,6 +981,7 @@ mod tests {
             offer,
             Identity::from_secret([1; 32]),
             [9; 32],
+            Invites::OPEN,
             SetupTiming::default(),
         )
     }
@@ -809,6 +993,7 @@ mod tests {
             key,
             cookie: None,
             claim: None,
+            invite: None,
         }
     }
 
@@ -863,7 +1048,9 @@ mod tests {
         );
         assert!(!h.is_seated());
         let answers = ask(&mut h, t.plus(250_000), addr(1), join(Want::Seat, key(2)));
-        assert!(matches!(answers[..], [Message::Roster(ref r)] if r.seat == Some(SeatId(1))));
+        assert!(
+            matches!(answers[..], [Message::Roster { roster: ref r, .. }] if r.seat == Some(SeatId(1)))
+        );
         assert!(h.is_seated());
     }
 
@@ -916,7 +1103,9 @@ mod tests {
         let a = ask(&mut h, t, addr(6), forged);
         assert_eq!(a, vec![Message::Refused(Refusal::BadProof)]);
         let a = ask(&mut h, t, addr(5), claim_join(cookie));
-        assert!(matches!(a[..], [Message::Roster(ref r)] if r.rejoin && r.seat == Some(SeatId(1))));
+        assert!(
+            matches!(a[..], [Message::Roster { roster: ref r, .. }] if r.rejoin && r.seat == Some(SeatId(1)))
+        );
         assert_eq!(h.keys()[1], fresh.public());
         assert_eq!(h.addresses()[1], Some(addr(5)));
     }
@@ -936,7 +1125,7 @@ mod tests {
                 join(Want::Spectate, key(50 + i as u8)),
             );
             assert!(
-                matches!(a[..], [Message::Roster(ref r)] if r.addresses.is_empty() && r.keys.len() == 1)
+                matches!(a[..], [Message::Roster { roster: ref r, .. }] if r.addresses.is_empty() && r.keys.len() == 1)
             );
         }
         let full = ask(&mut h, t, addr(99), join(Want::Spectate, key(40)));
@@ -963,7 +1152,7 @@ mod tests {
             addr(99),
             join(Want::Spectate, key(40)),
         );
-        assert!(matches!(a[..], [Message::Roster(_)]));
+        assert!(matches!(a[..], [Message::Roster { .. }]));
     }
 
     #[test]
@@ -980,12 +1169,12 @@ mod tests {
         ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
         ask(&mut h, t, addr(1), join(Want::Seat, key(2)));
         let a = ask(&mut h, t, addr(50), join(Want::Arbitrate, key(50)));
-        assert!(matches!(a[..], [Message::Roster(ref r)] if r.seat.is_none()));
+        assert!(matches!(a[..], [Message::Roster { roster: ref r, .. }] if r.seat.is_none()));
         let b = ask(&mut h, t, addr(51), join(Want::Arbitrate, key(51)));
         assert_eq!(b, vec![Message::Refused(Refusal::NoArbiter)]);
         // A plain spectator is still welcome.
         let c = ask(&mut h, t, addr(52), join(Want::Spectate, key(52)));
-        assert!(matches!(c[..], [Message::Roster(_)]));
+        assert!(matches!(c[..], [Message::Roster { .. }]));
         let arbiters: Vec<bool> = std::iter::from_fn(|| h.poll_event())
             .filter_map(|e| match e {
                 HostEvent::SpectatorAdmitted { arbiter, .. } => Some(arbiter),

@@ -1,13 +1,22 @@
 //! [`JoinSetup`]: a joiner's side of the match setup, sans-IO. It asks the
 //! host for a seat, a dropped seat back, or a place to watch; answers the
-//! host's challenge with the cookie; keeps an offered seat by asking again
-//! while it waits; checks the roster binds its own key to its seat; and
-//! gives up, with a typed reason, when the host does not answer, refuses,
-//! or calls the match off.
+//! host's challenge with the cookie; proves its invitation (a match code)
+//! and has the host prove it back; keeps an offered seat by asking again
+//! while it waits; checks the roster is tagged under the key it shares
+//! with the host and binds its own key to its seat; and gives up, with a
+//! typed reason, when the host does not answer, refuses, cannot prove the
+//! code, or calls the match off.
+//!
+//! A joiner given a code trusts nothing the host says about the match
+//! until the host proved it holds that code: a party in the host's place
+//! (a rendezvous that points elsewhere, someone on the path who answers
+//! first) cannot, and the setup fails naming it
+//! ([`JoinFailure::HostUnproven`]).
 //!
 //! Invariants: it talks to the host's address only and ignores every other
 //! sender; every wait is bounded ([`JoinTiming`]); after the roster it
-//! still hears the host's abort, and stays quiet otherwise.
+//! still hears the host's abort, and stays quiet otherwise; it draws no
+//! randomness (its exchange's comes from the bytes its caller passes).
 
 use lockstep_protocol::SeatId;
 use std::collections::VecDeque;
@@ -16,9 +25,13 @@ use std::net::SocketAddr;
 use lockstep_protocol::Instant;
 use lockstep_protocol::seal::{Identity, PublicKey};
 
+use lockstep_protocol::seal::proof_key;
+
 use crate::Datagram;
+use crate::invite::{ExchangeError, Invite, JoinerExchange, SetupKey, same_mac};
 use crate::message::{
-    Abort, Cookie, Join, Message, Refusal, Roster, RosterProblem, SeatClaim, Want,
+    Abort, Cookie, InviteProof, Join, MAC_BYTES, Message, Refusal, Roster, RosterProblem,
+    SeatClaim, Want,
 };
 
 /// How long a joiner waits, and how often it asks.
@@ -62,6 +75,38 @@ pub enum JoinFailure {
     Aborted(Abort),
     /// This joiner cannot play the roster (and told the host).
     Unplayable(Refusal),
+    /// The host did not prove what the joiner was told to expect of it:
+    /// whoever answers at that address is not the host that made the code
+    /// (or the code is wrong).
+    HostUnproven(Unproven),
+}
+
+/// How a host failed to prove itself to a joiner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unproven {
+    /// Its proof of the code does not verify: the code is wrong, or
+    /// another party answers in the host's place.
+    WrongProof,
+    /// It answered without proving the code: it takes no codes (an open
+    /// lobby), or it is not the host that made this one.
+    NoProof,
+    /// The roster does not carry the tag of the key the joiner shares with
+    /// the host: it was changed on the way.
+    Roster,
+}
+
+impl core::fmt::Display for Unproven {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Unproven::WrongProof => {
+                "its proof of the code does not verify: the code is wrong, or another party answers in the host's place"
+            }
+            Unproven::NoProof => {
+                "it answered without proving the code: it takes no codes, or it is not the host that made this one"
+            }
+            Unproven::Roster => "the roster is not the host's: it was changed on the way",
+        })
+    }
 }
 
 impl core::fmt::Display for JoinFailure {
@@ -75,6 +120,7 @@ impl core::fmt::Display for JoinFailure {
             JoinFailure::Refused(r) => write!(f, "the host refused: {r}"),
             JoinFailure::Aborted(a) => write!(f, "the host called the match off: {a}"),
             JoinFailure::Unplayable(r) => write!(f, "cannot play the host's match: {r}"),
+            JoinFailure::HostUnproven(why) => write!(f, "not the invited host: {why}"),
         }
     }
 }
@@ -84,6 +130,8 @@ impl core::fmt::Display for JoinFailure {
 pub enum JoinEvent {
     /// The host proved our address (its challenge came back).
     Challenged,
+    /// The host proved it holds the match code we were given.
+    HostProven,
     /// We hold seat `seat`; `joined` of `seats` seats are taken.
     Waiting {
         /// Our seat.
@@ -106,6 +154,7 @@ impl core::fmt::Display for JoinEvent {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             JoinEvent::Challenged => write!(f, "the host asked for proof of address"),
+            JoinEvent::HostProven => write!(f, "the host proved it holds the match code"),
             JoinEvent::Waiting {
                 seat,
                 joined,
@@ -133,8 +182,17 @@ pub struct JoinSetup {
     want: Want,
     identity: Identity,
     claim_as: Option<Identity>,
+    invite: Invite,
+    /// The caller's randomness for the invitation's exchanges.
+    random: [u8; 32],
+    /// Exchanges started (each draws its own scalar).
+    attempts: u32,
+    exchange: Option<JoinerExchange>,
     timing: JoinTiming,
     cookie: Option<Cookie>,
+    /// The cookie before the current one (a host's answer may be made for
+    /// it).
+    previous_cookie: Option<Cookie>,
     host_key: Option<PublicKey>,
     state: State,
     roster: Option<Box<Roster>>,
@@ -151,22 +209,37 @@ pub struct JoinSetup {
 
 impl JoinSetup {
     /// A request for `want` to the host at `host`, made at `now` by a
-    /// process playing with `identity`. A [`Want::Rejoin`] needs
-    /// [`JoinSetup::claiming`].
+    /// process playing with `identity`, invited as `invite` says: with a
+    /// [`Invite::Code`], the request proves it and the host must prove it
+    /// back; [`Invite::Open`] for an open door (a rejoin and the arbiter
+    /// prove a key instead). `random` is 32 random bytes for the
+    /// invitation's exchange (the caller draws them; unused without a
+    /// code). A rejoin is made with [`JoinSetup::rejoin`].
     pub fn new(
         now: Instant,
         host: SocketAddr,
         want: Want,
+        invite: Invite,
         identity: Identity,
+        random: [u8; 32],
         timing: JoinTiming,
     ) -> JoinSetup {
+        let invite = match want {
+            Want::Seat | Want::Spectate => invite,
+            Want::Rejoin | Want::Arbitrate => Invite::Open,
+        };
         JoinSetup {
             host,
             want,
             identity,
             claim_as: None,
+            invite,
+            random,
+            attempts: 0,
+            exchange: None,
             timing,
             cookie: None,
+            previous_cookie: None,
             host_key: None,
             state: State::Asking,
             roster: None,
@@ -181,11 +254,28 @@ impl JoinSetup {
         }
     }
 
-    /// A rejoin: claims the seat bound to `seat`'s key (the key pair the
-    /// seat's earlier process played with), proving possession of it.
-    pub fn claiming(mut self, seat: Identity) -> JoinSetup {
-        self.claim_as = Some(seat);
-        self
+    /// A rejoin to the host at `host`, made at `now` by a process playing
+    /// with `identity` (a fresh key pair): claims the seat bound to
+    /// `seat`'s key (the key pair the seat's earlier process played with),
+    /// proving possession of it. No code is needed: the key is the proof.
+    pub fn rejoin(
+        now: Instant,
+        host: SocketAddr,
+        identity: Identity,
+        seat: Identity,
+        timing: JoinTiming,
+    ) -> JoinSetup {
+        let mut j = JoinSetup::new(
+            now,
+            host,
+            Want::Rejoin,
+            Invite::Open,
+            identity,
+            [0; 32],
+            timing,
+        );
+        j.claim_as = Some(seat);
+        j
     }
 
     /// The host's address.
@@ -244,13 +334,70 @@ impl JoinSetup {
         if self.want == Want::Rejoin && self.cookie.is_some() && claim.is_none() {
             return None;
         }
+        let me = self.identity.public();
+        let invite = match (&self.exchange, &self.cookie) {
+            (Some(e), Some(cookie)) => Some(InviteProof {
+                msg: *e.message(),
+                confirm: e
+                    .key()
+                    .map(|k| k.joiner_confirms(e.host(), &me, cookie, self.want)),
+            }),
+            _ => None,
+        };
         Some(Message::Join(Join {
             want: self.want,
             protocol: lockstep_protocol::packet::VERSION,
-            key: self.identity.public(),
+            key: me,
             cookie: self.cookie,
             claim,
+            invite,
         }))
+    }
+
+    /// The key the roster must be tagged under: the invitation's exchange's,
+    /// or a rejoin's claim's; `None` when nothing was proven (an open door,
+    /// the arbiter).
+    fn roster_key(&self) -> Option<SetupKey> {
+        if let Some(e) = &self.exchange {
+            return e.key().cloned();
+        }
+        match (&self.claim_as, &self.host_key) {
+            (Some(seat), Some(host)) => proof_key(seat, host).ok().map(SetupKey::new),
+            _ => None,
+        }
+    }
+
+    /// Whether the host still owes the proof of our code.
+    fn proof_owed(&self) -> bool {
+        matches!(self.invite, Invite::Code(_))
+            && self.exchange.as_ref().is_none_or(|e| e.key().is_none())
+    }
+
+    fn on_code_proof(
+        &mut self,
+        now: Instant,
+        cookie: Cookie,
+        answer: &[u8; crate::message::PAKE_BYTES],
+        confirm: &[u8; MAC_BYTES],
+    ) {
+        let me = self.identity.public();
+        let ours = Some(cookie) == self.cookie || Some(cookie) == self.previous_cookie;
+        let Some(e) = self.exchange.as_mut().filter(|_| ours) else {
+            return;
+        };
+        let first = e.key().is_none();
+        match e.finish(&me, self.want, answer, &cookie, confirm) {
+            Ok(true) => {
+                if first {
+                    self.events.push_back(JoinEvent::HostProven);
+                }
+                self.send_request(now);
+            }
+            Ok(false) => {}
+            Err(ExchangeError::Malformed | ExchangeError::WrongProof) => {
+                self.fail(JoinFailure::HostUnproven(Unproven::WrongProof));
+            }
+        }
     }
 
     fn send_request(&mut self, now: Instant) {
@@ -277,13 +424,42 @@ impl JoinSetup {
             Message::Abort(a) => self.fail(JoinFailure::Aborted(a)),
             _ if self.state != State::Asking => {}
             Message::Challenge { cookie, host_key } => {
+                // An exchange under way binds the host's key: a challenge
+                // naming another is not from the host it is proving.
+                if self
+                    .exchange
+                    .as_ref()
+                    .is_some_and(|e| *e.host() != host_key)
+                {
+                    return;
+                }
                 let first = self.cookie.is_none();
-                self.cookie = Some(cookie);
+                if self.cookie != Some(cookie) {
+                    self.previous_cookie = self.cookie.replace(cookie);
+                }
                 self.host_key = Some(host_key);
                 if first {
                     self.events.push_back(JoinEvent::Challenged);
                 }
+                if let (Invite::Code(code), None) = (&self.invite, &self.exchange) {
+                    self.exchange = Some(JoinerExchange::start(
+                        code,
+                        &self.random,
+                        self.attempts,
+                        &self.identity.public(),
+                        &host_key,
+                    ));
+                    self.attempts += 1;
+                }
                 self.send_request(now);
+            }
+            Message::CodeProof {
+                cookie,
+                answer,
+                confirm,
+            } => self.on_code_proof(now, cookie, &answer, &confirm),
+            Message::Waiting { .. } | Message::Roster { .. } if self.proof_owed() => {
+                self.fail(JoinFailure::HostUnproven(Unproven::NoProof));
             }
             Message::Waiting {
                 seat,
@@ -300,7 +476,17 @@ impl JoinSetup {
                     });
                 }
             }
-            Message::Roster(r) => self.on_roster(now, r),
+            Message::Roster { roster, tag } => {
+                if let Some(key) = self.roster_key() {
+                    let proven =
+                        tag.is_some_and(|t| same_mac(&key.roster_tag(&roster.to_bytes()), &t));
+                    if !proven {
+                        self.fail(JoinFailure::HostUnproven(Unproven::Roster));
+                        return;
+                    }
+                }
+                self.on_roster(now, roster);
+            }
             Message::Refused(r) if r.is_retryable() => {
                 let since = match &self.asking_again {
                     Some((last, since)) if *last == r => *since,
@@ -434,7 +620,9 @@ mod tests {
             Instant::ZERO,
             host(),
             Want::Seat,
+            Invite::Open,
             Identity::from_secret([1; 32]),
+            [0; 32],
             t,
         );
         let mut now = Instant::ZERO;
@@ -460,7 +648,9 @@ mod tests {
             Instant::ZERO,
             host(),
             Want::Seat,
+            Invite::Open,
             Identity::from_secret([1; 32]),
+            [0; 32],
             JoinTiming::default(),
         );
         let abort = Message::Abort(crate::message::Abort::NotEveryoneArrived).encode();
@@ -481,7 +671,9 @@ mod tests {
             Instant::ZERO,
             host(),
             Want::Spectate,
+            Invite::Open,
             Identity::from_secret([1; 32]),
+            [0; 32],
             t,
         );
         let refused = Message::Refused(Refusal::SpectatorsFull).encode();
@@ -508,14 +700,13 @@ mod tests {
     #[test]
     fn a_rejoin_sends_its_claim_only_with_the_cookie() {
         let seat = Identity::from_secret([2; 32]);
-        let mut j = JoinSetup::new(
+        let mut j = JoinSetup::rejoin(
             Instant::ZERO,
             host(),
-            Want::Rejoin,
             Identity::from_secret([1; 32]),
+            seat.clone(),
             JoinTiming::default(),
-        )
-        .claiming(seat.clone());
+        );
         j.handle_timeout(Instant::ZERO);
         let first = Message::decode(&j.poll_transmit().unwrap().bytes).unwrap();
         assert!(matches!(

@@ -17,6 +17,11 @@
 //! - `roster.rs`: the [`Roster`] and a joiner's check of it;
 //! - `cookie.rs`: [`CookieJar`], the stateless proof that an address can
 //!   receive (nothing larger than a request goes to an unproven address);
+//! - `invite.rs`: [`Invites`], who may sit and who may watch, and the
+//!   proof of an invitation (SPAKE2 with a [`MatchCode`]) that a joiner
+//!   and the host give each other;
+//! - `source.rs` and `guesses.rs`: what a request is counted against (an
+//!   address, an IPv6 /64) and how many invitations each source may try;
 //! - `claim.rs`: a restarted process's proof that it holds its seat's key
 //!   ([`SeatClaim`]);
 //! - `settings.rs`: [`MatchSettings`], the host's choices every seat plays;
@@ -41,8 +46,8 @@
 //! use lockstep_games::Demo;
 //! use lockstep_games::cubes::Cubes;
 //! use lockstep_lobby::{
-//!     Endpoint, JoinEvent, JoinSetup, JoinTiming, Joining, MatchEnd, MatchEvent, MatchSettings,
-//!     SeatEndpoint, SeatPlan, SeatTiming, Want,
+//!     Endpoint, Invite, Invites, JoinEvent, JoinSetup, JoinTiming, Joining, MatchEnd, MatchEvent,
+//!     MatchSettings, SeatEndpoint, SeatPlan, SeatTiming, Want,
 //! };
 //! use lockstep_protocol::Instant;
 //! use lockstep_protocol::seal::Identity;
@@ -55,11 +60,18 @@
 //! let mut now = Instant::ZERO;
 //! let mut plan = SeatPlan::<Cubes, Vec<u8>>::new(11);
 //! plan.bot = Some(Box::new(|seat, m: &Match| Box::new(Cubes::bot(seat, m.seed))));
+//! // The host draws its codes (here from fixed bytes) and hands the seat
+//! // code to whoever it invites.
+//! let invites = Invites::from_random([5; 16]);
+//! let Invite::Code(seat_code) = invites.seat else { unreachable!() };
 //! let mut host = SeatEndpoint::host(
-//!     now, Cubes::default_config(), setup, settings,
+//!     now, Cubes::default_config(), setup, settings, invites,
 //!     Identity::from_secret([1; 32]), [2; 32], plan, SeatTiming::default(),
 //! );
-//! let ask = JoinSetup::new(now, host_addr, Want::Seat, Identity::from_secret([3; 32]), JoinTiming::default());
+//! let ask = JoinSetup::new(
+//!     now, host_addr, Want::Seat, Invite::Code(seat_code),
+//!     Identity::from_secret([3; 32]), [4; 32], JoinTiming::default(),
+//! );
 //! let mut joining = Joining::new(ask);
 //! // The joiner asks until it has its roster.
 //! let mut roster = false;
@@ -109,7 +121,9 @@ mod claim;
 pub mod cookie;
 mod endpoint;
 mod event;
+mod guesses;
 mod host_setup;
+pub mod invite;
 mod join_setup;
 pub mod message;
 mod refusal;
@@ -118,6 +132,7 @@ mod router;
 mod seat;
 mod seat_plan;
 mod settings;
+mod source;
 mod spectate;
 mod wire;
 
@@ -127,7 +142,8 @@ pub use cookie::CookieJar;
 pub use endpoint::{Endpoint, Joining};
 pub use event::{LinkStatus, MatchEnd, MatchEvent};
 pub use host_setup::{HostEvent, HostSetup, Offer, SetupStats, SetupTiming};
-pub use join_setup::{JoinEvent, JoinFailure, JoinSetup, JoinTiming};
+pub use invite::{Invite, Invites};
+pub use join_setup::{JoinEvent, JoinFailure, JoinSetup, JoinTiming, Unproven};
 /// The code that invites a person into a match (its home is the rendezvous
 /// crate, which files matches under its public part).
 pub use lockstep_rendezvous::{CodeError, CodeId, MatchCode};
@@ -137,6 +153,7 @@ pub use router::{Route, Router};
 pub use seat::SeatEndpoint;
 pub use seat_plan::{BotMaker, LogOpener, Preparation, SeatLog, SeatPlan, SeatTiming};
 pub use settings::MatchSettings;
+pub use source::Source;
 pub use spectate::{SpectateEndpoint, Spectating};
 
 /// A datagram to send.

@@ -9,11 +9,19 @@
 //! joiner                                        host
 //!   Join (1 200 bytes, no cookie)        ───►
 //!                                        ◄───   Challenge (cookie, host key)   ≤ 64 bytes
-//!   Join (1 200 bytes, with the cookie)  ───►   the address is proven: it can receive
+//!   Join (1 200 bytes, with the cookie   ───►   the address is proven: it can receive
+//!         and SPAKE2 message A)
+//!                                        ◄───   CodeProof (B, the host's confirmation)
+//!   Join (… and the joiner's             ───►   the invitation is proven
+//!         confirmation)
 //!                                        ◄───   Waiting | Roster | Refused
 //!   Join (repeated while waiting)        ───►   keeps the offered seat
-//!                                        ◄───   Roster (once every seat is taken)
+//!                                        ◄───   Roster (once every seat is taken),
+//!                                               tagged under the exchange's key
 //! ```
+//!
+//! (A door left open, a rejoin and the arbiter skip the invitation's two
+//! steps: see `invite.rs`.)
 //!
 //! A host answers an address it has not proven with a challenge (or a
 //! refusal of the version) and nothing else, one answer per `Join`, each
@@ -41,6 +49,10 @@ use crate::wire::{bad, read_array, read_key, read_text, write_text};
 pub const JOIN_BYTES: usize = lockstep_protocol::packet::MAX_DATAGRAM;
 /// Bytes of a [`Cookie`].
 pub const COOKIE_BYTES: usize = 20;
+/// Bytes of a SPAKE2 message: a side's byte, then a point of Ed25519.
+pub const PAKE_BYTES: usize = 33;
+/// Bytes of a confirmation or a roster's tag (keyed BLAKE3).
+pub const MAC_BYTES: usize = 32;
 
 /// What a joiner asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +68,28 @@ pub enum Want {
     /// spectator whose checksum breaks the seats' ties (only in a match
     /// whose settings take one, and one at a time).
     Arbitrate,
+}
+
+impl Want {
+    /// Its byte on the wire.
+    pub fn byte(self) -> u8 {
+        match self {
+            Want::Seat => 0,
+            Want::Rejoin => 1,
+            Want::Spectate => 2,
+            Want::Arbitrate => 3,
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<Want> {
+        Some(match b {
+            0 => Want::Seat,
+            1 => Want::Rejoin,
+            2 => Want::Spectate,
+            3 => Want::Arbitrate,
+            _ => return None,
+        })
+    }
 }
 
 /// The host's proof of an address: a keyed MAC over the address, the
@@ -78,6 +112,16 @@ pub struct SeatClaim {
     pub proof: [u8; 32],
 }
 
+/// A joiner's proof of its invitation (`invite.rs`): its SPAKE2 message,
+/// and once the host proved the code back, its own confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InviteProof {
+    /// The joiner's SPAKE2 message.
+    pub msg: [u8; PAKE_BYTES],
+    /// Its confirmation, for the cookie this `Join` carries.
+    pub confirm: Option<[u8; MAC_BYTES]>,
+}
+
 /// A joiner's request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Join {
@@ -91,6 +135,8 @@ pub struct Join {
     pub cookie: Option<Cookie>,
     /// A rejoin's claim to its seat.
     pub claim: Option<SeatClaim>,
+    /// The proof of its invitation (a door that takes a code).
+    pub invite: Option<InviteProof>,
 }
 
 /// Why the host called the match off for the processes it seated.
@@ -149,8 +195,26 @@ pub enum Message {
         /// Seats in the match.
         seats: u8,
     },
-    /// The match.
-    Roster(Box<Roster>),
+    /// The host's half of an invitation's proof, to a proven address that
+    /// sent its SPAKE2 message: its own message and its confirmation that
+    /// it holds the code, made for `cookie`.
+    CodeProof {
+        /// The cookie the confirmation was made for (the one the `Join`
+        /// carried).
+        cookie: Cookie,
+        /// The host's SPAKE2 message.
+        answer: [u8; PAKE_BYTES],
+        /// The host's confirmation.
+        confirm: [u8; MAC_BYTES],
+    },
+    /// The match, tagged (when the joiner proved an invitation or a key)
+    /// under the key the two share, so nobody on the path can change it.
+    Roster {
+        /// The roster.
+        roster: Box<Roster>,
+        /// Its tag.
+        tag: Option<[u8; MAC_BYTES]>,
+    },
     /// No: why.
     Refused(Refusal),
     /// The host called the match off.
@@ -169,6 +233,7 @@ const TAG_WAITING: u8 = 3;
 const TAG_ROSTER: u8 = 4;
 const TAG_REFUSED: u8 = 5;
 const TAG_ABORT: u8 = 6;
+const TAG_CODE_PROOF: u8 = 7;
 
 impl Message {
     /// The message's bytes (a [`Join`] padded to [`JOIN_BYTES`]).
@@ -179,12 +244,7 @@ impl Message {
         match self {
             Message::Join(j) => {
                 w.write_u8(TAG_JOIN);
-                w.write_u8(match j.want {
-                    Want::Seat => 0,
-                    Want::Rejoin => 1,
-                    Want::Spectate => 2,
-                    Want::Arbitrate => 3,
-                });
+                w.write_u8(j.want.byte());
                 w.write_u8(j.protocol);
                 w.write_raw(&j.key.0);
                 w.write_bool(j.cookie.is_some());
@@ -195,6 +255,14 @@ impl Message {
                 if let Some(c) = &j.claim {
                     w.write_raw(&c.seat_key.0);
                     w.write_raw(&c.proof);
+                }
+                w.write_bool(j.invite.is_some());
+                if let Some(i) = &j.invite {
+                    w.write_raw(&i.msg);
+                    w.write_bool(i.confirm.is_some());
+                    if let Some(c) = &i.confirm {
+                        w.write_raw(c);
+                    }
                 }
             }
             Message::Challenge { cookie, host_key } => {
@@ -212,9 +280,23 @@ impl Message {
                 w.write_u8(*joined);
                 w.write_u8(*seats);
             }
-            Message::Roster(r) => {
+            Message::CodeProof {
+                cookie,
+                answer,
+                confirm,
+            } => {
+                w.write_u8(TAG_CODE_PROOF);
+                w.write_raw(&cookie.0);
+                w.write_raw(answer);
+                w.write_raw(confirm);
+            }
+            Message::Roster { roster, tag } => {
                 w.write_u8(TAG_ROSTER);
-                r.write(&mut w);
+                roster.write(&mut w);
+                w.write_bool(tag.is_some());
+                if let Some(t) = tag {
+                    w.write_raw(t);
+                }
             }
             Message::Refused(r) => {
                 w.write_u8(TAG_REFUSED);
@@ -255,13 +337,7 @@ impl Message {
         }
         let msg = match r.read_u8()? {
             TAG_JOIN => {
-                let want = match r.read_u8()? {
-                    0 => Want::Seat,
-                    1 => Want::Rejoin,
-                    2 => Want::Spectate,
-                    3 => Want::Arbitrate,
-                    _ => return Err(bad("unknown request")),
-                };
+                let want = Want::from_byte(r.read_u8()?).ok_or_else(|| bad("unknown request"))?;
                 let protocol = r.read_u8()?;
                 let key = read_key(&mut r)?;
                 let cookie = match r.read_bool()? {
@@ -275,6 +351,16 @@ impl Message {
                     }),
                     false => None,
                 };
+                let invite = match r.read_bool()? {
+                    true => Some(InviteProof {
+                        msg: read_array(&mut r)?,
+                        confirm: match r.read_bool()? {
+                            true => Some(read_array(&mut r)?),
+                            false => None,
+                        },
+                    }),
+                    false => None,
+                };
                 // The padding is zeros and makes the request full size.
                 if bytes.len() != JOIN_BYTES || r.read_raw(r.remaining())?.iter().any(|b| *b != 0) {
                     return Err(bad("join padding"));
@@ -285,6 +371,7 @@ impl Message {
                     key,
                     cookie,
                     claim,
+                    invite,
                 }));
             }
             TAG_CHALLENGE => Message::Challenge {
@@ -296,7 +383,18 @@ impl Message {
                 joined: r.read_u8()?,
                 seats: r.read_u8()?,
             },
-            TAG_ROSTER => Message::Roster(Box::new(Roster::read(&mut r)?)),
+            TAG_ROSTER => Message::Roster {
+                roster: Box::new(Roster::read(&mut r)?),
+                tag: match r.read_bool()? {
+                    true => Some(read_array(&mut r)?),
+                    false => None,
+                },
+            },
+            TAG_CODE_PROOF => Message::CodeProof {
+                cookie: Cookie(read_array(&mut r)?),
+                answer: read_array(&mut r)?,
+                confirm: read_array(&mut r)?,
+            },
             TAG_REFUSED => Message::Refused(read_refusal(&mut r)?),
             TAG_ABORT => Message::Abort(match r.read_u8()? {
                 0 => Abort::HostFailed {
@@ -366,6 +464,7 @@ mod tests {
                 seat_key: PublicKey([5; 32]),
                 proof: [6; 32],
             }),
+            invite: None,
         };
         let mut out = vec![
             Message::Join(join.clone()),
@@ -373,8 +472,31 @@ mod tests {
                 want: Want::Spectate,
                 cookie: None,
                 claim: None,
+                ..join.clone()
+            }),
+            Message::Join(Join {
+                want: Want::Seat,
+                claim: None,
+                invite: Some(InviteProof {
+                    msg: [0x41; PAKE_BYTES],
+                    confirm: None,
+                }),
+                ..join.clone()
+            }),
+            Message::Join(Join {
+                want: Want::Spectate,
+                claim: None,
+                invite: Some(InviteProof {
+                    msg: [0x41; PAKE_BYTES],
+                    confirm: Some([8; MAC_BYTES]),
+                }),
                 ..join
             }),
+            Message::CodeProof {
+                cookie: Cookie([3; COOKIE_BYTES]),
+                answer: [0x42; PAKE_BYTES],
+                confirm: [9; MAC_BYTES],
+            },
             Message::Challenge {
                 cookie: Cookie([3; COOKIE_BYTES]),
                 host_key: PublicKey([4; 32]),
@@ -384,8 +506,14 @@ mod tests {
                 joined: 2,
                 seats: 4,
             },
-            Message::Roster(Box::new(roster(Some(SeatId(2))))),
-            Message::Roster(Box::new(roster(None))),
+            Message::Roster {
+                roster: Box::new(roster(Some(SeatId(2)))),
+                tag: Some([0xee; MAC_BYTES]),
+            },
+            Message::Roster {
+                roster: Box::new(roster(None)),
+                tag: None,
+            },
             Message::Abort(Abort::HostFailed {
                 detail: "cannot write the log: é".into(),
             }),
@@ -409,6 +537,10 @@ mod tests {
             Refusal::NotDropped { seat: SeatId(1) },
             Refusal::BadProof,
             Refusal::SpectatorsFull,
+            Refusal::NoArbiter,
+            Refusal::InviteNeeded,
+            Refusal::BadInvite,
+            Refusal::TooManyGuesses,
         ] {
             out.push(Message::Refused(r));
         }
@@ -432,6 +564,7 @@ mod tests {
             key: PublicKey([9; 32]),
             cookie: None,
             claim: None,
+            invite: None,
         })
         .encode();
         assert_eq!(join.len(), JOIN_BYTES);

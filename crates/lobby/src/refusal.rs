@@ -46,6 +46,13 @@ pub enum Refusal {
     /// An arbiter asked to join a match whose settings name none, or that
     /// has one already.
     NoArbiter,
+    /// The door asked for takes a code, and the request proves none.
+    InviteNeeded,
+    /// The request's proof of its invitation does not verify.
+    BadInvite,
+    /// This source (an address, or an IPv6 /64) tried too many invitations
+    /// lately (ask again: one more is allowed every 12 s).
+    TooManyGuesses,
     /// The joiner cannot play the roster the host sent.
     Roster {
         /// Why.
@@ -64,6 +71,7 @@ impl Refusal {
                 | Refusal::NotStarted
                 | Refusal::NotDropped { .. }
                 | Refusal::SpectatorsFull
+                | Refusal::TooManyGuesses
         )
     }
 }
@@ -84,6 +92,16 @@ impl core::fmt::Display for Refusal {
             Refusal::BadProof => write!(f, "the proof of the seat's key does not verify"),
             Refusal::SpectatorsFull => write!(f, "too many spectators are joining"),
             Refusal::NoArbiter => write!(f, "the match takes no arbiter, or has one already"),
+            Refusal::InviteNeeded => {
+                write!(f, "the match admits only the invited: ask with its code")
+            }
+            Refusal::BadInvite => write!(f, "the proof of the invitation does not verify"),
+            Refusal::TooManyGuesses => {
+                write!(
+                    f,
+                    "too many invitations were tried from this address lately"
+                )
+            }
             Refusal::Roster { problem, detail } => write!(f, "{problem}: {detail}"),
         }
     }
@@ -140,6 +158,9 @@ pub(crate) fn write_refusal<S: Sink>(w: &mut StateWriter<S>, r: &Refusal) {
         Refusal::BadProof => w.write_u8(8),
         Refusal::SpectatorsFull => w.write_u8(9),
         Refusal::NoArbiter => w.write_u8(11),
+        Refusal::InviteNeeded => w.write_u8(12),
+        Refusal::BadInvite => w.write_u8(13),
+        Refusal::TooManyGuesses => w.write_u8(14),
         Refusal::Roster { problem, detail } => {
             w.write_u8(10);
             w.write_u8(match problem {
@@ -173,6 +194,9 @@ pub(crate) fn read_refusal(r: &mut StateReader<'_>) -> Result<Refusal, MessageEr
         8 => Refusal::BadProof,
         9 => Refusal::SpectatorsFull,
         11 => Refusal::NoArbiter,
+        12 => Refusal::InviteNeeded,
+        13 => Refusal::BadInvite,
+        14 => Refusal::TooManyGuesses,
         10 => Refusal::Roster {
             problem: match r.read_u8()? {
                 0 => RosterProblem::UnknownGame,

@@ -81,6 +81,14 @@ fn read_addr(r: &mut StateReader<'_>) -> Result<SocketAddr, MessageError> {
 }
 
 impl Roster {
+    /// The roster's bytes as a `Roster` message carries them after its
+    /// tag byte: what the roster's own tag covers.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = StateWriter::buffer();
+        self.write(&mut w);
+        w.bytes().to_vec()
+    }
+
     /// Writes the roster's fields (after the message's tag).
     pub(crate) fn write<S: Sink>(&self, w: &mut StateWriter<S>) {
         let r = self;
@@ -250,7 +258,12 @@ mod size_tests {
                 keys: vec![PublicKey([0xff; 32]); 8],
                 settings: MatchSettings::new(&setup).mode(lockstep_protocol::Mode::ROLLBACK),
             };
-            let n = Message::Roster(Box::new(r)).encode().len();
+            let n = Message::Roster {
+                roster: Box::new(r),
+                tag: Some([0xff; crate::message::MAC_BYTES]),
+            }
+            .encode()
+            .len();
             assert!(n <= JOIN_BYTES, "a roster of {n} bytes");
         }
     }

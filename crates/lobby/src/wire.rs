@@ -14,7 +14,7 @@ use lockstep_protocol::seal::PublicKey;
 /// The first bytes of every setup message ("LKSJ").
 pub const MAGIC: [u8; 4] = *b"LKSJ";
 /// The setup format's version.
-pub const VERSION: u8 = 5;
+pub const VERSION: u8 = 6;
 /// Longest text a refusal or abort carries (longer text is cut).
 pub const MAX_DETAIL_BYTES: usize = 200;
 

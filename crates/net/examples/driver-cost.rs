@@ -61,8 +61,10 @@ fn pair(frames: u32) -> (Runtime<Seat>, Runtime<Joining>) {
     let settings = MatchSettings::new(&setup).frames(frames);
     let host_socket = socket();
     let addr: SocketAddr = host_socket.local_addr().unwrap();
-    let host = lockstep_net::host(host_socket, small(), setup, settings, plan(1)).expect("entropy");
-    let joiner = lockstep_net::join(socket(), addr, Want::Seat).expect("entropy");
+    let invites = lockstep_net::entropy::invites().expect("entropy");
+    let host = lockstep_net::host(host_socket, small(), setup, settings, invites, plan(1))
+        .expect("entropy");
+    let joiner = lockstep_net::join(socket(), addr, Want::Seat, invites.seat).expect("entropy");
     (host, joiner)
 }
 

@@ -32,7 +32,13 @@
 //! let mut plan = SeatPlan::<Cubes, Vec<u8>>::new(entropy::token().unwrap());
 //! plan.bot = Some(Box::new(|seat, m: &Match| Box::new(Cubes::bot(seat, m.seed))));
 //! plan.log = Some(Box::new(|| Ok(Vec::new())));
-//! let host = lockstep_net::host(socket, Cubes::default_config(), setup, settings, plan).unwrap();
+//! // A seat code and a spectator code, drawn here: give them to whom
+//! // you invite (`Invites::OPEN` for a LAN party that takes anyone).
+//! let invites = entropy::invites().unwrap();
+//! println!("seat code {:?}", invites.seat.code());
+//! let host =
+//!     lockstep_net::host(socket, Cubes::default_config(), setup, settings, invites, plan)
+//!         .unwrap();
 //! let mut seat = SeatRuntime::seat(host);
 //! let tick = Duration::from_micros(16_667);
 //! let start = Instant::now();
@@ -76,9 +82,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 pub use lockstep_lobby::{
-    Abort, Endpoint, HostEvent, JoinEvent, JoinFailure, JoinSetup, JoinTiming, Joining, LinkStatus,
-    MatchEnd, MatchEvent, MatchSettings, Refusal, Roster, RosterProblem, SeatEndpoint, SeatLog,
-    SeatPlan, SeatTiming, SpectateEndpoint, Want,
+    Abort, Endpoint, HostEvent, Invite, Invites, JoinEvent, JoinFailure, JoinSetup, JoinTiming,
+    Joining, LinkStatus, MatchCode, MatchEnd, MatchEvent, MatchSettings, Refusal, Roster,
+    RosterProblem, SeatEndpoint, SeatLog, SeatPlan, SeatTiming, SpectateEndpoint, Unproven, Want,
 };
 pub use lockstep_peer::{
     DesyncPolicy, FallbackReason, PeerEvent, SnapshotSpectatorEvent, SpectatorEvent, StopReason,
@@ -101,13 +107,15 @@ use entropy::NoEntropy;
 pub const STATUS_EVERY: Duration = Duration::from_secs(1);
 
 /// Hosts a match of `G` with `config` on `setup`, played as `settings`
-/// say, at seat 0 with `plan`: seats the joiners, then plays. The key pair
-/// and the cookie secret are drawn from the operating system.
+/// say, at seat 0 with `plan`: seats and admits whom `invites` say (draw
+/// codes with [`entropy::invites`]), then plays. The key pair and the
+/// cookie secret are drawn from the operating system.
 pub fn host<G: Game, W: Write>(
     socket: Socket,
     config: G::Config,
     setup: Match,
     settings: MatchSettings,
+    invites: Invites,
     plan: SeatPlan<G, W>,
 ) -> Result<Runtime<SeatEndpoint<G, W>>, NoEntropy> {
     let now = socket.now();
@@ -116,6 +124,7 @@ pub fn host<G: Game, W: Write>(
         config,
         setup,
         settings,
+        invites,
         entropy::identity()?,
         entropy::secret()?,
         plan,
@@ -124,14 +133,28 @@ pub fn host<G: Game, W: Write>(
     Ok(Runtime::new(socket, endpoint, STATUS_EVERY))
 }
 
-/// Asks the host at `host` for `want`, under a key pair drawn from the
-/// operating system. Wait for the roster ([`Runtime::roster`]), then
-/// [`Runtime::play`] or [`Runtime::spectate`] it. A rejoin needs the
-/// seat's earlier key pair: pass a [`JoinSetup`] made with
-/// [`JoinSetup::claiming`] to [`Runtime::new`] instead.
-pub fn join(socket: Socket, host: SocketAddr, want: Want) -> Result<Runtime<Joining>, NoEntropy> {
+/// Asks the host at `host` for `want`, invited as `invite` says (the
+/// code the host gave; [`Invite::Open`] for a host that takes anyone),
+/// under a key pair and with randomness drawn from the operating system.
+/// Wait for the roster ([`Runtime::roster`]), then [`Runtime::play`] or
+/// [`Runtime::spectate`] it. A rejoin needs the seat's earlier key pair:
+/// pass a [`JoinSetup::rejoin`] to [`Runtime::new`] instead.
+pub fn join(
+    socket: Socket,
+    host: SocketAddr,
+    want: Want,
+    invite: Invite,
+) -> Result<Runtime<Joining>, NoEntropy> {
     let now = socket.now();
-    let setup = JoinSetup::new(now, host, want, entropy::identity()?, JoinTiming::default());
+    let setup = JoinSetup::new(
+        now,
+        host,
+        want,
+        invite,
+        entropy::identity()?,
+        entropy::secret()?,
+        JoinTiming::default(),
+    );
     Ok(Runtime::new(socket, Joining::new(setup), STATUS_EVERY))
 }
 

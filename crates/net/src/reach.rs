@@ -7,7 +7,7 @@
 //!
 //! ```no_run
 //! use lockstep_net::conditioner::LinkShape;
-//! use lockstep_net::{Socket, Want, reach};
+//! use lockstep_net::{Invite, Socket, Want, reach};
 //! use lockstep_rendezvous::{MatchCode, ReachTiming};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -15,7 +15,10 @@
 //! let code = MatchCode::parse("4K7Q-M2XHP9")?;
 //! let rendezvous = "203.0.113.7:7700".parse()?;
 //! let found = reach::find(&mut socket, rendezvous, &code, ReachTiming::default(), |_| {}).await?;
-//! let joining = lockstep_net::join(socket, found.host, Want::Seat)?;
+//! // The code found the host; proving it tells the host we were invited,
+//! // and the host's proof back tells us the rendezvous led us to the right
+//! // one.
+//! let joining = lockstep_net::join(socket, found.host, Want::Seat, Invite::Code(code))?;
 //! # let _ = joining;
 //! # Ok(())
 //! # }

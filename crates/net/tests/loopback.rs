@@ -66,9 +66,12 @@ fn a_host_a_joiner_and_a_spectator_play_over_loopback() {
         let settings = MatchSettings::new(&setup).frames(180);
         let host_socket = socket();
         let host_addr: SocketAddr = host_socket.local_addr().unwrap();
-        let host = lockstep_net::host(host_socket, tiny(), setup, settings, plan(1)).unwrap();
+        let invites = lockstep_net::entropy::invites().unwrap();
+        let host =
+            lockstep_net::host(host_socket, tiny(), setup, settings, invites, plan(1)).unwrap();
         let seat = async {
-            let mut joining = lockstep_net::join(socket(), host_addr, Want::Seat).unwrap();
+            let mut joining =
+                lockstep_net::join(socket(), host_addr, Want::Seat, invites.seat).unwrap();
             let roster = joining.roster(|_| {}).await.unwrap();
             assert_eq!(roster.seat, Some(lockstep_protocol::SeatId(1)));
             let seat = joining
@@ -80,7 +83,8 @@ fn a_host_a_joiner_and_a_spectator_play_over_loopback() {
         let spectator = async {
             // Asked before the match started: told to ask again, then admitted.
             tokio::time::sleep(Duration::from_millis(200)).await;
-            let mut joining = lockstep_net::join(socket(), host_addr, Want::Spectate).unwrap();
+            let mut joining =
+                lockstep_net::join(socket(), host_addr, Want::Spectate, invites.spectate).unwrap();
             joining.roster(|_| {}).await.unwrap();
             let watch = joining
                 .spectate::<Cubes>(3)
@@ -114,8 +118,9 @@ fn two_seats_polled_from_a_plain_loop_play_to_the_end() {
     let settings = MatchSettings::new(&setup).frames(120);
     let host_socket = socket();
     let host_addr: SocketAddr = host_socket.local_addr().unwrap();
-    let host = lockstep_net::host(host_socket, tiny(), setup, settings, plan(1)).unwrap();
-    let joining = lockstep_net::join(socket(), host_addr, Want::Seat).unwrap();
+    let invites = lockstep_net::entropy::invites().unwrap();
+    let host = lockstep_net::host(host_socket, tiny(), setup, settings, invites, plan(1)).unwrap();
+    let joining = lockstep_net::join(socket(), host_addr, Want::Seat, invites.seat).unwrap();
     let mut seats = [
         SeatRuntime::seat(host),
         SeatRuntime::joining(joining, plan(2), SeatTiming::default()),

@@ -12,12 +12,11 @@ use lockstep_games::cubes::{Cubes, CubesConfig};
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::service::Services;
 use lockstep_net::{
-    MatchEnd, MatchEvent, MatchSettings, PeerEvent, Runtime, SeatPlan, SeatTiming, Socket, Want,
-    reach,
+    Invites, MatchEnd, MatchEvent, MatchSettings, PeerEvent, Runtime, SeatPlan, SeatTiming, Socket,
+    Want, reach,
 };
 use lockstep_rendezvous::{
-    MatchCode, MemberId, MemoryStore, Path, ReachTiming, Relay, RelayConfig, Rendezvous,
-    RendezvousConfig,
+    MemberId, MemoryStore, Path, ReachTiming, Relay, RelayConfig, Rendezvous, RendezvousConfig,
 };
 use lockstep_sim::Match;
 
@@ -78,7 +77,8 @@ fn found_by_code(timing: ReachTiming) -> (Path, Path, u64) {
             rendezvous: Some((rendezvous_socket, rendezvous)),
             relay: Some((relay_socket, relay)),
         };
-        let code = MatchCode::from_random([5; 8]);
+        let invites = Invites::from_random([5; 16]);
+        let code = *invites.seat.code().unwrap();
         let setup = Match {
             seats: 2,
             seed: 3,
@@ -90,7 +90,7 @@ fn found_by_code(timing: ReachTiming) -> (Path, Path, u64) {
             reach::register(&mut s, rendezvous_addr, &[code], timing, |_| {})
                 .await
                 .unwrap();
-            let rt = lockstep_net::host(s, tiny(), setup, settings, plan(1)).unwrap();
+            let rt = lockstep_net::host(s, tiny(), setup, settings, invites, plan(1)).unwrap();
             play(rt).await
         };
         let seat = async {
@@ -100,7 +100,7 @@ fn found_by_code(timing: ReachTiming) -> (Path, Path, u64) {
                 .await
                 .unwrap();
             assert_eq!(met.member, MemberId(1));
-            let mut joining = lockstep_net::join(s, met.host, Want::Seat).unwrap();
+            let mut joining = lockstep_net::join(s, met.host, Want::Seat, invites.seat).unwrap();
             joining.roster(|_| {}).await.unwrap();
             let seat = joining
                 .play::<Cubes, Vec<u8>>(plan(2), SeatTiming::default())

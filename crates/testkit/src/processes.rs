@@ -18,8 +18,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use lockstep_fx::Rng;
 use lockstep_games::Demo;
 use lockstep_lobby::{
-    Endpoint, JoinEvent, JoinSetup, JoinTiming, Joining, MatchEnd, MatchEvent, MatchSettings,
-    Message, SeatClaim, SeatEndpoint, SeatPlan, SeatTiming, SpectateEndpoint, Want,
+    Endpoint, Invite, Invites, JoinEvent, JoinSetup, JoinTiming, Joining, MatchEnd, MatchEvent,
+    MatchSettings, Message, SeatClaim, SeatEndpoint, SeatPlan, SeatTiming, SpectateEndpoint, Want,
 };
 use lockstep_peer::Spectator;
 use lockstep_protocol::Instant;
@@ -134,6 +134,7 @@ pub struct Lan<G: Demo> {
     rng: Rng,
     now: Instant,
     timing: SeatTiming,
+    invites: Invites,
 }
 
 const MAX_NODES: usize = 64;
@@ -148,13 +149,40 @@ pub const SOCKET_BUFFER_DATAGRAMS: usize = 2048;
 impl<G: Demo> Lan<G> {
     /// A host (node 0) of a match of `G` with `config` on `setup`, played
     /// as `settings` say, on a network whose every link is `link`; the
-    /// run is seeded by `seed`.
+    /// run is seeded by `seed`. Seats and spectators are invited by codes
+    /// drawn from the seed ([`Lan::invites`]), which [`Lan::join`] and
+    /// [`Lan::spectate`] use.
     pub fn host(
         seed: u64,
         link: LinkConfig,
         config: G::Config,
         setup: Match,
         settings: MatchSettings,
+    ) -> Lan<G> {
+        let mut rng = Rng::new(seed, 0x0063_6f64);
+        let mut random = [0u8; 16];
+        for chunk in random.chunks_exact_mut(4) {
+            chunk.copy_from_slice(&rng.next_u32().to_le_bytes());
+        }
+        Lan::host_inviting(
+            seed,
+            link,
+            config,
+            setup,
+            settings,
+            Invites::from_random(random),
+        )
+    }
+
+    /// [`Lan::host`] whose seats and spectators are invited as `invites`
+    /// say ([`Invites::OPEN`]: a LAN lobby).
+    pub fn host_inviting(
+        seed: u64,
+        link: LinkConfig,
+        config: G::Config,
+        setup: Match,
+        settings: MatchSettings,
+        invites: Invites,
     ) -> Lan<G> {
         let mut rng = Rng::new(seed, 0x006c_616e);
         let net = Network::new(seed, MAX_NODES as u8, link);
@@ -168,6 +196,7 @@ impl<G: Demo> Lan<G> {
             config,
             setup,
             settings,
+            invites,
             identity.clone(),
             secret,
             plan,
@@ -183,6 +212,7 @@ impl<G: Demo> Lan<G> {
             rng,
             now: Instant::ZERO,
             timing,
+            invites,
         };
         lan.push(Proc::Seat(host), Some(identity));
         lan.runs[0].seat = Some(SeatId(0));
@@ -203,42 +233,67 @@ impl<G: Demo> Lan<G> {
         self.now
     }
 
+    /// Who the host seats and admits.
+    pub fn invites(&self) -> &Invites {
+        &self.invites
+    }
+
     /// Replaces the link from node `from` to node `to`.
     pub fn set_link(&mut self, from: usize, to: usize, link: LinkConfig) {
         self.net
             .set_link(SeatId(from as u8), SeatId(to as u8), link);
     }
 
-    /// Starts a joiner asking the host for a seat; gives its node.
+    /// Starts a joiner asking the host for a seat with the seat code;
+    /// gives its node.
     pub fn join(&mut self) -> usize {
+        self.join_invited(self.invites.seat)
+    }
+
+    /// Starts a joiner asking the host for a seat, invited as `invite`
+    /// says (another code, none); gives its node.
+    pub fn join_invited(&mut self, invite: Invite) -> usize {
         let identity = identity(&mut self.rng);
-        let setup = JoinSetup::new(
-            self.now,
-            address(0),
-            Want::Seat,
-            identity.clone(),
-            JoinTiming::default(),
-        );
+        let setup = self.ask(Want::Seat, invite, identity.clone());
         self.push(
             Proc::Joining(Box::new(Joining::new(setup)), SeatRole::Seat),
             Some(identity),
         )
     }
 
-    /// Starts a spectator; gives its node.
+    /// Starts a spectator with the spectator code; gives its node.
     pub fn spectate(&mut self) -> usize {
-        self.watch(Want::Spectate)
+        self.watch(Want::Spectate, self.invites.spectate)
+    }
+
+    /// Starts a spectator invited as `invite` says; gives its node.
+    pub fn spectate_invited(&mut self, invite: Invite) -> usize {
+        self.watch(Want::Spectate, invite)
     }
 
     /// Starts a spectator that asks to be the match's arbiter; gives its
     /// node.
     pub fn arbitrate(&mut self) -> usize {
-        self.watch(Want::Arbitrate)
+        self.watch(Want::Arbitrate, Invite::Open)
     }
 
-    fn watch(&mut self, want: Want) -> usize {
+    fn ask(&mut self, want: Want, invite: Invite, identity: Identity) -> JoinSetup {
+        let mut random = [0u8; 32];
+        fill(&mut self.rng, &mut random);
+        JoinSetup::new(
+            self.now,
+            address(0),
+            want,
+            invite,
+            identity,
+            random,
+            JoinTiming::default(),
+        )
+    }
+
+    fn watch(&mut self, want: Want, invite: Invite) -> usize {
         let identity = identity(&mut self.rng);
-        let setup = JoinSetup::new(self.now, address(0), want, identity, JoinTiming::default());
+        let setup = self.ask(want, invite, identity);
         self.push(
             Proc::Joining(Box::new(Joining::new(setup)), SeatRole::Spectator),
             None,
@@ -253,14 +308,13 @@ impl<G: Demo> Lan<G> {
             .clone()
             .expect("a seat's node has its key pair");
         let fresh = identity(&mut self.rng);
-        let setup = JoinSetup::new(
+        let setup = JoinSetup::rejoin(
             self.now,
             address(0),
-            Want::Rejoin,
             fresh.clone(),
+            old,
             JoinTiming::default(),
-        )
-        .claiming(old);
+        );
         self.push(
             Proc::Joining(Box::new(Joining::new(setup)), SeatRole::Seat),
             Some(fresh),
@@ -569,6 +623,7 @@ fn stranger_turn(now: Instant, s: &mut StrangerState) -> Option<Vec<u8>> {
             key: s.identity.public(),
             cookie,
             claim,
+            invite: None,
         })
         .encode()
     };

@@ -1,5 +1,6 @@
 //! The match setup played by whole processes on the simulated network
-//! (`lockstep_testkit::processes`): a lossy lobby, a squatter, silent
+//! (`lockstep_testkit::processes`): a lossy lobby, squatters with and
+//! without the code, joiners without it or with a wrong one, silent
 //! spectators, a late spectator, rejoins from the wrong key and before the
 //! drop, addresses that never complete, and a host's abort read with its
 //! roster. The endpoints are the ones the UDP runtime drives; only the
@@ -10,8 +11,9 @@ use std::net::SocketAddr;
 use lockstep_games::Demo;
 use lockstep_games::cubes::Cubes;
 use lockstep_lobby::{
-    Abort, Endpoint, HostEvent, JoinEvent, JoinFailure, JoinSetup, JoinTiming, Joining, MatchEnd,
-    MatchEvent, MatchSettings, Message, Refusal, SeatEndpoint, SeatPlan, SeatTiming, Want,
+    Abort, Endpoint, HostEvent, Invite, Invites, JoinEvent, JoinFailure, JoinSetup, JoinTiming,
+    Joining, MatchCode, MatchEnd, MatchEvent, MatchSettings, Message, Refusal, SeatEndpoint,
+    SeatPlan, SeatTiming, Unproven, Want,
 };
 use lockstep_protocol::seal::Identity;
 use lockstep_protocol::{Instant, SeatId};
@@ -38,6 +40,17 @@ fn lan(seats: u8, seed: u64, link: LinkConfig) -> Lan<Cubes> {
     };
     let settings = MatchSettings::new(&setup).frames(FRAMES);
     Lan::host(seed, link, cubes_config(), setup, settings)
+}
+
+/// [`lan`] whose doors are as `invites` say.
+fn lan_inviting(seats: u8, seed: u64, invites: Invites) -> Lan<Cubes> {
+    let setup = Match {
+        seats,
+        seed,
+        tick_rate: 60,
+    };
+    let settings = MatchSettings::new(&setup).frames(FRAMES);
+    Lan::host_inviting(seed, link(), cubes_config(), setup, settings, invites)
 }
 
 fn secs(s: u64) -> Instant {
@@ -115,9 +128,11 @@ fn setup_survives_a_lobby_that_loses_duplicates_and_reorders() {
     assert_logs_agree(&lan, &seats);
 }
 
+/// In an open lobby (a LAN party's), an address that answers one
+/// challenge and falls silent holds a seat only until its offer lapses.
 #[test]
-fn a_squatter_cannot_keep_the_real_joiner_out() {
-    let mut lan = lan(2, 6, link());
+fn a_squatter_cannot_keep_the_real_joiner_out_of_an_open_lobby() {
+    let mut lan = lan_inviting(2, 6, Invites::OPEN);
     // One Join from an address that never answers, and one that answers the
     // challenge once and falls silent, both before the real joiner.
     let forged = lan.stranger(Stranger::Spray {
@@ -150,9 +165,84 @@ fn a_squatter_cannot_keep_the_real_joiner_out() {
     assert!(lan.bytes(0, forged) <= lan.bytes(forged, 0));
 }
 
+/// The squat that called matches off: a real address that asks twice for
+/// a seat, then never plays. Without the code it is refused at once (as is
+/// a joiner with a wrong code, which is told the host did not prove its
+/// code); the invited joiner takes the seat and the match plays out.
+#[test]
+fn without_the_code_nobody_sits_and_a_squat_cannot_call_the_match_off() {
+    let mut lan = lan(2, 16, link());
+    let squatter = lan.stranger(Stranger::OnceThenSilent { want: Want::Seat });
+    let twice = lan.stranger(Stranger::Spray {
+        want: Want::Seat,
+        every_micros: 250_000,
+        count: 2,
+    });
+    let codeless = lan.join_invited(Invite::Open);
+    let wrong = lan.join_invited(Invite::Code(MatchCode::parse("0000-000001").unwrap()));
+    lan.run_until(secs(1), |_| false);
+    let real = lan.join();
+    assert!(lan.run_until(secs(60), |l| ended(l, &[0, real])));
+    assert_finished(&lan, &[0, real]);
+    assert_logs_agree(&lan, &[0, real]);
+    assert!(refusals(&lan, squatter).contains(&Refusal::InviteNeeded));
+    assert!(lan.bytes(0, squatter) <= lan.bytes(squatter, 0));
+    assert!(lan.bytes(0, twice) <= lan.bytes(twice, 0));
+    assert_eq!(
+        lan.run_of(codeless).end,
+        Some(MatchEnd::SetupFailed(JoinFailure::Refused(
+            Refusal::InviteNeeded
+        )))
+    );
+    assert_eq!(
+        lan.run_of(wrong).end,
+        Some(MatchEnd::SetupFailed(JoinFailure::HostUnproven(
+            Unproven::WrongProof
+        )))
+    );
+    // Only the invited joiner was ever offered a seat.
+    let offered: Vec<_> = host_events(&lan)
+        .into_iter()
+        .filter_map(|e| match e {
+            HostEvent::SeatOffered { from, .. } => Some(from),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(offered, [lockstep_testkit::processes::address(real)]);
+}
+
+/// A spectator without the spectators' code is refused; the one with it
+/// watches to the end; the seats' code does not admit a spectator.
+#[test]
+fn spectators_need_their_own_code() {
+    let mut lan = lan(2, 17, link());
+    let joiner = lan.join();
+    assert!(lan.run_until(secs(30), |l| l.frame_of(0).is_some_and(|f| f > 30)));
+    let codeless = lan.spectate_invited(Invite::Open);
+    let seat_code = lan.spectate_invited(lan.invites().seat);
+    let real = lan.spectate();
+    assert!(lan.run_until(secs(60), |l| ended(l, &[0, joiner, real])));
+    assert_finished(&lan, &[0, joiner, real]);
+    assert_eq!(lan.run_of(real).frames, FRAMES);
+    assert_eq!(
+        lan.run_of(codeless).end,
+        Some(MatchEnd::SetupFailed(JoinFailure::Refused(
+            Refusal::InviteNeeded
+        )))
+    );
+    assert_eq!(
+        lan.run_of(seat_code).end,
+        Some(MatchEnd::SetupFailed(JoinFailure::HostUnproven(
+            Unproven::WrongProof
+        )))
+    );
+}
+
 #[test]
 fn a_real_spectator_is_admitted_after_twenty_silent_ones() {
-    let mut lan = lan(2, 7, link());
+    // Spectating is public here: the silent ones need no code.
+    let invites = Invites::from_random([7; 16]).public_spectating();
+    let mut lan = lan_inviting(2, 7, invites);
     let joiner = lan.join();
     assert!(lan.run_until(secs(30), |l| l.frame_of(0).is_some_and(|f| f > 30)));
     let silent: Vec<usize> = (0..20)
@@ -385,11 +475,13 @@ fn an_abort_read_with_the_roster_ends_the_joiner_at_once() {
     plan.log = Some(Box::new(|| Err(std::io::Error::other("disk full"))));
     let host_addr: SocketAddr = "10.0.0.1:7000".parse().unwrap();
     let join_addr: SocketAddr = "10.0.0.2:7000".parse().unwrap();
+    let invites = Invites::from_random([3; 16]);
     let mut host = SeatEndpoint::host(
         Instant::ZERO,
         config,
         setup,
         settings,
+        invites,
         Identity::from_secret([1; 32]),
         [9; 32],
         plan,
@@ -399,7 +491,9 @@ fn an_abort_read_with_the_roster_ends_the_joiner_at_once() {
         Instant::ZERO,
         host_addr,
         Want::Seat,
+        invites.seat,
         Identity::from_secret([2; 32]),
+        [4; 32],
         JoinTiming::default(),
     );
     // Shuttle datagrams until the roster arrives: the host sends it

@@ -87,6 +87,7 @@ fn duel(fault: Fault) -> [Seen; 2] {
         tick_rate: 60,
     };
     let settings = MatchSettings::new(&setup).frames(FRAMES);
+    let invites = lockstep_net::entropy::invites().unwrap();
     let (addr_tx, addr_rx) = mpsc::channel::<SocketAddr>();
     let host = thread::spawn(move || {
         if fault.seat == 0 {
@@ -96,7 +97,8 @@ fn duel(fault: Fault) -> [Seen; 2] {
         on_own_runtime(async {
             let host_socket = socket();
             addr_tx.send(host_socket.local_addr().unwrap()).unwrap();
-            let rt = lockstep_net::host(host_socket, tiny(), setup, settings, plan(1)).unwrap();
+            let rt =
+                lockstep_net::host(host_socket, tiny(), setup, settings, invites, plan(1)).unwrap();
             let (end, desync_to_end, rt) = play(rt).await;
             Seen {
                 end,
@@ -112,7 +114,8 @@ fn duel(fault: Fault) -> [Seen; 2] {
         }
         let host_addr = addr_rx.recv().unwrap();
         on_own_runtime(async {
-            let mut joining = lockstep_net::join(socket(), host_addr, Want::Seat).unwrap();
+            let mut joining =
+                lockstep_net::join(socket(), host_addr, Want::Seat, invites.seat).unwrap();
             joining.roster(|_| {}).await.unwrap();
             let seat = joining
                 .play::<Game, Vec<u8>>(plan(2), SeatTiming::default())

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use lockstep_net::conditioner::LinkShape;
-use lockstep_net::{InputDelay, Mode, Rollback};
+use lockstep_net::{InputDelay, Invite, MatchCode, Mode, Rollback};
 use lockstep_protocol::MAX_TURN_FRAMES;
 
 use crate::error::CliError;
@@ -215,6 +215,17 @@ pub struct HostArgs {
     /// which seat is right); every seat waits for its word in a dispute.
     #[arg(long)]
     pub arbiter: bool,
+    /// An open lobby, for a LAN party: anyone who reaches the port may sit
+    /// and watch, no code asked (by default only those given the seat code
+    /// sit, and only those given the spectator code watch). Not with
+    /// --rendezvous: a match found by its code is entered with it.
+    #[arg(long, conflicts_with = "rendezvous")]
+    pub open: bool,
+    /// Anyone who reaches the port may watch (the seats still take their
+    /// code). Not with --rendezvous: there the spectators find the match
+    /// by the spectator code, so publish that code instead.
+    #[arg(long, conflicts_with = "rendezvous")]
+    pub public_spectating: bool,
     #[command(flatten)]
     pub reach: ReachArgs,
     #[command(flatten)]
@@ -248,6 +259,12 @@ pub struct JoinArgs {
     /// The host's address, e.g. 127.0.0.1:7777 (with --rendezvous: the
     /// match code, e.g. 4K7Q-M2XHP9).
     pub host: String,
+    /// The seat code the host printed, e.g. 4K7Q-M2XHP9 (case, hyphens and
+    /// spaces do not matter): this process proves it, and the host must
+    /// prove it back. Not needed by an open lobby, nor by `--rejoin`, nor
+    /// with --rendezvous (the code given there is the one proven).
+    #[arg(long, value_name = "CODE", conflicts_with_all = ["rejoin", "rendezvous"])]
+    pub code: Option<MatchCode>,
     /// Take back a dropped seat of the running match (this process restarts
     /// a seat whose process died): proves it holds the seat's key from
     /// `--key`, waiting (up to 30 s) for the host to drop the seat.
@@ -295,6 +312,11 @@ pub struct ConnectArgs {
 pub struct SpectateArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
+    /// The spectator code the host printed (not needed when spectating is
+    /// public, nor by the arbiter, nor with --rendezvous: the code given
+    /// there is the one proven).
+    #[arg(long, value_name = "CODE", conflicts_with_all = ["arbiter", "rendezvous"])]
+    pub code: Option<MatchCode>,
     /// Watch compressed snapshots (30 a second, range-coded against acked
     /// baselines, shown interpolated) instead of simulating the match.
     #[arg(long, conflicts_with_all = ["arbiter", "threads"])]
@@ -309,11 +331,17 @@ pub struct SpectateArgs {
     pub threads: FrameThreads,
 }
 
+/// The invitation a code given on the command line stands for.
+pub fn invite_of(code: Option<MatchCode>) -> Invite {
+    code.map_or(Invite::Open, Invite::Code)
+}
+
 impl SpectateArgs {
     /// `lockstep arbiter`: `lockstep spectate --arbiter`.
     pub fn arbiter(connect: ConnectArgs) -> SpectateArgs {
         SpectateArgs {
             connect,
+            code: None,
             snapshots: false,
             arbiter: true,
             threads: FrameThreads::default(),

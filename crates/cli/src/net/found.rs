@@ -1,16 +1,18 @@
 //! The networked commands with `--rendezvous`: a match found by its code
-//! instead of an address. `host` draws its codes (a seat code and a
-//! spectator code) and registers their public parts; `join`, `spectate`
-//! and `arbiter` look their code up and join the host's mapped address;
+//! instead of an address. `host` registers the public parts of its codes
+//! (a seat code and a spectator code); `join`, `spectate` and `arbiter`
+//! look their code up and join the host's mapped address, and a seat or a
+//! spectator proves the same code to the host (the host proves it back,
+//! so a rendezvous that points elsewhere is caught);
 //! every command prints how it reaches each member as that changes
 //! (direct, or through the relay). The reach layer in the socket does the
 //! rest (`lockstep_net::reach`).
 
 use std::net::SocketAddr;
 
-use lockstep_net::Socket;
 use lockstep_net::entropy;
 use lockstep_net::reach::{self, ReachFailure};
+use lockstep_net::{Invite, Invites, Socket};
 use lockstep_rendezvous::{MatchCode, ReachTiming, Refusal};
 
 use crate::error::CliError;
@@ -41,30 +43,33 @@ fn failure(rendezvous: &str, e: ReachFailure) -> CliError {
     })
 }
 
-/// Draws a seat code and a spectator code, registers them at
-/// `rendezvous` on `socket` (drawing again if another match holds one)
-/// and gives them.
+/// Registers the codes of `invites` (a seat code and a spectator code) at
+/// `rendezvous` on `socket`, drawing new ones if another match holds one,
+/// and gives the invites registered: the codes a joiner finds the match
+/// by are the ones it proves to the host.
 pub(super) async fn register(
     socket: &mut Socket,
     rendezvous: &str,
     relayed: bool,
+    mut invites: Invites,
     printer: &mut Printer<'_>,
-) -> Result<[MatchCode; 2], CliError> {
+) -> Result<Invites, CliError> {
     let addr = super::resolve(rendezvous)?;
     for _ in 0..4 {
-        let draw = || -> Result<MatchCode, CliError> {
-            let bytes = entropy::secret().map_err(|e| CliError::new(e.to_string()))?;
-            let mut eight = [0u8; 8];
-            eight.copy_from_slice(&bytes[..8]);
-            Ok(MatchCode::from_random(eight))
+        let (Invite::Code(seat), Invite::Code(spectate)) = (invites.seat, invites.spectate) else {
+            return Err(CliError::new(
+                "a match found through a rendezvous is entered with its codes: no --open, no --public-spectating",
+            ));
         };
-        let codes = [draw()?, draw()?];
+        let codes = [seat, spectate];
         match reach::register(socket, addr, &codes, timing(relayed), |e| printer.reach(e)).await {
             Ok(met) => {
                 printer.registered(&codes, rendezvous, met.observed);
-                return Ok(codes);
+                return Ok(invites);
             }
-            Err(ReachFailure::Refused(Refusal::Taken(_))) => continue,
+            Err(ReachFailure::Refused(Refusal::Taken(_))) => {
+                invites = entropy::invites().map_err(|e| CliError::new(e.to_string()))?;
+            }
             Err(e) => return Err(failure(rendezvous, e)),
         }
     }

@@ -28,8 +28,9 @@ use std::time::Duration;
 
 use lockstep_games::Demo;
 use lockstep_net::{
-    Endpoint, JoinEvent, JoinSetup, JoinTiming, Joining, MatchEvent, MatchSettings, Refusal,
-    Roster, Runtime, SeatEndpoint, SeatLog, SeatPlan, SeatTiming, Socket, Want, entropy,
+    Endpoint, Invite, Invites, JoinEvent, JoinFailure, JoinSetup, JoinTiming, Joining, MatchCode,
+    MatchEnd, MatchEvent, MatchSettings, Refusal, Roster, Runtime, SeatEndpoint, SeatLog, SeatPlan,
+    SeatTiming, Socket, Want, entropy,
 };
 use lockstep_peer::{Bodies, Peer, PeerEvent, SnapshotSettings, StopReason};
 use lockstep_protocol::seal::Identity;
@@ -44,7 +45,7 @@ mod found;
 
 pub use args::{
     BindArgs, ConnectArgs, HostArgs, JoinArgs, LinkArgs, ModeArgs, ReachArgs, SpectateArgs,
-    parse_percent_arg,
+    invite_of, parse_percent_arg,
 };
 
 /// The replay log's writer in the networked commands.
@@ -115,27 +116,29 @@ fn open_joiner(host: SocketAddr, bind: &BindArgs, link: &LinkArgs) -> Result<Soc
     open(SocketAddr::new(ip, bind.port), link)
 }
 
-/// A joiner's socket and the address to join: `host` is the host's
-/// address, or with `--rendezvous` a match code the rendezvous finds (the
-/// socket then carries the reach layer, and the address is the host's
-/// mapped one).
+/// A joiner's socket, the address to join and the invitation to prove:
+/// `host` is the host's address and `code` the code given with `--code`,
+/// or with `--rendezvous` `host` is the match code the rendezvous finds
+/// the host by, and the code proven (the socket then carries the reach
+/// layer, and the address is the host's mapped one).
 async fn connect(
     host: &str,
+    code: Option<MatchCode>,
     reach: &ReachArgs,
     bind: &BindArgs,
     link: &LinkArgs,
     printer: &mut Printer<'_>,
-) -> Result<(Socket, SocketAddr), CliError> {
+) -> Result<(Socket, SocketAddr, Invite), CliError> {
     match &reach.rendezvous {
         Some(rendezvous) => {
             let code = found::parse_code(host)?;
             let mut socket = open_joiner(resolve(rendezvous)?, bind, link)?;
             let host = found::find(&mut socket, &code, rendezvous, reach.relayed, printer).await?;
-            Ok((socket, host))
+            Ok((socket, host, Invite::Code(code)))
         }
         None => {
             let addr = resolve(host)?;
-            Ok((open_joiner(addr, bind, link)?, addr))
+            Ok((open_joiner(addr, bind, link)?, addr, invite_of(code)))
         }
     }
 }
@@ -374,19 +377,39 @@ pub(crate) fn host_game<G: Demo, S: Snapshots<G>>(
         } else {
             local
         };
+        let invites = if args.open {
+            Invites::OPEN
+        } else {
+            entropy::invites().map_err(entropy_error)?
+        };
+        let invites = if args.public_spectating {
+            invites.public_spectating()
+        } else {
+            invites
+        };
         let mut printer = Printer::new(&args.output, seat.on_note);
-        printer.listening(reach, G::ID, seats);
-        if let Some(rendezvous) = &args.reach.rendezvous {
-            found::register(&mut socket, rendezvous, args.reach.relayed, &mut printer).await?;
-        }
+        let invites = match &args.reach.rendezvous {
+            Some(rendezvous) => {
+                found::register(
+                    &mut socket,
+                    rendezvous,
+                    args.reach.relayed,
+                    invites,
+                    &mut printer,
+                )
+                .await?
+            }
+            None => invites,
+        };
+        printer.listening(reach, G::ID, seats, &invites);
         let mut plan = SeatPlan::<G, LogWriter>::new(entropy::token().map_err(entropy_error)?);
         plan.bot = Some(Box::new(|seat, m: &Match| Box::new(G::bot(seat, m.seed))));
         let path = args.log.clone();
         plan.log = Some(Box::new(move || create_log(&path)));
         plan.prepare = S::prepare();
         plan.threads = args.threads.count();
-        let mut rt =
-            lockstep_net::host(socket, config, setup, settings, plan).map_err(entropy_error)?;
+        let mut rt = lockstep_net::host(socket, config, setup, settings, invites, plan)
+            .map_err(entropy_error)?;
         rt = with_status_every(rt, &args.output);
         let report = drive(
             &mut rt,
@@ -508,15 +531,16 @@ pub fn join(
     let rt = runtime()?;
     let mut printer = Printer::new(&args.output, Box::new(|_| {}));
     let asked = rt.block_on(async {
-        let (socket, host) = connect(
+        let (socket, host, invite) = connect(
             &args.host,
+            args.code,
             &args.reach,
             &args.bind,
             &args.link,
             &mut printer,
         )
         .await?;
-        let joining = ask(socket, host, args)?;
+        let joining = ask(socket, host, invite, args)?;
         roster_of(joining, &mut printer, &args.output).await
     })?;
     let Some((joining, roster)) = asked else {
@@ -552,15 +576,16 @@ pub(crate) fn join_as<G: Demo, S: Snapshots<G>>(
     let rt = runtime()?;
     rt.block_on(async {
         let mut printer = Printer::new(&args.output, Box::new(|_| {}));
-        let (socket, host) = connect(
+        let (socket, host, invite) = connect(
             &args.host,
+            args.code,
             &args.reach,
             &args.bind,
             &args.link,
             &mut printer,
         )
         .await?;
-        let joining = ask(socket, host, args)?;
+        let joining = ask(socket, host, invite, args)?;
         let Some((joining, roster)) = roster_of(joining, &mut printer, &args.output).await? else {
             return Err(CliError::new("the host's answer never came"));
         };
@@ -576,18 +601,31 @@ pub(crate) fn join_as<G: Demo, S: Snapshots<G>>(
     })
 }
 
-/// The joiner's setup: a seat, or (`--rejoin`) the seat whose key is in
-/// `--key`, claimed under a fresh key pair.
-fn ask(socket: Socket, host: SocketAddr, args: &JoinArgs) -> Result<Runtime<Joining>, CliError> {
+/// The joiner's setup: a seat (proving `invite`), or (`--rejoin`) the
+/// seat whose key is in `--key`, claimed under a fresh key pair.
+fn ask(
+    socket: Socket,
+    host: SocketAddr,
+    invite: Invite,
+    args: &JoinArgs,
+) -> Result<Runtime<Joining>, CliError> {
     let fresh = entropy::identity().map_err(entropy_error)?;
     let now = socket.now();
     let every = Duration::from_secs(args.output.status_every.max(1));
     let setup = match (&args.key, args.rejoin) {
         (Some(path), true) => {
             let old = read_key(path)?;
-            JoinSetup::new(now, host, Want::Rejoin, fresh, JoinTiming::default()).claiming(old)
+            JoinSetup::rejoin(now, host, fresh, old, JoinTiming::default())
         }
-        _ => JoinSetup::new(now, host, Want::Seat, fresh, JoinTiming::default()),
+        _ => JoinSetup::new(
+            now,
+            host,
+            Want::Seat,
+            invite,
+            fresh,
+            entropy::secret().map_err(entropy_error)?,
+            JoinTiming::default(),
+        ),
     };
     Ok(Runtime::new(socket, Joining::new(setup), every))
 }
@@ -609,7 +647,13 @@ pub(crate) async fn roster_of(
         }
         report.take(rt.now(), &event);
         if let MatchEvent::Ended(end) = &event {
-            return Err(CliError::new(end.to_string()));
+            let hint = match end {
+                MatchEnd::SetupFailed(JoinFailure::Refused(Refusal::InviteNeeded)) => {
+                    " (give the code the host printed with --code)"
+                }
+                _ => "",
+            };
+            return Err(CliError::new(format!("{end}{hint}")));
         }
         printer.event(&event);
     }
@@ -756,13 +800,14 @@ pub fn spectate(
     let rt = runtime()?;
     let mut printer = Printer::new(&w.output, Box::new(|_| {}));
     let asked = rt.block_on(async {
-        let (socket, host) = connect(&w.host, &w.reach, &w.bind, &w.link, &mut printer).await?;
+        let (socket, host, invite) =
+            connect(&w.host, args.code, &w.reach, &w.bind, &w.link, &mut printer).await?;
         let want = if args.arbiter {
             Want::Arbitrate
         } else {
             Want::Spectate
         };
-        let joining = lockstep_net::join(socket, host, want).map_err(entropy_error)?;
+        let joining = lockstep_net::join(socket, host, want, invite).map_err(entropy_error)?;
         let (socket, endpoint) = joining.into_parts();
         let joining = Runtime::new(
             socket,

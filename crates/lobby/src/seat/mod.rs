@@ -32,6 +32,7 @@ use crate::Datagram;
 use crate::endpoint::{Endpoint, Joining};
 use crate::event::{LinkStatus, MatchEnd, MatchEvent};
 use crate::host_setup::HostSetup;
+use crate::invite::Invites;
 use crate::join_setup::{JoinEvent, JoinSetup};
 use crate::message::{Abort, Refusal, Roster, RosterProblem};
 use crate::router::{Route, Router};
@@ -120,14 +121,16 @@ impl<G: Game, W: Write> core::fmt::Debug for SeatEndpoint<G, W> {
 
 impl<G: Game, W: Write> SeatEndpoint<G, W> {
     /// The host of a match of `G` with `config` on `setup`, played as
-    /// `settings` say; the host plays seat 0 with `identity` and proves
-    /// joiners' addresses with cookies made from `cookie_secret`.
+    /// `settings` say, seating and admitting whom `invites` say; the host
+    /// plays seat 0 with `identity` and proves joiners' addresses with
+    /// cookies made from `cookie_secret`.
     #[allow(clippy::too_many_arguments)]
     pub fn host(
         now: Instant,
         config: G::Config,
         setup: Match,
         settings: MatchSettings,
+        invites: Invites,
         identity: Identity,
         cookie_secret: [u8; 32],
         plan: SeatPlan<G, W>,
@@ -138,6 +141,7 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
             offer,
             identity.clone(),
             cookie_secret,
+            invites,
             crate::host_setup::SetupTiming::default(),
         );
         SeatEndpoint::with(

@@ -17,7 +17,7 @@ use crate::Datagram;
 use crate::event::{MatchEnd, MatchEvent};
 use crate::host_setup::HostEvent;
 use crate::join_setup::{JoinEvent, JoinSetup};
-use crate::message::{Abort, Want};
+use crate::message::Abort;
 use crate::router::Router;
 use crate::seat_plan::SeatLog;
 
@@ -170,14 +170,8 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                 // with the old one.
                 self.retire_peer(now);
                 let old = std::mem::replace(&mut self.identity, spare);
-                let setup = JoinSetup::new(
-                    now,
-                    host,
-                    Want::Rejoin,
-                    self.identity.clone(),
-                    self.timing.join,
-                )
-                .claiming(old);
+                let setup =
+                    JoinSetup::rejoin(now, host, self.identity.clone(), old, self.timing.join);
                 self.role = Role::Joined(Box::new(setup));
                 self.phase = Phase::Setup;
                 self.router = Router::default();

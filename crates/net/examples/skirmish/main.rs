@@ -28,10 +28,11 @@
 //! cargo run -p lockstep-net --example skirmish -- duel --bug   # the desync, reported
 //! cargo run -p lockstep-net --example skirmish -- duel         # plays to the end, exits 0
 //! cargo run -p lockstep-net --example skirmish -- host [--port P] [--seats N] [--frames F]
-//! cargo run -p lockstep-net --example skirmish -- join ADDR [--bug]
+//! cargo run -p lockstep-net --example skirmish -- join ADDR CODE [--bug]
 //! ```
 //!
-//! `duel` starts a host and a joiner as child processes of itself on
+//! The host prints its address and the seat code it drew; a joiner needs
+//! both. `duel` starts a host and a joiner as child processes of itself on
 //! loopback, relays their lines with a prefix, and exits non-zero if either
 //! fails.
 //!
@@ -49,7 +50,8 @@ use std::time::{Duration, Instant};
 
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::{
-    MatchEvent, MatchSettings, SeatPlan, SeatRuntime, SeatTiming, Socket, Want, entropy,
+    Invite, MatchCode, MatchEvent, MatchSettings, SeatPlan, SeatRuntime, SeatTiming, Socket, Want,
+    entropy,
 };
 use lockstep_sim::{Game, Match};
 
@@ -74,7 +76,7 @@ fn main() -> ExitCode {
 }
 
 const USAGE: &str = "usage: skirmish host [--port P] [--seats N] [--frames F] | \
-                     skirmish join ADDR [--bug] | skirmish duel [--bug] [--frames F]";
+                     skirmish join ADDR CODE [--bug] | skirmish duel [--bug] [--frames F]";
 
 /// The command line, read by hand: a command, flags with values, `--bug`.
 fn run(args: &[String]) -> Result<ExitCode, String> {
@@ -94,11 +96,12 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     match (command.as_str(), positional.as_slice()) {
         ("host", []) => host(port, seats, frames),
-        ("join", [addr]) => {
+        ("join", [addr, code]) => {
             let addr: SocketAddr = addr
                 .parse()
                 .map_err(|_| format!("{addr}: not an address"))?;
-            join(addr, bug)
+            let code = MatchCode::parse(code).map_err(|e| format!("{code}: {e}"))?;
+            join(addr, code, bug)
         }
         ("duel", []) => duel(frames, bug),
         _ => Err(USAGE.into()),
@@ -124,16 +127,27 @@ fn host(port: u16, seats: u8, frames: u32) -> Result<ExitCode, String> {
     let socket = Socket::open(([0, 0, 0, 0], port).into(), LinkShape::PERFECT, 1)
         .map_err(|e| format!("cannot open UDP port {port}: {e}"))?;
     let at = socket.local_addr().map_err(|e| e.to_string())?;
-    println!("listening 127.0.0.1:{} for {seats} seats", at.port());
+    // Only whoever is given the seat code may sit.
+    let invites = entropy::invites().map_err(|e| e.to_string())?;
+    let code = invites
+        .seat
+        .code()
+        .map(|c| c.to_string())
+        .unwrap_or_default();
+    println!(
+        "listening 127.0.0.1:{} for {seats} seats, seat code {code}",
+        at.port()
+    );
     let settings = MatchSettings::new(&setup).frames(frames);
     let plan = plan()?;
-    let rt = lockstep_net::host(socket, rules, setup, settings, plan).map_err(|e| e.to_string())?;
+    let rt = lockstep_net::host(socket, rules, setup, settings, invites, plan)
+        .map_err(|e| e.to_string())?;
     Ok(play(SeatRuntime::seat(rt)))
 }
 
-/// Joins the match at `addr` and plays the seat it gives with a bot
-/// (flawed with `bug`).
-fn join(addr: SocketAddr, bug: bool) -> Result<ExitCode, String> {
+/// Joins the match at `addr` with its seat `code` and plays the seat it
+/// gives with a bot (flawed with `bug`).
+fn join(addr: SocketAddr, code: MatchCode, bug: bool) -> Result<ExitCode, String> {
     if bug {
         let flaw = FLAW.get_or_init(Flaw::from_hash_seed);
         let (x, y) = (flaw.nudge.x.to_bits(), flaw.nudge.y.to_bits());
@@ -141,7 +155,8 @@ fn join(addr: SocketAddr, bug: bool) -> Result<ExitCode, String> {
     }
     let socket = Socket::open(([0, 0, 0, 0], 0).into(), LinkShape::PERFECT, 2)
         .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
-    let joining = lockstep_net::join(socket, addr, Want::Seat).map_err(|e| e.to_string())?;
+    let joining = lockstep_net::join(socket, addr, Want::Seat, Invite::Code(code))
+        .map_err(|e| e.to_string())?;
     // The setup first; the seat the roster gives, with this plan, after.
     Ok(play(SeatRuntime::joining(
         joining,
@@ -228,11 +243,11 @@ fn duel(frames: u32, bug: bool) -> Result<ExitCode, String> {
     let mut host = spawn(&["host", "--port", "0", "--frames", &frames])?;
     let (tx, rx) = std::sync::mpsc::channel();
     let host_lines = relay("host", host.stdout.take(), Some(tx));
-    let Ok(addr) = rx.recv_timeout(Duration::from_secs(10)) else {
+    let Ok((addr, code)) = rx.recv_timeout(Duration::from_secs(10)) else {
         let _ = host.kill();
         return Err("the host never said where it listens".into());
     };
-    let mut args = vec!["join", addr.as_str()];
+    let mut args = vec!["join", addr.as_str(), code.as_str()];
     args.extend(bug.then_some("--bug"));
     let mut joiner = spawn(&args)?;
     let join_lines = relay("join", joiner.stdout.take(), None);
@@ -258,17 +273,19 @@ fn duel(frames: u32, bug: bool) -> Result<ExitCode, String> {
 }
 
 /// Copies a child's lines to ours with `[name] ` before each, sending the
-/// address of a `listening` line to `addr`.
+/// address and the seat code of a `listening` line to `addr`.
 fn relay(
     name: &'static str,
     out: Option<impl Read + Send + 'static>,
-    addr: Option<std::sync::mpsc::Sender<String>>,
+    addr: Option<std::sync::mpsc::Sender<(String, String)>>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let Some(out) = out else { return };
         for line in BufReader::new(out).lines().map_while(Result::ok) {
             if let (Some(tx), Some(rest)) = (&addr, line.strip_prefix("listening ")) {
-                let _ = tx.send(rest.split(' ').next().unwrap_or_default().to_string());
+                let at = rest.split(' ').next().unwrap_or_default().to_string();
+                let code = rest.rsplit(' ').next().unwrap_or_default().to_string();
+                let _ = tx.send((at, code));
             }
             println!("[{name}] {line}");
         }
