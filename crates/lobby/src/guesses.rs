@@ -8,9 +8,11 @@
 //! next free time moves on by the interval with each answer, and an answer
 //! is allowed while that time is less than a burst ahead of now). An
 //! honest joiner needs one answer per process; its resends carry the same
-//! message and cost nothing, because the last two exchanges of each source
-//! are remembered (with their key, so a resend costs no curve arithmetic
-//! either).
+//! message and cost nothing, because the last [`Guesses::BURST`] exchanges
+//! of each source are remembered (with their key, so a resend costs no
+//! curve arithmetic either): several joiners behind one address (a home's
+//! NAT, or processes on one machine) each keep theirs, since a source
+//! cannot have more answers than that at once.
 //!
 //! The bound: a source gets at most `5 + ⌊t / 12 s⌋` answers in any span
 //! of `t`, so in an hour one source tests at most 305 guesses of a 30-bit
@@ -34,6 +36,9 @@ use crate::invite::SetupKey;
 use crate::message::PAKE_BYTES;
 use crate::source::Source;
 
+/// Exchanges remembered per source: as many as it may have at once.
+const RECENT: usize = Guesses::BURST as usize;
+
 /// An exchange the host ran: the joiner's message, the host's answer, and
 /// the key both derived.
 #[derive(Debug, Clone)]
@@ -52,8 +57,8 @@ struct Record {
     free_at: Instant,
     /// When it last asked.
     touched: Instant,
-    /// Its last two exchanges, newest first.
-    recent: [Option<Exchange>; 2],
+    /// Its last exchanges, newest first.
+    recent: [Option<Exchange>; RECENT],
 }
 
 /// The host's count of invite exchanges per source. See the module
@@ -97,7 +102,7 @@ impl Guesses {
                 Record {
                     free_at: now,
                     touched: now,
-                    recent: [None, None],
+                    recent: Default::default(),
                 },
             );
         }
@@ -116,7 +121,7 @@ impl Guesses {
     /// Remembers an exchange `source` was answered.
     pub fn remember(&mut self, source: Source, exchange: Exchange) {
         if let Some(r) = self.sources.get_mut(&source) {
-            r.recent[1] = r.recent[0].take();
+            r.recent.rotate_right(1);
             r.recent[0] = Some(exchange);
         }
     }
@@ -204,12 +209,17 @@ mod tests {
             answer: [b + 1; PAKE_BYTES],
             key: SetupKey::new([b; 32]),
         };
-        g.remember(v4(1), e(1));
-        g.remember(v4(1), e(2));
-        assert!(g.recall(t, v4(1), &[1; PAKE_BYTES]).is_some());
-        g.remember(v4(1), e(3));
+        // As many joiners behind one address as it may have answers at
+        // once each keep their exchange.
+        for b in 1..=RECENT as u8 {
+            g.remember(v4(1), e(b));
+        }
+        for b in 1..=RECENT as u8 {
+            assert!(g.recall(t, v4(1), &[b; PAKE_BYTES]).is_some(), "{b}");
+        }
+        g.remember(v4(1), e(RECENT as u8 + 1));
         assert!(g.recall(t, v4(1), &[1; PAKE_BYTES]).is_none());
-        assert!(g.recall(t, v4(1), &[3; PAKE_BYTES]).is_some());
-        assert!(g.recall(t, v4(2), &[3; PAKE_BYTES]).is_none());
+        assert!(g.recall(t, v4(1), &[2; PAKE_BYTES]).is_some());
+        assert!(g.recall(t, v4(2), &[2; PAKE_BYTES]).is_none());
     }
 }
