@@ -384,7 +384,19 @@ fn two_windows_play_each_other_over_udp_and_agree() {
         .and_then(|rest| rest.split(": ").next())
         .expect("the host prints its address")
         .to_string();
-    let mut joiner = Player::start(&x, &["--join", &addr, "--position", "400,0"], &join_log);
+    // `  seat code CODE: join with ...`: the lobby admits only the invited.
+    let seat = host.wait_for(30, "  seat code ");
+    let code = seat
+        .trim_start_matches("  seat code ")
+        .split(':')
+        .next()
+        .expect("the host prints the seat code")
+        .to_string();
+    let mut joiner = Player::start(
+        &x,
+        &["--join", &addr, "--code", &code, "--position", "400,0"],
+        &join_log,
+    );
     let host_frame = host.over();
     let join_frame = joiner.over();
     for frame in [host_frame, join_frame] {
