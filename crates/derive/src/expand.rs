@@ -219,9 +219,13 @@ fn struct_body(container: &Container, shape: &Fields) -> syn::Result<Body> {
     });
     let reads = fields.iter().map(decode_field);
     let value = construct(quote! { Self }, shape, &fields);
+    let end = container
+        .entity
+        .as_ref()
+        .map(|_| quote! { __w.end_entity(); });
     Ok(Body {
         min: min_bytes(&fields),
-        encode: quote! { #entity #(#writes)* },
+        encode: quote! { #entity #(#writes)* #end },
         decode: quote! { #(#reads)* ::core::result::Result::Ok(#value) },
     })
 }

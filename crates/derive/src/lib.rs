@@ -44,7 +44,10 @@
 //!   and a space (`"unit radius"`), for a settings struct nested in another;
 //! - `#[canonical(entity = "unit", ids(id))]` (structs): each value starts
 //!   with a `Mark::Entity` of that kind, identified by the listed fields
-//!   (each converts to `u32`), so a diff says "unit 17 · hp".
+//!   (each converts to `u32`), so a diff says "unit 17 · hp", and ends with
+//!   a `Mark::EndEntity`, so the fields written after a list of units are
+//!   labelled as the enclosing value's again ("state · losses", never
+//!   "unit 9 · losses").
 //!
 //! On a variant:
 //! - `#[canonical(tag = N)]`: its `u8` tag.

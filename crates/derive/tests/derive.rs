@@ -182,6 +182,8 @@ impl Sink for Labels {
         let text = match mark {
             Mark::Entity { kind, ids } => format!("{kind} {ids:?}"),
             Mark::Field { name, .. } => name.to_string(),
+            Mark::EndEntity => "end".to_string(),
+            Mark::Length => "length".to_string(),
         };
         self.marks.push((text, self.bytes.len()));
     }
@@ -282,7 +284,7 @@ fn entities_are_marked_with_their_ids() {
     };
     let l = labels(|w| u.encode(w));
     let names: Vec<&str> = l.marks.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["unit [17]", "id", "owner", "order"]);
+    assert_eq!(names, ["unit [17]", "id", "owner", "order", "end"]);
     assert_eq!(u.to_canonical(), [17, 0, 0, 0, 1, 0]);
     assert_eq!(Unit::MIN_BYTES, 6);
 }
@@ -454,4 +456,40 @@ proptest! {
         let units = vec![unit.clone(), unit];
         prop_assert_eq!(Vec::<Unit>::from_canonical(&units.to_canonical()), Ok(units));
     }
+}
+
+/// A state whose own fields come after lists of entities.
+#[derive(Debug, Clone, PartialEq, Eq, Canonical)]
+struct Skirmish {
+    tanks: Vec<Unit>,
+    losses: u32,
+    shells: Vec<Unit>,
+    turn: u16,
+}
+
+#[test]
+fn fields_after_a_list_of_entities_are_marked_after_the_list_ends() {
+    let unit = |id| Unit {
+        id,
+        owner: 0,
+        order: Order::Idle,
+    };
+    let s = Skirmish {
+        tanks: vec![unit(1), unit(2)],
+        losses: 3,
+        shells: vec![unit(9)],
+        turn: 4,
+    };
+    let l = labels(|w| s.encode(w));
+    let names: Vec<&str> = l.marks.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "tanks", "length", "unit [1]", "id", "owner", "order", "end", "unit [2]", "id",
+            "owner", "order", "end", "losses", "shells", "length", "unit [9]", "id", "owner",
+            "order", "end", "turn"
+        ]
+    );
+    // Labels change no byte.
+    assert_eq!(l.bytes, s.to_canonical());
 }

@@ -51,10 +51,16 @@ pub trait Sink: Send {
 /// tool can say which entity and field two states disagree on. Labels are
 /// not part of the encoding: the bytes, and so the checksum, are the same
 /// with or without them.
+///
+/// Entities nest: an entity mark opens an entity inside the one open, and
+/// [`Mark::EndEntity`] closes it, so the fields written after a list of
+/// entities belong to the entity (and the field) around the list again. An
+/// encoder that never ends its entities (each mark then simply follows the
+/// last) labels as before.
 #[derive(Debug, Clone, Copy)]
 pub enum Mark<'a> {
     /// The fields that follow belong to this entity, e.g. `("body", [17])`
-    /// or `("contact", [3, 9])`, until the next entity mark.
+    /// or `("contact", [3, 9])`, until it ends or the next entity mark.
     Entity {
         /// What kind of entity.
         kind: &'static str,
@@ -68,6 +74,13 @@ pub enum Mark<'a> {
         /// Renders the field's bytes as text.
         show: fn(&[u8]) -> String,
     },
+    /// The entity opened last ends: what follows belongs to the entity and
+    /// the field that were open when it began.
+    EndEntity,
+    /// The next four bytes are a list's length ([`StateWriter::write_len`]):
+    /// a field that holds only them (its items carry labels of their own)
+    /// is shown as that number.
+    Length,
 }
 
 /// Renders bytes written by `T::encode` as `T`'s `Debug` text, or as hex if
@@ -226,6 +239,15 @@ impl<S: Sink> StateWriter<S> {
         }
     }
 
+    /// Ends the entity begun last (a [`Mark::EndEntity`] label): the
+    /// fields written next belong to the entity around it again.
+    #[inline]
+    pub fn end_entity(&mut self) {
+        if S::READS_MARKS {
+            self.sink.mark(Mark::EndEntity);
+        }
+    }
+
     /// Writes `value` as a named field: a [`Mark::Field`] label, then the
     /// value's canonical bytes.
     #[inline]
@@ -312,6 +334,9 @@ impl<S: Sink> StateWriter<S> {
     /// `u32::MAX`, so the encoding then no longer decodes to the same value.
     #[inline]
     pub fn write_len(&mut self, len: usize) {
+        if S::READS_MARKS {
+            self.sink.mark(Mark::Length);
+        }
         self.write_u32(u32::try_from(len).unwrap_or(u32::MAX));
     }
 

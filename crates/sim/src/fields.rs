@@ -1,6 +1,12 @@
 //! A state's canonical bytes with the labels its encoding gave them: which
 //! entity and field each byte range holds ([`StateMap`]).
 //!
+//! Entities nest as the encoding opens and ends them ([`Mark::EndEntity`]):
+//! after a list of entities, the fields that follow belong to the entity
+//! around the list again, not to its last item. A field that holds nothing
+//! but a list's length (its items labelled on their own) shows that length
+//! as a number.
+//!
 //! Invariants: the bytes are exactly the saved-state bytes (labels add nothing
 //! to them); every field range lies inside the bytes, ranges are in order and
 //! do not overlap; bytes written before any field label belong to an
@@ -41,6 +47,8 @@ pub struct Field {
     /// The bytes that hold it.
     pub range: Range<usize>,
     show: fn(&[u8]) -> String,
+    /// It began with a list's length ([`Mark::Length`]).
+    list: bool,
 }
 
 /// A state's bytes and the fields they hold.
@@ -49,6 +57,18 @@ pub struct StateMap {
     bytes: Vec<u8>,
     entities: Vec<EntityKey>,
     fields: Vec<Field>,
+    /// The entity the next field belongs to (index into `entities`).
+    current: usize,
+    /// The entities around the open one, innermost last: each with the
+    /// field that was open when the next one began.
+    around: Vec<(usize, Option<Reopen>)>,
+}
+
+/// A field to go on with once the entities inside it end.
+#[derive(Debug, Clone, Copy)]
+struct Reopen {
+    name: &'static str,
+    show: fn(&[u8]) -> String,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -90,9 +110,14 @@ impl StateMap {
         &self.entities[field.entity]
     }
 
-    /// A field's value as text.
+    /// A field's value as text: a field holding only a list's length (its
+    /// items labelled on their own) as `length N`.
     pub fn show(&self, field: &Field) -> String {
-        (field.show)(&self.bytes[field.range.clone()])
+        let bytes = &self.bytes[field.range.clone()];
+        match <[u8; 4]>::try_from(bytes) {
+            Ok(len) if field.list => format!("length {}", u32::from_le_bytes(len)),
+            _ => (field.show)(bytes),
+        }
     }
 
     /// The field that holds byte `offset`.
@@ -130,6 +155,7 @@ impl StateMap {
                 kind: "state",
                 ids: Vec::new(),
             });
+            self.current = 0;
         }
     }
 
@@ -149,11 +175,19 @@ impl StateMap {
         self.ensure_entity();
         let start = self.bytes.len();
         self.fields.push(Field {
-            entity: self.entities.len() - 1,
+            entity: self.current,
             name,
             range: start..start,
             show,
+            list: false,
         });
+    }
+
+    /// The open field, if it has no bytes yet.
+    fn open_empty(&mut self) -> Option<&mut Field> {
+        self.fields
+            .last_mut()
+            .filter(|f| f.range.end == self.bytes.len() && f.range.is_empty())
     }
 }
 
@@ -173,16 +207,47 @@ impl Sink for StateMap {
     fn mark(&mut self, mark: Mark<'_>) {
         match mark {
             Mark::Entity { kind, ids } => {
+                self.ensure_entity();
+                let open = self
+                    .fields
+                    .last()
+                    .filter(|f| f.entity == self.current)
+                    .map(|f| Reopen {
+                        name: f.name,
+                        show: f.show,
+                    });
                 self.close();
+                self.around.push((self.current, open));
                 self.entities.push(EntityKey {
                     kind,
                     ids: ids.to_vec(),
                 });
+                self.current = self.entities.len() - 1;
                 // Bytes written after the entity mark but before a field
                 // label belong to an unnamed field of the new entity.
                 self.open("", hex);
             }
+            Mark::EndEntity => {
+                let Some((outer, open)) = self.around.pop() else {
+                    return;
+                };
+                self.current = outer;
+                // What follows, up to the next label, belongs to the field
+                // the entity began in (dropped if nothing does).
+                match open {
+                    Some(f) => self.open(f.name, f.show),
+                    None => self.open("", hex),
+                }
+            }
             Mark::Field { name, show } => self.open(name, show),
+            Mark::Length => {
+                if self.fields.is_empty() {
+                    self.open("", hex);
+                }
+                if let Some(f) = self.open_empty() {
+                    f.list = true;
+                }
+            }
         }
     }
 }
