@@ -34,6 +34,12 @@ impl Command for Mark {
         self.0 = v as u16;
         Ok(())
     }
+
+    fn read<S: BitStream>(s: &mut S) -> Result<Mark, BitError> {
+        let mut c = Mark(0);
+        c.serialize(s)?;
+        Ok(c)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]

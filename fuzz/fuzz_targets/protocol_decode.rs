@@ -32,6 +32,12 @@ impl Command for Go {
         self.0 = v as u16;
         Ok(())
     }
+
+    fn read<S: BitStream>(s: &mut S) -> Result<Go, BitError> {
+        let mut c = Go(0);
+        c.serialize(s)?;
+        Ok(c)
+    }
 }
 
 fuzz_target!(|data: &[u8]| {

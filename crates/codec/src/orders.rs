@@ -32,7 +32,13 @@ use core::fmt::Debug;
 pub const MAX_COMMANDS: usize = 8;
 
 /// A one-shot order a game applies once, on the frame it arrives with.
-pub trait Command: Clone + PartialEq + Eq + Default + Debug {
+///
+/// `#[derive(Command)]` (`lockstep-derive`) writes all of it for a struct or
+/// an enum of ranged integers (`#[command(range = 0..=99)]`), `bool`s and
+/// other commands, packed in as few bits as the ranges allow. By hand:
+/// `serialize` writes or measures (and may read into a value, the
+/// [`BitStream`] way), and `read` makes a value to read into and reads it.
+pub trait Command: Clone + PartialEq + Eq + Debug {
     /// The most bits [`Command::serialize`] writes.
     const MAX_BITS: u32;
 
@@ -41,14 +47,18 @@ pub trait Command: Clone + PartialEq + Eq + Default + Debug {
     /// refuse each other at the handshake. Change it with the encoding.
     fn schema() -> &'static str;
 
-    /// Writes, reads or measures the command (see [`BitStream`]); reading
-    /// rejects every bit pattern writing never produces.
+    /// Writes or measures the command (see [`BitStream`]); given a reader,
+    /// reads a command into `self`.
     fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), BitError>;
+
+    /// Reads a command written by [`Command::serialize`], rejecting every
+    /// bit pattern writing never produces.
+    fn read<S: BitStream>(s: &mut S) -> Result<Self, BitError>;
 }
 
 /// A seat's input for one frame: what it holds, and the commands it issued
 /// since the frame before (at most [`MAX_COMMANDS`]).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Orders<H, C> {
     /// The held input (buttons, a stick, a camera position).
     pub held: H,
@@ -80,6 +90,13 @@ impl<H, C> Orders<H, C> {
     }
 }
 
+/// Nothing held, no command (a command needs no default of its own).
+impl<H: Default, C> Default for Orders<H, C> {
+    fn default() -> Orders<H, C> {
+        Orders::new(H::default())
+    }
+}
+
 impl<H: Input, C: Command> Input for Orders<H, C> {
     const MAX_BITS: u32 = H::MAX_BITS + MAX_COMMANDS as u32 * (1 + C::MAX_BITS);
 
@@ -103,9 +120,10 @@ impl<H: Input, C: Command> Input for Orders<H, C> {
                 return Ok(());
             }
             if S::READING {
-                self.commands.push(C::default());
+                self.commands.push(C::read(s)?);
+            } else {
+                self.commands[i].serialize(s)?;
             }
-            self.commands[i].serialize(s)?;
         }
         Ok(())
     }
@@ -157,7 +175,7 @@ mod tests {
     use proptest::prelude::*;
 
     /// A 10-bit command for the tests.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     struct Go(u16);
 
     impl Command for Go {
@@ -170,6 +188,11 @@ mod tests {
             s.ranged(&mut v, 0, 1023, "go")?;
             self.0 = v as u16;
             Ok(())
+        }
+        fn read<S: BitStream>(s: &mut S) -> Result<Go, BitError> {
+            let mut go = Go(0);
+            go.serialize(s)?;
+            Ok(go)
         }
     }
 

@@ -38,6 +38,12 @@ impl Command for Bump {
         self.value = v as u16;
         Ok(())
     }
+
+    fn read<S: BitStream>(s: &mut S) -> Result<Bump, BitError> {
+        let mut c = Bump { value: 0 };
+        c.serialize(s)?;
+        Ok(c)
+    }
 }
 
 /// The bots issue `burst` commands on every `every`th frame of their seat.

@@ -1,7 +1,7 @@
 //! `squads`: a tiny skirmish, written only with what a studio gets —
-//! `#[derive(Canonical)]` for every byte of state, `Orders` for the
-//! players' commands, `Vec2` for a map on a plane — and no hand-written
-//! encoder.
+//! `#[derive(Canonical)]` for every byte of state, `Orders` of a
+//! `#[derive(Command)]` for the players' commands, `Vec2` for a map on a
+//! plane — and no hand-written encoder.
 //!
 //! Each seat has four units on a 64 × 64 m field. A command sends one unit
 //! to a cell (`Order::Move`) or stops it (`Order::Stop`); a unit walks
@@ -9,9 +9,9 @@
 //! second, unless its seat holds button 0 ("hold fire"). Integer and fixed
 //! point only, like every lockstep game.
 
+use lockstep_codec::Orders;
 use lockstep_codec::input::Buttons;
-use lockstep_codec::{BitError, BitStream, Command, Orders};
-use lockstep_derive::Canonical;
+use lockstep_derive::{Canonical, Command};
 use lockstep_fx::{Canonical, Fx, Rng, Sink, StateWriter, Vec2};
 use lockstep_games::Demo;
 use lockstep_sim::{Bot, Frame, Game, Match, SetupError, StateError};
@@ -31,48 +31,25 @@ pub struct SquadsConfig {
     pub hp: u16,
 }
 
-/// A player's order: one command, applied on the frame it rides in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A player's order: one command, applied on the frame it rides in. The
+/// derive packs it in as few bits as the ranges allow (1 bit of variant, 2
+/// of unit, 6 + 6 of cell) and checks them when reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Command)]
 pub enum Order {
     /// Stop unit `unit` where it stands.
-    Stop { unit: u8 },
+    Stop {
+        #[command(range = 0..=3)]
+        unit: u8,
+    },
     /// Send unit `unit` to the centre of cell `(x, y)` (1 m cells).
-    Move { unit: u8, x: u8, y: u8 },
-}
-
-impl Default for Order {
-    fn default() -> Order {
-        Order::Stop { unit: 0 }
-    }
-}
-
-impl Command for Order {
-    const MAX_BITS: u32 = 1 + 2 + 6 + 6;
-
-    fn schema() -> &'static str {
-        "squads Order v1: move bit, unit u2, then if move x u6, y u6"
-    }
-
-    fn serialize<S: BitStream>(&mut self, s: &mut S) -> Result<(), BitError> {
-        let (mut moving, mut unit, mut x, mut y) = match *self {
-            Order::Move { unit, x, y } => (true, unit, x, y),
-            Order::Stop { unit } => (false, unit, 0, 0),
-        };
-        s.bool(&mut moving)?;
-        let mut field = |v: &mut u8, max: u32, what| {
-            let mut n = u32::from(*v);
-            s.ranged(&mut n, 0, max, what).map(|()| *v = n as u8)
-        };
-        field(&mut unit, u32::from(UNITS) - 1, "unit")?;
-        if moving {
-            field(&mut x, 63, "x")?;
-            field(&mut y, 63, "y")?;
-            *self = Order::Move { unit, x, y };
-        } else {
-            *self = Order::Stop { unit };
-        }
-        Ok(())
-    }
+    Move {
+        #[command(range = 0..=3)]
+        unit: u8,
+        #[command(range = 0..=63)]
+        x: u8,
+        #[command(range = 0..=63)]
+        y: u8,
+    },
 }
 
 /// One unit: whose, where, where to, and how healthy.

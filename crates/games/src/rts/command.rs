@@ -181,4 +181,10 @@ impl lockstep_codec::Command for Command {
             Command::Stop => Ok(()),
         }
     }
+
+    fn read<S: BitStream>(s: &mut S) -> Result<Command, BitError> {
+        let mut c = Command::Stop;
+        c.serialize(s)?;
+        Ok(c)
+    }
 }
