@@ -232,6 +232,10 @@ pub(crate) fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> 
         report.frame,
         report.checksums[1]
     );
+    outln!("{}", report.headline());
+    for line in &report.not_compared {
+        outln!("  not compared: {line}");
+    }
     for note in &report.notes {
         outln!("note: {note}");
     }
@@ -239,9 +243,15 @@ pub(crate) fn diff_logs<G: Game>(args: &DiffArgs) -> Result<ExitCode, CliError> 
     for (seat, input) in report.inputs.iter().enumerate() {
         outln!("  seat {seat}: {input}");
     }
-    for (when, diff) in [("before", &report.before), ("after", &report.after)] {
-        outln!("in the states {when} frame {}:", report.frame);
-        print_fields(diff, args.all, "  ");
+    let sections = [
+        ("before", report.before_compared, &report.before),
+        ("after", report.after_compared, &report.after),
+    ];
+    for (when, compared, diff) in sections {
+        if compared {
+            outln!("in the states {when} frame {}:", report.frame);
+            print_fields(diff, args.all, "  ");
+        }
     }
     outln!(
         "report written to {} (every field; the states before frame {} beside it)",

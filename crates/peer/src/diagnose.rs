@@ -31,8 +31,8 @@ use std::collections::BTreeMap;
 
 use lockstep_fx::Checksum;
 use lockstep_protocol::{SeatId, SelfCheck};
-use lockstep_sim::desync::{DesyncReport, Diagnosis};
-use lockstep_sim::{Game, SavedState, diff_states};
+use lockstep_sim::desync::{DesyncReport, Diagnosis, SideState};
+use lockstep_sim::{Game, SavedState};
 
 use crate::history::History;
 
@@ -240,16 +240,17 @@ pub(crate) fn diagnose<G: Game>(
             let resim_before = resim_after(t.wrapping_sub(1)).unwrap_or(&[]).to_vec();
             let resim = resim_after(t).unwrap_or(&[]);
             let recorded = history.state_after(t).map(|r| r.state).unwrap_or_default();
+            let checksums = [
+                history.get(t).map_or(authority, |s| s.checksum),
+                first.checksums[(t - start) as usize],
+            ];
             let mut r = report::<G>(
                 history,
                 &sources,
                 t,
-                [
-                    history.get(t).map_or(authority, |s| s.checksum),
-                    first.checksums[(t - start) as usize],
-                ],
-                [&recorded_before, &resim_before],
-                [&recorded, resim],
+                checksums,
+                Some([&recorded_before, &resim_before]),
+                [side(&recorded, checksums[0]), side(resim, checksums[1])],
             );
             r.sources[1] = format!("{} (re-simulated here from frame {start})", sources[1]);
             r.notes.push(format!(
@@ -291,8 +292,9 @@ pub(crate) fn diagnose<G: Game>(
             .filter(|r| r.faithful)
             .map(|r| r.state);
         let resim = resim_after(m).map(<[u8]>::to_vec);
-        let (after_left, after_right, at) = match (own_after, resim) {
-            (Some(o), Some(r)) => (o, r, m),
+        let resim_m = first.checksums[(m - start) as usize];
+        let (after_left, after_right, at, checked) = match (own_after, resim) {
+            (Some(o), Some(r)) => (o, r, m, [own, resim_m]),
             _ => (
                 history
                     .state_after(frame)
@@ -300,17 +302,23 @@ pub(crate) fn diagnose<G: Game>(
                     .unwrap_or_default(),
                 state.to_vec(),
                 frame,
+                [
+                    history.get(frame).map_or(authority, |s| s.checksum),
+                    authority,
+                ],
             ),
         };
         let mut r = report::<G>(
             history,
             &sources,
             m,
-            [own, first.checksums[(m - start) as usize]],
-            [&[], &[]],
-            [&after_left, &after_right],
+            [own, resim_m],
+            None,
+            [
+                side(&after_left, checked[0]),
+                side(&after_right, checked[1]),
+            ],
         );
-        r.before.clear();
         r.sources[1] = format!("{} (re-simulated here from frame {start})", sources[1]);
         match again {
             None => r.notes.push(format!(
@@ -362,10 +370,9 @@ pub(crate) fn diagnose<G: Game>(
         &sources,
         d,
         checksums,
-        [&[], &[]],
-        [&own_state, state],
+        None,
+        [side(&own_state, own), side(state, authority)],
     );
-    r.before.clear();
     r.notes.push(format!(
         "re-simulating frames {start}..={frame} from the last agreed state gives this peer's own result again, not the authority's: the two machines step differently{detected}"
     ));
@@ -407,53 +414,79 @@ fn first_differing<G: Game>(
 }
 
 /// A dispute nobody could be blamed for: this seat's state after `frame`
-/// beside `other`'s, received from seat `from`.
+/// beside `other`'s, received from seat `from` (or why it did not come).
+/// Every disputed seat stepped the frames again and got its own result
+/// again, so the states should be the ones each checksummed; the report
+/// says so where one is not.
 pub(crate) fn compare<G: Game>(
     history: &History<G>,
     local: SeatId,
     from: SeatId,
     frame: u32,
-    other: &[u8],
-) -> Option<Diagnosis> {
-    let own = history.state_after(frame)?;
-    let checksums = [
-        history
-            .get(frame)
-            .map_or_else(|| Checksum::of(&own.state), |s| s.checksum),
-        Checksum::of(other),
-    ];
+    other: Result<&[u8], &str>,
+) -> Diagnosis {
+    let own = history.state_after(frame);
+    let own_checksum = history.get(frame).map(|s| s.checksum);
+    let other_checksum = other.ok().map(Checksum::of);
+    let shown =
+        |c: Option<Checksum>| c.map_or_else(|| "not known here".to_string(), |c| c.to_string());
     let sources = [
         who(Some(local), "this seat"),
         who(Some(from), "the other seat"),
     ];
-    let mut r = report::<G>(
-        history,
-        &sources,
+    let mut r = DesyncReport::new(
+        G::ID,
+        sources,
         frame,
-        checksums,
-        [&[], &[]],
-        [&own.state, other],
+        [shown(own_checksum), shown(other_checksum)],
+        inputs_of(history, frame),
     );
-    r.before.clear();
+    let own_bytes: Result<&[u8], &str> = match &own {
+        Some(o) => Ok(&o.state),
+        None => Err("this seat no longer holds it"),
+    };
+    r.compare_after::<G>([
+        SideState {
+            bytes: own_bytes,
+            checksummed: own_checksum,
+        },
+        SideState {
+            bytes: other,
+            checksummed: None,
+        },
+    ]);
     r.notes.push(format!(
         "cannot tell which seat drifted: every disputed seat stepped the frames from the last agreed state through frame {frame} again and got its own result again, so no seat's state was taken over another's; the match is invalid"
     ));
-    r.notes.push(format!(
-        "the states compared are both seats' states after frame {frame}"
-    ));
-    Some(Diagnosis {
+    if r.after_compared {
+        r.notes.push(format!(
+            "the states compared are both seats' states after frame {frame}"
+        ));
+    }
+    let saved = |bytes: &[u8]| SavedState {
+        frame: frame + 1,
+        bytes: bytes.to_vec(),
+    };
+    Diagnosis {
         report: r,
         states: [
-            SavedState {
-                frame: frame + 1,
-                bytes: own.state,
-            },
-            SavedState {
-                frame: frame + 1,
-                bytes: other.to_vec(),
-            },
+            saved(own_bytes.unwrap_or_default()),
+            saved(other.unwrap_or_default()),
         ],
-    })
+    }
+}
+
+/// A side of a report: `bytes`, which its run checksummed as `checksum`
+/// (an empty state: not at hand).
+fn side(bytes: &[u8], checksum: Checksum) -> SideState<'_> {
+    SideState {
+        bytes: if bytes.is_empty() {
+            Err("not held here")
+        } else {
+            Ok(bytes)
+        },
+        checksummed: Some(checksum),
+    }
 }
 
 fn report<G: Game>(
@@ -461,24 +494,19 @@ fn report<G: Game>(
     sources: &[String; 2],
     frame: u32,
     checksums: [Checksum; 2],
-    before: [&[u8]; 2],
-    after: [&[u8]; 2],
+    before: Option<[&[u8]; 2]>,
+    after: [SideState<'_>; 2],
 ) -> DesyncReport {
-    let diff = |s: [&[u8]; 2]| {
-        if s[0].is_empty() || s[1].is_empty() {
-            Vec::new()
-        } else {
-            diff_states::<G>(s[0], s[1]).unwrap_or_default()
-        }
-    };
-    DesyncReport {
-        game: G::ID.to_string(),
-        sources: sources.clone(),
+    let mut r = DesyncReport::new(
+        G::ID,
+        sources.clone(),
         frame,
-        checksums: checksums.map(|c| c.to_string()),
-        inputs: inputs_of(history, frame),
-        before: diff(before),
-        after: diff(after),
-        notes: Vec::new(),
+        checksums.map(|c| c.to_string()),
+        inputs_of(history, frame),
+    );
+    if let Some(b) = before.filter(|b| !b[0].is_empty() && !b[1].is_empty()) {
+        r.compare_before::<G>(b);
     }
+    r.compare_after::<G>(after);
+    r
 }

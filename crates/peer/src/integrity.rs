@@ -20,17 +20,24 @@
 //!   snapshots; under `Continue` the match plays on unchecked.
 //! - The match found invalid ([`Event::Invalidated`](lockstep_protocol::Event::Invalidated), decided here or
 //!   heard from a peer): unless it plays on, the peer stops with
-//!   [`StopReason::MatchInvalid`]; the seat that kept drifting says which
-//!   fields kept differing.
+//!   [`StopReason::MatchInvalid`] and a report. The seat that kept drifting
+//!   says which fields kept differing; every other seat compares its own
+//!   state after the match's first invalid frame with the state of a seat
+//!   on the other side (the one at fault, or the one that told it), and
+//!   says what it could not compare and why when that state does not come.
 //!
-//! Invariants: [`PeerEvent::Stopped`] is raised at most once; a peer
-//! waiting for a state to compare raises it when the state arrives or the
-//! request gives up, never later.
+//! Invariants: [`PeerEvent::Stopped`] is raised at most once, and a stop
+//! for an invalid match always carries a report; a peer waiting for a
+//! state to compare raises it when the state arrives, the request gives
+//! up, or the app stops waiting ([`Peer::stop_waiting`]), never later;
+//! the stop's `first_frame` is the session's (the earliest any seat
+//! claimed and this one heard) at the moment of the stop.
 
 use std::io::Write;
 
 use lockstep_protocol::{Cause, Instant, Invalidation, ResyncFailure, SeatId, SeatSet, SelfCheck};
 use lockstep_sim::Game;
+use lockstep_sim::desync::{DesyncReport, Diagnosis, SideState};
 use lockstep_sim::replay::{Note, StopCause, UncheckedCause};
 
 use crate::diagnose::{compare, self_check, touched_through};
@@ -162,9 +169,7 @@ impl<G: Game, W: Write> Peer<G, W> {
                 .dispute
                 .and_then(|(_, seats)| seats.iter().find(|p| *p != local));
             if let (Some(other), Some(frame)) = (other, disputed) {
-                if self.session.compare_with(now, other, frame).is_ok() {
-                    self.awaiting_compare = Some(first_frame);
-                }
+                self.ask_to_compare(now, other, frame);
             }
         }
         self.invalidate(now, first_frame, cause, seat, false);
@@ -188,8 +193,16 @@ impl<G: Game, W: Write> Peer<G, W> {
         let _ = self.session.invalidate(now, invalidation);
     }
 
-    /// The match was found invalid, here or by a peer.
-    pub(crate) fn on_invalidated(&mut self, invalidation: Invalidation) {
+    /// Asks seat `other` for its state after `frame`, to put beside this
+    /// seat's in the report (the stop waits for it).
+    fn ask_to_compare(&mut self, now: Instant, other: SeatId, frame: u32) {
+        if self.session.compare_with(now, other, frame).is_ok() {
+            self.awaiting_compare = Some((other, frame));
+        }
+    }
+
+    /// The match was found invalid, here or by seat `by`.
+    pub(crate) fn on_invalidated(&mut self, now: Instant, by: SeatId, invalidation: Invalidation) {
         if invalidation.play_on {
             // The log says from which frame nothing was compared.
             self.note(&Note::Unchecked {
@@ -202,34 +215,117 @@ impl<G: Game, W: Write> Peer<G, W> {
             // Stops once the state to compare arrives (or does not).
             return;
         }
-        let report = self.final_report.take().map(Box::new);
-        self.stop(StopReason::MatchInvalid {
-            first_frame: invalidation.first_frame,
-            report,
-        });
+        if self.final_report.is_none() {
+            // No report of its own: compare this seat's state after the
+            // first invalid frame with a seat's on the other side of it.
+            let local = self.seat();
+            let other = invalidation
+                .seat
+                .filter(|s| *s != local)
+                .or(Some(by).filter(|s| *s != local));
+            if let Some(other) = other {
+                self.ask_to_compare(now, other, invalidation.first_frame);
+                if self.awaiting_compare.is_some() {
+                    return;
+                }
+            }
+            self.final_report = Some(self.own_side_only(
+                invalidation.first_frame,
+                "no other seat to ask for its state",
+            ));
+        }
+        self.stop_when_claims_are_in();
     }
 
-    /// The state asked for to compare: the report of a dispute nobody
-    /// could be blamed for.
+    /// The state asked for to compare arrived.
     pub(crate) fn on_compare_state(&mut self, from: SeatId, frame: u32, state: &[u8]) {
-        let Some(first_frame) = self.awaiting_compare.take() else {
+        if self.awaiting_compare.take().is_none() {
+            return;
+        }
+        self.final_report = Some(compare(&self.history, self.seat(), from, frame, Ok(state)));
+        self.stop_when_claims_are_in();
+    }
+
+    /// The state asked for to compare will not come: `why`.
+    pub(crate) fn on_compare_failed(&mut self, why: &str) {
+        let Some((from, frame)) = self.awaiting_compare.take() else {
             return;
         };
-        self.final_report = compare(&self.history, self.seat(), from, frame, state);
-        self.stop_invalid(first_frame);
+        self.final_report = Some(compare(&self.history, self.seat(), from, frame, Err(why)));
+        self.stop_when_claims_are_in();
     }
 
-    pub(crate) fn on_compare_failed(&mut self) {
-        if let Some(first_frame) = self.awaiting_compare.take() {
-            self.stop_invalid(first_frame);
+    /// Stops waiting for another seat's state to compare (the app's
+    /// bound on the wait): the peer stops now, its report saying that the
+    /// other seat's state did not come. Does nothing when it is not
+    /// waiting.
+    pub fn stop_waiting(&mut self) {
+        self.on_compare_failed("it did not answer before this seat stopped waiting");
+        if std::mem::take(&mut self.awaiting_claims) {
+            self.stop_invalid();
         }
     }
 
-    fn stop_invalid(&mut self, first_frame: u32) {
-        let first_frame = self
-            .session
-            .invalidation()
-            .map_or(first_frame, |i| i.first_frame);
+    /// Whether the match was found invalid and this peer waits, before it
+    /// stops, for another seat's state to compare or for every live
+    /// seat's claim of the first invalid frame ([`Peer::stop_waiting`]
+    /// ends the wait).
+    pub fn is_waiting_to_stop(&self) -> bool {
+        self.awaiting_compare.is_some() || self.awaiting_claims
+    }
+
+    /// A report with this seat's side only: its checksum and state after
+    /// `frame`, and why the other side is missing.
+    fn own_side_only(&self, frame: u32, why: &str) -> Diagnosis {
+        let own = self.history.state_after(frame);
+        let checksum = self.history.get(frame).map(|s| s.checksum);
+        let shown = checksum.map_or_else(|| "not known here".to_string(), |c| c.to_string());
+        let mut report = DesyncReport::new(
+            G::ID,
+            [
+                format!("seat {} (this seat)", self.seat().0),
+                "the other seats".into(),
+            ],
+            frame,
+            [shown, "not known here".into()],
+            Vec::new(),
+        );
+        let bytes: Result<&[u8], &str> = match &own {
+            Some(o) => Ok(&o.state),
+            None => Err("this seat no longer holds it"),
+        };
+        report.compare_after::<G>([
+            SideState {
+                bytes,
+                checksummed: checksum,
+            },
+            SideState {
+                bytes: Err(why),
+                checksummed: None,
+            },
+        ]);
+        let saved = lockstep_sim::SavedState {
+            frame: frame + 1,
+            bytes: own.map(|o| o.state).unwrap_or_default(),
+        };
+        Diagnosis {
+            report,
+            states: [saved.clone(), saved],
+        }
+    }
+
+    /// Stops once every live seat's claim of the first invalid frame is
+    /// in, so every seat stops with the same frame (at once if it is).
+    fn stop_when_claims_are_in(&mut self) {
+        if self.session.heard_every_claim() {
+            self.stop_invalid();
+        } else {
+            self.awaiting_claims = true;
+        }
+    }
+
+    pub(crate) fn stop_invalid(&mut self) {
+        let first_frame = self.session.invalidation().map_or(0, |i| i.first_frame);
         let report = self.final_report.take().map(Box::new);
         self.stop(StopReason::MatchInvalid {
             first_frame,

@@ -73,9 +73,12 @@ pub struct Peer<G: Game, W: Write> {
     pub(crate) heals: Heals,
     /// The report the coming stop carries.
     pub(crate) final_report: Option<Diagnosis>,
-    /// A stop waiting for another seat's state to compare: the first
-    /// frame the match is invalid from.
-    pub(crate) awaiting_compare: Option<u32>,
+    /// A stop waiting for another seat's state to compare: the seat
+    /// asked, and the frame whose state it was asked for.
+    pub(crate) awaiting_compare: Option<(SeatId, u32)>,
+    /// A stop with its report ready, waiting to hear every live seat's
+    /// claim of the first invalid frame (or for those seats to fall silent).
+    pub(crate) awaiting_claims: bool,
     /// The first frame the last heal corrected, and the checksums from it
     /// through the loaded frame.
     pub(crate) healed: Option<(u32, Vec<Checksum>)>,
@@ -175,6 +178,7 @@ impl<G: Game, W: Write> Peer<G, W> {
             heals: Heals::default(),
             final_report: None,
             awaiting_compare: None,
+            awaiting_claims: false,
             healed: None,
             policy: settings.desync_policy,
             max_unsettled: settings.max_unsettled_frames as usize,
@@ -427,6 +431,10 @@ impl<G: Game, W: Write> Peer<G, W> {
         if self.arbitrate(now) {
             self.drain(now);
         }
+        if self.awaiting_claims && self.session.heard_every_claim() {
+            self.awaiting_claims = false;
+            self.stop_invalid();
+        }
     }
 
     /// Acts on every event the session raised.
@@ -451,8 +459,12 @@ impl<G: Game, W: Write> Peer<G, W> {
                 Event::CompareState { from, frame, state } => {
                     self.on_compare_state(from, frame, &state)
                 }
-                Event::CompareFailed { .. } => self.on_compare_failed(),
-                Event::Invalidated { invalidation, .. } => self.on_invalidated(invalidation),
+                Event::CompareFailed { .. } => self.on_compare_failed(
+                    "it did not send it in time (it left, or no longer holds it)",
+                ),
+                Event::Invalidated { invalidation, by } => {
+                    self.on_invalidated(now, by, invalidation)
+                }
                 Event::Disputed { frame, seats } => self.on_disputed(now, frame, seats),
                 Event::Desync {
                     frame,

@@ -59,15 +59,21 @@ pub enum StopReason {
     /// checksums differed and, where one could be made, the report. Why,
     /// and which seat was at fault, is [`Peer::invalidation`](crate::Peer::invalidation).
     MatchInvalid {
-        /// The first frame whose checksums differ: the first frame not
-        /// proven agreed (every frame before it was compared clean); when
-        /// a report was lost on the way, the difference may have been seen
-        /// only at a later frame, which the report names.
+        /// The first frame of the divergence nobody healed: every frame
+        /// before it is agreed by every seat (compared clean, or healed),
+        /// and no frame from it on is. Earlier desyncs that were healed
+        /// come before it, so for a seat that kept drifting it is the
+        /// frame of its last drift, not its first. Every seat says the
+        /// same frame: the earliest any seat claimed (seats tell each
+        /// other theirs before they stop).
         first_frame: u32,
-        /// The desync report and both states, when this seat could make
-        /// one: a seat that kept drifting says which fields kept differing;
-        /// a dispute nobody could be blamed for compares both seats'
-        /// states; a seat that only heard the news has none.
+        /// The desync report and both states (`None` only when the match
+        /// ended before this seat could make one). A seat that kept
+        /// drifting says which fields kept differing; every other seat
+        /// compares its own state with a seat's on the other side of the
+        /// divergence, and says what it could not compare and why
+        /// ([`DesyncReport::not_compared`](lockstep_sim::desync::DesyncReport::not_compared))
+        /// when that state did not come.
         report: Option<Box<Diagnosis>>,
     },
 }

@@ -3,6 +3,14 @@
 //! ([`DesyncReport`]): both checksums, every player's inputs, and the fields
 //! the two states disagree on before and after it. [`diagnose_logs`] does
 //! all of it for two replay logs of one match.
+//!
+//! A report never claims agreement it did not see: when two checksums
+//! differ and the report could not compare the two states they describe —
+//! one side's state is missing, or rebuilding it gave other bits than the
+//! ones checksummed (the game does not step the same twice, or a log was
+//! recorded by a machine that steps differently) — its headline says what
+//! could not be compared and why ([`DesyncReport::not_compared`]), never
+//! "0 fields differ".
 
 use core::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -61,11 +69,140 @@ pub struct DesyncReport {
     pub before: Vec<FieldDiff>,
     /// The fields that differ in the states *after* `frame`.
     pub after: Vec<FieldDiff>,
+    /// Whether the states before `frame` were compared (`before` lists
+    /// what differs in them).
+    pub before_compared: bool,
+    /// Whether the states after `frame` were compared (`after` lists what
+    /// differs in them).
+    pub after_compared: bool,
+    /// What could not be compared, and why, one line each: a side's state
+    /// missing, or a state that is not the one its side checksummed.
+    /// Empty when both states after `frame` are the ones checksummed and
+    /// were compared.
+    pub not_compared: Vec<String>,
     /// How each state was obtained, and anything else worth knowing.
     pub notes: Vec<String>,
 }
 
+/// One side's state after the report's frame, as a report compares it.
+#[derive(Debug, Clone, Copy)]
+pub struct SideState<'a> {
+    /// The state's bytes, or why this side's state is not at hand.
+    pub bytes: Result<&'a [u8], &'a str>,
+    /// The checksum this side's run gave the state, where known: a state
+    /// with other bits was rebuilt differently, and the report says so.
+    pub checksummed: Option<Checksum>,
+}
+
 impl DesyncReport {
+    /// A report of `frame` with nothing compared yet.
+    pub fn new(
+        game: &str,
+        sources: [String; 2],
+        frame: Frame,
+        checksums: [String; 2],
+        inputs: Vec<String>,
+    ) -> DesyncReport {
+        DesyncReport {
+            game: game.to_string(),
+            sources,
+            frame,
+            checksums,
+            inputs,
+            before: Vec::new(),
+            after: Vec::new(),
+            before_compared: false,
+            after_compared: false,
+            not_compared: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Compares the two states before the frame field by field.
+    pub fn compare_before<G: Game>(&mut self, states: [&[u8]; 2]) {
+        match crate::diff::diff_states::<G>(states[0], states[1]) {
+            Ok(d) => {
+                self.before = d;
+                self.before_compared = true;
+            }
+            Err(e) => self.notes.push(format!(
+                "the states before frame {} were not compared: one does not decode ({e})",
+                self.frame
+            )),
+        }
+    }
+
+    /// Compares the two sides' states after the frame field by field, and
+    /// says what could not be: a state missing (and why), a state whose
+    /// bits are not the ones its side checksummed, states that do not
+    /// decode, and equal states under two different checksums.
+    pub fn compare_after<G: Game>(&mut self, sides: [SideState<'_>; 2]) {
+        let frame = self.frame;
+        for (side, source) in sides.iter().zip(&self.sources) {
+            match side.bytes {
+                Err(why) => self.not_compared.push(format!(
+                    "{source}: no state after frame {frame} to compare ({why})"
+                )),
+                Ok(bytes) => {
+                    let here = Checksum::of(bytes);
+                    if let Some(then) = side.checksummed.filter(|c| *c != here) {
+                        self.not_compared.push(format!(
+                            "{source}: its state after frame {frame} here is not the one it checksummed ({} here, {} then): stepping the frames again gave other bits, so that run is not reproduced",
+                            here.short(),
+                            then.short()
+                        ));
+                    }
+                }
+            }
+        }
+        let (Ok(left), Ok(right)) = (sides[0].bytes, sides[1].bytes) else {
+            return;
+        };
+        match crate::diff::diff_states::<G>(left, right) {
+            Ok(d) => {
+                self.after = d;
+                self.after_compared = true;
+            }
+            Err(e) => {
+                self.not_compared.push(format!(
+                    "the states after frame {frame} do not decode ({e})"
+                ));
+                return;
+            }
+        }
+        if self.after.is_empty()
+            && self.checksums[0] != self.checksums[1]
+            && self.not_compared.is_empty()
+        {
+            self.not_compared.push(format!(
+                "the states compared after frame {frame} are equal although the checksums differ: neither is the state its checksum describes"
+            ));
+        }
+    }
+
+    /// The headline: how many fields differ, or what could not be
+    /// compared.
+    pub fn headline(&self) -> String {
+        let frame = self.frame;
+        if self.not_compared.is_empty() && self.after_compared {
+            return format!(
+                "{} in the states after frame {frame}",
+                crate::diff::count(self.after.len())
+            );
+        }
+        let mut h = format!("the states after frame {frame} were not compared as checksummed");
+        if self.after_compared {
+            h.push_str(&format!(
+                "; compared instead (see below), {}",
+                match self.after.len() {
+                    0 => "no field differs".to_string(),
+                    n => crate::diff::count(n),
+                }
+            ));
+        }
+        h
+    }
+
     /// The report as readable text.
     pub fn to_text(&self) -> String {
         let mut t = String::new();
@@ -83,6 +220,10 @@ impl DesyncReport {
             "checksum after frame {}, right: {}",
             self.frame, self.checksums[1]
         );
+        let _ = writeln!(t, "{}", self.headline());
+        for line in &self.not_compared {
+            let _ = writeln!(t, "  not compared: {line}");
+        }
         for note in &self.notes {
             let _ = writeln!(t, "note: {note}");
         }
@@ -90,13 +231,24 @@ impl DesyncReport {
         for (seat, input) in self.inputs.iter().enumerate() {
             let _ = writeln!(t, "  seat {seat}: {input}");
         }
-        for (when, diff) in [("before", &self.before), ("after", &self.after)] {
-            let _ = writeln!(
-                t,
-                "\n{} in the states {when} frame {}:",
-                crate::diff::count(diff.len()),
-                self.frame
-            );
+        let sections = [
+            ("before", self.before_compared, &self.before),
+            ("after", self.after_compared, &self.after),
+        ];
+        for (when, compared, diff) in sections {
+            if !compared {
+                continue;
+            }
+            let head = if diff.is_empty() {
+                format!("the states compared {when} frame {} are equal", self.frame)
+            } else {
+                format!(
+                    "{} in the states {when} frame {}:",
+                    crate::diff::count(diff.len()),
+                    self.frame
+                )
+            };
+            let _ = writeln!(t, "\n{head}");
             for d in diff {
                 let _ = writeln!(t, "  {d}");
             }
@@ -142,6 +294,8 @@ struct Around {
     before: SavedState,
     after: SavedState,
     after_checksum: Checksum,
+    /// This machine's checksum of frame `d` is the log's.
+    reproduced: bool,
     notes: Vec<String>,
 }
 
@@ -202,8 +356,59 @@ fn around<G: Game>(log: &ReplayLog<G::Input>, d: Frame, side: &str) -> Result<Ar
         before,
         after: engine.save(),
         after_checksum,
+        reproduced: reproduced && first_bad.is_none(),
         notes,
     })
+}
+
+/// A side of `report` whose log this machine does not reproduce (the
+/// recording machine stepped differently): the states after the frame are
+/// not at hand, so the report compares the first keyframes after it that
+/// both logs hold, each the state its own machine reached; without one it
+/// says so.
+fn compare_keyframes<G: Game>(
+    report: &mut DesyncReport,
+    logs: [&ReplayLog<G::Input>; 2],
+    around: [&Around; 2],
+) {
+    let d = report.frame;
+    for (i, a) in around.iter().enumerate() {
+        if !a.reproduced {
+            let source = report.sources[i].clone();
+            report.not_compared.push(format!(
+                "{source}: this machine's re-simulation does not give the log's checksum of frame {d}: the machine that recorded it stepped differently, so its state after frame {d} is not at hand"
+            ));
+        }
+    }
+    let after = |log: &ReplayLog<G::Input>| {
+        log.keyframes()
+            .iter()
+            .filter(|k| k.frame > d)
+            .map(|k| k.frame)
+            .collect::<Vec<_>>()
+    };
+    let theirs = after(logs[1]);
+    let shared = after(logs[0]).into_iter().find(|f| theirs.contains(f));
+    let states = shared.and_then(|k| Some((k, logs[0].keyframe(k)?, logs[1].keyframe(k)?)));
+    match states {
+        Some((k, left, right)) => {
+            report.notes.push(format!(
+                "compared instead: both logs' keyframes before frame {k}, each the state its own machine reached"
+            ));
+            match crate::diff::diff_states::<G>(&left.bytes, &right.bytes) {
+                Ok(diff) => {
+                    report.after = diff;
+                    report.after_compared = true;
+                }
+                Err(e) => report
+                    .not_compared
+                    .push(format!("the keyframes before frame {k} do not decode ({e})")),
+            }
+        }
+        None => report.not_compared.push(format!(
+            "neither log holds a keyframe after frame {d} that the other holds too: no state of the machine that stepped differently to compare"
+        )),
+    }
 }
 
 /// Compares two logs of the same match: the first frame whose logged
@@ -230,42 +435,42 @@ pub fn diagnose_logs<G: Game>(
     };
     let l = around::<G>(left, d, "left")?;
     let r = around::<G>(right, d, "right")?;
-    let mut notes = l.notes;
-    notes.extend(r.notes);
+    let mut notes = l.notes.clone();
+    notes.extend(r.notes.iter().cloned());
     let common = left.frames().min(right.frames());
     if let Some(f) = (0..common).find(|&f| left.inputs(f) != right.inputs(f)) {
         notes.push(format!(
             "the logs' inputs differ from frame {f} on: they are not the same match"
         ));
     }
-    let diff_of = |a: &SavedState, b: &SavedState| -> Result<Vec<FieldDiff>, RunError> {
-        crate::diff::diff_states::<G>(&a.bytes, &b.bytes).map_err(|error| RunError::Keyframe {
-            frame: a.frame,
-            error,
-        })
-    };
     let logged = |log: &ReplayLog<G::Input>, computed: &Checksum| {
         log.logged(d)
             .map_or_else(|| computed.to_string(), |l| l.to_string())
     };
-    let report = DesyncReport {
-        game: G::ID.to_string(),
-        sources,
-        frame: d,
-        checksums: [
-            logged(left, &l.after_checksum),
-            logged(right, &r.after_checksum),
-        ],
-        inputs: left
-            .inputs(d)
-            .unwrap_or(&[])
-            .iter()
-            .map(|i| format!("{i:?}"))
-            .collect(),
-        before: diff_of(&l.before, &r.before)?,
-        after: diff_of(&l.after, &r.after)?,
-        notes,
-    };
+    let inputs = left
+        .inputs(d)
+        .unwrap_or(&[])
+        .iter()
+        .map(|i| format!("{i:?}"))
+        .collect();
+    let checksums = [
+        logged(left, &l.after_checksum),
+        logged(right, &r.after_checksum),
+    ];
+    let mut report = DesyncReport::new(G::ID, sources, d, checksums, inputs);
+    report.notes = notes;
+    report.compare_before::<G>([&l.before.bytes, &r.before.bytes]);
+    if l.reproduced && r.reproduced {
+        fn side(a: &Around) -> SideState<'_> {
+            SideState {
+                bytes: Ok(&a.after.bytes),
+                checksummed: Some(a.after_checksum),
+            }
+        }
+        report.compare_after::<G>([side(&l), side(&r)]);
+    } else {
+        compare_keyframes::<G>(&mut report, [left, right], [&l, &r]);
+    }
     Ok(Some(Diagnosis {
         report,
         states: [l.before, r.before],

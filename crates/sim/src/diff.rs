@@ -100,12 +100,12 @@ pub fn diff(left: &StateMap, right: &StateMap) -> Vec<FieldDiff> {
     out
 }
 
-/// "1 field differs" or "n fields differ".
+/// "no field differs", "1 field differs" or "n fields differ".
 pub fn count(n: usize) -> String {
-    if n == 1 {
-        "1 field differs".to_string()
-    } else {
-        format!("{n} fields differ")
+    match n {
+        0 => "no field differs".to_string(),
+        1 => "1 field differs".to_string(),
+        n => format!("{n} fields differ"),
     }
 }
 

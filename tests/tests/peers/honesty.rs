@@ -181,6 +181,28 @@ fn a_recurring_self_inconsistent_bug_on_seat_0_stops_the_match_and_never_overwri
     };
     let text = report.report.to_text();
     assert!(text.contains("fields that kept differing"), "{text}");
+    // Every report of the match, heals and stops, names fields or says
+    // what it could not compare; the honest seat stops with one too.
+    let reports = run.events(|e| match e {
+        PeerEvent::Healed {
+            diagnosis: Some(d), ..
+        }
+        | PeerEvent::Stopped(StopReason::MatchInvalid {
+            report: Some(d), ..
+        }) => Some(d.report.clone()),
+        _ => None,
+    });
+    assert!(reports.len() >= 3, "{reports:?}");
+    for (_, _, r) in &reports {
+        crate::lobby::assert_explained(r);
+    }
+    assert!(matches!(
+        &run.peers[1].stopped,
+        Some(StopReason::MatchInvalid {
+            report: Some(_),
+            ..
+        })
+    ));
     let micros = time_to_invalid(&run);
     assert!(micros < 10_000_000, "{micros} µs to MatchInvalid");
     logs_verify(&run);

@@ -612,3 +612,78 @@ fn an_arbiter_process_settles_a_dispute_two_seats_cannot() {
     }
     assert_eq!(checks[0], checks[1]);
 }
+
+/// Says what a report could not compare whenever its checksums differ and
+/// no field does: never "0 fields differ" beside two checksums.
+pub fn assert_explained(report: &lockstep_sim::desync::DesyncReport) {
+    let text = report.to_text();
+    // "0 fields differ", not the end of "240 fields differ".
+    let zero = text
+        .match_indices("0 fields differ")
+        .any(|(i, _)| !text[..i].ends_with(|c: char| c.is_ascii_digit()));
+    assert!(!zero, "{text}");
+    if report.checksums[0] != report.checksums[1] {
+        let named = report.after_compared && !report.after.is_empty();
+        assert!(named || !report.not_compared.is_empty(), "{text}");
+    }
+}
+
+/// A bug one machine repeats every time (an `f32`) on the joiner, no
+/// arbiter: nothing attributes the dispute, so nobody is overwritten and
+/// the match stops. Every seat, the honest host included, hears why
+/// (`PeerEvent::Stopped`) before the end, with a report, from the same
+/// first frame.
+#[test]
+fn every_seat_of_an_unattributable_dispute_stops_with_a_report() {
+    use lockstep_peer::{PeerEvent, StopReason};
+    use lockstep_testkit::faulty::{self, Fault, Faulty, Recurring};
+
+    faulty::install(Some(Fault {
+        seat: 1,
+        kind: Recurring::SelfConsistent,
+        from_frame: 120,
+        every: u32::MAX,
+        until_frame: 121,
+    }));
+    let setup = Match {
+        seats: 2,
+        seed: 23,
+        tick_rate: 60,
+    };
+    let settings = MatchSettings::new(&setup).frames(FRAMES);
+    let mut lan: Lan<Faulty<Cubes>> = Lan::host(23, link(), cubes_config(), setup, settings);
+    let joiner = lan.join();
+    let nodes = [0, joiner];
+    assert!(lan.run_until(secs(60), |l| {
+        nodes.iter().all(|&n| l.run_of(n).end.is_some())
+    }));
+    faulty::install(None);
+    let mut first_frames = Vec::new();
+    for n in nodes {
+        let events = &lan.run_of(n).events;
+        let stopped = events
+            .iter()
+            .position(|(_, e)| matches!(e, MatchEvent::Peer(PeerEvent::Stopped(_))));
+        let ended = events
+            .iter()
+            .position(|(_, e)| matches!(e, MatchEvent::Ended(_)));
+        let (Some(stopped), Some(ended)) = (stopped, ended) else {
+            panic!("node {n}: no stop or no end: {events:?}");
+        };
+        assert!(stopped < ended, "node {n}");
+        let MatchEvent::Peer(PeerEvent::Stopped(StopReason::MatchInvalid {
+            first_frame,
+            report: Some(report),
+        })) = &events[stopped].1
+        else {
+            panic!("node {n}: {:?}", events[stopped].1);
+        };
+        assert_explained(&report.report);
+        first_frames.push(*first_frame);
+        assert!(matches!(
+            lan.run_of(n).end,
+            Some(MatchEnd::Stopped(StopReason::MatchInvalid { .. }))
+        ));
+    }
+    assert_eq!(first_frames[0], first_frames[1]);
+}

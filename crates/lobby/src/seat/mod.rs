@@ -465,16 +465,32 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                     // The match was found invalid and the peer has not
                     // stopped yet: it waits for another seat's state to
                     // put in its report. Bounded: a seat that left does
-                    // not answer.
+                    // not answer. The peer stops itself (its report says
+                    // the state did not come), so its stop reaches the app
+                    // as every seat's does.
                     if now.since(self.progress.1) >= self.timing.stop_micros {
-                        let first_frame = session.invalidation().map_or(frame, |i| i.first_frame);
-                        self.end(
-                            now,
-                            MatchEnd::Stopped(StopReason::MatchInvalid {
-                                first_frame,
-                                report: None,
-                            }),
-                        );
+                        if let Some(p) = &mut self.peer {
+                            p.stop_waiting();
+                        }
+                        while let Some(e) = self.peer.as_mut().and_then(|p| p.poll_event()) {
+                            self.on_peer_event(now, e);
+                        }
+                        // A peer that was not waiting does not stop here:
+                        // the match still ends, within the bound.
+                        if self.stopped.is_none() {
+                            let first_frame = self
+                                .peer
+                                .as_ref()
+                                .and_then(|p| p.session().invalidation())
+                                .map_or(frame, |i| i.first_frame);
+                            self.end(
+                                now,
+                                MatchEnd::Stopped(StopReason::MatchInvalid {
+                                    first_frame,
+                                    report: None,
+                                }),
+                            );
+                        }
                     }
                 } else if !session.is_running() {
                     let host = matches!(self.role, Role::Host(_));

@@ -271,8 +271,14 @@ impl<I: Input> Session<I> {
     /// seat `by`.
     fn adopt_invalid(&mut self, by: SeatId, invalidation: Invalidation) -> Result<(), CallError> {
         let stop = !invalidation.play_on;
-        match self.integrity.invalid {
-            Some(old) if !(stop && old.play_on) => return Err(CallError::Invalidated),
+        match &mut self.integrity.invalid {
+            Some(old) if !(stop && old.play_on) => {
+                // Already invalid: the match is invalid from the earliest
+                // frame any seat claims, the same on every seat that heard
+                // every claim.
+                old.first_frame = old.first_frame.min(invalidation.first_frame);
+                return Err(CallError::Invalidated);
+            }
             _ => {}
         }
         let first_frame = self
@@ -529,6 +535,14 @@ impl<I: Input> Session<I> {
         self.integrity.invalid_due = true;
         self.resync.resync_tick = true;
         self.resync_timers(now);
+    }
+
+    /// Whether every live seat heard from lately has told this one that
+    /// the match is invalid (and so its claim of the first invalid frame
+    /// is in): the match's first invalid frame is then the one every seat
+    /// that heard all claims holds.
+    pub fn heard_every_claim(&self) -> bool {
+        self.integrity.invalid.is_some() && self.uninformed().is_empty()
     }
 
     /// When a stopped session next needs its timers: while some live seat
