@@ -377,11 +377,12 @@ fn live_line(s: &Seat) -> String {
     let r = &s.status;
     let kbit = |k: &str| r.num(k) / 1000;
     format!(
-        "  {:<9} seat {:>2} frame {:>6} | rtt {:>4} ms | loss {:>3}‰ | delay {:>3} fr | up {:>4} down {:>4} kbit/s | stalls {:>4} | desyncs {} | checksum {}",
+        "  {:<9} seat {:>2} frame {:>6} | rtt {:>4} ms | lost {:>3}‰ (injected {:>3}‰) | delay {:>3} fr | up {:>4} down {:>4} kbit/s | stalls {:>4} | desyncs {} | checksum {}",
         s.name,
         r.get("seat"),
         r.get("frame"),
         r.get("rtt_ms"),
+        r.get("lost_pm"),
         r.get("loss_pm"),
         r.get("delay"),
         kbit("up_bps"),

@@ -384,13 +384,14 @@ fn end_word(end: &MatchEnd) -> String {
 /// A status as `status key=value …` (what `lockstep demo` parses).
 pub fn machine_status(s: &LinkStatus) -> String {
     format!(
-        "status seat={} frame={} rtt_ms={} rtt_us={} delay={} loss_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} rolled_back={} checksum={}",
+        "status seat={} frame={} rtt_ms={} rtt_us={} delay={} loss_pm={} lost_pm={} up_bps={} down_bps={} stalls={} desyncs={} healed={} checked={} dropped={} rolled_back={} checksum={}",
         s.seat.map_or("spectator".into(), |x| x.0.to_string()),
         s.frame,
         s.rtt_micros.map_or("-".into(), |r| (r / 1000).to_string()),
         s.rtt_micros.map_or("-".into(), |r| r.to_string()),
         s.delay_frames,
         s.loss_permille,
+        s.lost_permille,
         s.up_bps,
         s.down_bps,
         s.stalls,
@@ -405,11 +406,13 @@ pub fn machine_status(s: &LinkStatus) -> String {
 
 fn human_status(s: &LinkStatus) -> String {
     format!(
-        "{} frame {:>6} | rtt {:>4} ms | delay {:>3} fr | loss {}.{}% | up {:>5} kbit/s | down {:>5} kbit/s | stalls {:>4} | desyncs {} | checksum {}",
+        "{} frame {:>6} | rtt {:>4} ms | delay {:>3} fr | lost {}.{}% (injected {}.{}%) | up {:>5} kbit/s | down {:>5} kbit/s | stalls {:>4} | desyncs {} | checksum {}",
         s.seat.map_or("spectator".into(), |x| x.to_string()),
         s.frame,
         s.rtt_micros.map_or("-".into(), |r| (r / 1000).to_string()),
         s.delay_frames,
+        s.lost_permille / 10,
+        s.lost_permille % 10,
         s.loss_permille / 10,
         s.loss_permille % 10,
         s.up_bps / 1000,

@@ -183,6 +183,11 @@ pub struct LinkStatus {
     pub up_bps: u64,
     /// Bits per second received over the last period.
     pub down_bps: u64,
-    /// Datagrams the runtime's link conditioner dropped, per mille.
+    /// Datagrams the runtime's link conditioner dropped on purpose, per
+    /// mille: the loss injected (0 on a real network).
     pub loss_permille: u64,
+    /// Datagrams the other seats sent this one that never arrived, per
+    /// mille of those their sequence numbers say they sent, over the match
+    /// so far: the loss measured, whatever caused it.
+    pub lost_permille: u64,
 }

@@ -59,12 +59,18 @@ pub const fn widen(wire: u16, reference: u64) -> u64 {
 /// A receive window over 16-bit packet sequence numbers: remembers the newest
 /// sequence seen and which of the 64 before it arrived, so replayed and
 /// duplicated packets are recognised and packets older than the window are
-/// refused.
+/// refused. It also counts what the sender's numbers say it sent since the
+/// first one received, and how many of those arrived: the loss the network
+/// caused, measured ([`SeqWindow::lost`]).
 #[derive(Debug, Clone, Default)]
 pub struct SeqWindow {
     newest: Option<u16>,
     /// Bit `i` set: sequence `newest - 1 - i` was received.
     seen: u64,
+    /// Sequences from the first received through the newest.
+    spanned: u64,
+    /// Sequences recorded (each once).
+    received: u64,
 }
 
 /// What a [`SeqWindow`] says about a sequence number.
@@ -111,15 +117,25 @@ impl SeqWindow {
         self.newest
     }
 
+    /// The sequences the sender used from the first one received through
+    /// the newest, and how many of them never arrived (a packet still on
+    /// its way counts as lost until it comes).
+    pub fn lost(&self) -> (u64, u64) {
+        (self.spanned, self.spanned.saturating_sub(self.received))
+    }
+
     /// Records `seq` as received (call after [`SeqWindow::check`] said
     /// [`SeqVerdict::Fresh`] and the packet was accepted).
     pub fn record(&mut self, seq: u16) {
+        self.received += 1;
         let Some(newest) = self.newest else {
             self.newest = Some(seq);
+            self.spanned = 1;
             return;
         };
         let d = seq_distance(seq, newest);
         if d > 0 {
+            self.spanned += d as u64;
             // Shift the history: the old newest becomes bit d-1.
             self.seen = if d >= Self::SPAN {
                 0
@@ -168,6 +184,25 @@ mod tests {
         assert_eq!(widen(65_535, 0), 0, "never below zero");
         assert_eq!(widen(7, 3 << 16), (3 << 16) + 7);
         assert_eq!(widen(0, u64::MAX), u64::MAX, "never above u64::MAX");
+    }
+
+    #[test]
+    fn a_window_counts_the_sequences_that_never_came() {
+        let mut w = SeqWindow::default();
+        assert_eq!(w.lost(), (0, 0));
+        // 10, 11, 13, 16 arrive; 12, 14, 15 do not (yet); then 12 late.
+        for s in [10u16, 11, 13, 16] {
+            w.record(s);
+        }
+        assert_eq!(w.lost(), (7, 3));
+        w.record(12);
+        assert_eq!(w.lost(), (7, 2));
+        // Across the wrap.
+        let mut w = SeqWindow::default();
+        for s in [65_534u16, 0, 1] {
+            w.record(s);
+        }
+        assert_eq!(w.lost(), (4, 1));
     }
 
     #[test]

@@ -572,6 +572,10 @@ impl<G: Game, W: Write> SeatEndpoint<G, W> {
                 + p.relay().stats().dropped.total()
                 + self.router.stray(),
             spectators: p.relay().spectators() as u64,
+            lost_permille: {
+                let (sent, lost) = s.measured_loss();
+                lost * 1000 / sent.max(1)
+            },
             ..LinkStatus::default()
         }
     }

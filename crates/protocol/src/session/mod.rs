@@ -368,6 +368,17 @@ impl<I: Input> Session<I> {
         &self.stats
     }
 
+    /// The datagrams the other seats sent this one since it first heard
+    /// each, by their sequence numbers, and how many of them never arrived:
+    /// the loss the network caused on the way here (a datagram refused
+    /// as forged or malformed counts as lost).
+    pub fn measured_loss(&self) -> (u64, u64) {
+        self.peers.iter().fold((0, 0), |(sent, lost), p| {
+            let (s, l) = p.seen.lost();
+            (sent + s, lost + l)
+        })
+    }
+
     /// The delay now, in frames, between sampling a frame and stepping it:
     /// the playout delay in lockstep, the input delay in rollback.
     pub fn delay_frames(&self) -> u32 {
