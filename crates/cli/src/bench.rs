@@ -1,8 +1,9 @@
-//! `lockstep bench`: a table of ms/frame for the physics benchmark scenes
-//! and for the registered games played by their bots (`game:ID`, and
-//! `game:rts-8x1024` when the shipped RTS is registered) (median of several
-//! runs, wall clock: a report, not part of any simulation), with what the
-//! per-frame BLAKE3 checksum costs and its share of a frame.
+//! `lockstep bench`: a table of ms/frame for the registered games played by
+//! their bots (`game:ID`, and `game:rts-8x1024` when the shipped RTS is
+//! registered) and, when asked (`bench scenes`, or a scene's name), for the
+//! physics benchmark scenes (median of several runs, wall clock: a report,
+//! not part of any simulation), with what the per-frame BLAKE3 checksum
+//! costs and its share of a frame. The scenes are the `scenes` feature.
 //!
 //! The checksum is taken every frame with a [`FrameHasher`], as the engine
 //! does, and timed apart from the step, in two parts, each a mean over the
@@ -19,15 +20,23 @@
 use std::time::{Duration, Instant};
 
 use lockstep_fx::{FrameHasher, StateWriter};
+#[cfg(feature = "shipped")]
 use lockstep_games::rts::Rts;
 use lockstep_games::{Bots, Demo};
+#[cfg(feature = "scenes")]
 use lockstep_physics::scenes;
-use lockstep_sim::{Game, Match};
+#[cfg(feature = "shipped")]
+use lockstep_sim::Game;
+use lockstep_sim::Match;
 
 use crate::error::CliError;
 
 /// The name of the RTS row at its largest (8 players × 1 024 units).
+#[cfg(feature = "shipped")]
 const RTS_LARGE: &str = "game:rts-8x1024";
+
+/// The filter word that asks for every physics scene.
+const SCENES: &str = "scenes";
 
 /// One row of the table.
 pub(crate) struct Row {
@@ -118,8 +127,10 @@ impl Runs {
 /// it runs, seats.
 pub(crate) type BenchOp = fn(&str, Runs, u8) -> Result<Row, CliError>;
 
-/// Runs the benchmarks whose names contain one of `filter` (all if empty):
-/// the scenes, and a row for each of `games` (id, operation, default seats).
+/// Runs the benchmarks `filter` names, a row for each: with no filter, one
+/// for each of `games` (id, operation, default seats); `scenes` names
+/// every physics scene; any other word the benchmarks whose names contain
+/// it.
 pub fn run(
     filter: &[String],
     how: Runs,
@@ -128,16 +139,33 @@ pub fn run(
     if how.runs == 0 {
         return Err(CliError::new("--runs must be at least 1"));
     }
-    let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
-    let mut names: Vec<String> = scenes::NAMES.iter().map(|s| s.to_string()).collect();
-    names.extend(games.iter().map(|(id, ..)| format!("game:{id}")));
+    let mut names: Vec<String> = games.iter().map(|(id, ..)| format!("game:{id}")).collect();
+    #[cfg(feature = "shipped")]
     if games.iter().any(|&(id, ..)| id == Rts::ID) {
         names.push(RTS_LARGE.to_string());
     }
-    let selected: Vec<&String> = names.iter().filter(|n| wanted(n)).collect();
+    let game_rows = names.len();
+    names.extend(scene_names());
+    let wanted = |(i, name): &(usize, &String)| match filter {
+        [] => *i < game_rows,
+        words => words
+            .iter()
+            .any(|w| (w == SCENES && *i >= game_rows) || name.contains(w.as_str())),
+    };
+    let selected: Vec<&String> = names
+        .iter()
+        .enumerate()
+        .filter(wanted)
+        .map(|(_, n)| n)
+        .collect();
     if selected.is_empty() {
+        let scenes = if cfg!(feature = "scenes") {
+            format!(", or `{SCENES}` for every physics scene")
+        } else {
+            " (this build has no physics scenes: the `scenes` feature)".to_string()
+        };
         return Err(CliError::new(format!(
-            "no benchmark matches {filter:?}; known: {}",
+            "no benchmark matches {filter:?}; known: {}{scenes}",
             names.join(", ")
         )));
     }
@@ -155,6 +183,7 @@ pub fn run(
     );
     for name in selected {
         let row = match name.strip_prefix("game:") {
+            #[cfg(feature = "shipped")]
             _ if name == RTS_LARGE => {
                 // The RTS at its largest: 8 players × 1 024 units.
                 let mut config = Rts::default_config();
@@ -175,6 +204,20 @@ pub fn run(
     Ok(())
 }
 
+/// The physics benchmark scenes' names (none without the `scenes` feature).
+fn scene_names() -> Vec<String> {
+    #[cfg(feature = "scenes")]
+    return scenes::NAMES.iter().map(|s| s.to_string()).collect();
+    #[cfg(not(feature = "scenes"))]
+    return Vec::new();
+}
+
+#[cfg(not(feature = "scenes"))]
+fn scene(name: &str, _how: Runs) -> Row {
+    unreachable!("no scene {name} without the `scenes` feature")
+}
+
+#[cfg(feature = "scenes")]
 fn scene(name: &str, how: Runs) -> Row {
     let scene = scenes::by_name(name).expect("listed scene exists");
     let frames = how.frames.unwrap_or(scene.frames);

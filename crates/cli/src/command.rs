@@ -9,16 +9,22 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+#[cfg(feature = "window")]
 use lockstep_games::cubes::Cubes;
 use lockstep_physics::SolverPath;
+#[cfg(feature = "window")]
 use lockstep_sim::Game;
 
+#[cfg(feature = "window")]
+use crate::play;
 use crate::tools::Tools;
-use crate::{bench, demo, diff, net, play, record, render, replay, serve, services, verify};
+use crate::{bench, demo, diff, net, record, render, replay, serve, services, verify};
 
-/// Deterministic lockstep engine: play matches over UDP, record, replay, verify and diff them.
+/// The tools of a lockstep game: play matches over UDP, record, replay,
+/// verify and diff them (the program's own name and games are set by its
+/// `Tools`).
 #[derive(Debug, Parser)]
-#[command(name = "lockstep", version, about)]
+#[command(name = "lockstep")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -88,6 +94,7 @@ enum Command {
     Arbiter(net::ConnectArgs),
     /// Play the cube demo in a window: against bots, or hosting or joining
     /// a match over UDP (arrows push, space blows, Z sticks).
+    #[cfg(feature = "window")]
     Play(play::PlayArgs),
     /// Play a match with bots and write its replay log.
     Record(record::RecordArgs),
@@ -108,9 +115,10 @@ enum Command {
     /// Run a relay: forwards the sealed datagrams of matches whose
     /// members no direct path joins, on tickets its rendezvous mints.
     Relay(services::RelayArgs),
-    /// Print a table of ms/step for the physics scenes and the games.
+    /// Print a table of ms/frame for the games (and, asked for, the physics scenes).
     Bench {
-        /// Run only benchmarks whose names contain one of these.
+        /// Run only these: benchmarks whose names contain one of these
+        /// words, `scenes` for every physics scene (default: the games).
         names: Vec<String>,
         /// Runs per benchmark (the median is printed).
         #[arg(long, default_value_t = 3)]
@@ -186,18 +194,33 @@ where
             };
             demo::run(&args, game, &verify_op)
         }
-        Command::Host(args) => net::host(&args, |id| {
-            let entry = tools.find(id)?;
-            Ok((entry.ops.host, entry.seats))
-        }),
+        Command::Host(mut args) => match tools.named_or_only(args.game.as_deref()) {
+            Ok(id) => {
+                args.game = Some(id.to_string());
+                net::host(&args, |id| {
+                    let entry = tools.find(id)?;
+                    Ok((entry.ops.host, entry.seats))
+                })
+            }
+            Err(e) => Err(e),
+        },
         Command::Join(args) => net::join(&args, |id| Ok(tools.find(id)?.ops.join)),
         Command::Spectate(args) => net::spectate(&args, spectate_op),
         Command::Arbiter(args) => net::spectate(&net::SpectateArgs::arbiter(args), spectate_op),
+        #[cfg(feature = "window")]
         Command::Play(args) => play::run(&args, tools.has(Cubes::ID)),
-        Command::Record(args) => record::run(&args, |id| {
-            let entry = tools.find(id)?;
-            Ok((entry.ops.record, entry.seats))
-        }),
+        Command::Record(mut args) => {
+            if args.game.is_none() && args.match_file.is_none() {
+                match tools.named_or_only(None) {
+                    Ok(id) => args.game = Some(id.to_string()),
+                    Err(e) => return fail(&e),
+                }
+            }
+            record::run(&args, |id| {
+                let entry = tools.find(id)?;
+                Ok((entry.ops.record, entry.seats))
+            })
+        }
         Command::Replay(args) => replay::run(&args, |id| Ok(tools.find(id)?.ops.replay)),
         Command::Verify(args) => verify::run(&args, &verify_op),
         Command::Diff(args) => diff::run(&args, |id| Ok(tools.find(id)?.ops.diff)),
@@ -224,11 +247,14 @@ where
     };
     match result {
         Ok(code) => code,
-        Err(e) => {
-            crate::output::error_line(&e.to_string());
-            ExitCode::FAILURE
-        }
+        Err(e) => fail(&e),
     }
+}
+
+/// A failed command: its one line, and exit 1.
+fn fail(e: &crate::error::CliError) -> ExitCode {
+    crate::output::error_line(&e.to_string());
+    ExitCode::FAILURE
 }
 
 /// The clap command for `tools`: the program's name, its games named in
@@ -245,13 +271,25 @@ fn command_for(tools: &Tools) -> clap::Command {
         .collect::<Vec<_>>()
         .join(", ");
     let first = ids.first().copied().unwrap_or("none");
+    let only = if ids.len() == 1 {
+        format!(" (default: {first})")
+    } else {
+        String::new()
+    };
+    let about = format!(
+        "{}: the lockstep tools for {games}: play matches over UDP, record, replay, verify and diff them",
+        tools.name()
+    );
+    #[cfg_attr(not(feature = "window"), allow(unused_mut))]
     let mut cmd = Cli::command()
         .name(tools.name())
         .bin_name(tools.name())
+        .about(about)
+        .version(tools.version_text())
         .mut_subcommand("record", |c| {
             c.mut_arg("game", |a| {
                 a.help(format!(
-                    "The game: {games} (or give a match file with --match)"
+                    "The game: {games}{only} (or give a match file with --match)"
                 ))
             })
             .mut_arg("seats", |a| {
@@ -259,7 +297,7 @@ fn command_for(tools: &Tools) -> clap::Command {
             })
         })
         .mut_subcommand("host", |c| {
-            c.mut_arg("game", |a| a.help(format!("The game: {games}")))
+            c.mut_arg("game", |a| a.help(format!("The game: {games}{only}")))
                 .mut_arg("seats", |a| {
                     a.help(format!("Seats, each played by a bot (default: {seats})"))
                 })
@@ -272,6 +310,7 @@ fn command_for(tools: &Tools) -> clap::Command {
                 a.help(format!("Seats, one process each (default: {seats})"))
             })
         });
+    #[cfg(feature = "window")]
     if !tools.has(Cubes::ID) {
         cmd = cmd.mut_subcommand("play", |c| c.hide(true));
     }

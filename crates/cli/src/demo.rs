@@ -50,6 +50,10 @@ pub struct DemoArgs {
     /// Frames per second.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub tick_rate: u16,
+    /// The host's UDP port, and each joiner's the next ones (default: any
+    /// free ports): for a firewall that opens only some.
+    #[arg(long)]
+    pub port_base: Option<u16>,
     #[command(flatten)]
     pub mode: crate::net::ModeArgs,
 }
@@ -134,6 +138,14 @@ pub fn run(
             "--seats {seat_count}: a match has 2 to 8 seats"
         )));
     }
+    if let Some(base) = args.port_base {
+        if base == 0 || u32::from(base) + u32::from(seat_count) - 1 > u32::from(u16::MAX) {
+            return Err(CliError::new(format!(
+                "--port-base {base}: the {seat_count} seats need ports {base} to {} (1 to 65535)",
+                u32::from(base) + u32::from(seat_count) - 1
+            )));
+        }
+    }
     std::fs::create_dir_all(&args.dir)
         .map_err(|e| CliError::new(format!("{}: {e}", args.dir.display())))?;
     let link = LinkArgs {
@@ -183,7 +195,7 @@ pub fn run(
         "--seats".into(),
         seat_count.to_string(),
         "--port".into(),
-        "0".into(),
+        args.port_base.unwrap_or(0).to_string(),
         "--bind".into(),
         "127.0.0.1".into(),
         "--frames".into(),
@@ -243,6 +255,9 @@ pub fn run(
         ];
         if let Some(c) = &code {
             a.extend(["--code".into(), c.clone()]);
+        }
+        if let Some(base) = args.port_base {
+            a.extend(["--port".into(), base.saturating_add(i as u16).to_string()]);
         }
         a.extend(link_args(1 + i as u64));
         let mut child = match spawn(&a) {

@@ -51,6 +51,7 @@ mod diff;
 mod error;
 mod net;
 mod output;
+#[cfg(feature = "window")]
 mod play;
 mod record;
 mod render;

@@ -409,7 +409,7 @@ fn play_host(
         .clone()
         .unwrap_or_else(|| PathBuf::from("target/play/seat-0.log"));
     let host = HostArgs {
-        game: Cubes::ID.to_string(),
+        game: Some(Cubes::ID.to_string()),
         seats: Some(setup.seats),
         port,
         bind: None,

@@ -30,8 +30,8 @@ use crate::threads::FrameThreads;
 /// Arguments of `lockstep record`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// The game (or give a match file with --match).
-    #[arg(required_unless_present = "match_file")]
+    /// The game (default: the only one registered; or give a match file
+    /// with --match).
     pub game: Option<String>,
     /// A match file (TOML): game, frames, keyframe interval, settings file,
     /// and a `[match]` table of seats, seed and tick rate. Flags given on

@@ -58,6 +58,7 @@ use crate::{bench, diff, record, render, replay, verify};
 /// ```
 pub struct Tools {
     name: &'static str,
+    version: &'static str,
     games: Vec<Entry>,
 }
 
@@ -167,12 +168,21 @@ impl<G: Demo + Bodies> GameTools<G> {
 
 impl Tools {
     /// Tools with no game yet; `name` is the program's name in its help
-    /// and at the start of its error lines.
+    /// (`NAME: the tools of GAME...`) and at the start of its error lines.
     pub fn new(name: &'static str) -> Tools {
         Tools {
             name,
+            version: concat!("(lockstep ", env!("CARGO_PKG_VERSION"), ")"),
             games: Vec::new(),
         }
+    }
+
+    /// What `--version` prints after the name (default: the lockstep
+    /// version it was built on), e.g. `env!("CARGO_PKG_VERSION")` of the
+    /// studio's own crate.
+    pub fn version(mut self, version: &'static str) -> Tools {
+        self.version = version;
+        self
     }
 
     /// Registers `G` with the commands every [`Demo`] game gets
@@ -196,6 +206,11 @@ impl Tools {
         self.name
     }
 
+    /// What `--version` prints after the name.
+    pub(crate) fn version_text(&self) -> &'static str {
+        self.version
+    }
+
     /// The registered games, in the order registered.
     pub(crate) fn entries(&self) -> &[Entry] {
         &self.games
@@ -214,7 +229,24 @@ impl Tools {
             .ok_or_else(|| self.unknown(id))
     }
 
+    /// The game a command names, or without a name the only one
+    /// registered; an error listing the games when several are.
+    pub(crate) fn named_or_only(&self, id: Option<&str>) -> Result<&'static str, CliError> {
+        match (id, self.games.as_slice()) {
+            (Some(id), _) => self.find(id).map(|e| e.id),
+            (None, [only]) => Ok(only.id),
+            (None, _) => Err(CliError::new(format!(
+                "name the game: {}",
+                match self.ids().join(", ") {
+                    ids if ids.is_empty() => "none is registered".to_string(),
+                    ids => ids,
+                }
+            ))),
+        }
+    }
+
     /// Whether a game of id `id` is registered.
+    #[cfg(feature = "window")]
     pub(crate) fn has(&self, id: &str) -> bool {
         self.games.iter().any(|e| e.id == id)
     }

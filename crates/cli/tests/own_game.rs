@@ -164,12 +164,23 @@ fn its_pictures_render_and_what_it_lacks_is_one_clear_line() {
         out.contains("Usage: squads-tools [OPTIONS] <COMMAND>"),
         "{out}"
     );
+    assert!(
+        out.contains("squads-tools: the lockstep tools for squads"),
+        "{out}"
+    );
+    assert!(!out.contains("The lockstep command line"), "{out}");
     assert!(!out.contains("  play "), "{out}");
     let out = text(&tools(&["record", "--help"]));
-    assert!(out.contains("The game: squads"), "{out}");
-    let out = text(&tools(&["bench", "game:", "--runs", "1", "--frames", "10"]));
+    assert!(out.contains("The game: squads (default: squads)"), "{out}");
+    // The only game needs no name.
+    let unnamed = d.join("unnamed.log");
+    let o = tools(&["record", "--frames", "10", "-o", unnamed.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    // `bench` times the registered game, not the engine's scenes.
+    let out = text(&tools(&["bench", "--runs", "1", "--frames", "10"]));
     assert!(out.contains("game:squads"), "{out}");
     assert!(!out.contains("game:rts"), "{out}");
+    assert!(!out.contains("pyramid"), "{out}");
 }
 
 #[test]

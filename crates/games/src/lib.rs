@@ -11,10 +11,17 @@
 //! Each game has a seeded scripted bot and embedded default settings
 //! ([`Demo`]), so matches can be recorded headless, and exposes its bodies
 //! to snapshots (`lockstep_snapshot::Bodies`, `BodiesMut`).
+//!
+//! The games are the `shipped` feature (on by default). A studio that only
+//! wants [`Demo`] for its own game leaves them out:
+//! `lockstep-games = { ..., default-features = false }`.
 #![deny(clippy::float_arithmetic, clippy::float_cmp)]
 
+#[cfg(feature = "shipped")]
 mod bodies;
+#[cfg(feature = "shipped")]
 pub mod cubes;
+#[cfg(feature = "shipped")]
 pub mod rts;
 
 use lockstep_sim::{Bot, Frame, Game, Match};

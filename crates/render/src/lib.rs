@@ -52,6 +52,8 @@ pub mod encode;
 pub mod font;
 pub mod plot;
 pub mod scene;
+#[cfg(feature = "shipped")]
+mod shipped;
 
 pub use camera::Camera;
 pub use canvas::{Canvas, Rgb};

@@ -173,8 +173,8 @@ pub struct BindArgs {
 /// Arguments of `lockstep host`.
 #[derive(Debug, Args)]
 pub struct HostArgs {
-    /// The game: cubes or rts.
-    pub game: String,
+    /// The game (default: the only one registered).
+    pub game: Option<String>,
     /// Seats, each played by a bot (default: 2 for cubes, 4 for rts).
     #[arg(long, alias = "players")]
     pub seats: Option<u8>,

@@ -276,7 +276,11 @@ pub fn host(
     args: &HostArgs,
     op: impl Fn(&str) -> Result<(HostOp, u8), CliError>,
 ) -> Result<ExitCode, CliError> {
-    let (host, seats) = op(&args.game)?;
+    let id = args
+        .game
+        .as_deref()
+        .ok_or_else(|| CliError::new("name the game to host"))?;
+    let (host, seats) = op(id)?;
     host(args, seats)
 }
 
@@ -568,6 +572,7 @@ pub(crate) fn join_game<G: Demo, S: Snapshots<G>>(
 /// `seat` at the controls (a roster of another game is refused); the log
 /// goes to `args.log`, or `log_dir/seat-N.log`. Gives the exit status and
 /// the log's path.
+#[cfg(feature = "window")]
 pub(crate) fn join_as<G: Demo, S: Snapshots<G>>(
     args: &JoinArgs,
     seat: Seat<G>,
