@@ -24,7 +24,9 @@ use lockstep_net::Socket;
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::entropy;
 use lockstep_net::service::Services;
-use lockstep_rendezvous::{MemoryStore, Relay, RelayConfig, Rendezvous, RendezvousConfig, Store};
+use lockstep_rendezvous::{
+    MemoryStore, RedisStore, Relay, RelayConfig, Rendezvous, RendezvousConfig, Store,
+};
 
 use crate::error::CliError;
 
@@ -53,7 +55,9 @@ pub struct RendezvousArgs {
     /// (readable by this user alone) if it does not exist.
     #[arg(long, value_name = "FILE")]
     pub secret: Option<PathBuf>,
-    /// Where matches are kept: `memory` (this process's).
+    /// Where matches are kept: `memory` (this process's) or
+    /// `redis://HOST[:PORT][/DB]` (shared by every rendezvous using it: a
+    /// code registered at one is found at any).
     #[arg(long, default_value = "memory")]
     pub store: String,
     /// Matches kept at most (memory store).
@@ -205,6 +209,7 @@ pub fn rendezvous(args: &RendezvousArgs) -> Result<ExitCode, CliError> {
         ttl_secs: args.ttl.max(1),
         ..RendezvousConfig::default()
     };
+    let store = store(&args.store, args.max_matches)?;
     let stop = interrupted()?;
     rt.block_on(async {
         let socket = open(args.bind, args.port)?;
@@ -236,19 +241,22 @@ pub fn rendezvous(args: &RendezvousArgs) -> Result<ExitCode, CliError> {
                 relay.map_or("(none: no relay)".into(), |r| r.to_string())
             );
         }
-        let store = crate::services::store(&args.store, args.max_matches)?;
         match store {
             AnyStore::Memory(m) => {
                 let r = Rendezvous::new(config, &secret, seed, m);
-                serve(
-                    Services {
-                        rendezvous: Some((socket, r)),
-                        relay: relay_part,
-                    },
-                    &args.output,
-                    &stop,
-                )
-                .await
+                let services = Services {
+                    rendezvous: Some((socket, r)),
+                    relay: relay_part,
+                };
+                serve(services, &args.output, &stop).await
+            }
+            AnyStore::Redis(m) => {
+                let r = Rendezvous::new(config, &secret, seed, *m);
+                let services = Services {
+                    rendezvous: Some((socket, r)),
+                    relay: relay_part,
+                };
+                serve(services, &args.output, &stop).await
             }
         }
     })
@@ -257,13 +265,19 @@ pub fn rendezvous(args: &RendezvousArgs) -> Result<ExitCode, CliError> {
 /// The store `--store` names.
 enum AnyStore {
     Memory(MemoryStore),
+    Redis(Box<RedisStore>),
 }
 
 fn store(text: &str, max_matches: usize) -> Result<AnyStore, CliError> {
     match text {
         "memory" => Ok(AnyStore::Memory(MemoryStore::new(max_matches.max(1)))),
+        url if url.starts_with("redis://") || url.starts_with("rediss://") => {
+            RedisStore::open(url, "lockstep")
+                .map(|s| AnyStore::Redis(Box::new(s)))
+                .map_err(|e| CliError::new(format!("--store {url}: {e}")))
+        }
         other => Err(CliError::new(format!(
-            "--store {other}: this build keeps matches in `memory` only"
+            "--store {other}: give `memory` or redis://HOST[:PORT][/DB]"
         ))),
     }
 }

@@ -971,3 +971,106 @@ fn a_wrong_code_or_a_silent_rendezvous_fails_clearly() {
     assert!(err.contains("does not answer"), "{err}");
     assert!(t.elapsed() < Duration::from_secs(15));
 }
+
+/// `lockstep rendezvous` and `lockstep relay` given what cannot work: one
+/// line on stderr naming the argument, a non-zero exit, at once.
+#[test]
+fn the_services_refuse_what_cannot_work_in_one_line() {
+    let dir = scratch("services");
+    let fails = |args: &[&str], says: &str| {
+        let t = Instant::now();
+        let out = Command::new(EXE).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(t.elapsed() < Duration::from_secs(10), "{args:?} took long");
+    };
+    let any = ["--bind", "127.0.0.1", "--port", "0"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["rendezvous"];
+        v.extend(any);
+        v.extend(extra);
+        v
+    };
+    fails(
+        &with(&["--store", "postgres://x"]),
+        "--store postgres://x: give `memory` or redis://",
+    );
+    // Nothing listens on port 1: the store is checked before serving.
+    fails(
+        &with(&["--store", "redis://127.0.0.1:1/"]),
+        "--store redis://127.0.0.1:1/: the store failed",
+    );
+    fails(
+        &with(&["--relay", "127.0.0.1:7701"]),
+        "--relay: give --secret FILE",
+    );
+    fails(
+        &["rendezvous", "--port", "0", "--relay-port", "0"],
+        "--relay-port: say the address players reach it at with --public IP",
+    );
+    let missing = dir.join("missing-secret");
+    let missing = missing.to_str().unwrap();
+    fails(
+        &[
+            "relay",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--secret",
+            missing,
+        ],
+        "missing-secret",
+    );
+    let bad = dir.join("bad-secret");
+    std::fs::write(&bad, "not hex at all\n").unwrap();
+    fails(
+        &[
+            "relay",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--secret",
+            bad.to_str().unwrap(),
+        ],
+        "not a secret (64 hex digits)",
+    );
+    // A secret the rendezvous creates serves its relay; a busy port is named.
+    let secret = dir.join("secret");
+    let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    fails(
+        &[
+            "rendezvous",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--secret",
+            secret.to_str().unwrap(),
+        ],
+        &format!("port {port} is in use"),
+    );
+    let written = std::fs::read_to_string(&secret).unwrap();
+    assert_eq!(written.trim().len(), 64, "{written}");
+    fails(
+        &[
+            "relay",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--secret",
+            secret.to_str().unwrap(),
+        ],
+        &format!("port {port} is in use"),
+    );
+    fails(
+        &["host", "cubes", "--port", "0", "--rendezvous", "nowhere"],
+        "not an address",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

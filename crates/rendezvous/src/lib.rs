@@ -33,7 +33,8 @@
 //!   request sources ([`Sources`]); `draw.rs`: random bytes from a seed;
 //!   `traffic.rs`: bytes in and out per kind ([`Traffic`]);
 //! - `store/`: where the rendezvous keeps its matches ([`Store`]): in
-//!   memory ([`MemoryStore`]);
+//!   memory ([`MemoryStore`]) or, with the `redis` feature, in Redis
+//!   (`RedisStore`, shared by several rendezvous processes);
 //! - `rendezvous.rs`: [`Rendezvous`]; `relay.rs`: [`Relay`];
 //! - `reach/`: [`Reach`], a member's side (the rendezvous asked, the
 //!   relay's place, punching, mapped addresses).
@@ -64,6 +65,8 @@ pub use reach::{
 };
 pub use relay::{Relay, RelayConfig, RelayStats};
 pub use rendezvous::{Rendezvous, RendezvousConfig, RendezvousStats};
+#[cfg(feature = "redis")]
+pub use store::RedisStore;
 pub use store::{MatchRecord, MemoryStore, Store, StoreError};
 pub use ticket::{NO_RELAY, TICKET_BYTES, Ticket, TicketError, TicketKey};
 pub use traffic::{Count, Traffic};

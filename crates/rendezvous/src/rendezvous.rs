@@ -530,15 +530,22 @@ mod tests {
     use crate::code::CodeId;
     use crate::ids::Owner;
     use crate::store::MemoryStore;
+    #[cfg(feature = "redis")]
+    use crate::store::RedisStore;
+    #[cfg(feature = "redis")]
+    use crate::store::redis::tests::RedisServer;
 
     const T0: u64 = 1_800_000_000_000_000;
 
-    fn rendezvous() -> Rendezvous<MemoryStore> {
-        let config = RendezvousConfig {
+    fn config() -> RendezvousConfig {
+        RendezvousConfig {
             relay: Some("1.0.0.2:7701".parse().unwrap()),
             ..RendezvousConfig::default()
-        };
-        Rendezvous::new(config, &[1; 32], [2; 32], MemoryStore::new(8))
+        }
+    }
+
+    fn rendezvous<S: Store>(store: S) -> Rendezvous<S> {
+        Rendezvous::new(config(), &[1; 32], [2; 32], store)
     }
 
     fn addr(n: u8) -> SocketAddr {
@@ -568,7 +575,7 @@ mod tests {
     }
 
     /// Every datagram sent, decoded, with its destination.
-    fn drain(r: &mut Rendezvous<MemoryStore>) -> Vec<(SocketAddr, Message<'static>)> {
+    fn drain<S: Store>(r: &mut Rendezvous<S>) -> Vec<(SocketAddr, Message<'static>)> {
         let mut out = Vec::new();
         while let Some(t) = r.poll_transmit() {
             let m = Message::decode(&t.bytes).unwrap();
@@ -601,9 +608,10 @@ mod tests {
             .expect("an answer")
     }
 
-    #[test]
-    fn a_registration_is_refreshed_by_its_owner_alone_and_expires_without() {
-        let mut r = rendezvous();
+    fn a_registration_is_refreshed_by_its_owner_alone_and_expires_without<S: Store>(
+        store: impl FnOnce() -> S,
+    ) {
+        let mut r = rendezvous(store());
         r.handle_datagram(T0, addr(1), &register(7, vec![code(1), code(2)]));
         let first = answer(&drain(&mut r)).clone();
         assert_eq!(first.role, Role::Host);
@@ -645,9 +653,10 @@ mod tests {
         assert_eq!(answer(&drain(&mut r)).role, Role::Host);
     }
 
-    #[test]
-    fn a_lookup_enrolls_a_member_and_introduces_it_to_whom_it_talks_to() {
-        let mut r = rendezvous();
+    fn a_lookup_enrolls_a_member_and_introduces_it_to_whom_it_talks_to<S: Store>(
+        store: impl FnOnce() -> S,
+    ) {
+        let mut r = rendezvous(store());
         r.handle_datagram(T0, addr(1), &register(7, vec![code(1), code(2)]));
         drain(&mut r);
         r.handle_datagram(T0, addr(2), &lookup(code(1)));
@@ -685,9 +694,10 @@ mod tests {
         assert_eq!(members, vec![MemberId::HOST, MemberId(1)]);
     }
 
-    #[test]
-    fn a_poll_moves_a_member_that_moved_and_refuses_a_forged_ticket() {
-        let mut r = rendezvous();
+    fn a_poll_moves_a_member_that_moved_and_refuses_a_forged_ticket<S: Store>(
+        store: impl FnOnce() -> S,
+    ) {
+        let mut r = rendezvous(store());
         r.handle_datagram(T0, addr(1), &register(7, vec![code(1)]));
         drain(&mut r);
         r.handle_datagram(T0, addr(2), &lookup(code(1)));
@@ -715,9 +725,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_source_that_asks_too_often_is_told_busy() {
-        let mut r = rendezvous();
+    fn a_source_that_asks_too_often_is_told_busy<S: Store>(store: impl FnOnce() -> S) {
+        let mut r = rendezvous(store());
         let burst = RendezvousConfig::default().requests.burst;
         for _ in 0..burst {
             r.handle_datagram(T0, addr(9), &lookup(code(5)));
@@ -739,9 +748,10 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_match_holds_a_bounded_number_of_members_and_silent_ones_make_room() {
-        let mut r = rendezvous();
+    fn a_match_holds_a_bounded_number_of_members_and_silent_ones_make_room<S: Store>(
+        store: impl FnOnce() -> S,
+    ) {
+        let mut r = rendezvous(store());
         r.handle_datagram(T0, addr(1), &register(7, vec![code(1)]));
         drain(&mut r);
         for i in 1..MAX_MEMBERS {
@@ -770,5 +780,96 @@ mod tests {
         assert!(!is_after(3, 4));
         assert!(is_after(2, 65_530));
         assert!(!is_after(65_530, 2));
+    }
+
+    /// Runs each behaviour above against the memory store, and against a
+    /// Redis store on a `redis-server` of the test's own (with the `redis`
+    /// feature): the same rendezvous, the same answers.
+    macro_rules! against_every_store {
+        ($($name:ident),* $(,)?) => {
+            mod memory {
+                $(
+                    #[test]
+                    fn $name() {
+                        super::$name(|| super::MemoryStore::new(8));
+                    }
+                )*
+            }
+            #[cfg(feature = "redis")]
+            mod redis {
+                $(
+                    #[test]
+                    fn $name() {
+                        let Some(server) = super::RedisServer::start() else {
+                            return;
+                        };
+                        super::$name(|| super::RedisStore::open(&server.url, stringify!($name)).unwrap());
+                    }
+                )*
+            }
+        };
+    }
+
+    against_every_store!(
+        a_registration_is_refreshed_by_its_owner_alone_and_expires_without,
+        a_lookup_enrolls_a_member_and_introduces_it_to_whom_it_talks_to,
+        a_poll_moves_a_member_that_moved_and_refuses_a_forged_ticket,
+        a_source_that_asks_too_often_is_told_busy,
+        a_match_holds_a_bounded_number_of_members_and_silent_ones_make_room,
+    );
+
+    /// Two rendezvous processes sharing one Redis: a code registered at one
+    /// is found at the other, which introduces the joiner to the host at
+    /// once; the host also hears of it at its next refresh from the first
+    /// (where the other's introduction cannot reach it); a ticket either
+    /// minted is good at both.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn two_rendezvous_sharing_redis_resolve_each_others_codes() {
+        let Some(server) = RedisServer::start() else {
+            return;
+        };
+        let shared = || RedisStore::open(&server.url, "shared").unwrap();
+        let mut a = Rendezvous::new(config(), &[1; 32], [2; 32], shared());
+        let mut b = Rendezvous::new(config(), &[1; 32], [3; 32], shared());
+        a.handle_datagram(T0, addr(1), &register(7, vec![code(1), code(2)]));
+        let host = answer(&drain(&mut a)).clone();
+        b.handle_datagram(T0 + 1, addr(2), &lookup(code(1)));
+        let out = drain(&mut b);
+        let joined = answer(&out).clone();
+        assert_eq!(joined.ticket.match_id, host.ticket.match_id);
+        assert_eq!(joined.ticket.member, MemberId(1));
+        assert_eq!(joined.entries[0].candidates, vec![addr(1)]);
+        assert!(
+            out.iter()
+                .any(|(to, m)| *to == addr(1) && matches!(m, Message::Introduce { .. }))
+        );
+        // The host's refresh at a brings the joiner too.
+        let refresh = Message::Register(Register {
+            owner: Owner([7; 16]),
+            codes: vec![code(1), code(2)],
+            locals: vec![],
+            after: host.next,
+        })
+        .encode();
+        a.handle_datagram(T0 + 2, addr(1), &refresh);
+        let seen = answer(&drain(&mut a)).clone();
+        assert_eq!(
+            seen.entries.iter().map(|e| e.member).collect::<Vec<_>>(),
+            vec![MemberId(1)]
+        );
+        // A ticket b minted polls at a; another host cannot take the code at b.
+        let poll = Message::Poll {
+            ticket: joined.ticket,
+            after: joined.next,
+        }
+        .encode();
+        a.handle_datagram(T0 + 3, addr(2), &poll);
+        assert_eq!(answer(&drain(&mut a)).ticket.member, MemberId(1));
+        b.handle_datagram(T0 + 3, addr(3), &register(8, vec![code(1)]));
+        assert_eq!(
+            drain(&mut b),
+            vec![(addr(3), Message::RendezvousRefused(Refusal::Taken(code(1))))]
+        );
     }
 }

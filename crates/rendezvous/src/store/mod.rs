@@ -1,6 +1,8 @@
 //! Where the rendezvous keeps its matches: the [`Store`] trait, the
-//! [`MatchRecord`] it keeps per match, and [`MemoryStore`] (one process's
-//! namespace of codes).
+//! [`MatchRecord`] it keeps per match, and its two homes: [`MemoryStore`]
+//! (one process's namespace of codes, the default) and, with the `redis`
+//! feature, `RedisStore` (several rendezvous processes sharing one
+//! namespace of codes through a Redis server).
 //!
 //! A store does no thinking: it files codes, finds them, and changes one
 //! match's record atomically (the rendezvous decides what the change is).
@@ -23,8 +25,12 @@ use crate::message::{Entry, MAX_CANDIDATES, MAX_CODES};
 use crate::wire::{read_address, read_array, write_address};
 
 mod memory;
+#[cfg(feature = "redis")]
+pub(crate) mod redis;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "redis")]
+pub use redis::RedisStore;
 
 /// Members a match holds at once (a member silent for longer than the
 /// rendezvous's `member_idle` makes room).
