@@ -18,6 +18,13 @@
 //! So the app's `Update` systems read a fresh state and the frame's events,
 //! and the input they write is sent with the next frame the seat samples.
 //!
+//! Between homes behind NATs, a match is found by its code instead of an
+//! address: the host registers its codes at a rendezvous
+//! ([`LockstepPlugin::register`]) and a joiner looks its code up
+//! ([`LockstepPlugin::join_code`]); the socket's reach layer then carries
+//! the match on the path punching opens, or through the relay, and says
+//! how in [`ReachMessage`]s.
+//!
 //! What it owns: the Bevy side only. The match itself — setup, sessions,
 //! checksums, healing, the replay log, the end — is the endpoint's
 //! (`lockstep-lobby`), moved over the socket by `lockstep-net`'s
@@ -37,15 +44,18 @@ use std::sync::Mutex;
 use bevy_app::{App, Plugin, PreUpdate};
 use bevy_ecs::prelude::*;
 use lockstep_fx::Checksum;
+use lockstep_lobby::MatchCode;
 use lockstep_lobby::{JoinSetup, Joining};
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::entropy::{self, NoEntropy};
+use lockstep_net::reach;
 use lockstep_net::{
     Invite, Invites, MatchEnd, MatchEvent, MatchSettings, Runtime, STATUS_EVERY, SeatEndpoint,
     SeatPlan, SeatRuntime, SeatTiming, Socket, Want,
 };
 use lockstep_protocol::seal::Identity;
 use lockstep_protocol::{Commanded, SeatId};
+use lockstep_rendezvous::{ReachEvent, ReachTiming};
 use lockstep_sim::{Game, Match};
 
 /// The guide's Bevy chapter (`docs/guide/bevy.md`): its examples compile
@@ -87,6 +97,13 @@ pub const MAX_WAITING_COMMANDS: usize = 1024;
 /// `event.0.is_routine()` tells the per-frame ones apart.
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
 pub struct LockstepEvent(pub MatchEvent);
+
+/// What the seat's reach layer reported, for a match found by its code
+/// ([`LockstepPlugin::register`], [`LockstepPlugin::join_code`]): the
+/// rendezvous's answer or refusal, the members, how each is reached
+/// (direct, or through the relay) as that changes.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct ReachMessage(pub ReachEvent);
 
 /// The newest state of the match as this seat holds it, refreshed every
 /// frame the seat stepped (in rollback mode: the predicted state, which a
@@ -143,6 +160,9 @@ pub enum StartError {
     Io(std::io::Error),
     /// No random source for the keys and the token.
     Entropy(NoEntropy),
+    /// A match with open seats was to be filed at a rendezvous: only a
+    /// code finds a match there.
+    NoCode,
 }
 
 impl core::fmt::Display for StartError {
@@ -150,6 +170,10 @@ impl core::fmt::Display for StartError {
         match self {
             StartError::Io(e) => write!(f, "cannot open the seat's socket: {e}"),
             StartError::Entropy(e) => write!(f, "{e}"),
+            StartError::NoCode => write!(
+                f,
+                "open seats cannot be found at a rendezvous: host with codes (lockstep_net::entropy::invites)"
+            ),
         }
     }
 }
@@ -251,6 +275,50 @@ where
             random: entropy::secret()?,
         };
         Self::open(bind, role)
+    }
+
+    /// Joins the match filed under `code` at the rendezvous `rendezvous`,
+    /// on a UDP socket bound to `bind`, and plays the seat the host gives:
+    /// the lookup runs in the seat's polls, like everything else (how it
+    /// went comes as [`ReachMessage`]s).
+    pub fn join_code(
+        bind: SocketAddr,
+        rendezvous: SocketAddr,
+        code: &MatchCode,
+    ) -> Result<Self, StartError> {
+        let mut plugin = Self::join(bind, bind, Invite::Code(*code))?;
+        if let Some(Parts {
+            socket,
+            role: Role::Join { host, .. },
+            ..
+        }) = plugin.parts.get_mut().ok().and_then(|p| p.as_mut())
+        {
+            *host = reach::start_join(socket, rendezvous, code, ReachTiming::default());
+        }
+        Ok(plugin)
+    }
+
+    /// Registers the host's codes (its seat code, then its spectator code
+    /// if spectating is by invitation) at the rendezvous `rendezvous`, so
+    /// that joiners find this host by them; the registration runs (and is
+    /// refreshed) in the seat's polls, and how it went comes as
+    /// [`ReachMessage`]s. A host whose seats are open has no code to file
+    /// ([`StartError::NoCode`]).
+    pub fn register(mut self, rendezvous: SocketAddr) -> Result<Self, StartError> {
+        if let Some(Parts {
+            socket,
+            role: Role::Host(host),
+            ..
+        }) = self.parts.get_mut().ok().and_then(|p| p.as_mut())
+        {
+            let Invite::Code(seat) = host.invites.seat else {
+                return Err(StartError::NoCode);
+            };
+            let mut codes = vec![seat];
+            codes.extend(host.invites.spectate.code().copied());
+            reach::start_host(socket, rendezvous, &codes, ReachTiming::default())?;
+        }
+        Ok(self)
     }
 
     fn open(bind: SocketAddr, role: Role<G>) -> Result<Self, StartError> {
@@ -373,6 +441,7 @@ where
         app.insert_non_send(seat)
             .insert_resource(MatchState::<G>::default())
             .add_message::<LockstepEvent>()
+            .add_message::<ReachMessage>()
             .add_systems(PreUpdate, drive::<G, W>.in_set(LockstepSystems));
         if let Some(add) = self.orders {
             add(app);
@@ -387,6 +456,7 @@ fn drive<G, W>(
     input: Option<Res<LocalInput<G::Input>>>,
     mut state: ResMut<MatchState<G>>,
     mut events: MessageWriter<LockstepEvent>,
+    mut reached: MessageWriter<ReachMessage>,
 ) where
     G: Game + Send + Sync + 'static,
     G::Input: Send + Sync,
@@ -402,6 +472,11 @@ fn drive<G, W>(
             _ => {}
         }
         events.write(LockstepEvent(e));
+    }
+    if let Some(reach) = seat.socket_mut().and_then(|s| s.reach_mut()) {
+        while let Some(e) = reach.poll_event() {
+            reached.write(ReachMessage(e));
+        }
     }
     let running = !seat.is_finished();
     if state.running != running {

@@ -3,7 +3,9 @@
 //! [`Reach`] layer in the socket and run it alone until the rendezvous
 //! answers; from then on every datagram of the match passes through it
 //! (punching, the relay, mapped addresses — all decided in
-//! `lockstep-rendezvous`), and the runtime drives it with the socket.
+//! `lockstep-rendezvous`), and the runtime drives it with the socket. An
+//! app that must not wait (a game loop polling its seat each frame) puts
+//! the layer in with [`start_host`] or [`start_join`] and goes on at once.
 //!
 //! ```no_run
 //! use lockstep_net::conditioner::LinkShape;
@@ -90,17 +92,17 @@ pub fn local_candidates(socket: &Socket, rendezvous: SocketAddr) -> Vec<SocketAd
     }
 }
 
-/// Registers `codes` (the seat code first, then the spectator code, if
-/// any) at `rendezvous`, and waits for its answer, handing every reach
-/// event to `on_event`. The socket keeps the reach layer: host the match
-/// on it, and the registration is refreshed while it runs.
-pub async fn register(
+/// Puts in `socket` a reach layer that registers `codes` (the seat code
+/// first, then the spectator code, if any) at `rendezvous` and refreshes
+/// them while it runs, without waiting: host the match on the socket at
+/// once, and read how the registration went from the reach layer's events
+/// ([`Socket::reach_mut`]).
+pub fn start_host(
     socket: &mut Socket,
     rendezvous: SocketAddr,
     codes: &[MatchCode],
     timing: ReachTiming,
-    on_event: impl FnMut(&ReachEvent),
-) -> Result<Met, ReachFailure> {
+) -> Result<(), NoEntropy> {
     let mut owner = [0u8; 16];
     owner.copy_from_slice(&entropy::secret()?[..16]);
     let ids: Vec<CodeId> = codes.iter().map(MatchCode::id).collect();
@@ -108,10 +110,43 @@ pub async fn register(
     let now = socket.now().as_micros();
     let reach = Reach::host(now, rendezvous, locals, Owner(owner), ids, timing);
     socket.reach_with(reach);
+    Ok(())
+}
+
+/// Puts in `socket` a reach layer that looks `code` up at `rendezvous`,
+/// without waiting, and gives the address the host goes by: join it on
+/// this socket at once (what goes to the host waits in the reach layer
+/// until a path opens), and read how the lookup went from the reach
+/// layer's events.
+pub fn start_join(
+    socket: &mut Socket,
+    rendezvous: SocketAddr,
+    code: &MatchCode,
+    timing: ReachTiming,
+) -> SocketAddr {
+    let locals = local_candidates(socket, rendezvous);
+    let now = socket.now().as_micros();
+    let reach = Reach::join(now, rendezvous, locals, code.id(), timing);
+    let host = reach.host_address();
+    socket.reach_with(reach);
+    host
+}
+
+/// [`start_host`], then waits for the rendezvous's answer, handing every
+/// reach event to `on_event`. The socket keeps the reach layer: host the
+/// match on it, and the registration is refreshed while it runs.
+pub async fn register(
+    socket: &mut Socket,
+    rendezvous: SocketAddr,
+    codes: &[MatchCode],
+    timing: ReachTiming,
+    on_event: impl FnMut(&ReachEvent),
+) -> Result<Met, ReachFailure> {
+    start_host(socket, rendezvous, codes, timing)?;
     meet(socket, rendezvous, on_event).await
 }
 
-/// Looks `code` up at `rendezvous` and waits for the answer, handing every
+/// [`start_join`], then waits for the rendezvous's answer, handing every
 /// reach event to `on_event`. Then join [`Met::host`] on this socket: the
 /// reach layer finds the path to it (direct if punching opens one, else
 /// the relay).
@@ -122,10 +157,7 @@ pub async fn find(
     timing: ReachTiming,
     on_event: impl FnMut(&ReachEvent),
 ) -> Result<Met, ReachFailure> {
-    let locals = local_candidates(socket, rendezvous);
-    let now = socket.now().as_micros();
-    let reach = Reach::join(now, rendezvous, locals, code.id(), timing);
-    socket.reach_with(reach);
+    start_join(socket, rendezvous, code, timing);
     meet(socket, rendezvous, on_event).await
 }
 

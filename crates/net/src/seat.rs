@@ -17,6 +17,7 @@ use lockstep_lobby::{JoinEvent, Joining, MatchEvent, Refusal, SeatEndpoint, Seat
 use lockstep_sim::Game;
 
 use crate::runtime::Runtime;
+use crate::socket::Socket;
 
 /// One seat of a match, from the setup to the end, driven by
 /// [`SeatRuntime::poll`]. See the module documentation.
@@ -135,6 +136,16 @@ impl<G: Game, W: Write> SeatRuntime<G, W> {
         match &mut self.stage {
             Stage::Seat(rt) => Some(rt),
             _ => None,
+        }
+    }
+
+    /// The socket the seat runs on, whatever its stage (a match found by
+    /// its code: the reach layer's events).
+    pub fn socket_mut(&mut self) -> Option<&mut Socket> {
+        match &mut self.stage {
+            Stage::Joining { rt, .. } | Stage::Refused(rt, _) => Some(rt.socket_mut()),
+            Stage::Seat(rt) => Some(rt.socket_mut()),
+            Stage::Moving => None,
         }
     }
 
