@@ -5,6 +5,9 @@
 //! - [`cubes`]: the networked-physics cube demo: each player pushes a cube
 //!   through a field of small cubes, blows them away, or rolls them up
 //!   katamari-style.
+//! - [`gaffer_cubes`]: the snapshot-compression article's scene, one
+//!   player cube rolling through the cube demo's field along a scripted
+//!   route (the cube demo's rules, one seat).
 //! - [`rts`]: an RTS battle: thousands of units that players select and move
 //!   by commands, colliding on the ground around static buildings.
 //!
@@ -21,6 +24,8 @@
 mod bodies;
 #[cfg(feature = "shipped")]
 pub mod cubes;
+#[cfg(feature = "shipped")]
+pub mod gaffer_cubes;
 #[cfg(feature = "shipped")]
 pub mod rts;
 

@@ -1,10 +1,12 @@
-//! The shipped games' pictures ([`Depict`] for `cubes` and `rts`), through
+//! The shipped games' pictures ([`Depict`] for `cubes`, `gaffer-cubes` and
+//! `rts`), through
 //! the games' public accessors only.
 //!
 //! - `Cubes`: every player's cube in its player's colour, the small cubes
 //!   grey, or a pale tint of the player's colour while they are stuck to
 //!   that player's cube (katamari); the ground with a 1 m grid; the field
 //!   and the spawn points framed.
+//! - `GafferCubes`: its cube demo's picture (one player).
 //! - `Rts`: every unit a sphere in its owner's colour, the walls,
 //!   buildings and rocks stone grey; the ground with a 10 m grid; the
 //!   walled map framed. Seen by one seat ([`Depict::seen_by`]), its fog of
@@ -22,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use lockstep_fx::Fx;
 use lockstep_games::cubes::Cubes;
+use lockstep_games::gaffer_cubes::GafferCubes;
 use lockstep_games::rts::{Flow, Fog, NavGrid, Order, Rts};
 use lockstep_physics::{BodyHandle, Shape as BodyShape};
 
@@ -71,6 +74,17 @@ impl Depict for Cubes {
     /// The centre of the player's cube.
     fn camera_target(&self, seat: u8) -> Option<[f32; 3]> {
         self.player_position(seat).map(floats)
+    }
+}
+
+/// The article's scene is the cube demo's field with one player.
+impl Depict for GafferCubes {
+    fn scene(&self) -> Scene {
+        self.cubes().scene()
+    }
+
+    fn camera_target(&self, seat: u8) -> Option<[f32; 3]> {
+        self.cubes().camera_target(seat)
     }
 }
 
