@@ -45,21 +45,31 @@ fuzz_target!(|data: &[u8]| {
         Bounds::cubes().synced(),
     ] {
         let (older, base) = (scene(0, &bounds), scene(3, &bounds));
-        for reference in [
-            Reference::base(&base),
-            Reference {
-                base: &base,
-                base_age: 2,
-                previous: Some((&older, 3)),
-            },
-        ] {
-            for level in Level::ALL {
-                if let Ok(snap) = delta::decode(level, &reference, data, &bounds) {
-                    let again = delta::encode(level, &reference, &snap, &bounds);
-                    assert_eq!(
-                        delta::decode(level, &reference, &again, &bounds).ok(),
-                        Some(snap)
-                    );
+        let warm = delta::encode(Level::RangeCoded, &Reference::base(&older), &base, &bounds)
+            .1
+            .models;
+        for models in [None, Some(&warm)] {
+            for reference in [
+                Reference::base(&base),
+                Reference {
+                    base: &base,
+                    base_age: 2,
+                    previous: Some((&older, 3)),
+                    models,
+                },
+            ] {
+                for level in Level::ALL {
+                    if let Ok(snap) = delta::decode(level, &reference, data, &bounds) {
+                        // Whatever decodes, the encoder codes back to
+                        // itself (a lossy level's residuals are already on
+                        // its steps).
+                        let (again, coded) = delta::encode(level, &reference, &snap.bodies, &bounds);
+                        assert_eq!(coded.bodies, snap.bodies);
+                        assert_eq!(
+                            delta::decode(level, &reference, &again, &bounds).ok(),
+                            Some(coded)
+                        );
+                    }
                 }
             }
         }

@@ -52,7 +52,13 @@ impl<G: Game + Bodies, W: Write> Peer<G, W> {
         let bodies = bodies::quantize(&initial, &bounds);
         let tick = self.session.config().tick_micros;
         self.snapshots = Some(Snapshots {
-            server: SnapshotServer::new(settings, bounds, bodies.clone(), bodies::quantize::<G>),
+            server: SnapshotServer::new(
+                settings,
+                bounds,
+                bodies.clone(),
+                bodies::quantize::<G>,
+                tick,
+            ),
             fallback: Fallback::new(settings, bounds, bodies, tick),
         });
         Ok(())

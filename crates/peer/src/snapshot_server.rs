@@ -13,25 +13,35 @@
 
 use std::collections::BTreeMap;
 
-use lockstep_protocol::packet::{SnapshotAck, SnapshotPart};
+use lockstep_protocol::packet::{
+    IPV4_UDP_HEADER_BYTES, SNAPSHOT_PART_HEADER_BYTES, SnapshotAck, SnapshotPart,
+};
+use lockstep_protocol::seal::TAG_BYTES;
 use lockstep_protocol::seq::unwrap_frame;
 use lockstep_protocol::snapshot_parts::split;
 use lockstep_protocol::spectate::SpectatorId;
 use lockstep_protocol::{Instant, SeatId};
 use lockstep_snapshot::interpolate::ViewMode;
-use lockstep_snapshot::stream::SnapshotSender;
+use lockstep_snapshot::stream::{Budget, SnapshotSender};
 use lockstep_snapshot::{Bounds, Level, QuantBody};
 
 /// How snapshot streams are sent and shown; a sender and its receivers
 /// must agree on `velocity` (the receiver refuses the stream otherwise).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SnapshotSettings {
-    /// A snapshot every this many frames (2: 30 Hz at a 60 Hz tick).
+    /// A snapshot every this many frames (1: 60 Hz at a 60 Hz tick).
     pub every: u32,
     /// Send linear velocities (for Hermite or extrapolated views).
     pub velocity: bool,
-    /// The codec ([`Level::RangeCoded`]).
+    /// The codec ([`Level::Scaled`]: moving bodies' residuals in steps
+    /// that follow their speed).
     pub level: Level,
+    /// Each stream's rate cap, every header of its datagrams included
+    /// (IPv4 and UDP, the packet's, the seal's tag): 256 000 bit/s; `None`
+    /// sends every snapshot. Under it, a snapshot the credit cannot pay
+    /// for is held back, and the receiver interpolates over the gap (see
+    /// [`Budget`]); the match's last snapshot always goes.
+    pub budget_bits_per_second: Option<u64>,
     /// How the receiver draws ([`ViewMode::Linear`]; a mode that needs
     /// velocity falls back to linear when `velocity` is off).
     pub mode: ViewMode,
@@ -48,9 +58,10 @@ pub struct SnapshotSettings {
 impl Default for SnapshotSettings {
     fn default() -> SnapshotSettings {
         SnapshotSettings {
-            every: 2,
+            every: 1,
             velocity: false,
-            level: Level::RangeCoded,
+            level: Level::Scaled,
+            budget_bits_per_second: Some(256_000),
             mode: ViewMode::Linear,
             timeout_micros: 3_000_000,
             retry_after_micros: 10_000_000,
@@ -71,6 +82,17 @@ impl SnapshotSettings {
         } else {
             game.positional()
         }
+    }
+
+    /// The budget of one stream of frames `tick_micros` apart: every
+    /// snapshot is one datagram's headers beyond its payload (a payload
+    /// over [`SNAPSHOT_PART_BYTES`](lockstep_protocol::packet::SNAPSHOT_PART_BYTES)
+    /// takes more, which the budget does not
+    /// count).
+    pub fn budget(&self, tick_micros: u64) -> Option<Budget> {
+        let overhead = SNAPSHOT_PART_HEADER_BYTES + TAG_BYTES as u64 + IPV4_UDP_HEADER_BYTES;
+        self.budget_bits_per_second
+            .map(|rate| Budget::new(rate, overhead * 8, tick_micros))
     }
 
     /// The mode a receiver draws in.
@@ -111,6 +133,9 @@ pub struct ServerStats {
     pub parts: u64,
     /// Payloads too large for [`MAX_SNAPSHOT_PARTS`](lockstep_protocol::packet::MAX_SNAPSHOT_PARTS) parts (not sent).
     pub too_large: u64,
+    /// Snapshots the budget held back (see
+    /// [`SnapshotSettings::budget_bits_per_second`]).
+    pub held_back: u64,
 }
 
 /// A peer's snapshot streams.
@@ -119,6 +144,7 @@ pub(crate) struct SnapshotServer<G> {
     bounds: Bounds,
     initial: Vec<QuantBody>,
     quantize: fn(&G, &Bounds) -> Vec<QuantBody>,
+    tick_micros: u64,
     streams: BTreeMap<Receiver, Stream>,
     out: Vec<(Receiver, SnapshotPart)>,
     stats: ServerStats,
@@ -126,18 +152,20 @@ pub(crate) struct SnapshotServer<G> {
 
 impl<G> SnapshotServer<G> {
     /// Streams of `initial`-shaped snapshots quantized with `bounds`, read
-    /// from the game by `quantize`.
+    /// from the game by `quantize`, of frames `tick_micros` apart.
     pub(crate) fn new(
         settings: SnapshotSettings,
         bounds: Bounds,
         initial: Vec<QuantBody>,
         quantize: fn(&G, &Bounds) -> Vec<QuantBody>,
+        tick_micros: u64,
     ) -> SnapshotServer<G> {
         SnapshotServer {
             settings,
             bounds,
             initial,
             quantize,
+            tick_micros,
             streams: BTreeMap::new(),
             out: Vec::new(),
             stats: ServerStats::default(),
@@ -150,7 +178,8 @@ impl<G> SnapshotServer<G> {
 
     /// Starts (or restarts) stream `id` to `to`.
     pub(crate) fn start(&mut self, now: Instant, to: Receiver, id: u8) {
-        let sender = SnapshotSender::new(self.initial.clone(), self.bounds, self.settings.level);
+        let sender = SnapshotSender::new(self.initial.clone(), self.bounds, self.settings.level)
+            .budget(self.settings.budget(self.tick_micros));
         self.streams.insert(
             to,
             Stream {
@@ -205,7 +234,15 @@ impl<G> SnapshotServer<G> {
         }
         let bodies = (self.quantize)(game, &self.bounds);
         for (to, s) in &mut self.streams {
-            let (payload, sent) = s.sender.encode(frame, bodies.clone());
+            let coded = if last {
+                Some(s.sender.encode(frame, bodies.clone()))
+            } else {
+                s.sender.offer(frame, bodies.clone())
+            };
+            let Some((payload, sent)) = coded else {
+                self.stats.held_back += 1;
+                continue;
+            };
             self.stats.snapshots += 1;
             self.stats.bytes += sent.bytes;
             match split(s.id, frame, &payload) {

@@ -190,4 +190,12 @@ impl SnapshotView {
         let t = self.clock.view_time(now.as_micros(), self.buffer.mode())?;
         self.buffer.sample(t)
     }
+
+    /// The scene at `time_micros` on the sender's timeline (frame `f` at
+    /// `f` ticks), interpolated from the snapshots held: what
+    /// [`SnapshotView::poses`] draws when the clock shows that time (a
+    /// measurement compares it with the exact state of a frame).
+    pub fn poses_at(&self, time_micros: u64) -> Option<Vec<Pose>> {
+        self.buffer.sample(time_micros)
+    }
 }

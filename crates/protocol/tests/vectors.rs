@@ -562,3 +562,21 @@ fn every_truncation_extension_or_bit_flip_of_a_vector_is_handled() {
         }
     }
 }
+
+/// A snapshot part's bytes before its data are the constant a stream's
+/// budget counts for every part.
+#[test]
+fn a_snapshot_part_header_is_its_constant() {
+    use lockstep_protocol::packet::SNAPSHOT_PART_HEADER_BYTES;
+    for len in [1usize, 5, 1100] {
+        let bytes = routed(Message::SnapshotPart(SnapshotPart {
+            stream: 2,
+            frame: 4660,
+            index: 0,
+            parts: 1,
+            data: vec![7; len],
+        }))
+        .encode();
+        assert_eq!(bytes.len() as u64, SNAPSHOT_PART_HEADER_BYTES + len as u64);
+    }
+}

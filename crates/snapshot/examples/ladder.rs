@@ -43,6 +43,7 @@ fn reference<'a>(history: &'a VecDeque<Vec<QuantBody>>, lag: usize) -> Reference
         base: &history[base],
         base_age: (newest - base) as u32,
         previous: if newest - base == lag { previous } else { None },
+        models: None,
     }
 }
 
@@ -95,7 +96,7 @@ fn main() {
                 let row = &mut lag_row[i];
                 row.parts.add(&delta::measure(level, &r, cur, &positional));
                 if level == Level::RangeCoded {
-                    row.bytes += delta::encode(level, &r, cur, &positional).len() as u64;
+                    row.bytes += delta::encode(level, &r, cur, &positional).0.len() as u64;
                 }
                 if lag == ACK_LAG {
                     levels[3 + i] = *row;

@@ -4,7 +4,7 @@
 //! family writes, reads and measures, at the [`Level`]s of the compression
 //! ladder, so each technique's saving can be measured on its own. This
 //! module holds the entry points and the three classic bit-packed levels;
-//! [`crate::predicted`] holds the two that predict from motion.
+//! [`crate::predicted`] holds the three that predict from motion.
 //!
 //! Layout at [`Level::Relative`]:
 //!
@@ -31,7 +31,7 @@ use lockstep_codec::bits::{BitError, BitMeasurer, BitReader, BitStream, BitWrite
 use crate::coder::Packed;
 use crate::error::SnapshotError;
 use crate::ladder::{Breakdown, Level, Reference};
-use crate::predicted;
+use crate::predicted::{self, Models};
 use crate::quantize::{Bounds, QuantBody, SmallestThree};
 use crate::range::{RangeCost, RangeDecoder, RangeEncoder};
 
@@ -42,18 +42,50 @@ const MEDIUM_GAP: u32 = 40;
 const SMALL_DELTA: i64 = 15;
 const LARGE_DELTA: i64 = 511;
 
-/// Encodes `current` against `reference` (same length) at `level`.
+/// A snapshot as the receiver decodes it: its bodies, and the models its
+/// coding ended with (what the coding of a snapshot against this one can
+/// start from; fresh models at the levels without any).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    /// Every body slot.
+    pub bodies: Vec<QuantBody>,
+    /// The coder's models at the end.
+    pub models: Models,
+}
+
+/// The models a coding against `reference` at `level` starts from.
+fn starting_models(level: Level, reference: &Reference<'_>) -> Models {
+    match reference.models {
+        Some(m) if level.has_models() => m.clone(),
+        _ => Models::new(),
+    }
+}
+
+/// Encodes `current` against `reference` (same length) at `level`, and
+/// gives the bytes and what the receiver will decode from them: the same
+/// bodies, except at [`Level::Scaled`], where moving bodies are what its
+/// coarser residuals make of them.
 pub fn encode(
     level: Level,
     reference: &Reference<'_>,
     current: &[QuantBody],
     bounds: &Bounds,
-) -> Vec<u8> {
+) -> (Vec<u8>, Decoded) {
     let mut cur = current.to_vec();
-    match level {
-        Level::RangeCoded => {
+    let mut models = starting_models(level, reference);
+    let scaled = level == Level::Scaled;
+    let bytes = match level {
+        Level::RangeCoded | Level::Scaled => {
             let mut e = RangeEncoder::new();
-            let _ = predicted::serialize(&mut e, reference, &mut cur, bounds, None);
+            let _ = predicted::serialize(
+                &mut e,
+                reference,
+                &mut cur,
+                bounds,
+                None,
+                &mut models,
+                scaled,
+            );
             e.finish()
         }
         Level::Predicted => {
@@ -64,6 +96,8 @@ pub fn encode(
                 &mut cur,
                 bounds,
                 None,
+                &mut models,
+                false,
             );
             w.finish()
         }
@@ -72,12 +106,19 @@ pub fn encode(
             let _ = serialize(&mut w, level, reference.base, &mut cur, bounds, None);
             w.finish()
         }
-    }
+    };
+    (
+        bytes,
+        Decoded {
+            bodies: cur,
+            models,
+        },
+    )
 }
 
 /// Bits `current` takes against `reference` at `level`, and where they go
-/// (for [`Level::RangeCoded`], by the models' `-log2 p`: within a few bytes
-/// of [`encode`]'s length).
+/// (for the range-coded levels, by the models' `-log2 p`: within a few
+/// bytes of [`encode`]'s length).
 pub fn measure(
     level: Level,
     reference: &Reference<'_>,
@@ -85,15 +126,18 @@ pub fn measure(
     bounds: &Bounds,
 ) -> Breakdown {
     let mut cur = current.to_vec();
+    let mut models = starting_models(level, reference);
     let mut b = Breakdown::default();
     match level {
-        Level::RangeCoded => {
+        Level::RangeCoded | Level::Scaled => {
             let _ = predicted::serialize(
                 &mut RangeCost::default(),
                 reference,
                 &mut cur,
                 bounds,
                 Some(&mut b),
+                &mut models,
+                level == Level::Scaled,
             );
         }
         Level::Predicted => {
@@ -104,6 +148,8 @@ pub fn measure(
                 &mut cur,
                 bounds,
                 Some(&mut b),
+                &mut models,
+                false,
             );
         }
         _ => {
@@ -127,12 +173,21 @@ pub fn decode(
     reference: &Reference<'_>,
     bytes: &[u8],
     bounds: &Bounds,
-) -> Result<Vec<QuantBody>, SnapshotError> {
+) -> Result<Decoded, SnapshotError> {
     let mut cur = reference.base.to_vec();
+    let mut models = starting_models(level, reference);
     match level {
-        Level::RangeCoded => {
+        Level::RangeCoded | Level::Scaled => {
             let mut d = RangeDecoder::new(bytes);
-            predicted::serialize(&mut d, reference, &mut cur, bounds, None)?;
+            predicted::serialize(
+                &mut d,
+                reference,
+                &mut cur,
+                bounds,
+                None,
+                &mut models,
+                level == Level::Scaled,
+            )?;
             d.finish()?;
         }
         Level::Predicted => {
@@ -143,6 +198,8 @@ pub fn decode(
                 &mut cur,
                 bounds,
                 None,
+                &mut models,
+                false,
             )?;
             r.finish()?;
         }
@@ -152,7 +209,10 @@ pub fn decode(
             r.finish()?;
         }
     }
-    Ok(cur)
+    Ok(Decoded {
+        bodies: cur,
+        models,
+    })
 }
 
 /// Writes, reads or measures `current` against `baseline` at one of the
@@ -167,7 +227,7 @@ pub fn serialize<S: BitStream>(
     bounds: &Bounds,
     breakdown: Option<&mut Breakdown>,
 ) -> Result<(), BitError> {
-    if matches!(level, Level::Predicted | Level::RangeCoded) {
+    if matches!(level, Level::Predicted | Level::RangeCoded | Level::Scaled) {
         return Err(BitError::OutOfRange {
             bit: s.bit_position(),
             what: "classic level",

@@ -74,9 +74,12 @@ pub fn playout_delay_micros(send_interval_micros: u64, jitter_micros: u64) -> u6
 }
 
 /// Picks the time a viewer shows from the snapshots' arrivals: it learns
-/// the send interval (the smallest frame gap between snapshots received in
-/// a row) and the jitter (the spread of `arrival − frame time` over the
-/// recent snapshots), and shows the sender's timeline
+/// the send interval (the upper quartile of the frame gaps between
+/// snapshots received in a row: a snapshot lost now and then does not
+/// lengthen it, a sender whose budget holds back a quarter of its
+/// snapshots or more does) and the jitter (the spread of
+/// `arrival − frame time` over the recent snapshots), and shows the
+/// sender's timeline
 /// [`playout_delay_micros`] behind the earliest arrivals (in
 /// [`ViewMode::Extrapolate`], only the jitter behind).
 #[derive(Debug, Clone)]
@@ -121,9 +124,13 @@ impl ViewClock {
         self.newest = Some(self.newest.map_or(frame, |n| n.max(frame)));
     }
 
-    /// The send interval as measured (one tick until two arrived).
+    /// The send interval as measured: the upper quartile of the recent
+    /// gaps (one tick until two arrived).
     pub fn send_interval_micros(&self) -> u64 {
-        u64::from(self.gaps.iter().copied().min().unwrap_or(1)) * self.tick_micros
+        let mut gaps: Vec<u32> = self.gaps.iter().copied().collect();
+        gaps.sort_unstable();
+        let quartile = gaps.get(gaps.len() * 3 / 4).copied().unwrap_or(1);
+        u64::from(quartile) * self.tick_micros
     }
 
     /// The jitter as measured: the spread of the arrival offsets.
@@ -437,6 +444,12 @@ mod tests {
         }
         assert_eq!(c.send_interval_micros(), 30_000);
         assert_eq!(c.jitter_micros(), 10_000);
+        // A sender that holds back a snapshot in three goes at 2 frames.
+        let mut held = ViewClock::new(10_000, 32);
+        for f in (0..60u32).filter(|f| f % 3 != 2) {
+            held.on_snapshot(f, u64::from(f) * 10_000);
+        }
+        assert_eq!(held.send_interval_micros(), 20_000);
         assert_eq!(c.delay_micros(ViewMode::Linear), 100_000);
         assert_eq!(c.delay_micros(ViewMode::Extrapolate), 10_000);
         // At 400 ms the view shows 400 − 40 − 100 = 260 ms of the sender's.

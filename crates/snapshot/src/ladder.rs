@@ -5,6 +5,7 @@
 //!
 //! Invariant: a level's wire id ([`Level::id`]) never changes meaning.
 
+use crate::predicted::Models;
 use crate::quantize::QuantBody;
 
 /// How much of the codec to use (the steps of the compression ladder).
@@ -25,16 +26,22 @@ pub enum Level {
     /// The same symbols through the adaptive binary range coder, each
     /// decision modelled in its context.
     RangeCoded,
+    /// Range-coded, with a moving body's residuals sent in steps that
+    /// grow with its speed: lossy within an eighth of how far it moves in
+    /// a frame, exact for bodies at rest and slow ones; a body exactly as
+    /// predicted in one decision (see [`crate::predicted`]).
+    Scaled,
 }
 
 impl Level {
     /// Every level, in ladder order.
-    pub const ALL: [Level; 5] = [
+    pub const ALL: [Level; 6] = [
         Level::Absolute,
         Level::Delta,
         Level::Relative,
         Level::Predicted,
         Level::RangeCoded,
+        Level::Scaled,
     ];
 
     /// Its number on the wire (a stream payload names its level).
@@ -45,6 +52,7 @@ impl Level {
             Level::Relative => 2,
             Level::Predicted => 3,
             Level::RangeCoded => 4,
+            Level::Scaled => 5,
         }
     }
 
@@ -52,11 +60,18 @@ impl Level {
     pub fn from_id(id: u32) -> Option<Level> {
         Level::ALL.get(id as usize).copied()
     }
+
+    /// Whether the level codes through adaptive models that a snapshot's
+    /// coding can take over from its baseline's ([`Reference::models`]).
+    pub fn has_models(self) -> bool {
+        matches!(self, Level::RangeCoded | Level::Scaled)
+    }
 }
 
 /// What a snapshot is coded against: the newest snapshot the receiver
-/// acked (or the initial state), and, for the predicted levels, the acked
-/// snapshot before it.
+/// acked (or the initial state), for the predicted levels the acked
+/// snapshot before it, and for the range-coded levels the models the
+/// baseline's coding ended with.
 #[derive(Debug, Clone, Copy)]
 pub struct Reference<'a> {
     /// The baseline: bodies not coded are these.
@@ -67,6 +82,9 @@ pub struct Reference<'a> {
     /// The acked snapshot before the baseline and how many frames before
     /// it, if the receiver holds one.
     pub previous: Option<(&'a [QuantBody], u32)>,
+    /// The models the baseline's own coding ended with, to start from
+    /// (`None`: fresh models).
+    pub models: Option<&'a Models>,
 }
 
 impl<'a> Reference<'a> {
@@ -76,6 +94,7 @@ impl<'a> Reference<'a> {
             base,
             base_age: 0,
             previous: None,
+            models: None,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The predicted codec ([`Level::Predicted`](crate::Level::Predicted),
-//! bit-packed, and [`Level::RangeCoded`](crate::Level::RangeCoded), the
-//! same symbols range-coded): what the receiver can foresee from the two
-//! newest snapshots it acked is not sent again.
+//! bit-packed; [`Level::RangeCoded`](crate::Level::RangeCoded), the same
+//! symbols range-coded; [`Level::Scaled`](crate::Level::Scaled), range-coded
+//! and lossy for moving bodies): what the receiver can foresee from the
+//! two newest snapshots it acked is not sent again.
 //!
 //! The method, per snapshot, against a baseline `b` (age `a` frames) and
 //! the acked snapshot before it, `b1` (`s` frames before `b`):
@@ -23,11 +24,24 @@
 //!    (horizontal or vertical position, orientation, velocities) and for
 //!    the same predicted-motion class, so both sides track it.
 //!
+//! At [`Level::Scaled`](crate::Level::Scaled) two more things: a changed
+//! body that is exactly where it is predicted (position, orientation and
+//! the baseline's flags: `predict`) is sent as one "as predicted"
+//! decision, and an awake body's residuals are sent in steps that grow
+//! with its speed (`step_for`): `r` becomes `round(r / step)`, and the
+//! receiver's value, the prediction plus that many steps, is within half
+//! a step of the truth — an eighth of how far the body moves in a frame —
+//! which is what the sender keeps too, so both go on predicting from the
+//! same values. Bodies at rest and bodies moving under about 1 m/s are
+//! sent exactly.
+//!
 //! Every decision has its own adaptive model, selected by the group, the
 //! predicted-motion class and where in the binarization it is: the bit
-//! packer spends one bit on each, the range coder what its model says.
-//! The models start fresh in every snapshot (a lost packet cannot leave
-//! the two sides with different models).
+//! packer spends one bit on each, the range coder what its model says. A
+//! snapshot's coding starts from fresh [`Models`] or from those its
+//! baseline's coding ended with ([`Reference::models`]): the receiver
+//! decoded the baseline, so it holds them too, and a lost packet cannot
+//! leave the two sides with different models.
 //!
 //! Invariants: decoding needs only the reference and the bounds; every
 //! decoded code is checked against its range, so hostile bytes give a
@@ -58,7 +72,7 @@ enum Group {
 const GROUPS: usize = 6;
 
 /// The models of one magnitude binarization.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct ClassModel {
     same: [Prob; MAX_CLASS],
     up: [Prob; MAX_CLASS],
@@ -85,11 +99,16 @@ impl ClassModel {
     }
 }
 
-/// Every model of one snapshot.
-#[derive(Debug, Clone)]
-pub(crate) struct Models {
+/// Every adaptive model of the predicted codec: what a coder has learnt
+/// of a stream's statistics. A snapshot's coding starts from fresh models,
+/// or from the models its baseline's coding ended with (both sides hold
+/// those: the receiver decoded the baseline), and ends with models the
+/// next snapshot can start from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Models {
     classes: Vec<ClassModel>,
     changed: [Prob; 2],
+    as_predicted: [Prob; 2],
     at_rest: [Prob; 2],
     present: Prob,
     position_same: [Prob; 2],
@@ -97,9 +116,16 @@ pub(crate) struct Models {
     same_largest: [Prob; 2],
 }
 
+impl Default for Models {
+    fn default() -> Models {
+        Models::new()
+    }
+}
+
 impl Models {
-    /// Fresh models.
-    pub(crate) fn new() -> Models {
+    /// Fresh models: every decision equiprobable, every estimate at its
+    /// start.
+    pub fn new() -> Models {
         let mut classes = Vec::with_capacity(GROUPS * MOTION_CLASSES);
         for g in 0..GROUPS {
             for kv in 0..MOTION_CLASSES {
@@ -112,6 +138,7 @@ impl Models {
         Models {
             classes,
             changed: [Prob::default(); 2],
+            as_predicted: [Prob::default(); 2],
             at_rest: [Prob::default(); 2],
             present: Prob::default(),
             position_same: [Prob::default(); 2],
@@ -127,7 +154,7 @@ impl Models {
 }
 
 /// `x · num / den` rounded half away from zero (`den > 0`).
-fn scaled(x: i64, num: i64, den: i64) -> i64 {
+fn times_ratio(x: i64, num: i64, den: i64) -> i64 {
     let p = i128::from(x) * i128::from(num);
     let d = i128::from(den.max(1));
     let q = if p >= 0 {
@@ -242,17 +269,36 @@ fn residual<C: Coder>(
 }
 
 /// A code's field: its residual group, the class of its predicted move,
-/// the prediction, its largest value and its name for errors.
+/// the prediction, the step its residual is sent in, its largest value
+/// and its name for errors.
 #[derive(Debug, Clone, Copy)]
 struct Field {
     group: Group,
     motion: u32,
     pred: u32,
+    step: u32,
     max: u32,
     what: &'static str,
 }
 
-/// Codes `code` in `0..=field.max` as a residual from `field.pred`.
+/// `r / step` rounded half away from zero, then moved toward zero until
+/// `pred + q · step` lies in `0..=max` (`pred` does, so `q = 0` always
+/// fits).
+fn quantize_residual(r: i64, step: u32, pred: u32, max: u32) -> i64 {
+    let s = i64::from(step.max(1));
+    let q = if r >= 0 {
+        (r + s / 2) / s
+    } else {
+        -((-r + s / 2) / s)
+    };
+    let (pred, max) = (i64::from(pred), i64::from(max));
+    q.min((max - pred) / s).max(-(pred / s))
+}
+
+/// Codes `code` in `0..=field.max` as a residual from `field.pred` in
+/// steps of `field.step`; `code` becomes what the receiver decodes (the
+/// prediction plus the residual as sent: within half a step of it, or
+/// within a step where the box's edge cuts the steps off).
 fn predicted_code<C: Coder>(
     c: &mut C,
     models: &mut Models,
@@ -263,17 +309,23 @@ fn predicted_code<C: Coder>(
         group,
         motion,
         pred,
+        step,
         max,
         what,
     } = field;
-    let mut r = i64::from(*code) - i64::from(pred);
+    let step = step.max(1);
+    let mut q = if C::READING {
+        0
+    } else {
+        quantize_residual(i64::from(*code) - i64::from(pred), step, pred, max)
+    };
     residual(
         c,
         models.class(group, motion),
         bits_for(u64::from(max)),
-        &mut r,
+        &mut q,
     )?;
-    let v = i64::from(pred) + r;
+    let v = i64::from(pred) + q * i64::from(step);
     if !(0..=i64::from(max)).contains(&v) {
         return Err(SnapshotError::OutOfRange { what });
     }
@@ -308,7 +360,7 @@ fn carry(
     let mut motion = [0u32; 3];
     if let Some(b1) = before {
         for k in 0..3 {
-            let d = scaled(
+            let d = times_ratio(
                 i64::from(base[k]) - i64::from(b1[k]),
                 i64::from(age),
                 i64::from(span),
@@ -321,14 +373,20 @@ fn carry(
     (pred, motion)
 }
 
-/// Writes, reads or measures `current` against `reference`. When reading,
-/// `current` must start as a copy of the baseline.
+/// Writes, reads or measures `current` against `reference`, with `models`
+/// as the coding starts (fresh, or the baseline's) and ends; `scaled`
+/// sends moving bodies' residuals in steps that grow with their speed,
+/// and a body exactly as predicted in one decision.
+/// When reading, `current` must start as a copy of the baseline; when
+/// writing, it ends as what the receiver decodes.
 pub(crate) fn serialize<C: Coder>(
     c: &mut C,
     reference: &Reference<'_>,
     current: &mut [QuantBody],
     bounds: &Bounds,
     breakdown: Option<&mut Breakdown>,
+    models: &mut Models,
+    scaled: bool,
 ) -> Result<(), SnapshotError> {
     let base = reference.base;
     let n = base.len();
@@ -342,7 +400,6 @@ pub(crate) fn serialize<C: Coder>(
     let previous = reference
         .previous
         .filter(|(p, span)| p.len() == n && *span > 0 && age > 0);
-    let mut models = Models::new();
     let mut costs = [0u64; 4]; // index, position, orientation, other
     let start = c.cost();
 
@@ -394,10 +451,31 @@ pub(crate) fn serialize<C: Coder>(
     let span = previous.map_or(1, |(_, s)| s);
     for i in (0..n).filter(|&i| changed[i]) {
         let before = previous.map(|(p, _)| p[i]).filter(|p| p.present);
-        let motion = Motion { before, age, span };
+        // With `scaled`, a body that is exactly where it is predicted to
+        // be (a sender's budget may leave bodies there) says so alone.
+        if let Some(p) = before.filter(|_| scaled && age > 0) {
+            let guess = predict(&base[i], Some(&p), age, span, bounds);
+            if guess != base[i] {
+                let at = c.cost();
+                let mut as_predicted = !C::READING && current[i] == guess;
+                let ctx = usize::from(moved(i));
+                c.decide(&mut models.as_predicted[ctx], &mut as_predicted)?;
+                costs[3] += c.cost() - at;
+                if as_predicted {
+                    current[i] = guess;
+                    continue;
+                }
+            }
+        }
+        let motion = Motion {
+            before,
+            age,
+            span,
+            scaled,
+        };
         serialize_body(
             c,
-            &mut models,
+            models,
             &base[i],
             motion,
             &mut current[i],
@@ -428,6 +506,9 @@ pub(crate) struct Motion {
     pub age: u32,
     /// Frames from `before` to the baseline.
     pub span: u32,
+    /// Residuals of a moving body are sent in steps that grow with its
+    /// speed (see [`step_for`]); `false`: exactly.
+    pub scaled: bool,
 }
 
 impl Motion {
@@ -436,7 +517,70 @@ impl Motion {
         before: None,
         age: 0,
         span: 1,
+        scaled: false,
     };
+}
+
+/// Where the receiver will predict body `b` (the baseline's) to be
+/// `age` frames later from its motion since `before` (`span` frames
+/// earlier): positions and, while the same component stays largest,
+/// orientations carried forward; otherwise the baseline's values. A
+/// sender that must leave a moving body out of a snapshot sends this
+/// instead, which costs next to nothing (every residual zero).
+pub(crate) fn predict(
+    b: &QuantBody,
+    before: Option<&QuantBody>,
+    age: u32,
+    span: u32,
+    bounds: &Bounds,
+) -> QuantBody {
+    let mut out = *b;
+    let Some(p) = before.filter(|p| p.present && b.present && age > 0 && span > 0) else {
+        return out;
+    };
+    out.position = carry(
+        &b.position,
+        Some(&p.position),
+        age,
+        span,
+        bounds.position_max(),
+    )
+    .0;
+    if p.orientation.largest == b.orientation.largest {
+        let omax = bounds.orientation_max();
+        out.orientation.rest = carry(
+            &b.orientation.rest,
+            Some(&p.orientation.rest),
+            age,
+            span,
+            [omax; 3],
+        )
+        .0;
+    }
+    out
+}
+
+/// Moves per frame of fewer than `2^FINE_CLASS` codes keep residuals in
+/// single steps.
+const FINE_CLASS: u32 = 3;
+
+/// The step a moving field's residuals are sent in: 1 while it moves less
+/// than 8 codes a frame (about 1 m/s at 512 steps per metre and 60 Hz),
+/// then doubling with each doubling of its speed, so that what is lost
+/// (half a step) stays within an eighth of how far it moves in a frame.
+/// `base` and `before` are the field's codes in the baseline and in the
+/// acked snapshot `span` frames before it. (The speed is read off values
+/// that were themselves sent in such steps: at an eighth, the error they
+/// carry cannot feed back into larger steps; at a half it would, and the
+/// steps would grow without bound.)
+fn step_for(base: &[u32; 3], before: &[u32; 3], span: u32) -> u32 {
+    let fastest = (0..3)
+        .map(|k| base[k].abs_diff(before[k]) / span.max(1))
+        .max()
+        .unwrap_or(0);
+    1 << class_of(u64::from(fastest))
+        .saturating_sub(FINE_CLASS)
+        .min(24)
 }
 
 /// Writes, reads or measures one body against its baseline `b` (absent:
@@ -452,7 +596,12 @@ pub(crate) fn serialize_body<C: Coder>(
     costs: &mut [u64; 4],
 ) -> Result<(), SnapshotError> {
     let b = *b;
-    let Motion { before, age, span } = motion;
+    let Motion {
+        before,
+        age,
+        span,
+        scaled,
+    } = motion;
     let before = before.filter(|_| age > 0 && span > 0);
     let pmax = bounds.position_max();
     let omax = bounds.orientation_max();
@@ -474,6 +623,9 @@ pub(crate) fn serialize_body<C: Coder>(
         return Ok(());
     }
     let ctx = usize::from(before.is_some_and(|p| p != b));
+    // A body at rest is sent exactly; a moving one, with `scaled`, in
+    // steps that follow its speed.
+    let coarse = scaled && !body.at_rest;
     // Position.
     let at = c.cost();
     if b.present {
@@ -489,6 +641,10 @@ pub(crate) fn serialize_body<C: Coder>(
                 span,
                 pmax,
             );
+            let step = match before {
+                Some(p) if coarse => step_for(&b.position, &p.position, span),
+                _ => 1,
+            };
             for k in 0..3 {
                 let group = if k == 1 {
                     Group::Vertical
@@ -502,6 +658,7 @@ pub(crate) fn serialize_body<C: Coder>(
                         group,
                         motion: motion[k],
                         pred: pred[k],
+                        step,
                         max: pmax[k],
                         what: "position",
                     },
@@ -528,11 +685,16 @@ pub(crate) fn serialize_body<C: Coder>(
         if b.present {
             c.decide(&mut models.same_largest[ctx], &mut same_largest)?;
         }
+        // How fast the components turned, while the same one was largest.
+        let turned = before
+            .filter(|p| p.orientation.largest == b.orientation.largest)
+            .map(|p| p.orientation.rest);
+        let step = match turned {
+            Some(p) if coarse => step_for(&b.orientation.rest, &p, span),
+            _ => 1,
+        };
         if same_largest {
-            let before = before
-                .filter(|p| p.orientation.largest == b.orientation.largest)
-                .map(|p| p.orientation.rest);
-            let (pred, motion) = carry(&b.orientation.rest, before.as_ref(), age, span, [omax; 3]);
+            let (pred, motion) = carry(&b.orientation.rest, turned.as_ref(), age, span, [omax; 3]);
             body.orientation.largest = b.orientation.largest;
             for k in 0..3 {
                 predicted_code(
@@ -542,6 +704,7 @@ pub(crate) fn serialize_body<C: Coder>(
                         group: Group::Orientation,
                         motion: motion[k],
                         pred: pred[k],
+                        step,
                         max: omax,
                         what: "orientation",
                     },
@@ -571,6 +734,7 @@ pub(crate) fn serialize_body<C: Coder>(
                         group: Group::Orientation,
                         motion: MOTION_CLASSES as u32 - 1,
                         pred: pred.rest[k],
+                        step,
                         max: omax,
                         what: "orientation",
                     },
@@ -624,6 +788,7 @@ pub(crate) fn serialize_body<C: Coder>(
                         group,
                         motion: 0,
                         pred,
+                        step: 1,
                         max,
                         what: "velocity",
                     },

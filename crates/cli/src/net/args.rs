@@ -317,8 +317,9 @@ pub struct SpectateArgs {
     /// there is the one proven).
     #[arg(long, value_name = "CODE", conflicts_with_all = ["arbiter", "rendezvous"])]
     pub code: Option<MatchCode>,
-    /// Watch compressed snapshots (30 a second, range-coded against acked
-    /// baselines, shown interpolated) instead of simulating the match.
+    /// Watch compressed snapshots (60 a second under 256 kbit/s, coded
+    /// against acked baselines, shown interpolated) instead of simulating
+    /// the match.
     #[arg(long, conflicts_with_all = ["arbiter", "threads"])]
     pub snapshots: bool,
     /// Watch as the match's arbiter (a match hosted with `--arbiter`):

@@ -53,3 +53,9 @@ pub const SNAPSHOT_PART_BYTES: u32 = 1100;
 
 /// The most parts one snapshot payload is cut into.
 pub const MAX_SNAPSHOT_PARTS: u32 = 64;
+
+/// The bytes of a [`SnapshotPart`] packet before its data: the routed
+/// header (7) and the part's fields (6) — what a snapshot stream's rate
+/// adds to its payloads for every part, besides the seal's tag and the
+/// IP and UDP headers.
+pub const SNAPSHOT_PART_HEADER_BYTES: u64 = 13;
