@@ -14,7 +14,7 @@ use crate::seat::SeatId;
 pub const PROTOCOL_ID: u32 = 0x4C4B_5350;
 
 /// The wire-format version in the handshake.
-pub const VERSION: u8 = 9;
+pub const VERSION: u8 = 10;
 
 /// Bytes of IPv4 (20) and UDP (8) header each datagram costs on the wire
 /// beyond its payload: what a bandwidth budget (a 28.8 kbit/s modem) has
