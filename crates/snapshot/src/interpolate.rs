@@ -74,10 +74,11 @@ pub fn playout_delay_micros(send_interval_micros: u64, jitter_micros: u64) -> u6
 }
 
 /// Picks the time a viewer shows from the snapshots' arrivals: it learns
-/// the send interval (the upper quartile of the frame gaps between
-/// snapshots received in a row: a snapshot lost now and then does not
-/// lengthen it, a sender whose budget holds back a quarter of its
-/// snapshots or more does) and the jitter (the spread of
+/// the send interval (the upper quartile of the frame gaps between the
+/// recent snapshots received, in frame order whatever order they arrived
+/// in: a snapshot lost now and then does not lengthen it, a sender whose
+/// budget holds back a quarter of its snapshots or more does) and the
+/// jitter (the spread of
 /// `arrival − frame time` over the recent snapshots), and shows the
 /// sender's timeline
 /// [`playout_delay_micros`] behind the earliest arrivals (in
@@ -88,9 +89,8 @@ pub struct ViewClock {
     window: usize,
     /// `arrival − frame · tick` of the recent snapshots.
     offsets: VecDeque<i64>,
-    /// Frame gaps between snapshots received in a row.
-    gaps: VecDeque<u32>,
-    newest: Option<u32>,
+    /// The recent snapshots' frames, in frame order.
+    frames: VecDeque<u32>,
 }
 
 impl ViewClock {
@@ -101,8 +101,7 @@ impl ViewClock {
             tick_micros: tick_micros.max(1),
             window: window.max(2),
             offsets: VecDeque::new(),
-            gaps: VecDeque::new(),
-            newest: None,
+            frames: VecDeque::new(),
         }
     }
 
@@ -113,21 +112,24 @@ impl ViewClock {
         if self.offsets.len() > self.window {
             self.offsets.pop_front();
         }
-        if let Some(n) = self.newest {
-            if frame > n {
-                self.gaps.push_back(frame - n);
-                if self.gaps.len() > self.window {
-                    self.gaps.pop_front();
-                }
+        let at = self.frames.partition_point(|&f| f < frame);
+        if self.frames.get(at) != Some(&frame) {
+            self.frames.insert(at, frame);
+            if self.frames.len() > self.window {
+                self.frames.pop_front();
             }
         }
-        self.newest = Some(self.newest.map_or(frame, |n| n.max(frame)));
     }
 
     /// The send interval as measured: the upper quartile of the recent
     /// gaps (one tick until two arrived).
     pub fn send_interval_micros(&self) -> u64 {
-        let mut gaps: Vec<u32> = self.gaps.iter().copied().collect();
+        let mut gaps: Vec<u32> = self
+            .frames
+            .iter()
+            .zip(self.frames.iter().skip(1))
+            .map(|(a, b)| b - a)
+            .collect();
         gaps.sort_unstable();
         let quartile = gaps.get(gaps.len() * 3 / 4).copied().unwrap_or(1);
         u64::from(quartile) * self.tick_micros
@@ -437,8 +439,8 @@ mod tests {
     #[test]
     fn the_clock_learns_the_send_interval_and_the_jitter() {
         let mut c = ViewClock::new(10_000, 32);
-        // Every 3rd frame, 40 ms late, ±5 ms; one lost.
-        for (i, f) in [0u32, 3, 6, 12, 15, 18].into_iter().enumerate() {
+        // Every 3rd frame, 40 ms late, ±5 ms; one lost, two out of order.
+        for (i, f) in [0u32, 3, 6, 15, 12, 18].into_iter().enumerate() {
             let jitter = if i % 2 == 0 { 0 } else { 10_000 };
             c.on_snapshot(f, u64::from(f) * 10_000 + 40_000 + jitter);
         }

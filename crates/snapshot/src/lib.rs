@@ -11,10 +11,12 @@
 //!   [`Bounds`], [`SmallestThree`]);
 //! - [`delta`]: a whole snapshot coded against a [`Reference`], at the
 //!   levels of the compression ladder ([`Level`]); [`predicted`] holds the
-//!   two levels that predict from the acked motion, over the [`coder`]
-//!   layer (bit packer or [`range`] coder);
+//!   three levels that predict from the acked motion, over the [`coder`]
+//!   layer (bit packer or [`range`] coder), and the [`predicted::Models`]
+//!   a coding starts from and ends with;
 //! - [`stream`]: one sender and one receiver of snapshots with acked
-//!   baselines;
+//!   baselines, the models carried over from them, and the sender's rate
+//!   [`stream::Budget`];
 //! - [`interpolate`]: a viewer's buffer and the clock that picks its delay
 //!   from the send interval and the measured jitter; [`smoothing`]: the
 //!   visual error smoothing of corrections;
@@ -22,7 +24,9 @@
 //!   baselines, jitter buffer).
 //!
 //! Exact resync stays the lossless path; these codes lose up to half a step
-//! (1/1 024 m of position at 512 steps per metre). The crate is integer
+//! (1/1 024 m of position at 512 steps per metre), and at
+//! [`Level::Scaled`] a moving body up to an eighth of how far it moves in a
+//! frame. The crate is integer
 //! only, like the deterministic set: sender and receiver hold identical
 //! quantized baselines on any machine. It depends on no protocol: the
 //! bytes travel however the app likes (`lockstep-protocol` cuts them into
@@ -31,7 +35,10 @@
 //! `cargo run --release -p lockstep-snapshot --example ladder` prints the
 //! compression ladder measured on the recorded cube match, `--example
 //! interpolation` a viewer's error against the exact simulation, and
-//! `--example state_sync` a state synchronization receiver's divergence.
+//! `--example state_sync` a state synchronization receiver's divergence;
+//! `cargo run --release -p lockstep-testkit --features figures --example
+//! snapshot-figures` measures the stream as it runs, every header counted,
+//! on the cube match and on the snapshot article's scene.
 #![deny(clippy::float_arithmetic)]
 
 pub mod bodies;

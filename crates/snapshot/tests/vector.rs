@@ -88,8 +88,7 @@ fn the_payload_vector_decodes_and_codes_byte_exactly() {
         );
         std::fs::write(&path, text).unwrap();
     }
-    let text =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let file = unhex(&text);
     assert_eq!(file, bytes, "the sender codes other bytes");
     let got = rx.decode(5, &file).unwrap();

@@ -529,6 +529,11 @@ fn row(label: &str, r: &Run, frames: u32) {
 
 const COLUMNS: &str = "kbit/s | snapshots/s | payload kbit/s | acks kbit/s | baseline age (frames) | behind ms | mean mm | mean mm, moving | worst mm | mean ° | worst °";
 
+/// The header rule under [`COLUMNS`].
+fn rule() -> String {
+    "---|".repeat(COLUMNS.split(" | ").count())
+}
+
 fn main() {
     let frames = frames_arg();
     let conditions: Vec<(u64, u32)> = [16u64, 100, 250]
@@ -559,7 +564,7 @@ fn main() {
     );
     println!();
     println!("| scene | round trip | loss | {COLUMNS} |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|{}", rule());
     for rep in &reports {
         for r in rep.runs.iter().filter(|r| r.variant.name == "shipped") {
             row(
@@ -577,7 +582,7 @@ fn main() {
         );
         println!();
         println!("| step | {COLUMNS} |");
-        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        println!("|---|{}", rule());
         for r in rep.runs.iter().filter(|r| r.variant.name != "shipped") {
             row(r.variant.name, r, rep.frames);
         }

@@ -211,14 +211,20 @@ impl<G: Game + Bodies> Snapshots<G> for WithBodies {
             watchable(joining.spectate_snapshots::<G>(token, SnapshotSettings::default())).await?;
         follow(&mut rt, report, printer).await;
         let stats = *rt.endpoint().node().stats();
+        // What a snapshot spectator can check: every payload decoded
+        // against baselines it acked, in sealed packets that verified.
         printer.note(&format!(
-            "{} snapshots, {} payload bytes ({} bytes each on average), {} undecodable, {} parts refused",
+            "{} snapshots decoded against the baselines this spectator acked, {} payload bytes ({} bytes each on average), {} undecodable, {} parts refused",
             stats.snapshots,
             stats.snapshot_bytes,
             stats.snapshot_bytes / stats.snapshots.max(1),
             stats.undecodable,
             stats.parts_refused
         ));
+        // What it cannot: snapshots are lossy and carry no checksum.
+        printer.note(
+            "not checked: snapshots are lossy and carry no checksum, so what was shown was not compared with the seats' simulation (watch without --snapshots to step the match and check every frame)",
+        );
         close(&rt, report);
         Ok(())
     }
