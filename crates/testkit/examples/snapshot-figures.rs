@@ -22,8 +22,9 @@
 //! `cargo run --release -p lockstep-testkit --features figures --example snapshot-figures [-- --frames N]`
 //!
 //! The first table is the stream as shipped at 3 round trips and 3
-//! losses; the second its steps, one technique at a time, at 100 ms and
-//! 1% loss. Every run is seeded: the figures repeat exactly.
+//! losses; the second the same stream without its budget (every snapshot
+//! sent, 60 a second); the last its steps, one technique at a time, at
+//! 100 ms and 1% loss. Every run is seeded: the figures repeat exactly.
 
 // A report: floats only format measured figures, nothing flows back.
 #![allow(clippy::float_arithmetic)]
@@ -170,6 +171,16 @@ fn shipped() -> Variant {
         level: s.level,
         carry: true,
         budget_kbps: s.budget_bits_per_second.map(|b| b / 1000),
+    }
+}
+
+/// The stream as shipped without its budget: every snapshot sent, what 60
+/// a second costs.
+fn every_snapshot() -> Variant {
+    Variant {
+        name: "every snapshot",
+        budget_kbps: None,
+        ..shipped()
     }
 }
 
@@ -542,7 +553,7 @@ fn main() {
         .collect();
     let mut plan: Vec<(u64, u32, Variant)> = conditions
         .iter()
-        .map(|&(rtt, loss)| (rtt, loss, shipped()))
+        .flat_map(|&(rtt, loss)| [(rtt, loss, shipped()), (rtt, loss, every_snapshot())])
         .collect();
     plan.extend(steps().into_iter().map(|v| (100, 1, v)));
     println!(
@@ -574,6 +585,24 @@ fn main() {
             );
         }
     }
+    println!();
+    println!("## Every snapshot sent (the same stream without its budget): what 60 a second costs");
+    println!();
+    println!("| scene | round trip | loss | {COLUMNS} |");
+    println!("|---|---|---|{}", rule());
+    for rep in &reports {
+        for r in rep
+            .runs
+            .iter()
+            .filter(|r| r.variant.name == "every snapshot")
+        {
+            row(
+                &format!("{} | {} ms | {}%", rep.name, r.rtt_ms, r.loss_pct),
+                r,
+                rep.frames,
+            );
+        }
+    }
     for rep in &reports {
         println!();
         println!(
@@ -583,7 +612,11 @@ fn main() {
         println!();
         println!("| step | {COLUMNS} |");
         println!("|---|{}", rule());
-        for r in rep.runs.iter().filter(|r| r.variant.name != "shipped") {
+        for r in rep
+            .runs
+            .iter()
+            .filter(|r| !matches!(r.variant.name, "shipped" | "every snapshot"))
+        {
             row(r.variant.name, r, rep.frames);
         }
     }
