@@ -2,13 +2,30 @@
 //! is sent compressed only when that is smaller, and inflated only up to the
 //! length announced beside it.
 //!
-//! Invariants: [`unpack`] never allocates more than the announced length,
-//! refuses an announced length that deflate's maximum ratio (1032:1) cannot
-//! reach from the payload, and returns exactly `len` bytes or an error.
+//! Invariants: no announced length above [`MAX_STATE_BYTES`] (or a smaller
+//! limit the caller gives) is inflated at all; an announced length that
+//! deflate's maximum ratio (1032:1) cannot reach from the payload is refused
+//! before inflating; [`unpack_with`] hands the bytes on in pieces of at most
+//! [`PIECE_BYTES`] and holds nothing else but the inflater's 32 KiB window,
+//! so a reader can check or hash a state without ever holding it; [`unpack`]
+//! grows its output only as bytes come out, never past the announced length,
+//! and returns exactly `len` bytes or an error.
+
+use miniz_oxide::inflate::stream::{InflateState, inflate};
+use miniz_oxide::{DataFormat, MZFlush, MZStatus};
 
 /// Deflate's largest compression ratio: an announced length beyond
 /// `(payload + 1) × 1032` is a lie.
 pub const MAX_RATIO: u64 = 1032;
+
+/// The longest exact state any lockstep format carries, in bytes: 64 MiB. A
+/// resync transfer, a replay log's keyframe or a state file announcing more
+/// is refused before anything is inflated or allocated; a game's own limit
+/// (`Game::state_limit` in `lockstep-sim`) is usually far lower.
+pub const MAX_STATE_BYTES: u32 = 64 << 20;
+
+/// The largest piece [`unpack_with`] hands on at once.
+pub const PIECE_BYTES: usize = 16 << 10;
 
 /// Why a payload did not unpack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -29,6 +46,14 @@ pub enum DeflateError {
         /// The payload's length.
         payload: u64,
     },
+    /// The announced length is beyond the limit for this state.
+    #[error("{expected} bytes announced, more than the {limit}-byte limit")]
+    TooLong {
+        /// The announced length.
+        expected: u32,
+        /// The limit.
+        limit: u32,
+    },
     /// The stream is corrupt or does not inflate to the announced length.
     #[error("the deflate stream does not inflate to its announced {expected} bytes")]
     Inflate {
@@ -48,8 +73,36 @@ pub fn pack(bytes: &[u8]) -> (bool, Vec<u8>) {
     }
 }
 
-/// The `len` bytes inside `payload` (deflated if `compressed`).
+/// The `len` bytes inside `payload` (deflated if `compressed`), at most
+/// [`MAX_STATE_BYTES`] of them.
 pub fn unpack(compressed: bool, payload: &[u8], len: u32) -> Result<Vec<u8>, DeflateError> {
+    let mut out = Vec::new();
+    unpack_with(compressed, payload, len, MAX_STATE_BYTES, |piece| {
+        out.extend_from_slice(piece)
+    })?;
+    Ok(out)
+}
+
+/// Hands the `len` bytes inside `payload` (deflated if `compressed`) to
+/// `piece`, in order, in pieces of at most [`PIECE_BYTES`], without holding
+/// them: checks a state's length, or hashes it, in a window's worth of
+/// memory. Refuses a `len` above `limit` (itself capped at
+/// [`MAX_STATE_BYTES`]) before inflating anything. On an error, `piece` may
+/// have been given a prefix of the bytes, never more than `len` of them.
+pub fn unpack_with(
+    compressed: bool,
+    payload: &[u8],
+    len: u32,
+    limit: u32,
+    mut piece: impl FnMut(&[u8]),
+) -> Result<(), DeflateError> {
+    let limit = limit.min(MAX_STATE_BYTES);
+    if len > limit {
+        return Err(DeflateError::TooLong {
+            expected: len,
+            limit,
+        });
+    }
     if !compressed {
         if payload.len() as u64 != u64::from(len) {
             return Err(DeflateError::StoredLength {
@@ -57,7 +110,8 @@ pub fn unpack(compressed: bool, payload: &[u8], len: u32) -> Result<Vec<u8>, Def
                 found: payload.len() as u64,
             });
         }
-        return Ok(payload.to_vec());
+        payload.chunks(PIECE_BYTES).for_each(piece);
+        return Ok(());
     }
     if u64::from(len) > (payload.len() as u64 + 1).saturating_mul(MAX_RATIO) {
         return Err(DeflateError::BeyondRatio {
@@ -65,12 +119,35 @@ pub fn unpack(compressed: bool, payload: &[u8], len: u32) -> Result<Vec<u8>, Def
             payload: payload.len() as u64,
         });
     }
-    let bytes = miniz_oxide::inflate::decompress_to_vec_with_limit(payload, len as usize)
-        .map_err(|_| DeflateError::Inflate { expected: len })?;
-    if bytes.len() as u64 != u64::from(len) {
-        return Err(DeflateError::Inflate { expected: len });
+    let failed = DeflateError::Inflate { expected: len };
+    let mut state = InflateState::new_boxed(DataFormat::Raw);
+    let mut buffer = vec![0u8; PIECE_BYTES];
+    let mut input = payload;
+    // Bytes still owed; the stream must end exactly when this reaches 0.
+    let mut owed = u64::from(len);
+    loop {
+        // Never ask for more than is owed plus one byte: one byte too many
+        // is enough to call the length a lie.
+        let room = buffer
+            .len()
+            .min(usize::try_from(owed + 1).unwrap_or(usize::MAX));
+        let result = inflate(&mut state, input, &mut buffer[..room], MZFlush::None);
+        input = &input[result.bytes_consumed..];
+        let written = result.bytes_written as u64;
+        if written > owed {
+            return Err(failed);
+        }
+        owed -= written;
+        if result.bytes_written > 0 {
+            piece(&buffer[..result.bytes_written]);
+        }
+        match result.status {
+            Ok(MZStatus::StreamEnd) if owed == 0 => return Ok(()),
+            Ok(MZStatus::Ok) if result.bytes_consumed > 0 || result.bytes_written > 0 => {}
+            // Ended short, made no progress (the input ran out), or corrupt.
+            _ => return Err(failed),
+        }
     }
-    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -103,13 +180,94 @@ mod tests {
             Err(DeflateError::Inflate { .. })
         ));
         assert!(matches!(
-            unpack(true, &p, u32::MAX),
+            unpack(true, &p, 1 << 20),
             Err(DeflateError::BeyondRatio { .. })
+        ));
+        assert!(matches!(
+            unpack(true, &p, u32::MAX),
+            Err(DeflateError::TooLong { .. })
         ));
         assert!(matches!(
             unpack(false, &p, 3),
             Err(DeflateError::StoredLength { .. })
         ));
         assert!(unpack(true, &[0xff, 0x00, 0x13], 10).is_err());
+    }
+
+    /// A deflate bomb: a small stream of zeros that inflates within the
+    /// ratio but past the limit is refused before a byte is inflated, and
+    /// one within the limit is handed on in pieces of at most
+    /// `PIECE_BYTES`.
+    #[test]
+    fn a_bomb_is_refused_by_its_limit_and_pieces_stay_small() {
+        let zeros = vec![0u8; 4 << 20];
+        let (c, p) = pack(&zeros);
+        assert!(c && (p.len() as u64 + 1) * MAX_RATIO >= zeros.len() as u64);
+        let mut seen = 0u64;
+        let limited = unpack_with(c, &p, 4 << 20, 1 << 20, |b| seen += b.len() as u64);
+        assert_eq!(
+            limited,
+            Err(DeflateError::TooLong {
+                expected: 4 << 20,
+                limit: 1 << 20
+            })
+        );
+        assert_eq!(seen, 0);
+        let mut largest = 0;
+        let mut hasher = OrderedSum::default();
+        unpack_with(c, &p, 4 << 20, MAX_STATE_BYTES, |b| {
+            largest = largest.max(b.len());
+            hasher.add(b);
+        })
+        .unwrap();
+        assert!(largest <= PIECE_BYTES);
+        assert_eq!(hasher, OrderedSum::of(&zeros));
+        assert_eq!(
+            unpack(c, &p, MAX_STATE_BYTES + 1),
+            Err(DeflateError::TooLong {
+                expected: MAX_STATE_BYTES + 1,
+                limit: MAX_STATE_BYTES
+            })
+        );
+    }
+
+    /// A length one short of the stream or one past it is refused whatever
+    /// the piece boundaries.
+    #[test]
+    fn lengths_off_by_one_fail_at_every_size() {
+        for n in [
+            0usize,
+            1,
+            PIECE_BYTES - 1,
+            PIECE_BYTES,
+            PIECE_BYTES + 1,
+            3 * PIECE_BYTES,
+        ] {
+            let bytes: Vec<u8> = (0..n).map(|i| (i % 7) as u8).collect();
+            let p = miniz_oxide::deflate::compress_to_vec(&bytes, 6);
+            assert_eq!(unpack(true, &p, n as u32), Ok(bytes), "{n}");
+            assert!(unpack(true, &p, n as u32 + 1).is_err(), "{n} + 1");
+            if n > 0 {
+                assert!(unpack(true, &p, n as u32 - 1).is_err(), "{n} - 1");
+            }
+        }
+    }
+
+    /// An order-sensitive sum of bytes, to check pieces arrive in order.
+    #[derive(Debug, Default, PartialEq, Eq)]
+    struct OrderedSum(u64, u64);
+
+    impl OrderedSum {
+        fn add(&mut self, bytes: &[u8]) {
+            for &b in bytes {
+                self.0 = self.0.wrapping_mul(31).wrapping_add(u64::from(b) + 1);
+                self.1 += 1;
+            }
+        }
+        fn of(bytes: &[u8]) -> Self {
+            let mut s = Self::default();
+            s.add(bytes);
+            s
+        }
     }
 }

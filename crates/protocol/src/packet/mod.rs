@@ -45,8 +45,9 @@ pub const CHUNK_BYTES: u32 = 1024;
 /// The largest resync payload: 65 535 chunks.
 pub const MAX_PAYLOAD_BYTES: u32 = CHUNK_BYTES * 65_535;
 
-/// The largest uncompressed state a resync may announce (64 MiB).
-pub const MAX_STATE_BYTES: u32 = 64 << 20;
+/// The largest uncompressed state a resync may announce (64 MiB): the
+/// engine's one limit on an exact state, [`lockstep_codec::deflate::MAX_STATE_BYTES`].
+pub const MAX_STATE_BYTES: u32 = lockstep_codec::deflate::MAX_STATE_BYTES;
 
 /// The most bytes of a snapshot payload one [`SnapshotPart`] carries.
 pub const SNAPSHOT_PART_BYTES: u32 = 1100;
