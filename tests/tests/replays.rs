@@ -62,7 +62,7 @@ fn check<G: Demo>(name: &str) {
     }
     let file = name;
     let bytes = std::fs::read(&log_path).unwrap();
-    let log = replay::read::<G::Input>(&bytes).unwrap();
+    let log = replay::read_as::<G>(&bytes).unwrap();
     assert!(log.is_complete(), "{file}: {:?}", log.end());
     // Logs of an older format version (the fixtures were recorded in
     // version 1, before notes) read, and write back byte for byte.
@@ -96,14 +96,14 @@ fn check<G: Demo>(name: &str) {
     assert_eq!(golden, expected, "{}", golden_path.display());
     // Seeking from each keyframe lands on the logged checksums too.
     for k in log.keyframes() {
-        let to = (k.frame + 120).min(m.frames);
+        let to = (k.frame() + 120).min(m.frames);
         let seek = RunOptions {
             to: Some(to),
             ..RunOptions::default()
         };
         let o = replay::run::<G>(&log, &seek, |_| {}).unwrap();
-        assert_eq!(o.start, k.frame);
-        assert!(o.verified(), "{file} from keyframe {}: {o:?}", k.frame);
+        assert_eq!(o.start, k.frame());
+        assert!(o.verified(), "{file} from keyframe {}: {o:?}", k.frame());
     }
 }
 

@@ -105,10 +105,10 @@ pub const INDEX_BYTES: u64 = 64 << 20;
 
 impl<G: Game + Depict> Replay<G> {
     fn read(bytes: &[u8]) -> Result<Replay<G>, String> {
-        let log = replay::read::<G::Input>(bytes).map_err(|e| e.to_string())?;
-        // A log of another rules or physics version is refused here, with
-        // the line `lockstep replay` gives, before anything is stepped.
-        replay::check_game::<G>(log.header()).map_err(|e| e.to_string())?;
+        // A log of another rules or physics version, or a setup the game
+        // refuses, is refused here with the line `lockstep replay` gives,
+        // before anything is stepped.
+        let log = replay::read_as::<G>(bytes).map_err(|e| e.to_string())?;
         Ok(Replay {
             log,
             cursor: None,

@@ -7,9 +7,13 @@
 //! reaches), so a log of `N` frames has states `0..=N`. Each log is sought
 //! to the first frame the way `replay --to` does (from its latest keyframe
 //! at or before it), then stepped frame by frame; a stepped frame whose
-//! checksum differs from the log's is counted and reported, not fatal.
-//! Every file and argument problem is one line naming it, before any
-//! rendering starts where it can be found early.
+//! checksum differs from the log's is counted and reported. A log is read
+//! as its game's (`replay::read_as`), so a header `verify` refuses is
+//! refused here before anything is drawn; a damaged log, or one whose
+//! replayed frames differ from it, is drawn as far as it goes and the
+//! command then exits non-zero, as `verify` does. Every file and argument
+//! problem is one line naming it, before any rendering starts where it can
+//! be found early.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -24,7 +28,7 @@ use lockstep_sim::replay::{self, ReplayLog, RunOptions};
 use lockstep_sim::{Engine, Frame, Game};
 
 use crate::error::CliError;
-use crate::replay::{game_of, progress_bar, read_log};
+use crate::replay::{game_of, incompleteness, progress_bar, read_log};
 
 /// Arguments of `lockstep render`.
 #[derive(Debug, Args)]
@@ -172,6 +176,8 @@ pub fn run(
 struct Side<G: Game> {
     path: PathBuf,
     log: ReplayLog<G::Input>,
+    /// What is wrong with the log's bytes, if anything (damage, truncation).
+    damage: Option<String>,
     engine: Engine<G>,
     /// Frames stepped whose checksum differs from the log's.
     mismatches: u32,
@@ -195,6 +201,7 @@ impl<G: Game> Side<G> {
         }
         Ok(Side {
             path: path.to_path_buf(),
+            damage: incompleteness(&log),
             log,
             engine,
             mismatches: outcome.mismatches,
@@ -420,16 +427,31 @@ pub(crate) fn render<G: Game + Depict>(args: &RenderArgs) -> Result<ExitCode, Cl
             "bodies differ between the two logs in {differing_frames} of the {written} frames drawn"
         );
     }
+    // The pictures are drawn either way; a log that does not verify over
+    // what was drawn fails the command, as `verify` fails it.
+    let mut verified = true;
     for side in std::iter::once(&left).chain(right.as_ref()) {
         if side.mismatches > 0 {
-            eprintln!(
-                "warning: {}: {} replayed frames differ from the log's checksums (drawn as this build replays them)",
+            verified = false;
+            outln!(
+                "MISMATCH: {}: {} replayed frames differ from the log's checksums (drawn as this build replays them)",
                 side.path.display(),
                 side.mismatches
             );
         }
+        if let Some(what) = &side.damage {
+            verified = false;
+            outln!(
+                "DAMAGED: {}: {what}; only its valid frames were drawn",
+                side.path.display()
+            );
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 #[cfg(test)]

@@ -55,11 +55,14 @@ pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// Reads a log file, keeping its valid frames; says on stderr which records
-/// were damaged and where and why an incomplete log ends.
+/// Reads a log file as `G`'s, keeping its valid frames: refuses a header
+/// `G` refuses (another game or version, a setup it does not play) and
+/// skips as damage a keyframe longer than `G` allows for the log's
+/// settings ([`replay::read_as`]); says on stderr which records were
+/// damaged and where and why an incomplete log ends.
 pub fn read_log<G: Game>(path: &Path) -> Result<ReplayLog<G::Input>, CliError> {
     let bytes = read_file(path)?;
-    let log = replay::read::<G::Input>(&bytes)
+    let log = replay::read_as::<G>(&bytes)
         .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
     let mut err = std::io::stderr();
     for damage in log.damage() {

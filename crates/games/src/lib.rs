@@ -40,6 +40,26 @@ pub const fn version(rules: u16) -> u32 {
     (rules as u32) << 16 | lockstep_physics::STATE_VERSION as u32
 }
 
+/// Cached contacts a shipped game's state allows per body of its world, on
+/// average (the ground's many contacts included): a world holds a contact
+/// only between bodies that touch or nearly do, and the scenes measured hold
+/// two or fewer (pyramid-15: about 2 000 for 1 241 bodies).
+pub const CONTACTS_PER_BODY: u32 = 16;
+
+/// The most bytes the world of a shipped game may take in a saved state:
+/// `slots` slots with every field written, [`CONTACTS_PER_BODY`] contacts
+/// each (see [`Game::state_limit`](lockstep_sim::Game::state_limit)).
+fn world_limit(slots: u32) -> u64 {
+    lockstep_physics::World::max_encoded_len(slots, slots.saturating_mul(CONTACTS_PER_BODY))
+}
+
+/// `bytes`, capped at the engine's one limit on a state.
+fn state_limit(bytes: u64) -> u32 {
+    u32::try_from(bytes)
+        .unwrap_or(u32::MAX)
+        .min(lockstep_sim::MAX_STATE_BYTES)
+}
+
 /// A shipped game: embedded default settings and a scripted bot.
 pub trait Demo: Game {
     /// The bot that plays it.

@@ -66,5 +66,5 @@ pub use query::RayHit;
 pub use settings::WorldSettings;
 pub use shape::{MassProperties, Shape};
 pub use solver::SolverPath;
-pub use state::{STATE_VERSION, StateError};
+pub use state::{MAX_CONTACT_BYTES, MAX_SLOT_BYTES, STATE_VERSION, StateError};
 pub use world::{BodyError, World};

@@ -73,7 +73,41 @@ pub enum StateError {
     Invalid(&'static str),
 }
 
+/// The most bytes one slot's record takes: its generation, occupancy and
+/// island, and a box body with every field written (none at its plain
+/// value, turning, so its arm orientation too).
+pub const MAX_SLOT_BYTES: u32 = 4 + 1 + 4 + MAX_BODY_BYTES;
+
+/// The most bytes a body takes (see [`MAX_SLOT_BYTES`]): kind, shape tag and
+/// a box's half extents, the plain byte, position, orientation, both
+/// velocities, force and torque, inverse mass and inertia, arm orientation,
+/// both dampings, friction, restitution, gravity scale, groups, mask, user
+/// data, still frames, awake and contained.
+const MAX_BODY_BYTES: u32 =
+    1 + 1 + 24 + 1 + 24 + 32 + 24 + 24 + 48 + 8 + 24 + 32 + 16 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 1 + 1;
+
+/// The most bytes one cached contact takes: its pair, four points with
+/// their feature ids and normal impulses, and its friction and twist
+/// impulses.
+pub const MAX_CONTACT_BYTES: u32 = 4 + 4 + 1 + 4 * (4 + 8) + 1 + 24 + 8;
+
+/// Bytes of the world's version, settings and frame.
+const FIXED_BYTES: u64 = 2 + (24 + 4 + 8 + 1 + 3 + 6 * 8 + 1 + 8 + 4 + 3 * 8) + 8;
+
 impl World {
+    /// The most bytes a world of at most `slots` slots and `contacts`
+    /// cached contacts encodes to: what a game that knows how many bodies
+    /// its worlds hold allows a saved state to take (readers of untrusted
+    /// states refuse longer ones before decoding them).
+    pub fn max_encoded_len(slots: u32, contacts: u32) -> u64 {
+        // Slot, free-list and contact counts, then the records; the free
+        // list names at most every slot.
+        FIXED_BYTES
+            + 3 * 4
+            + u64::from(slots) * u64::from(MAX_SLOT_BYTES + 4)
+            + u64::from(contacts) * u64::from(MAX_CONTACT_BYTES)
+    }
+
     /// Writes the whole state canonically.
     pub fn encode<S: Sink>(&self, w: &mut StateWriter<S>) {
         w.entity("world", &[]);
@@ -703,5 +737,59 @@ mod tests {
             let entities = world.slots.len() + world.contacts.len() + 3;
             assert_eq!(labelled.entities, entities, "{threads} threads");
         }
+    }
+
+    /// The bound is tight for a slot, a contact and the fixed fields, and
+    /// holds for a stepped world with holes and contacts carrying friction.
+    #[test]
+    fn a_world_never_encodes_past_its_bound() {
+        let mut world = World::new(WorldSettings::default());
+        let h = world
+            .add_body(
+                crate::BodyBuilder::dynamic(Shape::Box {
+                    half_extents: Vec3::splat(Fx::ONE),
+                })
+                .position(Vec3::new(Fx::ZERO, Fx::from_int(3), Fx::ZERO)),
+            )
+            .unwrap();
+        let empty = World::new(WorldSettings::default()).save().len() as u64;
+        assert_eq!(empty, World::max_encoded_len(0, 0));
+        let slot = world.slots[h.index as usize].body.as_mut().unwrap();
+        slot.orientation = Quat::from_wxyz(Fx::ZERO, Fx::ONE, Fx::ZERO, Fx::ZERO);
+        slot.angular_velocity = Vec3::splat(Fx::ONE);
+        slot.force = Vec3::splat(Fx::ONE);
+        slot.torque = Vec3::splat(Fx::ONE);
+        slot.linear_damping = Fx::ONE;
+        slot.restitution = Fx::ONE;
+        slot.gravity_scale = Fx::from_int(2);
+        assert!(slot.can_turn() && slot.inv_inertia != Vec3::ZERO);
+        let one = world.save().len() as u64;
+        assert_eq!(one - empty, u64::from(MAX_SLOT_BYTES));
+        world.contacts.push(Contact {
+            a: 0,
+            b: 0,
+            manifold: Manifold {
+                count: 4,
+                ..Manifold::default()
+            },
+            normal_impulses: [Fx::ONE; 4],
+            friction_impulse: Vec3::splat(Fx::ONE),
+            twist_impulse: Fx::ONE,
+            fresh: false,
+        });
+        let with_contact = world.save().len() as u64;
+        assert_eq!(with_contact - one, u64::from(MAX_CONTACT_BYTES));
+
+        let mut world = crate::scenes::many_pyramids().build();
+        for _ in 0..3 {
+            world.step();
+        }
+        let handles: Vec<_> = world.bodies().map(|(h, _)| h).collect();
+        for k in [3, 4_000, 8_400] {
+            world.remove_body(handles[k]);
+        }
+        world.step();
+        let bound = World::max_encoded_len(world.slots.len() as u32, world.contacts.len() as u32);
+        assert!(world.save().len() as u64 <= bound);
     }
 }

@@ -19,7 +19,7 @@ use lockstep_fx::Checksum;
 
 use crate::diff::FieldDiff;
 use crate::engine::{Engine, EngineSettings, SavedState};
-use crate::game::{Frame, Game};
+use crate::game::{Frame, Game, StateError};
 use crate::replay::{FrameCheck, ReplayLog, RunError, check_game};
 use crate::state_file::StateFile;
 
@@ -302,22 +302,31 @@ struct Around {
 fn around<G: Game>(log: &ReplayLog<G::Input>, d: Frame, side: &str) -> Result<Around, RunError> {
     let config = check_game::<G>(log.header())?;
     let mut notes = Vec::new();
-    let keyframe = log.keyframe_at_or_before(d).filter(|k| k.frame > 0);
+    let keyframe = log.keyframe_at_or_before(d).filter(|k| k.frame() > 0);
     let game = match keyframe {
-        Some(k) => G::decode(&k.bytes).map_err(|error| RunError::Keyframe {
-            frame: k.frame,
-            error,
-        })?,
+        Some(k) => {
+            // Refuse what a replay from frame 0 refuses: a setup the game
+            // does not play.
+            G::state_limit(&config, &log.header().setup)?;
+            let keyframe_error = |error| RunError::Keyframe {
+                frame: k.frame(),
+                error,
+            };
+            let saved = k
+                .state()
+                .map_err(|e| keyframe_error(StateError::Invalid(e.to_string())))?;
+            G::decode(&saved.bytes).map_err(keyframe_error)?
+        }
         None => G::new(&config, &log.header().setup)?,
     };
-    let start = keyframe.map_or(0, |k| k.frame);
+    let start = keyframe.map_or(0, |k| k.frame());
     if let Some(k) = keyframe {
-        let logged = log.logged(k.frame - 1);
+        let logged = log.logged(k.frame() - 1);
         if logged.is_some_and(|l| !l.matches(&k.checksum())) {
             notes.push(format!(
                 "{side}: the keyframe before frame {} is not the state the log's checksum of frame {} describes: the state was changed outside the simulation between those frames",
-                k.frame,
-                k.frame - 1
+                k.frame(),
+                k.frame() - 1
             ));
         }
     }
@@ -383,8 +392,8 @@ fn compare_keyframes<G: Game>(
     let after = |log: &ReplayLog<G::Input>| {
         log.keyframes()
             .iter()
-            .filter(|k| k.frame > d)
-            .map(|k| k.frame)
+            .filter(|k| k.frame() > d)
+            .map(|k| k.frame())
             .collect::<Vec<_>>()
     };
     let theirs = after(logs[1]);
@@ -395,7 +404,14 @@ fn compare_keyframes<G: Game>(
             report.notes.push(format!(
                 "compared instead: both logs' keyframes before frame {k}, each the state its own machine reached"
             ));
-            match crate::diff::diff_states::<G>(&left.bytes, &right.bytes) {
+            // Kept deflated as logged: inflated here, one state each.
+            let inflated = left.state().and_then(|l| Ok((l, right.state()?)));
+            let compared = match inflated {
+                Ok((left, right)) => crate::diff::diff_states::<G>(&left.bytes, &right.bytes)
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match compared {
                 Ok(diff) => {
                     report.after = diff;
                     report.after_compared = true;

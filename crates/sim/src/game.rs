@@ -173,6 +173,25 @@ pub trait Game: Sized {
     /// Reads a state written by [`Game::encode`].
     fn decode(bytes: &[u8]) -> Result<Self, StateError>;
 
+    /// The most bytes a saved state of a match of `config` and `setup` may
+    /// take, or why the game refuses that match (the error [`Game::new`]
+    /// gives).
+    ///
+    /// Readers of untrusted bytes refuse a longer state before inflating or
+    /// decoding it (a replay log's keyframe is damage, naming its offset and
+    /// frame), so a crafted file costs no more memory than the largest
+    /// match its header allows; writers leave out a keyframe longer than
+    /// this (keyframes only speed up seeking). Size it from the settings so
+    /// that every state a real match reaches fits: the state before frame 0
+    /// plus what the rules let a match add. The default builds the match to
+    /// check its setup and allows [`MAX_STATE_BYTES`], the engine's one
+    /// limit, which no implementation can raise.
+    ///
+    /// [`MAX_STATE_BYTES`]: crate::MAX_STATE_BYTES
+    fn state_limit(config: &Self::Config, setup: &Match) -> Result<u32, SetupError> {
+        Self::new(config, setup).map(|_| crate::MAX_STATE_BYTES)
+    }
+
     /// Lets the game's step use up to `threads` threads, e.g. by passing
     /// the count to its physics world (`World::set_threads`). A machine
     /// setting, never state: a game must step to the same bits whatever

@@ -40,6 +40,7 @@ pub use engine::{Engine, EngineSettings, RollbackError, SavedState};
 pub use fields::{EntityKey, StateMap};
 pub use game::{Bot, Frame, Game, Match, SetupError, StateError, read_version};
 pub use lockstep_codec::Input;
+pub use lockstep_codec::deflate::MAX_STATE_BYTES;
 pub use state_file::{STATE_FILE_VERSION, STATE_MAGIC, StateFile, StateFileError};
 pub use synctest::{SyncTest, SyncTestError};
 pub use version::GameVersion;

@@ -113,10 +113,10 @@ fn a_600_frame_match_round_trips_with_keyframes() {
     for &(f, c) in log.full_checksums() {
         assert_eq!(c, rec.checksums[f as usize]);
     }
-    let keyframes: Vec<Frame> = log.keyframes().iter().map(|k| k.frame).collect();
+    let keyframes: Vec<Frame> = log.keyframes().iter().map(|k| k.frame()).collect();
     assert_eq!(keyframes, [120, 240, 360, 480]);
     for k in log.keyframes() {
-        assert_eq!(k.checksum(), rec.checksums[k.frame as usize - 1]);
+        assert_eq!(k.checksum(), rec.checksums[k.frame() as usize - 1]);
     }
     // Re-encoding with the recorder's chunking gives the same bytes.
     assert_eq!(log.write(Vec::new(), 60).unwrap(), rec.bytes);
@@ -339,6 +339,86 @@ fn issue_11_a_corrupted_header_length_is_a_corrupt_field_not_truncation() {
     ));
 }
 
+/// Issue 80: a keyframe announcing a state longer than the game allows
+/// (a deflate stream that inflates within deflate's ratio to gigabytes)
+/// was inflated whole, and every keyframe was held inflated. A keyframe
+/// longer than the reader's state limit is damage, refused before it is
+/// inflated, naming its offset and frame; the frames after it are kept.
+#[test]
+fn issue_80_a_keyframe_past_the_state_limit_is_damage_not_memory() {
+    let rec = record(60, settings(10, 20, 10), None);
+    let full = read(&rec.bytes).unwrap();
+    let len = full.keyframes()[0].state_len();
+    assert!(full.keyframes().iter().all(|k| k.state_len() == len));
+    let log = replay::read_with::<Buttons>(&rec.bytes, len - 1).unwrap();
+    assert_eq!(log.end(), &LogEnd::Complete);
+    assert!(!log.is_complete());
+    let (at20, _) = *rec.boundaries.iter().find(|&&(_, f)| f == 20).unwrap();
+    let reason = |frame| TruncReason::KeyframeTooLong {
+        frame,
+        len,
+        limit: len - 1,
+    };
+    assert_eq!(log.damage().len(), 2);
+    assert_eq!(
+        log.damage()[0],
+        replay::Damage {
+            offset: at20,
+            frame: 20,
+            reason: reason(20)
+        }
+    );
+    assert_eq!(log.damage()[1].reason, reason(40));
+    assert!(
+        log.damage()[1]
+            .to_string()
+            .contains("keyframe of frame 40: a state of")
+    );
+    assert_prefix(&log, &full, 60);
+    assert!(log.keyframes().is_empty());
+    // At the limit, every keyframe reads, checked and not inflated: it
+    // inflates only when asked, to the state the writer logged.
+    let log = replay::read_with::<Buttons>(&rec.bytes, len).unwrap();
+    assert!(log.is_complete());
+    for k in log.keyframes() {
+        let state = k.state().unwrap();
+        assert_eq!(state.checksum(), k.checksum());
+        assert_eq!(state.bytes.len() as u32, len);
+    }
+    // Read as its game's, the game's own limit applies (the walkers' is
+    // the engine's).
+    let as_game = replay::read_as::<Walkers>(&rec.bytes).unwrap();
+    assert_eq!(as_game, full);
+}
+
+/// A writer with a state limit leaves out the keyframes longer than it (a
+/// keyframe only speeds up seeking): what it writes reads back whole.
+#[test]
+fn a_writer_leaves_out_keyframes_past_its_state_limit() {
+    let config = WalkersConfig::default();
+    let setup = Match::default();
+    let header = Header::new::<Walkers>(&config, setup, 10, 20);
+    let mut engine = lockstep_sim::Engine::new(
+        Walkers::new(&config, &setup).unwrap(),
+        EngineSettings::default(),
+    );
+    let len = engine.save().bytes.len() as u32;
+    let mut w = LogWriter::<_, Buttons>::new(Vec::new(), header, 10)
+        .unwrap()
+        .with_state_limit(len - 1);
+    for f in 0..30 {
+        if f == 20 {
+            w.keyframe(&engine.save()).unwrap();
+        }
+        let c = engine.advance(&inputs(f));
+        w.frame(&inputs(f), &c).unwrap();
+    }
+    let log = read(&w.finish().unwrap()).unwrap();
+    assert!(log.is_complete());
+    assert_eq!(log.frames(), 30);
+    assert!(log.keyframes().is_empty());
+}
+
 /// Issue 11: one bad byte in a keyframe dropped every later, intact frame.
 #[test]
 fn issue_11_a_damaged_keyframe_costs_the_keyframe_not_the_frames_after_it() {
@@ -363,7 +443,7 @@ fn issue_11_a_damaged_keyframe_costs_the_keyframe_not_the_frames_after_it() {
     assert!(log.damage()[0].to_string().contains("skipped"));
     assert_prefix(&log, &full, 60);
     assert_eq!(log.keyframes().len(), 1);
-    assert_eq!(log.keyframes()[0].frame, 40);
+    assert_eq!(log.keyframes()[0].frame(), 40);
     // The frames still replay and verify.
     let out = replay::run::<Walkers>(&log, &RunOptions::default(), |_| {}).unwrap();
     assert!(out.verified() && out.replayed == 60);

@@ -1,6 +1,9 @@
 //! Test scaffolding for lockstep, kept out of the library crates
 //! (`publish = false`, used only by tests, benches and tools).
 //!
+//! - [`crafted`]: replay logs crafted to make a reader take more memory than
+//!   the file is worth (deflate bombs in keyframes) or to seek past a
+//!   header the game refuses;
 //! - [`netsim`]: a seeded network on virtual time (latency, jitter, random
 //!   or burst loss, duplication, reordering, MTU), or a TCP-like stream
 //!   ([`tcp_model`]) to compare against;
@@ -28,6 +31,7 @@
 //!   where its process stopped).
 #![deny(clippy::float_arithmetic)]
 
+pub mod crafted;
 pub mod faulty;
 pub mod lobby_soak;
 pub mod mesh;

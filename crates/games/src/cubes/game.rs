@@ -189,6 +189,19 @@ impl Game for Cubes {
         })
     }
 
+    /// The state before frame 0, with every seat holding its most stuck
+    /// cubes and every body of the world its every field and
+    /// [`CONTACTS_PER_BODY`](crate::CONTACTS_PER_BODY) contacts (the world
+    /// never gains a body).
+    fn state_limit(config: &CubesConfig, setup: &Match) -> Result<u32, SetupError> {
+        let start = Cubes::new(config, setup)?;
+        let stuck = config.katamari.max_cubes.min(config.cube_count());
+        let bytes = start.save().len() as u64
+            + u64::from(setup.seats) * 4 * u64::from(stuck)
+            + crate::world_limit(start.world.body_count() as u32);
+        Ok(crate::state_limit(bytes))
+    }
+
     fn step(&mut self, _frame: Frame, inputs: &[CubesInput]) {
         let players = self.stuck.len();
         let input = |seat: usize| inputs.get(seat).copied().unwrap_or_default();

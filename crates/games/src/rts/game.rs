@@ -426,6 +426,59 @@ impl Game for Rts {
         Ok(game)
     }
 
+    /// The state before frame 0, plus what a match can add to it (it never
+    /// gains a unit or a body): every seat selecting every unit, every unit
+    /// on a move, [`MAX_FLOWS`] flow fields over the whole grid, the most
+    /// missiles units can keep in flight (each unit shoots at most once a
+    /// look, one every `attack_interval` frames, and a missile flies at most
+    /// `(2 × radius + range) × tick rate / missile_speed` frames, rounded
+    /// up), and every body of the world with its every field and
+    /// [`CONTACTS_PER_BODY`](crate::CONTACTS_PER_BODY) contacts.
+    fn state_limit(config: &RtsConfig, setup: &Match) -> Result<u32, SetupError> {
+        use lockstep_fx::Canonical;
+        let start = Rts::new(config, setup)?;
+        let units = start.units.len() as u64;
+        let rules = &config.unit;
+        let on_a_move = Order::Move {
+            x: Fx::ZERO,
+            z: Fx::ZERO,
+            goal: Some(0),
+            blocked: 0,
+            attack: false,
+            fighting: false,
+        };
+        let order_growth = on_a_move.to_canonical().len() - Order::Idle.to_canonical().len();
+        let missiles = if rules.missile_speed.is_positive() {
+            let reach = rules.radius.mul_int(2) + rules.range;
+            let flight = (reach.mul_int(i64::from(setup.tick_rate)) / rules.missile_speed)
+                .to_int_floor()
+                .saturating_add(2);
+            let per_unit = flight.max(0) as u64 / u64::from(rules.attack_interval.max(1)) + 1;
+            units * per_unit
+        } else {
+            0
+        };
+        let missile_bytes = Missile {
+            owner: 0,
+            target: 0,
+            x: Fx::ZERO,
+            z: Fx::ZERO,
+            shot: 0,
+            lands: 0,
+        }
+        .to_canonical()
+        .len() as u64;
+        // A flow: its goal, its steps' length and one step a cell.
+        let flow_bytes = 4 + 4 + u64::from(start.nav.cells());
+        let bytes = start.save().len() as u64
+            + u64::from(setup.seats) * 4 * units
+            + units * order_growth as u64
+            + missiles * missile_bytes
+            + MAX_FLOWS as u64 * flow_bytes
+            + crate::world_limit(start.world.body_count() as u32);
+        Ok(crate::state_limit(bytes))
+    }
+
     fn step(&mut self, frame: Frame, inputs: &[RtsInput]) {
         for seat in 0..self.players() {
             if let Some(input) = inputs.get(usize::from(seat)) {

@@ -17,8 +17,10 @@
 //!
 //! The parts, one file each:
 //! - [`header`](Header): the header, its encoding and check;
-//! - `record`: record framing, the frame bit packing and the keyframe codec
-//!   shared by the writer and the reader;
+//! - `record`: record framing and the frame bit packing shared by the
+//!   writer and the reader;
+//! - [`Keyframe`]: a keyframe as logged, its codec, checked in pieces and
+//!   inflated only when a seek loads it;
 //! - [`note`](Note): the notes and their codec;
 //! - [`LogWriter`]: the streaming writer (a chunk written and flushed every
 //!   N frames), and [`Recorder`], an [`Engine`](crate::Engine) that logs what
@@ -33,12 +35,16 @@
 //! Invariants: nothing here reads a clock, starts a thread or uses a float;
 //! no `usize` reaches the encoded bytes; the reader and the runner never
 //! panic on any bytes (every length is checked against what remains before
-//! anything is allocated).
+//! anything is allocated); a log in memory takes about its own bytes, and no
+//! keyframe inflates past the state limit of the log's game
+//! ([`Game::state_limit`](crate::Game::state_limit), read with
+//! [`read_as`]) or [`MAX_STATE_BYTES`](crate::MAX_STATE_BYTES).
 //!
 //! [`Checksum`]: lockstep_fx::Checksum
 //! [`SavedState`]: crate::SavedState
 
 mod header;
+mod keyframe;
 mod note;
 mod reader;
 mod record;
@@ -52,10 +58,11 @@ use core::fmt;
 use lockstep_fx::Checksum;
 
 pub use header::{Header, LogError, MAX_GAME_ID};
+pub use keyframe::Keyframe;
 pub use note::{Detail, MAX_DETAIL, Note, Noted, StopCause, UncheckedCause};
-pub use reader::{Damage, LogEnd, Logged, ReplayLog, read};
+pub use reader::{Damage, LogEnd, Logged, ReplayLog, read, read_with};
 pub use recorder::{RecordError, RecordSettings, Recorder};
-pub use run::{Mismatch, Outcome, RunError, RunOptions, check_game, run, run_with_state};
+pub use run::{Mismatch, Outcome, RunError, RunOptions, check_game, read_as, run, run_with_state};
 pub use trunc::TruncReason;
 pub use writer::LogWriter;
 

@@ -19,20 +19,22 @@
 //! frame count reached when written, in the order written, and a
 //! [`Note::Stopped`] is the last record before the end record. Nothing
 //! panics, and nothing is allocated beyond what the bytes of a checked
-//! record can hold.
+//! record can hold: keyframes are kept as logged and checked in pieces
+//! ([`Keyframe`]), so a log costs its own size in memory whatever its
+//! keyframes would inflate to.
 
 use lockstep_codec::Input;
 use lockstep_fx::Checksum;
 
 use super::header::{Header, LogError};
+use super::keyframe::Keyframe;
 use super::note::{Note, Noted, StopCause, decode_note};
 use super::record::{
     self, KIND_END, KIND_FRAMES, KIND_KEYFRAME, KIND_NOTE, RECORD_CHECK, RECORD_PREFIX, decode_end,
-    decode_frames, decode_keyframe,
+    decode_frames,
 };
 use super::trunc::TruncReason;
 use super::{FrameCheck, LogWriter};
-use crate::engine::SavedState;
 use crate::game::Frame;
 
 /// How a log's valid data ends.
@@ -110,7 +112,7 @@ pub struct ReplayLog<I> {
     inputs: Vec<I>,
     checks: Vec<FrameCheck>,
     full: Vec<(Frame, Checksum)>,
-    keyframes: Vec<SavedState>,
+    keyframes: Vec<Keyframe>,
     notes: Vec<Noted>,
     /// For each note, the keyframes read before it: where it goes among
     /// the keyframes of its frame when the log is written again.
@@ -121,8 +123,20 @@ pub struct ReplayLog<I> {
 
 /// Reads a replay log of inputs `I`: `Err` if the header is bad or of
 /// another input schema, otherwise every valid
-/// record up to the first invalid one, and how the log ends.
+/// record up to the first invalid one, and how the log ends. Keyframes may
+/// hold states of up to [`MAX_STATE_BYTES`]; reading as the log's game
+/// ([`read_as`](super::read_as)) allows only what its settings allow.
+///
+/// [`MAX_STATE_BYTES`]: crate::MAX_STATE_BYTES
 pub fn read<I: Input>(bytes: &[u8]) -> Result<ReplayLog<I>, LogError> {
+    read_with(bytes, crate::MAX_STATE_BYTES)
+}
+
+/// [`read`], refusing as damage any keyframe whose state is longer than
+/// `state_limit` bytes (or than [`MAX_STATE_BYTES`]) before inflating it.
+///
+/// [`MAX_STATE_BYTES`]: crate::MAX_STATE_BYTES
+pub fn read_with<I: Input>(bytes: &[u8], state_limit: u32) -> Result<ReplayLog<I>, LogError> {
     let (header, mut pos, header_check) = Header::parse(bytes)?;
     if header.schema_hash != I::schema_hash() {
         return Err(LogError::Schema {
@@ -151,7 +165,7 @@ pub fn read<I: Input>(bytes: &[u8]) -> Result<ReplayLog<I>, LogError> {
                 reason: TruncReason::MissingEnd,
             };
         }
-        match take_record(&mut log, header_check, rest) {
+        match take_record(&mut log, header_check, state_limit, rest) {
             Ok(Taken::Record(len)) => pos += len,
             Ok(Taken::End) => break LogEnd::Complete,
             Ok(Taken::Trailing { len, extra }) => {
@@ -199,6 +213,7 @@ enum Taken {
 fn take_record<I: Input>(
     log: &mut ReplayLog<I>,
     header_check: u64,
+    state_limit: u32,
     rest: &[u8],
 ) -> Result<Taken, TruncReason> {
     let frame = log.frames();
@@ -214,15 +229,19 @@ fn take_record<I: Input>(
             log.full.extend(frames.full);
         }
         KIND_KEYFRAME => {
-            let saved = decode_keyframe(body)?;
-            let after_last = log.keyframes.last().is_none_or(|k| k.frame < saved.frame);
-            if saved.frame != frame || !after_last {
+            // The order is checked first: it costs nothing, and inflating
+            // the data does.
+            let found = body
+                .get(..4)
+                .map_or(frame, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            let after_last = log.keyframes.last().is_none_or(|k| k.frame() < found);
+            if found != frame || !after_last {
                 return Err(TruncReason::KeyframeOrder {
                     expected: frame,
-                    found: saved.frame,
+                    found,
                 });
             }
-            log.keyframes.push(saved);
+            log.keyframes.push(Keyframe::decode(body, state_limit)?);
         }
         KIND_NOTE if log.header.allows_notes() => {
             let noted = decode_note(body, log.header.setup.seats)?;
@@ -347,23 +366,24 @@ impl<I: Input> ReplayLog<I> {
         }
     }
 
-    /// The keyframes, in frame order.
-    pub fn keyframes(&self) -> &[SavedState] {
+    /// The keyframes, in frame order, as logged (each inflated only when
+    /// asked: [`Keyframe::state`]).
+    pub fn keyframes(&self) -> &[Keyframe] {
         &self.keyframes
     }
 
     /// The keyframe of `frame` (the state before it), if the log has one.
-    pub fn keyframe(&self, frame: Frame) -> Option<&SavedState> {
+    pub fn keyframe(&self, frame: Frame) -> Option<&Keyframe> {
         let i = self
             .keyframes
-            .binary_search_by_key(&frame, |k| k.frame)
+            .binary_search_by_key(&frame, Keyframe::frame)
             .ok()?;
         self.keyframes.get(i)
     }
 
     /// The latest keyframe at or before `frame`.
-    pub fn keyframe_at_or_before(&self, frame: Frame) -> Option<&SavedState> {
-        self.keyframes.iter().rev().find(|k| k.frame <= frame)
+    pub fn keyframe_at_or_before(&self, frame: Frame) -> Option<&Keyframe> {
+        self.keyframes.iter().rev().find(|k| k.frame() <= frame)
     }
 
     /// The notes, in the order written (so in frame position order).
@@ -385,9 +405,7 @@ impl<I: Input> ReplayLog<I> {
     }
 
     /// Writes the log again, complete, in its format version, with
-    /// `chunk_frames` frames per chunk (keyframes may be deflated
-    /// differently, so the bytes can differ from the ones read; what they
-    /// read back to does not).
+    /// `chunk_frames` frames per chunk (keyframes as they were logged).
     pub fn write<W: std::io::Write>(&self, out: W, chunk_frames: u32) -> std::io::Result<W> {
         let mut w = LogWriter::new(out, self.header.clone(), chunk_frames)?;
         let mut keyframes = self.keyframes.iter().enumerate().peekable();
@@ -398,13 +416,13 @@ impl<I: Input> ReplayLog<I> {
                 let note = notes.next_if(|&(n, &before)| {
                     let after_keyframes = keyframes
                         .peek()
-                        .is_none_or(|&(i, k)| k.frame != frame || i >= before);
+                        .is_none_or(|&(i, k)| k.frame() != frame || i >= before);
                     n.at == frame && after_keyframes
                 });
                 if let Some((n, _)) = note {
                     w.note(&n.note)?;
-                } else if let Some((_, k)) = keyframes.next_if(|(_, k)| k.frame == frame) {
-                    w.keyframe(k)?;
+                } else if let Some((_, k)) = keyframes.next_if(|(_, k)| k.frame() == frame) {
+                    w.logged_keyframe(k)?;
                 } else {
                     break;
                 }

@@ -8,7 +8,8 @@
 //!   each frame's inputs (the chunk's first frame in full, then per player a
 //!   `0` bit for "same as before" or `1` and the input), its 16-bit
 //!   [`FrameCheck`] and, on full-checksum frames, the 32-byte checksum;
-//! - keyframe (kind 2): `frame u32 | encoding u8 | length u32 | data`;
+//! - keyframe (kind 2): `frame u32 | encoding u8 | length u32 | data`, whose
+//!   codec lives with the [`Keyframe`](super::Keyframe) type (`keyframe.rs`);
 //! - end (kind 3): `frames u32`;
 //! - note (kind 4, format version 2 on): `at u32 | note u8 | fields`, whose
 //!   codec lives with the [`Note`](super::Note) type (`note.rs`).
@@ -17,17 +18,15 @@
 //! differ, padding must be zero, no byte may trail, a frame's short check
 //! must be the prefix of its full checksum), never panics, and allocates no
 //! more than the body's length allows: a record's frame count is capped by
-//! its bits (every frame takes at least 16), a keyframe's inflated length by
-//! deflate's maximum ratio.
+//! its bits (every frame takes at least 16).
 
 use lockstep_codec::input::serialize_after;
-use lockstep_codec::{BitReader, BitStream, BitWriter, Input, deflate};
+use lockstep_codec::{BitReader, BitStream, BitWriter, Input};
 use lockstep_fx::Checksum;
 
 use super::FrameCheck;
 use super::header::{Header, check_of_parts};
 use super::trunc::TruncReason;
-use crate::engine::SavedState;
 use crate::game::Frame;
 
 /// A chunk of frames.
@@ -46,11 +45,6 @@ pub(crate) const RECORD_CHECK: usize = 8;
 
 /// Bits every frame takes at least: its [`FrameCheck`].
 const MIN_FRAME_BITS: u64 = 16;
-
-/// Keyframe data stored as it is.
-const STORED: u8 = 0;
-/// Keyframe data as a raw deflate stream.
-const DEFLATED: u8 = 1;
 
 /// The record check of `kind` and `body` in a log whose header check is
 /// `header_check`.
@@ -233,49 +227,6 @@ pub(crate) fn decode_frames<I: Input>(
     r.finish()
         .map_err(|error| TruncReason::Frames { frame: last, error })?;
     Ok(out)
-}
-
-/// A keyframe record body: deflated if that is smaller. `None` if the
-/// saved is longer than a `u32` length can say.
-pub(crate) fn encode_keyframe(saved: &SavedState) -> Option<Vec<u8>> {
-    let len = u32::try_from(saved.bytes.len()).ok()?;
-    let (compressed, data) = deflate::pack(&saved.bytes);
-    let encoding = if compressed { DEFLATED } else { STORED };
-    let mut body = Vec::with_capacity(9 + data.len());
-    body.extend_from_slice(&saved.frame.to_le_bytes());
-    body.push(encoding);
-    body.extend_from_slice(&len.to_le_bytes());
-    body.extend_from_slice(&data);
-    Some(body)
-}
-
-/// Reads a keyframe record body.
-pub(crate) fn decode_keyframe(body: &[u8]) -> Result<SavedState, TruncReason> {
-    if body.len() < 9 {
-        return Err(TruncReason::Malformed {
-            what: "keyframe record (shorter than its fields)",
-        });
-    }
-    let frame = u32::from_le_bytes([body[0], body[1], body[2], body[3]]);
-    let encoding = body[4];
-    let len = u32::from_le_bytes([body[5], body[6], body[7], body[8]]);
-    let data = &body[9..];
-    let bad = |what| TruncReason::Keyframe { frame, what };
-    let compressed = match encoding {
-        STORED => false,
-        DEFLATED => true,
-        _ => return Err(bad("unknown encoding")),
-    };
-    let bytes = deflate::unpack(compressed, data, len).map_err(|e| {
-        bad(match e {
-            deflate::DeflateError::StoredLength { .. } => "stored length differs from the data",
-            deflate::DeflateError::BeyondRatio { .. } => "inflated length beyond deflate's ratio",
-            deflate::DeflateError::Inflate { .. } => {
-                "deflate stream does not inflate to its length"
-            }
-        })
-    })?;
-    Ok(SavedState { frame, bytes })
 }
 
 /// An end record body.

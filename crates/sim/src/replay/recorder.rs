@@ -78,13 +78,15 @@ impl<G: Game, W: Write> Recorder<G, W> {
         out: W,
     ) -> Result<Self, RecordError> {
         let game = G::new(config, &setup)?;
+        let state_limit = G::state_limit(config, &setup)?;
         let header = Header::new::<G>(
             config,
             setup,
             settings.full_checksum_interval,
             settings.keyframe_interval,
         );
-        let writer = LogWriter::new(out, header, settings.chunk_frames)?;
+        let writer =
+            LogWriter::new(out, header, settings.chunk_frames)?.with_state_limit(state_limit);
         Ok(Recorder {
             engine: Engine::new(game, settings.engine),
             writer,

@@ -1,4 +1,5 @@
-//! The replay runner: [`run`] rebuilds a logged match — refusing a log of
+//! The replay runner: [`read_as`] reads a log as its game's (refusing what
+//! the game refuses, before any record is read), and [`run`] rebuilds a logged match — refusing a log of
 //! another game, game version, input schema or (if asked) scene — steps its
 //! frames through an [`Engine`] and verifies every logged checksum, from
 //! frame 0 or, to seek, from the latest keyframe at or before the target.
@@ -18,9 +19,9 @@
 
 use lockstep_fx::{Canonical, Checksum, DecodeError};
 
-use super::header::Header;
+use super::header::{Header, LogError};
 use super::note::{Note, Noted, StopCause};
-use super::reader::{Logged, ReplayLog};
+use super::reader::{Logged, ReplayLog, read_with};
 use crate::GameVersion;
 use crate::engine::{Engine, EngineSettings};
 use crate::game::{Frame, Game, SetupError, StateError};
@@ -100,9 +101,12 @@ impl Outcome {
     }
 }
 
-/// Why a log could not be replayed as `G`.
+/// Why a log could not be read or replayed as `G`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
+    /// The bytes are not a log this build reads (a bad header).
+    #[error(transparent)]
+    Log(#[from] LogError),
     /// A log of another game.
     #[error("the log is of game `{found}`, not `{expected}`")]
     Game {
@@ -205,6 +209,19 @@ pub fn check_game<G: Game>(header: &Header) -> Result<G::Config, RunError> {
     Ok(config)
 }
 
+/// Reads a replay log of `G`, as every tool that replays, seeks or draws
+/// one should: refuses a header [`run`] would refuse (another game, game
+/// version or input schema, a config that does not decode, a setup the game
+/// refuses), and reads the records allowing keyframes no longer than the
+/// game's [`Game::state_limit`] for the log's settings (a longer one is
+/// damage, skipped before it is inflated).
+pub fn read_as<G: Game>(bytes: &[u8]) -> Result<ReplayLog<G::Input>, RunError> {
+    let header = Header::read(bytes)?;
+    let config = check_game::<G>(&header)?;
+    let limit = G::state_limit(&config, &header.setup)?;
+    Ok(read_with::<G::Input>(bytes, limit)?)
+}
+
 /// Replays `log` as `G` and verifies it, calling `progress(frame)` after
 /// each frame stepped.
 pub fn run<G: Game>(
@@ -241,26 +258,30 @@ pub fn run_with_state<G: Game>(
     let keyframe = options
         .to
         .and_then(|to| log.keyframe_at_or_before(to))
-        .filter(|k| k.frame > 0);
+        .filter(|k| k.frame() > 0);
     let mut engine = match keyframe {
         Some(k) => {
-            let before = k.frame - 1;
-            // A keyframe is at a frame the log reached, so `before` is logged.
-            if let Some(expected) = log.logged(before) {
+            // A seek refuses what a replay from frame 0 refuses: a setup
+            // the game does not play.
+            G::state_limit(&config, &header.setup)?;
+            let frame = k.frame();
+            // A keyframe is at a frame the log reached, so `frame - 1` is logged.
+            if let Some(expected) = log.logged(frame - 1) {
                 let found = k.checksum();
                 if !expected.matches(&found) {
                     return Err(RunError::KeyframeChecksum {
-                        frame: k.frame,
+                        frame,
                         expected,
                         found,
                     });
                 }
             }
-            let game = G::decode(&k.bytes).map_err(|error| RunError::Keyframe {
-                frame: k.frame,
-                error,
-            })?;
-            Engine::at(game, k.frame, EngineSettings::NONE)
+            let keyframe_error = |error| RunError::Keyframe { frame, error };
+            let saved = k
+                .state()
+                .map_err(|e| keyframe_error(StateError::Invalid(e.to_string())))?;
+            let game = G::decode(&saved.bytes).map_err(keyframe_error)?;
+            Engine::at(game, frame, EngineSettings::NONE)
         }
         None => Engine::new(G::new(&config, &header.setup)?, EngineSettings::NONE),
     };
@@ -294,7 +315,7 @@ pub fn run_with_state<G: Game>(
             outcome.keyframes_checked += 1;
             if k.checksum() != computed {
                 outcome.bad_keyframes += 1;
-                outcome.first_bad_keyframe.get_or_insert(k.frame);
+                outcome.first_bad_keyframe.get_or_insert(k.frame());
             }
         }
         if !expected.matches(&computed) {

@@ -111,6 +111,22 @@ pub enum TruncReason {
         /// What is wrong.
         what: &'static str,
     },
+    /// A keyframe announcing a longer state than the log's game allows for
+    /// its settings (or than [`MAX_STATE_BYTES`]): refused before a byte
+    /// of it is inflated.
+    ///
+    /// [`MAX_STATE_BYTES`]: crate::MAX_STATE_BYTES
+    #[error(
+        "keyframe of frame {frame}: a state of {len} bytes, more than the {limit} this log's game allows"
+    )]
+    KeyframeTooLong {
+        /// The keyframe's frame.
+        frame: Frame,
+        /// The state length it announces.
+        len: u32,
+        /// The most a state of this log may take.
+        limit: u32,
+    },
     /// A record field out of its range.
     #[error("malformed {what}")]
     Malformed {

@@ -20,10 +20,10 @@ use lockstep_fx::Checksum;
 
 use super::FrameCheck;
 use super::header::Header;
+use super::keyframe::Keyframe;
 use super::note::{Note, encode_note};
 use super::record::{
-    FramesEncoder, KIND_END, KIND_FRAMES, KIND_KEYFRAME, KIND_NOTE, encode_end, encode_keyframe,
-    seal,
+    FramesEncoder, KIND_END, KIND_FRAMES, KIND_KEYFRAME, KIND_NOTE, encode_end, seal,
 };
 use crate::engine::SavedState;
 use crate::game::Frame;
@@ -38,6 +38,7 @@ pub struct LogWriter<W: Write, I: Input> {
     chunk: FramesEncoder<I>,
     frames: Frame,
     last_keyframe: Option<Frame>,
+    state_limit: u32,
     stopped: bool,
     written: u64,
     broken: bool,
@@ -77,10 +78,23 @@ impl<W: Write, I: Input> LogWriter<W, I> {
             chunk: FramesEncoder::new(0),
             frames: 0,
             last_keyframe: None,
+            state_limit: crate::MAX_STATE_BYTES,
             stopped: false,
             written: bytes.len() as u64,
             broken: false,
         })
+    }
+
+    /// Leaves out every keyframe whose state is longer than `limit` bytes
+    /// (the log's game's [`Game::state_limit`]; never more than
+    /// [`MAX_STATE_BYTES`], the default): readers refuse such a keyframe,
+    /// and a keyframe only speeds up seeking.
+    ///
+    /// [`Game::state_limit`]: crate::Game::state_limit
+    /// [`MAX_STATE_BYTES`]: crate::MAX_STATE_BYTES
+    pub fn with_state_limit(mut self, limit: u32) -> Self {
+        self.state_limit = limit.min(crate::MAX_STATE_BYTES);
+        self
     }
 
     /// The header written.
@@ -170,22 +184,46 @@ impl<W: Write, I: Input> LogWriter<W, I> {
 
     /// Logs a keyframe: an exact saved state of the state before the next frame
     /// (`saved.frame` must be [`LogWriter::frames`], after the previous
-    /// keyframe). Writes the pending chunk first.
+    /// keyframe). Writes the pending chunk first. A state longer than the
+    /// state limit ([`LogWriter::with_state_limit`]) is left out.
     pub fn keyframe(&mut self, saved: &SavedState) -> io::Result<()> {
-        self.usable()?;
-        self.going()?;
-        if saved.frame != self.frames || self.last_keyframe.is_some_and(|k| k >= saved.frame) {
-            return Err(invalid(format!(
-                "keyframe of frame {} where the log is at frame {}",
-                saved.frame, self.frames
-            )));
+        self.keyframe_at(saved.frame)?;
+        if saved.bytes.len() as u64 > u64::from(self.state_limit) {
+            return Ok(());
         }
-        let Some(body) = encode_keyframe(saved) else {
+        let Some(keyframe) = Keyframe::of(saved) else {
             return Err(invalid("keyframe longer than 4 GiB".into()));
         };
+        self.put_keyframe(&keyframe)
+    }
+
+    /// Logs a keyframe read from a log, as it was logged (see
+    /// [`LogWriter::keyframe`]).
+    pub(crate) fn logged_keyframe(&mut self, keyframe: &Keyframe) -> io::Result<()> {
+        self.keyframe_at(keyframe.frame())?;
+        if keyframe.state_len() > self.state_limit {
+            return Ok(());
+        }
+        self.put_keyframe(keyframe)
+    }
+
+    /// Checks that a keyframe of `frame` may be logged now.
+    fn keyframe_at(&self, frame: Frame) -> io::Result<()> {
+        self.usable()?;
+        self.going()?;
+        if frame != self.frames || self.last_keyframe.is_some_and(|k| k >= frame) {
+            return Err(invalid(format!(
+                "keyframe of frame {frame} where the log is at frame {}",
+                self.frames
+            )));
+        }
+        Ok(())
+    }
+
+    fn put_keyframe(&mut self, keyframe: &Keyframe) -> io::Result<()> {
         self.flush()?;
-        self.put(KIND_KEYFRAME, &body)?;
-        self.last_keyframe = Some(saved.frame);
+        self.put(KIND_KEYFRAME, &keyframe.encode())?;
+        self.last_keyframe = Some(keyframe.frame());
         self.out_flush()
     }
 
