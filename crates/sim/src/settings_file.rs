@@ -5,7 +5,9 @@
 //!
 //! Fixed-point values are written as decimal strings (`friction = "0.5"`)
 //! or integers; TOML floats are refused (see `lockstep_fx`'s serde support),
-//! so nothing a file holds passes through a binary float.
+//! so nothing a file holds passes through a binary float. A file longer
+//! than [`MAX_SETTINGS_BYTES`] is refused before it is read: a scene of the
+//! largest settings the shipped games take is a few kilobytes.
 
 use std::path::{Path, PathBuf};
 
@@ -59,6 +61,9 @@ impl MatchFile {
     }
 }
 
+/// The longest settings or match file read, in bytes (1 MiB).
+pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+
 /// Why a settings file could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
@@ -69,6 +74,14 @@ pub enum SettingsError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// The file is longer than [`MAX_SETTINGS_BYTES`].
+    #[error("{path}: {len} bytes, more than a settings file may hold ({MAX_SETTINGS_BYTES})")]
+    TooLong {
+        /// The file.
+        path: PathBuf,
+        /// Its length.
+        len: u64,
     },
     /// The text is not valid TOML or does not fit the settings.
     #[error("{path}:{line}:{column}: {message}")]
@@ -99,12 +112,28 @@ pub fn parse<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T, Settings
     })
 }
 
-/// Reads and parses the file at `path`.
+/// Reads and parses the file at `path`, at most [`MAX_SETTINGS_BYTES`]
+/// of it.
 pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, SettingsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Io {
+    use std::io::Read as _;
+    let io = |source| SettingsError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut text = String::new();
+    // One byte past the limit tells a file that is too long.
+    let len = file
+        .take(MAX_SETTINGS_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)? as u64;
+    if len > MAX_SETTINGS_BYTES {
+        let len = std::fs::metadata(path).map_or(len, |m| m.len());
+        return Err(SettingsError::TooLong {
+            path: path.to_path_buf(),
+            len,
+        });
+    }
     parse(&text, path)
 }
 
@@ -128,6 +157,28 @@ mod tests {
     struct Settings {
         friction: Fx,
         count: u32,
+    }
+
+    /// A file past the limit is refused without being read whole; one at
+    /// the limit is read.
+    #[test]
+    fn a_file_past_the_limit_is_refused() {
+        let dir = std::env::temp_dir().join(format!("lockstep-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("long.toml");
+        let mut text = "count = 3\nfriction = \"1\"\n".to_string();
+        let pad = MAX_SETTINGS_BYTES as usize - text.len();
+        text.push_str(&"#".repeat(pad));
+        std::fs::write(&path, &text).unwrap();
+        assert!(load::<Settings>(&path).is_ok());
+        text.push('#');
+        std::fs::write(&path, &text).unwrap();
+        let e = load::<Settings>(&path).unwrap_err();
+        assert!(
+            matches!(e, SettingsError::TooLong { len, .. } if len == MAX_SETTINGS_BYTES + 1),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
