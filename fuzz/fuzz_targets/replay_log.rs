@@ -2,7 +2,9 @@
 //! game's `Buttons`: nothing may panic; whatever reads must say where its
 //! valid data ends, agree with `Header::read`, and re-encode to a complete
 //! log that reads back to the same header, frames, checksums, keyframes and
-//! notes.
+//! notes. Every keyframe inflates to a state of its announced length whose
+//! checksum is the one read; read again under a small state limit, no
+//! keyframe longer than the limit is kept, and the frames are the same.
 //!
 //! Random bytes almost never pass the header's and records' BLAKE3 checks, so
 //! the same bytes are also cut into records behind a valid header and sealed
@@ -39,9 +41,17 @@ fn check_log(data: &[u8]) {
         assert!(log.logged(f).is_some());
     }
     for k in log.keyframes() {
-        assert!(k.frame <= log.frames());
-        let _ = k.checksum();
+        assert!(k.frame() <= log.frames());
+        let state = k.state().expect("a keyframe that read inflates");
+        assert_eq!(state.frame, k.frame());
+        assert_eq!(state.bytes.len() as u64, u64::from(k.state_len()));
+        assert_eq!(state.checksum(), k.checksum());
     }
+    let limit = 64;
+    let small = replay::read_with::<Buttons>(data, limit).expect("the header read once");
+    assert!(small.keyframes().iter().all(|k| k.state_len() <= limit));
+    assert_eq!(small.frames(), log.frames());
+    assert_eq!(small.notes(), log.notes());
     assert!(log.header().allows_notes() || log.notes().is_empty());
     assert!(log.notes().windows(2).all(|n| n[0].at <= n[1].at));
     for n in log.notes() {
