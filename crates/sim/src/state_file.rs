@@ -23,7 +23,9 @@
 //!
 //! The decoder is safe on untrusted bytes: it checks the magic, then the
 //! version, then the check over the whole file, and only then reads the
-//! fields; every error is typed and carries what was wrong; nothing panics.
+//! fields; a state longer than [`MAX_STATE_BYTES`](crate::MAX_STATE_BYTES)
+//! is refused before a game decodes it; every error is typed and carries
+//! what was wrong; nothing panics.
 
 use lockstep_fx::{Checksum, DecodeError, StateReader, StateWriter};
 
@@ -64,6 +66,17 @@ pub enum StateFileError {
     /// changed, or the file cut short).
     #[error("state file check mismatch: the file is corrupted or cut short")]
     Checksum,
+    /// A state longer than [`MAX_STATE_BYTES`](crate::MAX_STATE_BYTES),
+    /// the longest any lockstep format carries: refused before the game
+    /// decodes it.
+    #[error(
+        "state file holds a state of {len} bytes, more than {} (the longest state lockstep carries)",
+        crate::MAX_STATE_BYTES
+    )]
+    TooLong {
+        /// The state's length.
+        len: u64,
+    },
     /// A state of another game or game version.
     #[error("{}", if found.as_str() == *expected {
         crate::version::refusal(crate::version::Recording::State, expected, *found_version, *expected_version)
@@ -148,7 +161,13 @@ impl StateFile {
         let game = String::from_utf8_lossy(r.read_bytes()?).into_owned();
         let game_version = r.read_u32()?;
         let frame = r.read_u32()?;
-        let saved = r.read_bytes()?.to_vec();
+        let saved = r.read_bytes()?;
+        if saved.len() as u64 > u64::from(crate::MAX_STATE_BYTES) {
+            return Err(StateFileError::TooLong {
+                len: saved.len() as u64,
+            });
+        }
+        let saved = saved.to_vec();
         r.finish()?;
         Ok(StateFile {
             game,

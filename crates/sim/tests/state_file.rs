@@ -82,3 +82,19 @@ fn a_state_of_another_game_version_is_refused_naming_both() {
     assert!(text.contains(&format!("walkers version {ours}")), "{text}");
     assert!(text.contains("release that saved it"), "{text}");
 }
+
+/// A state file holding a state past the engine's one limit is refused
+/// before any game decodes it; one at the limit reads.
+#[test]
+fn a_state_past_the_limit_is_refused() {
+    let mut file = saved();
+    file.state.bytes = vec![0; lockstep_sim::MAX_STATE_BYTES as usize];
+    assert!(StateFile::decode(&file.encode()).is_ok());
+    file.state.bytes.push(0);
+    assert_eq!(
+        StateFile::decode(&file.encode()),
+        Err(StateFileError::TooLong {
+            len: u64::from(lockstep_sim::MAX_STATE_BYTES) + 1
+        })
+    );
+}
