@@ -10,6 +10,8 @@
 //! damaged log, agree at most on a prefix, which is not an agreement —
 //! unless the shorter log stopped early and says why (a note): then every
 //! frame it holds was compared, and the diff says where and why it stopped.
+//! A log whose keyframes are not the states its own checksums describe is
+//! not an agreement either, even with itself.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -275,9 +277,10 @@ fn refuse_outputs(report: &Path, args: &DiffArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Two logs with no divergent frame: they agree only if both are whole and
-/// of the same length, or the shorter one stopped early and says why;
-/// otherwise says how far the comparison got.
+/// Two logs with no divergent frame: they agree only if both are whole, each
+/// keyframe is the state its own checksums describe, and they are of the
+/// same length or the shorter one stopped early and says why; otherwise
+/// says how far the comparison got.
 fn agreement<I: lockstep_sim::Input>(
     args: &DiffArgs,
     left: &ReplayLog<I>,
@@ -297,7 +300,10 @@ fn agreement<I: lockstep_sim::Input>(
         (right.frames() < left.frames()).then_some(right)
     };
     let explained = shorter.is_none_or(|log| log.stop().is_some());
-    if left.is_complete() && right.is_complete() && explained {
+    let consistent = [left, right]
+        .iter()
+        .all(|log| foreign_keyframes(log).is_none());
+    if left.is_complete() && right.is_complete() && explained && consistent {
         outln!(
             "no divergence: the logs agree on all {common} frames {}({full} full checksums compared)",
             if shorter.is_some() { "both hold " } else { "" }
@@ -313,7 +319,7 @@ fn agreement<I: lockstep_sim::Input>(
         "INCOMPLETE: no divergence in frames 0..{common}, the frames both logs hold ({full} full checksums compared), but that is not all of them:"
     );
     for (path, log) in [(&args.left, left), (&args.right, right)] {
-        let what: Vec<String> = [incompleteness(log), stop_of(log)]
+        let what: Vec<String> = [incompleteness(log), stop_of(log), foreign_keyframes(log)]
             .into_iter()
             .flatten()
             .collect();
@@ -325,4 +331,25 @@ fn agreement<I: lockstep_sim::Input>(
         outln!("  {}: {} frames; {what}", path.display(), log.frames());
     }
     ExitCode::FAILURE
+}
+
+/// Whether a log's keyframes contradict its own checksums: a keyframe whose
+/// state is not the one the log's checksum of the frame before describes
+/// (a state changed outside the simulation, or a crafted keyframe), in a
+/// few words.
+fn foreign_keyframes<I: lockstep_sim::Input>(log: &ReplayLog<I>) -> Option<String> {
+    let foreign: Vec<u32> = log
+        .keyframes()
+        .iter()
+        .filter(|k| {
+            let before = k.frame().checked_sub(1).and_then(|f| log.logged(f));
+            before.is_some_and(|logged| !logged.matches(&k.checksum()))
+        })
+        .map(|k| k.frame())
+        .collect();
+    let first = foreign.first()?;
+    Some(format!(
+        "{} keyframe(s) are not the state its own checksums describe, the first before frame {first}",
+        foreign.len()
+    ))
 }

@@ -131,6 +131,15 @@ fn a_swarm_of_keyframes_costs_its_bytes_not_their_states() {
     let o = limited(&["replay", "-q", &log, "--to", "100"]);
     failed_cleanly(&o, "replay --to");
     assert!(text(&o).contains("keyframe of frame 100 "), "{}", text(&o));
+    // A log whose keyframes contradict its checksums agrees with nothing.
+    let o = limited(&["diff", &log, &log]);
+    failed_cleanly(&o, "diff");
+    assert!(!text(&o).contains("no divergence:"), "diff: {}", text(&o));
+    assert!(
+        text(&o).contains("are not the state its own checksums describe, the first before frame 1"),
+        "diff: {}",
+        text(&o)
+    );
 }
 
 /// `render` refuses a log `verify` refuses for its header (a setup the
