@@ -208,10 +208,16 @@ impl Write for Shared {
 mod tests {
     use super::*;
 
-    /// The bomb inflates to exactly what it says, at deflate's ratio.
+    /// The bomb inflates to exactly what it says, at deflate's ratio, up
+    /// to the engine's limit on a state; one zero more is refused before a
+    /// byte is handed on.
     #[test]
     fn a_deflate_bomb_inflates_to_its_length() {
-        for zeros in [0, 1, 1016, 70_000] {
+        use lockstep_codec::deflate::{DeflateError, MAX_STATE_BYTES};
+        let largest = zeros_for(u64::from(MAX_STATE_BYTES) + 1) - 1;
+        assert!(bomb_len(largest) <= u64::from(MAX_STATE_BYTES));
+        assert!(bomb_len(largest + 1) > u64::from(MAX_STATE_BYTES));
+        for zeros in [0, 1, 1016, largest] {
             let bomb = deflate_bomb(zeros);
             let mut n = 0u64;
             let len = bomb_len(zeros) as u32;
@@ -222,6 +228,26 @@ mod tests {
             .unwrap();
             assert_eq!(n, bomb_len(zeros));
         }
-        assert_eq!(bomb_len(zeros_for(1 << 20)) / 1032, (1 << 20) / 1032 + 1);
+        let over = bomb_len(largest + 1) as u32;
+        let refused = lockstep_codec::deflate::unpack_with(
+            true,
+            &deflate_bomb(largest + 1),
+            over,
+            u32::MAX,
+            |_| panic!("a piece of a refused bomb was handed on"),
+        );
+        assert_eq!(
+            refused,
+            Err(DeflateError::TooLong {
+                expected: over,
+                limit: MAX_STATE_BYTES
+            })
+        );
+        // zeros_for gives the fewest zeros that reach a length.
+        for len in [1 << 20, (1 << 20) + 1, 65, 1096] {
+            let zeros = zeros_for(len);
+            assert!(bomb_len(zeros) >= len, "{len}");
+            assert!(bomb_len(zeros - 1) < len, "{len}");
+        }
     }
 }
