@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use lockstep_net::Socket;
 use lockstep_net::conditioner::LinkShape;
 use lockstep_net::service::{Services, wall_micros};
-use lockstep_rendezvous::message::COOKIE_BYTES;
 use lockstep_rendezvous::{
     MatchId, MemberId, MemoryStore, Message, Relay, RelayConfig, Ticket, TicketKey,
 };
@@ -87,6 +86,48 @@ fn resident() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Allocates `member`'s place of match `m` in `relay` the way a member
+/// does (a ticket, the relay's challenge, the ticket again with its
+/// cookie); gives the member's address.
+fn allocate(
+    relay: &mut Relay,
+    relay_addr: SocketAddr,
+    now: u64,
+    m: u64,
+    member: u16,
+) -> SocketAddr {
+    let from = SocketAddr::from((
+        [10, (m >> 16) as u8, (m >> 8) as u8, m as u8],
+        1000 + member,
+    ));
+    let t = ticket(relay_addr, m, member);
+    relay.handle_datagram(
+        now,
+        from,
+        &Message::Allocate {
+            ticket: t,
+            cookie: None,
+        }
+        .encode(),
+    );
+    let Ok(Message::RelayChallenge { cookie }) =
+        Message::decode(&relay.poll_transmit().unwrap().bytes)
+    else {
+        panic!("a challenge");
+    };
+    relay.handle_datagram(
+        now,
+        from,
+        &Message::Allocate {
+            ticket: t,
+            cookie: Some(cookie),
+        }
+        .encode(),
+    );
+    while relay.poll_transmit().is_some() {}
+    from
+}
+
 /// The memory of `matches` allocations of two places each, in a relay of
 /// this process (no socket): the resident memory's growth per allocation.
 fn memory(matches: u64) -> u64 {
@@ -96,35 +137,7 @@ fn memory(matches: u64) -> u64 {
     let mut relay = Relay::new(RelayConfig::new(relay_addr), &SECRET, [1; 32]);
     for m in 0..matches {
         for member in 0..2u16 {
-            let from = SocketAddr::from((
-                [10, (m >> 16) as u8, (m >> 8) as u8, m as u8],
-                1000 + member,
-            ));
-            let t = ticket(relay_addr, m, member);
-            relay.handle_datagram(
-                now,
-                from,
-                &Message::Allocate {
-                    ticket: t,
-                    cookie: None,
-                }
-                .encode(),
-            );
-            let challenge = relay.poll_transmit().unwrap();
-            let Ok(Message::RelayChallenge { cookie }) = Message::decode(&challenge.bytes) else {
-                panic!("a challenge");
-            };
-            let again: Option<[u8; COOKIE_BYTES]> = Some(cookie);
-            relay.handle_datagram(
-                now,
-                from,
-                &Message::Allocate {
-                    ticket: t,
-                    cookie: again,
-                }
-                .encode(),
-            );
-            while relay.poll_transmit().is_some() {}
+            allocate(&mut relay, relay_addr, now, m, member);
         }
     }
     assert_eq!(relay.allocations() as u64, matches);
@@ -147,36 +160,7 @@ fn core_rate(matches: u64, payload: usize) -> u64 {
     let mut members = Vec::new();
     for m in 0..matches {
         for member in 0..2u16 {
-            let from = SocketAddr::from((
-                [10, (m >> 16) as u8, (m >> 8) as u8, m as u8],
-                1000 + member,
-            ));
-            let t = ticket(relay_addr, m, member);
-            relay.handle_datagram(
-                now,
-                from,
-                &Message::Allocate {
-                    ticket: t,
-                    cookie: None,
-                }
-                .encode(),
-            );
-            let Ok(Message::RelayChallenge { cookie }) =
-                Message::decode(&relay.poll_transmit().unwrap().bytes)
-            else {
-                panic!("a challenge");
-            };
-            relay.handle_datagram(
-                now,
-                from,
-                &Message::Allocate {
-                    ticket: t,
-                    cookie: Some(cookie),
-                }
-                .encode(),
-            );
-            while relay.poll_transmit().is_some() {}
-            members.push((from, member));
+            members.push((allocate(&mut relay, relay_addr, now, m, member), member));
         }
     }
     let body = vec![0u8; payload];

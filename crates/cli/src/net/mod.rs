@@ -540,19 +540,7 @@ pub fn join(
 ) -> Result<ExitCode, CliError> {
     let rt = runtime()?;
     let mut printer = Printer::new(&args.output, Box::new(|_| {}));
-    let asked = rt.block_on(async {
-        let (socket, host, invite) = connect(
-            &args.host,
-            args.code,
-            &args.reach,
-            &args.bind,
-            &args.link,
-            &mut printer,
-        )
-        .await?;
-        let joining = ask(socket, host, invite, args)?;
-        roster_of(joining, &mut printer, &args.output).await
-    })?;
+    let asked = rt.block_on(asked(args, &mut printer))?;
     let Some((joining, roster)) = asked else {
         return Ok(ExitCode::FAILURE);
     };
@@ -587,17 +575,7 @@ pub(crate) fn join_as<G: Demo, S: Snapshots<G>>(
     let rt = runtime()?;
     rt.block_on(async {
         let mut printer = Printer::new(&args.output, Box::new(|_| {}));
-        let (socket, host, invite) = connect(
-            &args.host,
-            args.code,
-            &args.reach,
-            &args.bind,
-            &args.link,
-            &mut printer,
-        )
-        .await?;
-        let joining = ask(socket, host, invite, args)?;
-        let Some((joining, roster)) = roster_of(joining, &mut printer, &args.output).await? else {
+        let Some((joining, roster)) = asked(args, &mut printer).await? else {
             return Err(CliError::new("the host's answer never came"));
         };
         if roster.game != G::ID {
@@ -610,6 +588,25 @@ pub(crate) fn join_as<G: Demo, S: Snapshots<G>>(
         }
         play_joined::<G, S>(joining, &roster, args, seat, printer, log_dir).await
     })
+}
+
+/// Reaches the host `args` names, asks it for a seat ([`ask`]) and runs the
+/// setup until its roster; `None` when the setup failed (and said why).
+async fn asked(
+    args: &JoinArgs,
+    printer: &mut Printer<'_>,
+) -> Result<Option<(Runtime<Joining>, Box<Roster>)>, CliError> {
+    let (socket, host, invite) = connect(
+        &args.host,
+        args.code,
+        &args.reach,
+        &args.bind,
+        &args.link,
+        printer,
+    )
+    .await?;
+    let joining = ask(socket, host, invite, args)?;
+    roster_of(joining, printer, &args.output).await
 }
 
 /// The joiner's setup: a seat (proving `invite`), or (`--rejoin`) the
